@@ -1,0 +1,3 @@
+from linalg_io.cli import main
+
+raise SystemExit(main())

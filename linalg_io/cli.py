@@ -1,0 +1,241 @@
+"""Command line of linalg-io (argument parsing only; see SPEC section 2).
+
+Run under ``mpiexec -n P``/``srun``, or give ``--np P`` outside MPI and the command
+relaunches itself under the venv's mpiexec. Exit codes: 0 success, 1 verification
+failed, 2 bad input or usage, 3 environment (no MPI, no GPU asked for but absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from linalg_io.errors import InputError, LinalgIOError
+
+MPI_COMMANDS = {"info", "lu", "tsgemm", "sptrsv", "pingpong", "calibrate"}
+BENCHMARK_COMMANDS = {"lu", "tsgemm", "sptrsv"}
+
+EPILOG = """examples:
+  linalg-io info --np 4
+  linalg-io lu --algo 2d --n 2048 --nb 64 --grid 2x2 --np 4 --out results.jsonl
+  linalg-io lu --algo conflux --n 4096 --grid auto --nb auto --np 8
+  linalg-io tsgemm --variant atb --m 4194304 --n 16 --k 16 --np 2
+  linalg-io sptrsv --matrix lap3d:64 --algo syncfree --np 4
+  linalg-io model lu --n 8192 --p 16
+  linalg-io report results.jsonl --out report/
+exit codes: 0 ok, 1 verification failed, 2 bad input, 3 environment (MPI/GPU)"""
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def int_or_auto(text: str) -> int | str:
+    return "auto" if text == "auto" else positive_int(text)
+
+
+def byte_size(text: str) -> int:
+    """'512M', '2G', '1.5e9' -> bytes."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512M, 2G)") from None
+
+
+def common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("common options")
+    group.add_argument("--np", type=positive_int, metavar="P",
+                       help="outside MPI: relaunch under the venv's mpiexec with P ranks")
+    group.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
+                       help="local kernels on the CPU (Cython/BLAS) or one GPU per rank (CuPy)")
+    group.add_argument("--reps", type=positive_int, default=5, help="timed repetitions (5)")
+    group.add_argument("--warmup", type=nonnegative_int, default=1,
+                       help="untimed repetitions first (1)")
+    group.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
+    group.add_argument("--out", metavar="FILE.jsonl", help="append the run's record here")
+    group.add_argument("--threads", type=positive_int, default=1,
+                       help="BLAS/OpenMP threads per rank (1)")
+    group.add_argument("--profile", metavar="PROFILE.json",
+                       help="machine profile for the model's time (default: the shipped one)")
+    group.add_argument("--quiet", action="store_true", help="no summary line or progress")
+    return common
+
+
+def add_lu_problem(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--algo", choices=("2d", "conflux"), default="2d",
+                        help="2d: block-cyclic partial pivoting (ScaLAPACK pdgetrf scheme); "
+                             "conflux: 2.5D LU with tournament pivoting")
+    parser.add_argument("--n", type=positive_int, help="matrix order (from the file with --dist file)")
+    parser.add_argument("--nb", type=int_or_auto, default="auto",
+                        help="block (2d) or tile size v (conflux); 'auto' lets the model choose")
+    parser.add_argument("--grid", default="auto",
+                        help="PrxPc (2d), PxxPyxC (conflux) or auto (model-chosen)")
+    parser.add_argument("--mem", type=byte_size,
+                        help="memory per rank for the model's choice (default: node memory / ranks)")
+
+
+def add_tsgemm_problem(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variant", choices=("tsm2r", "tsm2l", "atb", "ab"), required=True,
+                        help="tsm2r: A(m x k) large regular, n small; tsm2l/ab: m huge; "
+                             "atb: C = A^T B with A m x k, B m x n")
+    parser.add_argument("--m", type=positive_int, required=True)
+    parser.add_argument("--n", type=positive_int, required=True)
+    parser.add_argument("--k", type=positive_int, required=True)
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    parser.add_argument("--order", choices=("C", "F"), default="C",
+                        help="memory order of the local A and B")
+    parser.add_argument("--dist", choices=("auto", "1d", "2d"), default="auto",
+                        help="tsm2r: A by rows (Allgather of B) or 2D; auto: the model picks")
+
+
+def add_sptrsv_problem(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--matrix", required=True,
+                        help="lap2d:NX | lap3d:NX | rand:N:DENSITY:DEPTH | path.mtx")
+    parser.add_argument("--algo", choices=("levelset", "syncfree"), default="levelset")
+    parser.add_argument("--upper", action="store_true", help="backward substitution with U")
+    parser.add_argument("--tril", action="store_true",
+                        help="take the lower (or with --upper, upper) triangle of a .mtx file")
+    parser.add_argument("--nrhs", type=positive_int, default=1, help="right-hand sides (1)")
+    parser.add_argument("--partition", choices=("nnz", "level"), default="nnz",
+                        help="rows in contiguous blocks balanced by nonzeros, or per level")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="linalg-io", description=__doc__.splitlines()[0], epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = common_options()
+
+    def command(name: str, help_text: str, parents=(common,)) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help_text, description=help_text,
+                                   parents=list(parents))
+
+    info = command("info", "MPI library, ranks, hosts, BLAS, CuPy/GPUs, built kernels")
+    info.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    lu = command("lu", "distributed LU factorization, verified with the HPL scaled residual")
+    add_lu_problem(lu)
+    lu.add_argument("--dist", choices=("random", "diagdom", "file"), default="random",
+                    help="random: uniform [-0.5,0.5) as HPL; diagdom: no row swaps; file: --file")
+    lu.add_argument("--file", help=".npy or dense .mtx matrix (with --dist file)")
+
+    tsgemm = command("tsgemm", "tall-and-skinny GEMM (TSM2R, TSM2L, A^T B, A B), checked against NumPy")
+    add_tsgemm_problem(tsgemm)
+
+    sptrsv = command("sptrsv", "distributed sparse triangular solve, checked against SciPy")
+    add_sptrsv_problem(sptrsv)
+
+    pingpong = command("pingpong", "one-way latency and bandwidth between ranks 0 and 1")
+    pingpong.add_argument("--min-bytes", type=byte_size, default=8)
+    pingpong.add_argument("--max-bytes", type=byte_size, default=64 * 2**20)
+
+    calibrate = command("calibrate", "measure alpha, beta, gamma and memory bandwidth; write a profile")
+    calibrate.add_argument("--write", metavar="PROFILE.json", default="profile.json",
+                           help="where to write the machine profile (profile.json)")
+
+    model = commands.add_parser("model", help="predicted words, messages and time per rank (no MPI)",
+                                description="predicted words, messages and time per rank (no MPI)")
+    families = model.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    for family, add_problem in (("lu", add_lu_problem), ("tsgemm", add_tsgemm_problem),
+                                ("sptrsv", add_sptrsv_problem)):
+        sub = families.add_parser(family, help=f"model of the {family} algorithms")
+        add_problem(sub)
+        sub.add_argument("--p", type=positive_int, required=True, help="number of ranks")
+        sub.add_argument("--profile", metavar="PROFILE.json")
+
+    report = commands.add_parser("report", help="tables, plots and an HTML page from records")
+    report.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    report.add_argument("--out", required=True, metavar="DIR")
+
+    sweep = commands.add_parser("sweep", help="run a parameter grid from a YAML file")
+    sweep.add_argument("file", metavar="SWEEP.yaml")
+    sweep.add_argument("--resume", action="store_true", help="skip points already recorded")
+    sweep.add_argument("--out", metavar="FILE.jsonl", help="records file (default: from the YAML)")
+    sweep.add_argument("--report", metavar="DIR", help="write the report here afterwards")
+
+    slurm = commands.add_parser("slurm", help="sbatch scripts from the templates in slurm/")
+    slurm_commands = slurm.add_subparsers(dest="slurm_command", required=True)
+    render = slurm_commands.add_parser("render", help="print a ready sbatch script")
+    render.add_argument("template", help="template name (slurm/NAME.sbatch) or path")
+    render.add_argument("--nodes", type=positive_int, default=1)
+    render.add_argument("--ntasks-per-node", type=positive_int, default=4)
+    render.add_argument("--gpus-per-task", type=nonnegative_int, default=0)
+    render.add_argument("--cpus-per-task", type=positive_int, default=1)
+    render.add_argument("--time", default="00:30:00")
+    render.add_argument("--partition")
+    render.add_argument("--account")
+    render.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="fill a template placeholder {KEY}")
+    return parser
+
+
+def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
+    from linalg_io.runner import RunConfig, run_benchmark
+
+    if args.command in BENCHMARK_COMMANDS:
+        options = {k: v for k, v in vars(args).items()
+                   if k not in {"command", "np", "backend", "reps", "warmup", "seed", "out",
+                                "threads", "quiet", "profile"}}
+        config = RunConfig(command=args.command, options=options, argv=["linalg-io"] + argv,
+                           reps=args.reps, warmup=args.warmup, seed=args.seed, out=args.out,
+                           threads=args.threads, backend=args.backend, quiet=args.quiet,
+                           profile=args.profile)
+        return run_benchmark(config)
+    module = importlib.import_module(f"linalg_io.tools.{args.command}")
+    return module.main(args, ["linalg-io"] + argv)
+
+
+def run_local_command(args: argparse.Namespace) -> int:
+    if args.command == "model":
+        module = importlib.import_module(f"linalg_io.{args.family}.model_table")
+        print(module.model_table(args))
+        return 0
+    if args.command == "report":
+        from linalg_io.report.build import build_report
+
+        build_report(args.results, args.out)
+        return 0
+    if args.command == "sweep":
+        from linalg_io.sweep import run_sweep
+
+        return run_sweep(args)
+    from linalg_io.slurm import render_template
+
+    print(render_template(args))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command in MPI_COMMANDS:
+            from linalg_io.comm.launch import relaunch, under_mpi_launcher
+
+            if args.np and not under_mpi_launcher():
+                return relaunch(args.np, args.threads, argv)
+            return run_mpi_command(args, argv)
+        return run_local_command(args)
+    except LinalgIOError as error:
+        print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
+    except (FileNotFoundError, PermissionError, IsADirectoryError) as error:
+        print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
+        return InputError.exit_code

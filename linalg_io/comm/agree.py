@@ -1,0 +1,34 @@
+"""Agreeing on errors across ranks, so every rank exits with the same one-line message."""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+from mpi4py import MPI
+
+from linalg_io.errors import LinalgIOError, error_from_code
+
+T = TypeVar("T")
+
+
+def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
+    """Run `action` on every rank; if any rank raises a LinalgIOError, all raise it.
+
+    Collective over `comm` (a raw communicator: the check is not counted traffic).
+    The error of the lowest failing rank wins, prefixed with that rank when the
+    failure was not on every rank.
+    """
+    try:
+        result = action()
+        failure = None
+    except LinalgIOError as error:
+        result = None
+        failure = (error.exit_code, str(error))
+    failures = comm.allgather(failure)
+    failed = [(rank, f) for rank, f in enumerate(failures) if f is not None]
+    if failed:
+        rank, (code, message) = failed[0]
+        if len(failed) < comm.Get_size():
+            message = f"rank {rank}: {message}"
+        raise error_from_code(code, message)
+    return result

@@ -1,0 +1,78 @@
+"""The record's `env` block and the `info` command's facts about this installation."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import platform
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import numpy
+import scipy
+
+import linalg_io._kernels
+
+
+def built_kernels() -> list[str]:
+    """Names of the compiled Cython kernel modules that import."""
+    names = []
+    for module in pkgutil.iter_modules(linalg_io._kernels.__path__):
+        try:
+            importlib.import_module(f"linalg_io._kernels.{module.name}")
+        except ImportError:
+            continue
+        names.append(module.name)
+    return sorted(names)
+
+
+def blas_info() -> list[dict]:
+    """BLAS/OpenMP libraries loaded, as threadpoolctl sees them."""
+    from threadpoolctl import threadpool_info
+
+    keep = ("internal_api", "version", "num_threads", "architecture", "threading_layer")
+    return [{k: lib.get(k) for k in keep if k in lib} for lib in threadpool_info()]
+
+
+def cupy_info() -> tuple[str | None, str | None]:
+    """(cupy version, first GPU name) or Nones when CuPy or a GPU is missing."""
+    try:
+        import cupy
+    except ImportError:
+        return None, None
+    try:
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+        return cupy.__version__, props["name"].decode()
+    except Exception:  # noqa: BLE001 - any CUDA runtime failure means "no usable GPU"
+        return cupy.__version__, None
+
+
+@lru_cache(maxsize=1)
+def git_commit() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def environment() -> dict:
+    """The record's `env` block (call on rank 0 only: it imports CuPy if present)."""
+    from mpi4py import MPI
+    import mpi4py
+
+    cupy_version, gpu = cupy_info()
+    return {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "mpi4py": mpi4py.__version__,
+        "mpi_library": MPI.Get_library_version().splitlines()[0].strip().rstrip(","),
+        "blas": blas_info(),
+        "cupy": cupy_version,
+        "gpu": gpu,
+        "cython_kernels": built_kernels(),
+    }

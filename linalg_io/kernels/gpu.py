@@ -1,0 +1,30 @@
+"""The one place that imports CuPy: a clear exit-3 error when it or a GPU is missing."""
+
+from __future__ import annotations
+
+from linalg_io.errors import EnvironmentProblem
+
+
+def require_cupy():
+    """Return the cupy module with a usable GPU selected, or raise EnvironmentProblem."""
+    try:
+        import cupy
+    except ImportError:
+        raise EnvironmentProblem(
+            "--backend gpu needs CuPy: pip install 'linalg-io[gpu]' (no CuPy installed)"
+        ) from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # noqa: BLE001 - CUDA driver/runtime missing
+        raise EnvironmentProblem(f"--backend gpu: CuPy finds no usable GPU ({error})") from None
+    if count == 0:
+        raise EnvironmentProblem("--backend gpu: CuPy finds no GPU on this node")
+    return cupy
+
+
+def select_device_for_rank(local_rank: int) -> int:
+    """One rank per GPU: rank i of a node uses GPU i mod (GPUs on the node)."""
+    cupy = require_cupy()
+    device = local_rank % cupy.cuda.runtime.getDeviceCount()
+    cupy.cuda.Device(device).use()
+    return device

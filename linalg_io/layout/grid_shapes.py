@@ -1,0 +1,50 @@
+"""Process-grid shapes as pure integer math (no MPI), shared by the grids and the models.
+
+Rank order: 2D grids are row-major (rank = row * Pc + col, as ScaLAPACK's default);
+3D grids put layers outermost (rank = layer * Px * Py + x * Py + y).
+"""
+
+from __future__ import annotations
+
+from linalg_io.errors import InputError
+
+
+def divisors(p: int) -> list[int]:
+    return [d for d in range(1, p + 1) if p % d == 0]
+
+
+def square_2d(p: int) -> tuple[int, int]:
+    """The most square Pr x Pc = p with Pr <= Pc (prime p gives 1 x p)."""
+    pr = max(d for d in divisors(p) if d * d <= p)
+    return pr, p // pr
+
+
+def shapes_3d(p: int) -> list[tuple[int, int, int]]:
+    """Every Px x Py x c with Px * Py * c = p and Px <= Py (a layer is Px x Py)."""
+    shapes = []
+    for c in divisors(p):
+        layer = p // c
+        for px in divisors(layer):
+            py = layer // px
+            if px <= py:
+                shapes.append((px, py, c))
+    return shapes
+
+
+def parse_grid(text: str, p: int, ndim: int) -> tuple[int, ...]:
+    """Parse 'PrxPc' or 'PxxPyxC' and check it uses exactly p ranks."""
+    try:
+        dims = tuple(int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise InputError(f"grid {text!r} is not of the form PrxPc or PxxPyxC") from None
+    if len(dims) == 2 and ndim == 3:
+        dims = dims + (1,)
+    if len(dims) != ndim or min(dims) < 1:
+        form = "PrxPc" if ndim == 2 else "PxxPyxC"
+        raise InputError(f"grid {text!r} is not of the form {form} with positive sizes")
+    product = 1
+    for d in dims:
+        product *= d
+    if product != p:
+        raise InputError(f"grid {text} needs {product} ranks but the job has {p}")
+    return dims

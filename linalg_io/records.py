@@ -1,0 +1,91 @@
+"""Result records: schema v1 of SPEC section 3, appended atomically, loaded into pandas.
+
+A record is one JSON line written with a single ``os.write`` under an exclusive
+``flock``, then fsync'd, so concurrent jobs never interleave and an interrupted
+job never leaves half a record; `load_records` skips a truncated last line.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+SCHEMA_VERSION = 1
+REQUIRED_KEYS = ("schema", "run_id", "timestamp", "kernel", "algo", "params", "nranks",
+                 "time_s", "verify", "traffic", "model")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def utc_timestamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _jsonable(value: Any) -> Any:
+    """NumPy scalars and arrays into plain JSON values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def append_record(path: str | os.PathLike, record: dict) -> None:
+    """Append `record` as one whole line to the JSON-lines file `path`."""
+    line = (json.dumps(record, default=_jsonable, sort_keys=False) + "\n").encode()
+    path = Path(path)
+    if path.parent != Path(""):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        written = os.write(fd, line)
+        if written != len(line):
+            raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_records(paths: Iterable[str | os.PathLike]) -> list[dict]:
+    """Every complete record of the files, in order; truncated or foreign lines skipped."""
+    records = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.endswith("\n"):
+                    break
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(record, dict) and record.get("schema") == SCHEMA_VERSION:
+                    records.append(record)
+    return records
+
+
+def flatten(record: dict) -> dict:
+    """One flat row of a record: nested keys joined with dots."""
+    row: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        else:
+            row[prefix] = value
+
+    walk("", record)
+    return row
+
+
+def load_records(paths: Iterable[str | os.PathLike]):
+    """A pandas DataFrame, one row per record, nested fields flattened with dots."""
+    import pandas as pd
+
+    return pd.DataFrame([flatten(r) for r in read_records(paths)])
