@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -74,11 +73,3 @@ def run_cli_records(nranks: int, args: list[str], timeout: float = 180, **kwargs
         out = Path(tmp) / "records.jsonl"
         run_cli(nranks, list(args) + ["--out", str(out)], timeout=timeout, **kwargs)
         return read_records([out])
-
-
-def write_result(obj: object) -> None:
-    """In a tests/mpi script: rank 0 writes its result for run_mpi_json."""
-    Path(os.environ["LINALG_IO_TEST_OUT"]).write_text(json.dumps(obj))
-
-
-PYTHON = sys.executable
