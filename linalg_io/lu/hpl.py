@@ -1,4 +1,4 @@
-"""HPL's acceptance test and summary line, shared by every LU variant.
+"""HPL's acceptance test and flop count, shared by every LU variant.
 
 Scaled residual (HPL): ||b - A x||_inf / (eps * (||A||_inf ||x||_inf + ||b||_inf) * N),
 accepted below 16. GFLOP/s counts (2/3 N^3 + 3/2 N^2) flops, as HPL does.
@@ -27,13 +27,3 @@ def hpl_verify_block(scaled_residual: float, **extra: float) -> dict:
     passed = bool(np.isfinite(scaled_residual) and scaled_residual < HPL_THRESHOLD)
     return {"metric": "hpl_scaled_residual", "value": float(scaled_residual),
             "threshold": HPL_THRESHOLD, "passed": passed, **extra}
-
-
-def hpl_summary(variant: str, n: int, nb: int, grid: tuple[int, ...], time_s: float,
-                verify: dict) -> str:
-    """HPL-style one line: variant, N, NB, grid, time, GFLOP/s, PASSED/FAILED."""
-    gflops = hpl_flops(n) / time_s / 1e9 if time_s > 0 else 0.0
-    grid_text = "x".join(str(g) for g in grid)
-    status = "PASSED" if verify["passed"] else "FAILED"
-    return (f"{variant:<10} N={n:<7d} NB={nb:<5d} grid={grid_text:<8} time={time_s:10.4f}s "
-            f"GFLOP/s={gflops:9.3f} resid={verify['value']:.3e} {status}")
