@@ -55,7 +55,7 @@ class TrafficCounter:
         self.recv_by_phase: dict[str, int] = defaultdict(int)
         # one-sided, indexed by world rank of the target: [bytes put/accumulated
         # into it, those messages, bytes read from it by Get, those messages]
-        self.rma_to_peer = np.zeros((world_size, 4), dtype=np.int64)
+        self.rma_to_peer = np.zeros((self.world_size, 4), dtype=np.int64)
 
     @property
     def current_phase(self) -> str:
