@@ -1,0 +1,100 @@
+"""`linalg-io report RESULTS.jsonl... --out DIR`: tables, plots and one HTML page.
+
+Writes into DIR, per kernel K: ``K.csv`` and ``K.md`` (one row per run: parameters,
+grid, P, median time, GFLOP/s, the check, measured and model bytes sent (max, mean),
+their ratio, max/mean balance, lower bound and the ratio to it, messages),
+``bytes_K.png`` (measured vs model per run), ``balance_K.png`` (bytes per rank,
+measured vs model), ``gflops_K.png`` (GFLOP/s vs P), ``phases_K.png`` (bytes by
+phase); for all records ``summary.csv``/``summary.md``; and ``index.html``, which
+embeds everything.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from linalg_io.errors import InputError
+from linalg_io.records import flatten, read_records
+from linalg_io.report import html, plots, tables
+
+
+def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tuple[str, int]]]:
+    """All records of the files, and (file, records) per file; InputError for a bad file."""
+    records: list[dict] = []
+    sources = []
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"{path}: no such results file")
+        if not path.is_file():
+            raise InputError(f"{path}: not a file (expected a JSON-lines results file)")
+        try:
+            found = read_records([path])
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not a text file (expected JSON lines of linalg-io "
+                             "records)") from None
+        except OSError as error:
+            raise InputError(f"{path}: cannot read: {error.strerror}") from None
+        if not found:
+            raise InputError(f"{path}: no linalg-io records in it (expected JSON lines with "
+                             "\"schema\": 1, as written by --out)")
+        records.extend(found)
+        sources.append((str(path), len(found)))
+    if not sources:
+        raise InputError("no results files given")
+    return records, sources
+
+
+def file_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "unknown"
+
+
+def _formulas(frame: pd.DataFrame, name: str) -> list[str]:
+    if name not in frame or "algo" not in frame:
+        return []
+    pairs = frame[["algo", name]].dropna().drop_duplicates()
+    return [f"{algo}: {formula}" for algo, formula in pairs.itertuples(index=False)]
+
+
+def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
+                 quiet: bool = False) -> Path:
+    """Write the report of the records in `paths` into `out_dir`; return index.html's path."""
+    records, sources = read_inputs(paths)
+    frame = pd.DataFrame([flatten(r) for r in records])
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+
+    summary = tables.summary_table(frame)
+    summary.to_csv(out / "summary.csv", index=False)
+    (out / "summary.md").write_text(tables.to_markdown(summary))
+    sections = []
+    for kernel, table in tables.kernel_tables(frame).items():
+        stem = file_stem(kernel)
+        part = frame[frame["kernel"] == kernel].dropna(axis=1, how="all")
+        table.to_csv(out / f"{stem}.csv", index=False)
+        (out / f"{stem}.md").write_text(f"# {kernel}\n\n" + tables.to_markdown(table))
+        images = []
+        for name, figure in plots.kernel_figures(part, stem).items():
+            figure.savefig(out / f"{name}.png", dpi=100)
+            images.append(f"{name}.png")
+        sections.append(html.KernelSection(
+            kernel=kernel, table=table, files=[f"{stem}.csv", f"{stem}.md"] + images,
+            images=images,
+            formulas={"model": _formulas(part, "model.formula"),
+                      "lower bound": _formulas(part, "lower_bound.formula")}))
+    generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    index = out / "index.html"
+    index.write_text(html.render_page(out, sources, sections, summary, generated))
+    if not quiet:
+        print(f"report: {len(records)} records, {len(sections)} kernels -> {index}",
+              file=sys.stderr, flush=True)
+    return index

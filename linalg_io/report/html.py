@@ -1,0 +1,91 @@
+"""One self-contained HTML page: tables inline, plots embedded as base64 PNG.
+
+The page also links the CSV, Markdown and PNG files written beside it, so it can be
+mailed alone (everything is embedded) or browsed with its directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from linalg_io.report.tables import RUN_COLUMNS, format_cell
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
+th { background: #f0f0f0; }
+td.failed { background: #fdd; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.3em 0; }
+code, .formula { font-family: ui-monospace, monospace; font-size: 0.85em; }
+.files a { margin-right: 1em; }
+"""
+
+
+@dataclass
+class KernelSection:
+    """What the page shows for one kernel."""
+
+    kernel: str
+    table: pd.DataFrame
+    files: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    formulas: dict[str, list[str]] = field(default_factory=dict)
+
+
+def table_html(table: pd.DataFrame) -> str:
+    header = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    rows = []
+    for row in table.itertuples(index=False):
+        cells = []
+        for name, value in zip(table.columns, row):
+            failed = name in ("verify_passed", "verify") and (value is False or "FAILED" in str(value))
+            css = ' class="failed"' if failed else ""
+            cells.append(f"<td{css}>{html.escape(format_cell(value))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def embedded_image(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    name = html.escape(path.name)
+    return (f'<a href="{name}"><img alt="{name}" title="{name}" '
+            f'src="data:image/png;base64,{data}"></a>')
+
+
+def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[KernelSection],
+                summary: pd.DataFrame, generated: str) -> str:
+    """The page's HTML; images are read from `out_dir`."""
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linalg-io report</title>"
+             f"<style>{STYLE}</style></head><body>",
+             "<h1>linalg-io report</h1>",
+             f"<p>Generated {html.escape(generated)} from "
+             + ", ".join(f"<code>{html.escape(s)}</code> ({n} records)" for s, n in sources)
+             + ". Bytes are MB (10<sup>6</sup>) per rank per timed repetition, counted as "
+               "logical payload (SPEC section 4).</p>",
+             "<ul>" + "".join(f'<li><a href="#{html.escape(s.kernel)}">{html.escape(s.kernel)}</a>'
+                              f" ({len(s.table)} runs)</li>" for s in sections) + "</ul>",
+             "<h2>All runs</h2>", table_html(summary),
+             '<p class="files"><a href="summary.csv">summary.csv</a>'
+             '<a href="summary.md">summary.md</a></p>']
+    for section in sections:
+        kernel = html.escape(section.kernel)
+        parts.append(f'<h2 id="{kernel}">{kernel}</h2>')
+        parts.append('<p class="files">' + "".join(
+            f'<a href="{html.escape(f)}">{html.escape(f)}</a>' for f in section.files) + "</p>")
+        parts.append(table_html(section.table))
+        for title, formulas in section.formulas.items():
+            if formulas:
+                parts.append(f"<p><b>{html.escape(title)}</b></p><ul>" + "".join(
+                    f'<li class="formula">{html.escape(f)}</li>' for f in formulas) + "</ul>")
+        parts.extend(embedded_image(out_dir / image) for image in section.images)
+    parts.append("<details><summary>Columns</summary><dl>" + "".join(
+        f"<dt><code>{html.escape(k)}</code></dt><dd>{html.escape(v)}</dd>"
+        for k, v in RUN_COLUMNS.items()) + "</dl></details>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

@@ -1,0 +1,171 @@
+"""Plots of one kernel's runs, from the flattened records (`load_records`).
+
+Figures are built with the object-oriented API on the Agg canvas (no pyplot, no
+display needed); each function returns a `Figure`, or None when the records hold
+nothing to draw, so a caller saves what exists. Bytes are in MB (10^6 bytes).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from linalg_io.report.tables import MB, column, describe_params
+
+PANELS_PER_FIGURE = 12
+
+
+def new_figure(width: float, height: float) -> Figure:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def run_labels(frame: pd.DataFrame) -> list[str]:
+    """'2d n=1024 nb=64 grid=2x2 P=4' per row."""
+    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
+    params = describe_params(frame)
+    ranks = column(frame, "nranks")
+    return [f"{a} {p} P={'' if math.isnan(r) else int(r)}".replace("  ", " ")
+            for a, p, r in zip(algos, params, ranks)]
+
+
+def _width(runs: int) -> float:
+    return min(30.0, max(6.0, 0.6 * runs + 2.5))
+
+
+def _label_axis(axes: Any, labels: list[str]) -> None:
+    axes.set_xticks(range(len(labels)))
+    axes.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
+
+
+def bytes_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
+    """Measured vs model bytes sent per rank and repetition, one group of bars per run."""
+    measured = column(frame, "traffic.bytes_sent.max") / MB
+    model = column(frame, "model.bytes_sent.max") / MB
+    if measured.isna().all() and model.isna().all():
+        return None
+    labels = run_labels(frame)
+    x = np.arange(len(labels))
+    figure = new_figure(_width(len(labels)), 4.5)
+    axes = figure.add_subplot()
+    axes.bar(x - 0.2, measured.fillna(0), 0.4, label="measured, busiest rank", color="tab:blue")
+    axes.bar(x + 0.2, model.fillna(0), 0.4, label="model, busiest rank", color="tab:orange")
+    axes.plot(x - 0.2, column(frame, "traffic.bytes_sent.mean") / MB, "k_", markersize=14,
+              label="mean over ranks")
+    axes.plot(x + 0.2, column(frame, "model.bytes_sent.mean") / MB, "k_", markersize=14)
+    lower = column(frame, "lower_bound.bytes_per_rank") / MB
+    if lower.notna().any():
+        axes.plot(x, lower, "rv", label="lower bound")
+    _label_axis(axes, labels)
+    axes.set_ylabel("MB sent per rank per repetition")
+    axes.set_title(f"{kernel}: measured vs model traffic")
+    axes.legend(fontsize=8)
+    return figure
+
+
+def _per_rank(value: Any) -> np.ndarray | None:
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value):
+        return np.asarray(value, dtype=float)
+    return None
+
+
+def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
+    """Bytes sent by each rank (bars) against the model's (markers), one panel per run."""
+    labels = run_labels(frame)
+    measured = frame.get("traffic.per_rank_bytes_sent", pd.Series(None, index=frame.index))
+    model = frame.get("model.per_rank_bytes_sent", pd.Series(None, index=frame.index))
+    panels = [(label, _per_rank(m), _per_rank(p))
+              for label, m, p in zip(labels, measured, model)]
+    panels = [p for p in panels if p[1] is not None or p[2] is not None]
+    figures = []
+    for start in range(0, len(panels), PANELS_PER_FIGURE):
+        chunk = panels[start:start + PANELS_PER_FIGURE]
+        columns = min(3, len(chunk))
+        rows = math.ceil(len(chunk) / columns)
+        figure = new_figure(4.2 * columns, 3.0 * rows)
+        for index, (label, sent, predicted) in enumerate(chunk):
+            axes = figure.add_subplot(rows, columns, index + 1)
+            if sent is not None:
+                axes.bar(np.arange(len(sent)), sent / MB, color="tab:blue", label="measured")
+            if predicted is not None:
+                axes.plot(np.arange(len(predicted)), predicted / MB, "_", color="tab:orange",
+                          markersize=16, markeredgewidth=2.5, label="model")
+            axes.set_title(label, fontsize=8)
+            axes.set_xlabel("rank", fontsize=8)
+            axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+            axes.set_ylabel("MB sent", fontsize=8)
+            axes.tick_params(labelsize=7)
+            if index == 0:
+                axes.legend(fontsize=7)
+        figure.suptitle(f"{kernel}: bytes sent per rank (balance)")
+        figures.append(figure)
+    return figures
+
+
+def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
+    """GFLOP/s against the number of ranks, one line per algorithm and problem."""
+    gflops = column(frame, "gflops")
+    ranks = column(frame, "nranks")
+    if gflops.isna().all():
+        return None
+    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
+    series = pd.DataFrame({"config": (algos + " " + describe_params(frame, with_grid=False)).values,
+                           "P": ranks.values, "gflops": gflops.values}).dropna()
+    figure = new_figure(7, 4.5)
+    axes = figure.add_subplot()
+    for config, points in series.groupby("config", sort=True):
+        medians = points.groupby("P")["gflops"].median()
+        axes.plot(medians.index, medians.values, "o-", label=config)
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("ranks P")
+    axes.set_ylabel("GFLOP/s (median time)")
+    axes.set_title(f"{kernel}: GFLOP/s vs P")
+    axes.legend(fontsize=7)
+    return figure
+
+
+def phase_columns(frame: pd.DataFrame) -> list[str]:
+    return sorted(c for c in frame.columns
+                  if c.startswith("traffic.by_phase.") and column(frame, c).notna().any())
+
+
+def phase_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
+    """Bytes sent by the busiest rank, stacked by phase, one bar per run."""
+    phases = phase_columns(frame)
+    if not phases:
+        return None
+    labels = run_labels(frame)
+    x = np.arange(len(labels))
+    figure = new_figure(_width(len(labels)), 4.5)
+    axes = figure.add_subplot()
+    bottom = np.zeros(len(labels))
+    for name in phases:
+        values = column(frame, name).fillna(0).to_numpy() / MB
+        axes.bar(x, values, 0.6, bottom=bottom, label=name.removeprefix("traffic.by_phase."))
+        bottom += values
+    _label_axis(axes, labels)
+    axes.set_ylabel("MB sent per repetition (busiest rank)")
+    axes.set_title(f"{kernel}: bytes by phase")
+    axes.legend(fontsize=8)
+    return figure
+
+
+def kernel_figures(frame: pd.DataFrame, kernel: str) -> dict[str, Figure]:
+    """{file stem: figure} of every plot that one kernel's records can draw."""
+    figures: dict[str, Figure] = {}
+    for stem, build in (("bytes", bytes_figure), ("gflops", gflops_figure),
+                        ("phases", phase_figure)):
+        figure = build(frame, kernel)
+        if figure is not None:
+            figures[f"{stem}_{kernel}"] = figure
+    balance = balance_figures(frame, kernel)
+    for index, figure in enumerate(balance, start=1):
+        figures[f"balance_{kernel}" + (f"_{index}" if len(balance) > 1 else "")] = figure
+    return figures
