@@ -1,0 +1,342 @@
+"""`linalg-io sweep SWEEP.yaml [--resume] [--out F] [--report DIR]`: run a parameter grid.
+
+The sweep file (YAML)::
+
+    out: results/lu.jsonl          # records file (relative to the working directory);
+                                   # --out overrides it
+    defaults:                      # common options of every run (a run may override)
+      np: 4
+      reps: 3
+      warmup: 1
+      timeout: 300                 # seconds per point, then the point is killed
+    runs:
+      - command: lu                # lu | tsgemm | sptrsv
+        np: [4, 8]                 # a list anywhere expands to a cartesian grid
+        args: {algo: 2d, n: [1024, 2048], nb: 64, grid: auto, dist: [random, diagdom]}
+      - command: sptrsv
+        args: {matrix: "lap2d:256", algo: syncfree, upper: true}   # flags take true/false
+
+Top-level keys: ``out``, ``description``, ``defaults``, ``runs``. Keys of ``defaults``
+and of a run: ``np``, ``reps``, ``warmup``, ``seed``, ``threads``, ``backend``,
+``profile``, ``timeout``; a run also has ``command`` and ``args`` (the command's own
+options, named as on its command line without dashes: ``nrhs``, ``min-bytes`` or
+``min_bytes``). Names, types and choices are checked against the command line of
+`linalg_io.cli` before anything runs.
+
+Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P --out OUT``,
+so a failing point is reported and the sweep goes on; the sweep exits 0 when every
+point passed, else with the worst code of its points (3 environment > 2 bad input >
+1 verification failed or killed). ``--resume`` skips a point whose command line
+(the record's ``command``, less its ``--out``) is already in the records file.
+At the end a summary table of the points' records is printed, and with ``--report``
+the report of the whole records file is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from linalg_io.errors import InputError
+
+SWEEP_COMMANDS = ("lu", "tsgemm", "sptrsv")
+TOP_KEYS = ("out", "description", "defaults", "runs")
+COMMON_KEYS = ("np", "reps", "warmup", "seed", "threads", "backend", "profile", "timeout")
+RUN_KEYS = ("command", "args") + COMMON_KEYS
+NOT_IN_ARGS = {"np", "out", "reps", "warmup", "seed", "threads", "backend", "profile"}
+EXIT_WORDS = {1: "verification failed", 2: "bad input", 3: "environment"}
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One run of the grid: its command line (without --out) and how to show it."""
+
+    argv: tuple[str, ...]
+    label: str
+    timeout: float | None
+
+
+@dataclass
+class Launched:
+    """What a launcher reports about one finished point."""
+
+    returncode: int
+    output: str
+    timed_out: bool = False
+
+
+Launcher = Callable[[list[str], "float | None"], Launched]
+
+
+def launch_subprocess(command: list[str], timeout: float | None) -> Launched:
+    """Run `command` in its own session; kill its whole process group on timeout or ^C."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        return Launched(process.returncode, output)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return Launched(process.returncode, output, timed_out=True)
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+
+
+# --- reading and checking the sweep file -------------------------------------------------
+
+def _command_options(command: str) -> dict[str, argparse.Action]:
+    """The options of `linalg-io COMMAND`, by dest, from the CLI's own parser."""
+    from linalg_io.cli import build_parser
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {action.dest: action for action in subcommands.choices[command]._actions
+            if action.option_strings and action.dest != "help"}
+
+
+def _check_value(where: str, name: str, value: Any, action: argparse.Action) -> str | None:
+    """The command-line text of `value` for option `action` (None: a false flag)."""
+    if action.nargs == 0:
+        if not isinstance(value, bool):
+            raise InputError(f"{where}: {name} is a flag, give true or false (got {value!r})")
+        return "" if value else None
+    if isinstance(value, (bool, dict, list)) or value is None:
+        raise InputError(f"{where}: {name} must be a single number or string, got {value!r}")
+    text = str(value)
+    if action.type is not None:
+        try:
+            action.type(text)
+        except (ValueError, TypeError, argparse.ArgumentTypeError) as error:
+            raise InputError(f"{where}: {name}={value!r} is not valid: {error}") from None
+    if action.choices is not None and text not in action.choices:
+        raise InputError(f"{where}: {name}={value!r} is not one of "
+                         f"{', '.join(map(str, action.choices))}")
+    return text
+
+
+def _mapping(where: str, value: Any, allowed: tuple[str, ...] | None = None) -> dict:
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a mapping (key: value), got {type(value).__name__}")
+    if allowed is not None:
+        unknown = [str(k) for k in value if k not in allowed]
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} "
+                             f"(known: {', '.join(allowed)})")
+    return value
+
+
+def _cartesian(items: dict[str, Any]) -> list[dict[str, Any]]:
+    """{a: [1, 2], b: 3} -> [{a: 1, b: 3}, {a: 2, b: 3}] (keys keep their order)."""
+    keys = list(items)
+    choices = [v if isinstance(v, list) else [v] for v in items.values()]
+    for key, values in zip(keys, choices):
+        if not values:
+            raise InputError(f"{key}: an empty list expands to no runs")
+    return [dict(zip(keys, combo)) for combo in itertools.product(*choices)]
+
+
+def _point(where: str, command: str, options: dict[str, argparse.Action],
+           common: dict[str, Any], args: dict[str, Any]) -> SweepPoint:
+    argv = [command]
+    shown = []
+    for key, value in args.items():
+        dest = str(key).replace("-", "_")
+        if dest == "out":
+            raise InputError(f"{where}: args.out: the sweep sets --out itself "
+                             "(give out: in the sweep file, or --out)")
+        if dest in NOT_IN_ARGS:
+            raise InputError(f"{where}: args.{key}: give {key} beside args (in the run or "
+                             "in defaults), not inside")
+        if dest not in options:
+            known = sorted(d for d in options if d not in NOT_IN_ARGS)
+            raise InputError(f"{where}: args.{key}: {command} has no option --{key} "
+                             f"(its options: {', '.join(known)})")
+        text = _check_value(where, f"args.{key}", value, options[dest])
+        if text is None:
+            continue
+        argv.append(options[dest].option_strings[0])
+        if text:
+            argv.append(text)
+        shown.append(f"{key}={value}" if text else str(key))
+    given = {str(k).replace("-", "_") for k in args}
+    missing = [a.option_strings[0] for d, a in options.items() if a.required and d not in given]
+    if missing:
+        raise InputError(f"{where}: {command} needs {', '.join(missing)} in args")
+    if "np" not in common:
+        raise InputError(f"{where}: no np (give np: P in the run or in defaults)")
+    for key in COMMON_KEYS:
+        if key in common and key not in ("np", "timeout"):
+            argv += [options[key].option_strings[0],
+                     _check_value(where, key, common[key], options[key])]
+    argv += ["--np", _check_value(where, "np", common["np"], options["np"])]
+    timeout = common.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or timeout <= 0):
+        raise InputError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
+    label = " ".join([command] + shown + [f"P={common['np']}"])
+    return SweepPoint(argv=tuple(argv), label=label, timeout=timeout)
+
+
+def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
+    """Read and check a sweep file; return its `out` and its points in order."""
+    import yaml
+
+    path = Path(path)
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such sweep file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: not valid YAML: {error}") from None
+    document = _mapping(str(path), document, TOP_KEYS)
+    out = document.get("out")
+    if out is not None and not isinstance(out, str):
+        raise InputError(f"{path}: out must be a file name, got {out!r}")
+    defaults = _mapping(f"{path}: defaults", document.get("defaults") or {}, COMMON_KEYS)
+    runs = document.get("runs")
+    if not isinstance(runs, list) or not runs:
+        raise InputError(f"{path}: runs must be a non-empty list of runs")
+    points = []
+    for index, run in enumerate(runs):
+        where = f"{path}: runs[{index}]"
+        run = _mapping(where, run, RUN_KEYS)
+        command = run.get("command")
+        if command not in SWEEP_COMMANDS:
+            raise InputError(f"{where}: command must be one of {', '.join(SWEEP_COMMANDS)}, "
+                             f"got {command!r}")
+        options = _command_options(command)
+        args = _mapping(f"{where}: args", run.get("args") or {})
+        common = {**defaults, **{k: v for k, v in run.items() if k in COMMON_KEYS}}
+        for common_point in _cartesian(common):
+            for args_point in _cartesian(args):
+                points.append(_point(where, command, options, common_point, args_point))
+    return out, points
+
+
+# --- running ------------------------------------------------------------------------------
+
+def command_key(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """A command line (after the program name) less its --out: what --resume compares."""
+    key = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not word.startswith("--out="):
+            key.append(word)
+    return tuple(key)
+
+
+def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
+    """The last record of each command line in the records file."""
+    from linalg_io.records import read_records
+
+    if not out.exists():
+        return {}
+    found = {}
+    for record in read_records([out]):
+        command = record.get("command")
+        if isinstance(command, list) and command:
+            found[command_key(command[1:])] = record
+    return found
+
+
+def _outcome(launched: Launched, seconds: float, timeout: float | None,
+             wrote_record: bool) -> tuple[str, int]:
+    """The progress word of a finished point and its exit code for the sweep's."""
+    if launched.timed_out:
+        return f"TIMEOUT after {timeout:g}s", 1
+    code = launched.returncode
+    if code in (0, 1) and not wrote_record:
+        return f"ERROR (exit {code}, no record written) {seconds:.1f}s", 1
+    if code == 0:
+        return f"PASSED {seconds:.1f}s", 0
+    if code == 1:
+        return f"FAILED {seconds:.1f}s", 1
+    if code in EXIT_WORDS:
+        return f"ERROR (exit {code}: {EXIT_WORDS[code]}) {seconds:.1f}s", code
+    return f"ERROR (exit {code}) {seconds:.1f}s", 1
+
+
+def _tail(output: str, lines: int = 15) -> str:
+    """The last lines of a point's output, without the MPI launcher's rulers."""
+    kept = [line for line in output.rstrip().splitlines() if line.strip(" -")][-lines:]
+    return "".join(f"    | {line}\n" for line in kept)
+
+
+def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) -> int:
+    """Run the sweep of `args.file`; return the exit code (see the module docstring).
+
+    `launch(command, timeout) -> Launched` starts one point (`command` is the full
+    argv, ``python -m linalg_io ...``); tests pass a fake one.
+    """
+    from linalg_io.report.tables import summary_table, to_text
+
+    yaml_out, points = load_sweep(args.file)
+    out_name = args.out or yaml_out
+    if not out_name:
+        raise InputError(f"{args.file}: no records file: give out: in the sweep or --out")
+    out = Path(out_name)
+    recorded = records_by_command(out)
+    done = set(recorded) if args.resume else set()
+    codes = []
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    total = len(points)
+    for number, point in enumerate(points, start=1):
+        print(f"[{number}/{total}] {point.label} ... ", end="", flush=True)
+        if command_key(point.argv) in done:
+            print(f"skipped (recorded in {out})", flush=True)
+            counts["skipped"] += 1
+            continue
+        command = [sys.executable, "-m", "linalg_io", *point.argv, "--out", str(out)]
+        start = time.monotonic()
+        launched = launch(command, point.timeout)
+        seconds = time.monotonic() - start
+        before = recorded.get(command_key(point.argv))
+        recorded = records_by_command(out)
+        after = recorded.get(command_key(point.argv))
+        wrote = after is not None and (before is None or after.get("run_id") != before.get("run_id"))
+        status, code = _outcome(launched, seconds, point.timeout, wrote)
+        print(status, flush=True)
+        if code:
+            print(_tail(launched.output), end="", flush=True)
+            codes.append(code)
+            counts["failed"] += 1
+        else:
+            counts["passed"] += 1
+
+    keys = dict.fromkeys(command_key(p.argv) for p in points)
+    mine = [recorded[key] for key in keys if key in recorded]
+    print()
+    if mine:
+        import pandas as pd
+
+        from linalg_io.records import flatten
+
+        print(to_text(summary_table(pd.DataFrame([flatten(r) for r in mine]))), end="")
+    print(f"{total} points: {counts['passed']} passed, {counts['failed']} failed, "
+          f"{counts['skipped']} skipped; records in {out}", flush=True)
+    if args.report:
+        from linalg_io.report.build import build_report
+
+        try:
+            build_report([out], args.report)
+        except InputError as error:
+            print(f"linalg-io: error: report: {error}", file=sys.stderr, flush=True)
+            codes.append(InputError.exit_code)
+    return max(codes, default=0)
