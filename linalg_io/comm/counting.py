@@ -108,7 +108,7 @@ def _spec_parts(buf: Any) -> tuple[np.ndarray, Any, Any, Any]:
     counts = displs = None
     if len(rest) == 1:
         counts = rest[0]
-        if isinstance(counts, tuple) and len(counts) == 2 and not np.isscalar(counts[0]):
+        if isinstance(counts, tuple) and len(counts) == 2 and hasattr(counts[0], "__len__"):
             counts, displs = counts
     elif len(rest) == 2:
         counts, displs = rest
@@ -129,14 +129,16 @@ def nbytes(buf: Any) -> int:
     return int(count) * _itemsize(array, datatype)
 
 
-def vcounts_bytes(buf: Any, nranks: int) -> np.ndarray:
-    """Per-rank block sizes in bytes of a v-variant buffer spec (or equal blocks)."""
+def vblocks_bytes(buf: Any, nranks: int, index: int) -> tuple[int, int]:
+    """(all blocks, block `index`) in bytes of a v-variant spec (or of equal blocks)."""
     array, counts, _, datatype = _spec_parts(buf)
+    if counts is None or isinstance(counts, (int, np.integer)):
+        block = nbytes(buf) // nranks
+        return block * nranks, block
     size = _itemsize(array, datatype)
-    if counts is None or np.isscalar(counts):
-        total = nbytes(buf)
-        return np.full(nranks, total // nranks, dtype=np.int64)
-    return np.asarray(counts, dtype=np.int64) * size
+    if isinstance(counts, np.ndarray):
+        return int(counts.sum()) * size, int(counts[index]) * size
+    return sum(counts) * size, int(counts[index]) * size
 
 
 class CountedComm:
@@ -238,8 +240,8 @@ class CountedComm:
 
     def _gather_counts(self, op: str, sendbuf: Any, recvbuf: Any, root: int) -> None:
         if self.rank == root:
-            blocks = vcounts_bytes(recvbuf, self.size)
-            self._add(op, 0, int(blocks.sum() - blocks[root]), 0)
+            total, own = vblocks_bytes(recvbuf, self.size, root)
+            self._add(op, 0, total - own, 0)
         else:
             n = nbytes(sendbuf)
             self._add(op, n, 0, 1 if n else 0)
@@ -254,24 +256,22 @@ class CountedComm:
 
     def _scatter_counts(self, op: str, sendbuf: Any, recvbuf: Any, root: int) -> None:
         if self.rank == root:
-            blocks = vcounts_bytes(sendbuf, self.size)
-            sent = int(blocks.sum() - blocks[root])
-            self._add(op, sent, 0, 1 if sent else 0)
+            total, own = vblocks_bytes(sendbuf, self.size, root)
+            self._add(op, total - own, 0, 1 if total > own else 0)
         else:
             self._add(op, 0, nbytes(recvbuf), 0)
 
     def Allgather(self, sendbuf: Any, recvbuf: Any) -> None:
         self.comm.Allgather(sendbuf, recvbuf)
-        blocks = vcounts_bytes(recvbuf, self.size)
-        self._allgather_counts("Allgather", blocks)
+        self._allgather_counts("Allgather", recvbuf)
 
     def Allgatherv(self, sendbuf: Any, recvbuf: Any) -> None:
         self.comm.Allgatherv(sendbuf, recvbuf)
-        self._allgather_counts("Allgatherv", vcounts_bytes(recvbuf, self.size))
+        self._allgather_counts("Allgatherv", recvbuf)
 
-    def _allgather_counts(self, op: str, blocks: np.ndarray) -> None:
-        own = int(blocks[self.rank])
-        self._add(op, own, int(blocks.sum()) - own, 1 if own else 0)
+    def _allgather_counts(self, op: str, recvbuf: Any) -> None:
+        total, own = vblocks_bytes(recvbuf, self.size, self.rank)
+        self._add(op, own, total - own, 1 if own else 0)
 
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:
         self.comm.Alltoall(sendbuf, recvbuf)
@@ -282,19 +282,16 @@ class CountedComm:
         self._alltoall_counts("Alltoallv", sendbuf, recvbuf)
 
     def _alltoall_counts(self, op: str, sendbuf: Any, recvbuf: Any) -> None:
-        out = vcounts_bytes(sendbuf, self.size)
-        into = vcounts_bytes(recvbuf, self.size)
-        sent = int(out.sum() - out[self.rank])
-        self._add(op, sent, int(into.sum() - into[self.rank]), 1 if sent else 0)
+        out_total, out_own = vblocks_bytes(sendbuf, self.size, self.rank)
+        in_total, in_own = vblocks_bytes(recvbuf, self.size, self.rank)
+        sent = out_total - out_own
+        self._add(op, sent, in_total - in_own, 1 if sent else 0)
 
     def Reduce_scatter(self, sendbuf: Any, recvbuf: Any, recvcounts: Any,
                        op: MPI.Op = MPI.SUM) -> None:
         self.comm.Reduce_scatter(sendbuf, recvbuf, recvcounts, op)
-        array = sendbuf if isinstance(sendbuf, np.ndarray) else _spec_parts(sendbuf)[0]
-        blocks = np.asarray(recvcounts, dtype=np.int64) * array.itemsize
-        own = int(blocks[self.rank])
-        sent = int(blocks.sum()) - own
-        self._add("Reduce_scatter", sent, own, 1 if sent else 0)
+        total, own = vblocks_bytes([_spec_parts(sendbuf)[0], recvcounts], self.size, self.rank)
+        self._add("Reduce_scatter", total - own, own, 1 if total > own else 0)
 
     def Reduce_scatter_block(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM) -> None:
         self.comm.Reduce_scatter_block(sendbuf, recvbuf, op)

@@ -7,6 +7,7 @@ nothing to draw, so a caller saves what exists. Bytes are in MB (10^6 bytes).
 
 from __future__ import annotations
 
+import io
 import math
 from typing import Any
 
@@ -25,6 +26,13 @@ def new_figure(width: float, height: float) -> Figure:
     figure = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(figure)
     return figure
+
+
+def figure_png(figure: Figure, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes (for a notebook's display, or embedding)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
 
 
 def run_labels(frame: pd.DataFrame) -> list[str]:

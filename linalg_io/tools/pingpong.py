@@ -1,0 +1,105 @@
+"""`linalg-io pingpong`: one-way latency and bandwidth between ranks 0 and 1.
+
+For each message size (powers of 4 from --min-bytes to --max-bytes): a warm-up
+exchange, a barrier, then `iters` round trips of Send/Recv; one-way time =
+round trip / 2 (as mpi4py's bench). Ranks other than 0 and 1 wait at the barrier.
+Writes one record (kernel "pingpong") with the table in `results`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.summary import traffic_summary
+from linalg_io.errors import InputError
+
+
+def message_sizes(min_bytes: int, max_bytes: int) -> list[int]:
+    if min_bytes < 1 or max_bytes < min_bytes:
+        raise InputError(f"need 1 <= --min-bytes <= --max-bytes, got {min_bytes}, {max_bytes}")
+    sizes, size = [], min_bytes
+    while size <= max_bytes:
+        sizes.append(size)
+        size *= 4
+    return sizes
+
+
+def iterations_for(nbytes: int) -> int:
+    """Enough round trips for ~1e8 bytes or 1000 trips, at least 5."""
+    return int(max(5, min(1000, 1e8 // max(nbytes, 1))))
+
+
+def measure(comm: CountedComm, sizes: list[int], reps: int) -> list[dict]:
+    """One-way time per size: the best of `reps` timings of `iters` round trips."""
+    rank = comm.rank
+    rows = []
+    for nbytes in sizes:
+        buf = np.zeros(nbytes, dtype=np.uint8)
+        if rank == 0:
+            buf[:] = np.arange(nbytes) % 251
+        iters = iterations_for(nbytes)
+        best = float("inf")
+        for rep in range(reps + 1):
+            comm.Barrier()
+            start = MPI.Wtime()
+            for _ in range(iters):
+                if rank == 0:
+                    comm.Send(buf, 1, 7)
+                    comm.Recv(buf, 1, 8)
+                elif rank == 1:
+                    comm.Recv(buf, 0, 7)
+                    comm.Send(buf, 0, 8)
+            elapsed = (MPI.Wtime() - start) / iters / 2
+            if rep > 0:
+                best = min(best, elapsed)
+        ok = bool(np.array_equal(buf, np.arange(nbytes) % 251)) if rank < 2 else True
+        rows.append({"bytes": nbytes, "iters": iters, "one_way_s": best,
+                     "bandwidth_Bps": nbytes / best, "data_ok": ok})
+    return rows
+
+
+def run_pingpong(min_bytes: int, max_bytes: int, reps: int) -> tuple[list[dict] | None, dict | None]:
+    """Collective over COMM_WORLD; rank 0 gets (rows, traffic), others (None, None)."""
+    world = MPI.COMM_WORLD
+    if world.Get_size() < 2:
+        raise InputError("pingpong needs at least 2 ranks (use --np 2)")
+    counted = CountedComm(world)
+    rows = measure(counted, message_sizes(min_bytes, max_bytes), reps)
+    ok = world.allreduce(all(r["data_ok"] for r in rows), op=MPI.LAND)
+    traffic = traffic_summary(counted.counter, world, 1)
+    if world.Get_rank() != 0:
+        return None, None
+    for row in rows:
+        row["data_ok"] = ok
+    return rows, traffic
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [f"{'bytes':>10} {'iters':>6} {'one-way us':>11} {'MB/s':>10}"]
+    for r in rows:
+        lines.append(f"{r['bytes']:>10d} {r['iters']:>6d} {r['one_way_s'] * 1e6:>11.2f} "
+                     f"{r['bandwidth_Bps'] / 1e6:>10.1f}")
+    return "\n".join(lines)
+
+
+def main(args, argv: list[str]) -> int:
+    from linalg_io.comm.agree import agreed
+    from linalg_io.tools.record import append_tool_record
+
+    world = MPI.COMM_WORLD
+    rows, traffic = agreed(world, lambda: run_pingpong(args.min_bytes, args.max_bytes,
+                                                       args.reps))
+    if world.Get_rank() != 0:
+        return 0
+    passed = all(r["data_ok"] for r in rows)
+    if not args.quiet:
+        print(format_table(rows))
+    if args.out:
+        append_tool_record(args.out, argv, "pingpong", "sendrecv",
+                           {"min_bytes": args.min_bytes, "max_bytes": args.max_bytes},
+                           [r["one_way_s"] for r in rows],
+                           {"metric": "data_ok", "value": float(passed), "threshold": 1.0,
+                            "passed": passed}, traffic, {"results": rows})
+    return 0 if passed else 1

@@ -1,0 +1,55 @@
+"""The launcher, `info`, `pingpong`, `calibrate` and error agreement, on real mpiexec jobs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from linalg_io.models.profile import load_profile
+from linalg_io.records import read_records
+from mpi_harness import run_cli
+
+CLI = [sys.executable, "-m", "linalg_io"]
+
+
+def test_info_relaunches_under_mpiexec_with_np():
+    out = subprocess.run(CLI + ["info", "--np", "4", "--json"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    facts = json.loads(out.stdout)
+    assert facts["ranks"] == 4
+    assert "Open MPI" in facts["mpi_library"] or "MPICH" in facts["mpi_library"]
+    assert "dense_local" in facts["cython_kernels"]
+    assert facts["blas_threads_per_rank"] == [1, 1, 1, 1]
+
+
+def test_pingpong_record_and_calibrated_profile(tmp_path: Path):
+    records = tmp_path / "pp.jsonl"
+    run_cli(2, ["pingpong", "--max-bytes", "128K", "--reps", "2", "--out", str(records)])
+    (record,) = read_records([records])
+    sizes = [row["bytes"] for row in record["results"]]
+    assert sizes == [8, 32, 128, 512, 2048, 8192, 32768, 131072]
+    assert record["verify"]["passed"]
+    # rank 0 sends every size iters*(reps+1) times: the counted bytes say exactly that
+    expected = sum(row["bytes"] * row["iters"] * 3 for row in record["results"])
+    assert record["traffic"]["bytes_sent"]["max"] == expected
+    profile_path = tmp_path / "profile.json"
+    run_cli(2, ["calibrate", "--reps", "2", "--write", str(profile_path), "--quiet"])
+    profile = load_profile(profile_path)
+    assert 0 < profile.alpha_s < 1e-3
+    assert 1e8 < 1 / profile.beta_s_per_byte < 1e12
+    assert 1e8 < profile.gamma_flops < 1e13
+    assert 1e8 < profile.mem_bw_bytes_per_s < 1e12
+
+
+def test_bad_input_gives_one_line_on_every_rank_and_exit_2():
+    result = run_cli(3, ["pingpong", "--min-bytes", "100", "--max-bytes", "10"], check=False)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
+    assert len(lines) == 3
+    assert all("--min-bytes <= --max-bytes" in line for line in lines)
+
+
+def test_usage_error_exits_2():
+    out = subprocess.run(CLI + ["lu", "--n", "-3"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "positive integer" in out.stderr
