@@ -1,0 +1,44 @@
+"""The local part of a rank's solve on the CPU: the vector [local rows | ghosts] and its kernel.
+
+The executors (level-set, synchronization-free) talk to a local solver through five
+calls, so the GPU solver (`linalg_io.kernels.sptrsv_gpu.GpuLocalSolve`) plugs in the same way:
+``load_rhs(b)``, ``solve(start, end)`` (local rows in solve order), ``pack(idx, out)``
+(solved values into a host send buffer), ``ghosts_arrived(lo, hi)`` (host ghost rows
+lo..hi-1 now hold received values) and ``solution()``; ``ghosts`` is the host buffer
+that messages and one-sided Puts land in (it must never move).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linalg_io._kernels.sptrsv import solve_rows
+from linalg_io.sptrsv.analysis import LocalSystem
+
+
+class CpuLocalSolve:
+    """Forward substitution of local rows with the Cython kernel (GIL released)."""
+
+    def __init__(self, system: LocalSystem, nrhs: int) -> None:
+        self.system = system
+        self.x = np.zeros((system.n_ext, nrhs))
+        self.ghosts = self.x[system.n_local:]
+
+    def load_rhs(self, b_local: np.ndarray) -> None:
+        self.x[:self.system.n_local] = b_local
+
+    def solve(self, start: int, end: int) -> None:
+        s = self.system
+        solve_rows(s.indptr, s.cols, s.vals, s.diag, self.x, start, end)
+
+    def pack(self, local_idx: np.ndarray, out: np.ndarray) -> None:
+        np.take(self.x, local_idx, axis=0, out=out)
+
+    def ghosts_arrived(self, lo: int, hi: int) -> None:
+        """Nothing to do: ghosts live in the vector the kernel reads."""
+
+    def solution(self) -> np.ndarray:
+        return self.x[:self.system.n_local]
+
+    def extended(self) -> np.ndarray:
+        return self.x

@@ -1,0 +1,41 @@
+"""`linalg-io model sptrsv`: per-rank predicted traffic and time of both algorithms (no MPI)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from linalg_io.models.profile import load_profile
+from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
+from linalg_io.sptrsv import analysis
+from linalg_io.sptrsv.matrices import as_lower, load_matrix
+
+
+def model_table(args: argparse.Namespace) -> str:
+    """A text table: one line per (algorithm, rank), then the totals and the lower bound."""
+    matrix = load_matrix(args.matrix, args.upper, args.tril, getattr(args, "seed", 0))
+    lower = as_lower(matrix, args.upper)
+    levels = analysis.levels(lower)
+    owner = analysis.partition_rows(lower, levels, args.p, args.partition)
+    profile = load_profile(args.profile)
+    nlev = int(levels.max()) + 1 if levels.size else 0
+    lines = [f"sptrsv model: {args.matrix}{' upper' if args.upper else ''} n={lower.shape[0]} "
+             f"nnz={lower.nnz} levels={nlev} P={args.p} nrhs={args.nrhs} "
+             f"partition={args.partition} profile={profile.name}",
+             f"{'algo':<9} {'rank':>4} {'rows':>9} {'bytes_sent':>12} {'bytes_recv':>12} "
+             f"{'msgs':>7} {'time_s':>10}"]
+    rows_per_rank = np.bincount(owner, minlength=args.p)
+    for algo in ("levelset", "syncfree"):
+        costs = sptrsv_costs(lower.indptr, lower.indices, levels, owner, args.p, args.nrhs, algo)
+        times = costs.times(profile)
+        for rank in range(args.p):
+            lines.append(f"{algo:<9} {rank:>4} {rows_per_rank[rank]:>9} "
+                         f"{costs.bytes_sent[rank]:>12.0f} {costs.bytes_recv[rank]:>12.0f} "
+                         f"{costs.msgs_sent[rank]:>7.0f} {times[rank]:>10.3e}")
+        lines.append(f"{algo:<9} {'max':>4} {'':>9} {costs.bytes_sent.max():>12.0f} "
+                     f"{costs.bytes_recv.max():>12.0f} {costs.msgs_sent.max():>7.0f} "
+                     f"{times.max():>10.3e}   {costs.formula}")
+    bound = sptrsv_lower_bound(lower.indptr, lower.indices, owner, args.p, args.nrhs)
+    lines.append(f"lower bound: {bound['bytes_per_rank']:.0f} bytes per rank ({bound['formula']})")
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""Model of the distributed sparse triangular solve (level-set and synchronization-free).
+
+The partition fixes the traffic exactly: rank r must obtain every off-rank solved value
+that one of its rows reads, once. With V_r values sent, W_r received and B_r batches
+(distinct (destination, level of the value) pairs) sent, per right-hand side count R:
+
+    levelset: bytes_sent = 8 R V_r,           bytes_recv = 8 R W_r,   msgs = B_r
+    syncfree: bytes_sent = 8 R V_r + 8 B_r,   bytes_recv = 8 R W_r + 8 B'_r,
+              msgs = 2 B_r  (one Put of the values, one Accumulate of the 8-byte flag)
+
+Time: the slowest rank streams its rows once (12 bytes per stored nonzero, 8 R per row
+for b and x twice) at the profile's memory bandwidth, plus alpha per message and beta per
+byte, plus one alpha per level that carries a message (the chain of dependent messages
+on the critical path of `levels` levels). Computed here from the pattern, the levels and
+the owner array alone, independently of the executors' plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linalg_io.models.costs import RankCosts
+from linalg_io.models.profile import MachineProfile
+
+VALUE_BYTES = 8
+FLAG_BYTES = 8
+
+
+@dataclass
+class SptrsvCosts(RankCosts):
+    """RankCosts plus the memory stream per rank and the critical path."""
+
+    stream_bytes: np.ndarray = None
+    critical_levels: int = 0
+    message_levels: int = 0
+
+    def times(self, profile: MachineProfile) -> np.ndarray:
+        moved = np.maximum(self.bytes_sent, self.bytes_recv)
+        return (self.stream_bytes / profile.mem_bw_bytes_per_s
+                + profile.alpha_s * (self.msgs_sent + self.message_levels)
+                + profile.beta_s_per_byte * moved)
+
+    def record_block(self, profile: MachineProfile) -> dict:
+        block = super().record_block(profile)
+        block["critical_path_levels"] = self.critical_levels
+        block["message_levels"] = self.message_levels
+        return block
+
+
+def needed_values(indptr: np.ndarray, indices: np.ndarray, owner: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(reader rank, value row) of every distinct off-rank value some rank reads."""
+    n = owner.size
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    cols = np.asarray(indices, dtype=np.int64)
+    cross = owner[rows] != owner[cols]
+    pairs = np.unique(owner[rows[cross]].astype(np.int64) * n + cols[cross])
+    return pairs // n, pairs % n
+
+
+def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
+                 owner: np.ndarray, nranks: int, nrhs: int, algo: str) -> SptrsvCosts:
+    """Per-rank bytes, messages and flops of one solve of a lower-triangular pattern."""
+    reader, value_row = needed_values(indptr, indices, owner)
+    writer = owner[value_row].astype(np.int64)
+    values_sent = np.bincount(writer, minlength=nranks)
+    values_recv = np.bincount(reader, minlength=nranks)
+    nlev = int(levels.max()) + 1 if levels.size else 0
+    batches = np.unique((writer * nranks + reader) * max(nlev, 1) + levels[value_row])
+    batch_writer = batches // max(nlev, 1) // nranks
+    batch_reader = batches // max(nlev, 1) % nranks
+    batches_sent = np.bincount(batch_writer, minlength=nranks)
+    batches_recv = np.bincount(batch_reader, minlength=nranks)
+    value_bytes = VALUE_BYTES * nrhs
+    rows_per_rank = np.bincount(owner, minlength=nranks)
+    row_nnz = np.diff(indptr)
+    nnz_per_rank = np.bincount(owner, weights=row_nnz, minlength=nranks)
+    flops = nrhs * (2.0 * (nnz_per_rank - rows_per_rank) + rows_per_rank)
+    stream = 12.0 * nnz_per_rank + 2 * value_bytes * rows_per_rank
+    if algo == "levelset":
+        sent = value_bytes * values_sent
+        recv = value_bytes * values_recv
+        msgs = batches_sent
+        formula = ("levelset: bytes_sent = 8*nrhs*(off-rank values sent), "
+                   "msgs = (destination, level) batches")
+    elif algo == "syncfree":
+        sent = value_bytes * values_sent + FLAG_BYTES * batches_sent
+        recv = value_bytes * values_recv + FLAG_BYTES * batches_recv
+        msgs = 2 * batches_sent
+        formula = ("syncfree: bytes_sent = 8*nrhs*(off-rank values sent) + 8*batches, "
+                   "msgs = 2*batches (Put + Accumulate flag)")
+    else:
+        raise ValueError(f"algo must be levelset or syncfree, got {algo!r}")
+    message_levels = int(np.unique(levels[value_row]).size)
+    return SptrsvCosts(sent.astype(float), recv.astype(float), msgs.astype(float), flops,
+                       formula + f"; critical path {nlev} levels", stream_bytes=stream,
+                       critical_levels=nlev, message_levels=message_levels)
+
+
+def sptrsv_lower_bound(indptr: np.ndarray, indices: np.ndarray, owner: np.ndarray,
+                       nranks: int, nrhs: int) -> dict:
+    """For this row partition: each rank must receive every off-rank value it reads."""
+    reader, _ = needed_values(indptr, indices, owner)
+    received = VALUE_BYTES * nrhs * np.bincount(reader, minlength=nranks)
+    return {"bytes_per_rank": float(received.max(initial=0)),
+            "formula": "8*nrhs*(distinct off-rank values a rank reads), max over ranks, "
+                       "for the given row partition"}
