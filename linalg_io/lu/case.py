@@ -1,0 +1,126 @@
+"""The runner's view of an LU run (`linalg-io lu`): inputs, one factorization per rep,
+HPL verification, model and lower bound. `--algo conflux` is delegated to
+linalg_io.lu.conflux_case; this module is the 2D block-cyclic LU (lu2d.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.grid import Grid2D
+from linalg_io.errors import InputError
+from linalg_io.layout.generate import vector_entries
+from linalg_io.layout.grid_shapes import parse_grid, square_2d
+from linalg_io.lu.blockcyclic import owned_indices
+from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
+from linalg_io.lu.lu2d import LU2DParams, lu2d
+from linalg_io.lu.matrix_source import check_finite, open_source
+from linalg_io.lu.solve2d import hpl_residual, lu2d_solve
+from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
+from linalg_io.models.profile import load_profile
+
+
+def make_case(comm: CountedComm, config: Any):
+    """The case object of `linalg-io lu` (see linalg_io.runner)."""
+    if config.options.get("algo") == "conflux":
+        from linalg_io.lu.conflux_case import make_conflux_case
+
+        return make_conflux_case(comm, config)
+    return LU2DCase(comm, config)
+
+
+def default_nb(n: int, pr: int, pc: int) -> int:
+    """NB for --nb auto: 128 when every rank keeps at least 2048 columns and rows of
+    its own (dgemm efficiency), else 64; never above N."""
+    local = n // max(pr, pc)
+    return max(1, min(n, 128 if local >= 2048 else 64))
+
+
+def _agree_error(comm: CountedComm, message: str | None) -> None:
+    """Raise InputError on every rank if any rank has a message (lowest rank's wins)."""
+    messages = comm.comm.allgather(message)
+    failed = [(rank, m) for rank, m in enumerate(messages) if m is not None]
+    if failed:
+        rank, text = failed[0]
+        raise InputError(text if len(failed) == comm.size else f"rank {rank}: {text}")
+
+
+class LU2DCase:
+    kernel = "lu"
+    algo = "2d"
+
+    def __init__(self, comm: CountedComm, config: Any) -> None:
+        options = config.options
+        self.config = config
+        source, problem = None, None
+        try:
+            source = open_source(options.get("dist", "random"), options.get("n"), config.seed,
+                                 options.get("file"))
+        except InputError as error:
+            problem = str(error)
+        _agree_error(comm, problem)
+        n = source.n
+        grid_text = options.get("grid", "auto") or "auto"
+        pr, pc = square_2d(comm.size) if grid_text == "auto" else parse_grid(grid_text, comm.size, 2)
+        nb = options.get("nb", "auto") or "auto"
+        nb = default_nb(n, pr, pc) if nb == "auto" else int(nb)
+        if nb < 1:
+            raise InputError(f"--nb must be positive, got {nb}")
+        self.grid = Grid2D.create(comm, pr, pc)
+        self.lu_params = LU2DParams(n=n, nb=nb)
+        self.params = {"n": n, "nb": nb, "grid": [pr, pc, 1], "dist": source.kind,
+                       "matrix": source.describe(), "seed": config.seed}
+        rows = owned_indices(n, nb, self.grid.myrow, pr)
+        cols = owned_indices(n, nb, self.grid.mycol, pc)
+        self.a_orig = source.local_block(rows, cols)
+        _agree_error(comm, check_finite(self.a_orig))
+        self.a = np.empty_like(self.a_orig, order="F")
+        self.b = vector_entries(config.seed, n, np.arange(n))
+        self.pivots: np.ndarray | None = None
+        self.pivoting = "none" if source.kind == "diagdom" else "worst"
+
+    def setup_rep(self) -> None:
+        np.copyto(self.a, self.a_orig)
+        self.pivots = None
+
+    def run(self) -> None:
+        self.pivots = lu2d(self.grid, self.a, self.lu_params)
+
+    def verify(self) -> dict:
+        x = lu2d_solve(self.grid, self.a, self.pivots, self.lu_params, self.b)
+        check = hpl_residual(self.grid, self.a_orig, x, self.b, self.lu_params)
+        return hpl_verify_block(check.pop("scaled_residual"), **check)
+
+    def flops(self) -> float:
+        return hpl_flops(self.lu_params.n)
+
+    def model(self) -> dict:
+        n, nb, pr, pc = self.lu_params.n, self.lu_params.nb, self.grid.pr, self.grid.pc
+        profile = load_profile(self.config.profile)
+        block = lu2d_costs(n, nb, pr, pc, self.pivoting).record_block(profile)
+        plan = lu2d_plan_counts(n, nb, pr, pc, self.pivoting)
+        total = sum(plan["sent"].values()).reshape(-1)
+        busiest = int(np.argmax(total))
+        block["pivoting"] = self.pivoting
+        block["by_phase"] = {phase: float(v.reshape(-1)[busiest])
+                             for phase, v in plan["sent"].items() if v.any()}
+        block["bytes_sent_band"] = {
+            piv: float(lu2d_costs(n, nb, pr, pc, piv).bytes_sent.max())
+            for piv in ("none", "worst")}
+        return block
+
+    def lower_bound(self) -> dict:
+        n, p = self.lu_params.n, self.grid.comm.size
+        mem = self.config.options.get("mem")
+        mem_words = mem / 8 if mem else n * n / p
+        bound = lu_lower_bound(n, p, mem_words)
+        if not mem:
+            bound["formula"] += " (M = N^2/P, the 2D layout's memory)"
+        return bound
+
+    def describe(self) -> str:
+        return (f"N={self.lu_params.n} NB={self.lu_params.nb} "
+                f"P={self.grid.pr} Q={self.grid.pc}")

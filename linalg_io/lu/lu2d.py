@@ -1,0 +1,249 @@
+"""2D LU with partial pivoting on a block-cyclic Pr x Pc grid (ScaLAPACK pdgetrf / HPL scheme).
+
+Right-looking, one NB-wide block column k per step (j0 = k NB, kb = min(NB, N - j0),
+diagonal process (k mod Pr, k mod Pc)), in the order the code runs:
+
+panel    process column k mod Pc factors rows j0..N-1 of the block column. Pr = 1:
+         one local dgetrf. Pr > 1: per column one Allgatherv in the process column of
+         each rank's candidate (|v|, global row, the row), the diagonal rank adding the
+         row at the pivot position, so the pivot search and the in-panel swap are one
+         message (HPL's combined pivot-and-swap); then scale and rank-1 update in Cython.
+bcast_L  the panel's root sends its L part (top kb x kb block, pivots, info, its rows
+         below) along its process row: one Bcast.
+bcast_U  the kb pivot rows, restricted to each rank's trailing columns, are Allgatherv'd
+         in the process column straight from the ranks owning them (no separate row
+         swap into the diagonal process row, then broadcast); every rank solves
+         U = L11^-1 (pivot rows) itself (dtrsm).
+swap     the diagonal rank sends the top rows displaced by the pivots to the process
+         rows owning the pivot positions (one message per process row). Only the
+         trailing columns are swapped: as in HPL, the L columns to the left keep the
+         row order of their step (solve2d applies the pivots step by step).
+update   trailing dgemm A22 -= L21 U12 (Cython, GIL released).
+
+Per rank (average, Pr, Pc > 1): N^2/(2 Pr Pc) words in bcast_L, between N^2/(2 Pr Pc)
+(no row swaps) and N^2/(2 Pc) (worst-case pivots) in bcast_U + swap, N (NB + 2)/Pc +
+N NB/(Pr Pc) in panel; exactly `linalg_io.models.lu2d.lu2d_plan_counts`.
+Pivots are LAPACK's convention, 0-based: at step j rows j and pivots[j] were swapped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linalg_io._kernels import lu_kernels as kernels
+from linalg_io.comm.grid import Grid2D
+from linalg_io.errors import SingularMatrixError
+from linalg_io.lu.blockcyclic import global_to_local, numroc, owned_indices, owner
+
+
+@dataclass(frozen=True)
+class LU2DParams:
+    n: int
+    nb: int
+
+
+@dataclass
+class _Step:
+    """The plan of block column k, as seen from one rank."""
+
+    j0: int
+    kb: int
+    prow: int
+    pcol: int
+    top_row: int      # local row of global row j0 (meaningful on the diagonal process row)
+    below_row: int    # first local row with global index >= j0 + kb
+    panel_col: int    # local column of global column j0 (on process column pcol)
+    trail_col: int    # first local column with global index >= j0 + kb
+
+    @property
+    def j1(self) -> int:
+        return self.j0 + self.kb
+
+
+def plan(grid: Grid2D, params: LU2DParams):
+    """The block-column steps of the factorization (the same walk as the model's)."""
+    n, nb = params.n, params.nb
+    for k in range((n + nb - 1) // nb):
+        j0 = k * nb
+        kb = min(nb, n - j0)
+        yield _Step(j0, kb, k % grid.pr, k % grid.pc,
+                    top_row=numroc(j0, nb, grid.myrow, grid.pr),
+                    below_row=numroc(j0 + kb, nb, grid.myrow, grid.pr),
+                    panel_col=numroc(j0, nb, grid.mycol, grid.pc),
+                    trail_col=numroc(j0 + kb, nb, grid.mycol, grid.pc))
+
+
+def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
+    """Factor the local part `a` (Fortran-ordered, block-cyclic) in place; return the pivots.
+
+    On return `a` holds U on and above the diagonal and L (unit diagonal) below, L in
+    the row order of its step (see the module docstring); the returned int64 array
+    of length N holds the global pivots, identical on every rank. A zero pivot raises
+    SingularMatrixError on every rank at the same step.
+    """
+    comm = grid.comm
+    pivots = np.empty(params.n, dtype=np.int64)
+    nb = params.nb
+    lbuf = np.empty(nb * nb + nb + 1 + a.shape[0] * nb)
+    for step in plan(grid, params):
+        j0, kb, j1 = step.j0, step.kb, step.j1
+        m_below = a.shape[0] - step.below_row
+        lsize = kb * kb + kb + 1 + m_below * kb
+        panel_cols = slice(step.panel_col, step.panel_col + kb)
+        if grid.mycol == step.pcol:
+            with comm.phase("panel"):
+                if grid.pr == 1:
+                    top, ipiv, info = _panel_local(a[j0:, panel_cols], j0)
+                else:
+                    top, ipiv, info = _panel_distributed(grid, a[:, panel_cols], step, nb)
+            l21 = a[step.below_row:, panel_cols]
+            if grid.pc > 1:
+                lbuf[:kb * kb] = top.ravel(order="F")
+                lbuf[kb * kb:kb * kb + kb] = ipiv
+                lbuf[kb * kb + kb] = info
+                lbuf[kb * kb + kb + 1:lsize] = l21.ravel(order="F")
+                with comm.phase("bcast_L"):
+                    grid.row_comm.Bcast(lbuf[:lsize], root=step.pcol)
+        else:
+            with comm.phase("bcast_L"):
+                grid.row_comm.Bcast(lbuf[:lsize], root=step.pcol)
+            top = lbuf[:kb * kb].reshape((kb, kb), order="F")
+            ipiv = lbuf[kb * kb:kb * kb + kb].astype(np.int64)
+            info = int(lbuf[kb * kb + kb])
+            l21 = lbuf[kb * kb + kb + 1:lsize].reshape((m_below, kb), order="F")
+        if info:
+            raise SingularMatrixError(
+                f"matrix is singular: zero pivot in column {info - 1} (U[{info - 1}, {info - 1}] = 0)")
+        pivots[j0:j1] = ipiv
+        if step.trail_col == a.shape[1]:
+            continue
+        trailing = a[:, step.trail_col:]
+        if grid.pr == 1:
+            kernels.laswp(trailing[j0:], (ipiv - j0 + 1).astype(np.int32))
+            u = trailing[j0:j1]
+            kernels.trsm_lower_unit(top, u)
+        else:
+            u = _swap_and_gather_u(grid, trailing, step, ipiv, nb)
+            kernels.trsm_lower_unit(top, u)
+            if grid.myrow == step.prow:
+                trailing[step.top_row:step.top_row + kb] = u
+        kernels.gemm_minus(trailing[step.below_row:], l21, u)
+    return pivots
+
+
+def _panel_local(panel: np.ndarray, j0: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pr = 1: the whole panel is local; one dgetrf. Returns (top, global pivots, info)."""
+    kb = panel.shape[1]
+    ipiv = np.empty(kb, dtype=np.int32)
+    info = kernels.getrf(panel, ipiv)
+    return panel[:kb], ipiv.astype(np.int64) + (j0 - 1), (j0 + info) if info else 0
+
+
+def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
+                       nb: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pr > 1: per column one Allgatherv of candidates in the process column."""
+    kb, pr, myrow = step.kb, grid.pr, grid.myrow
+    counts = np.full(pr, kb + 2, dtype=np.int64)
+    counts[step.prow] += kb
+    displs = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    gathered = np.empty(int(counts.sum()))
+    candidate = np.empty(2 * kb + 2)
+    mine = candidate[:counts[myrow]]
+    is_diag = myrow == step.prow
+    top = np.empty((kb, kb), order="F")
+    ipiv = np.empty(kb, dtype=np.int64)
+    info = 0
+    for jj in range(kb):
+        g = step.j0 + jj
+        first = numroc(g, nb, myrow, pr)
+        kernels.panel_candidate(panel, first, jj, candidate, nb, myrow, pr, is_diag)
+        grid.col_comm.Allgatherv(mine, [gathered, (counts, displs)])
+        p = kernels.panel_apply(panel, top, gathered, jj, g, first, nb, myrow, pr, step.prow)
+        if p < 0:
+            p = -p - 1
+            info = info or g + 1
+        ipiv[jj] = p
+    return top, ipiv, info
+
+
+def row_moves(ipiv: np.ndarray, j0: int) -> dict[int, int]:
+    """The interchanges ipiv (rows j0 + i <-> ipiv[i], in order) as {position: original row}
+    for every position whose row changed."""
+    content: dict[int, int] = {}
+    for i, p in enumerate(ipiv):
+        g, p = j0 + i, int(p)
+        if p != g:
+            content[g], content[p] = content.get(p, p), content.get(g, g)
+    return {q: r for q, r in content.items() if q != r}
+
+
+def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
+                       nb: int) -> np.ndarray:
+    """Pr > 1: move the pivot rows (trailing columns) to every rank of the process column
+    as the unsolved U block row (bcast_U), and the displaced top rows to the pivot
+    positions (swap). Returns U (kb x trailing columns, Fortran order)."""
+    comm, pr, myrow = grid.comm, grid.pr, grid.myrow
+    kb, j0, j1 = step.kb, step.j0, step.j1
+    ntrail = trailing.shape[1]
+    moves = row_moves(ipiv, j0)
+    sources = np.array([moves.get(j0 + i, j0 + i) for i in range(kb)], dtype=np.int64)
+    source_owner = owner(sources, nb, pr)
+    order = np.argsort(source_owner, kind="stable")
+    counts = np.bincount(source_owner, minlength=pr) * ntrail
+    displs = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    my_sources = sources[order[source_owner[order] == myrow]]
+    outgoing = np.ascontiguousarray(trailing[global_to_local(my_sources, nb, pr)])
+    # positions below the top block that receive a displaced top row, by process row
+    displaced = sorted(q for q in moves if q >= j1)
+    displaced_owner = owner(np.array(displaced, dtype=np.int64), nb, pr)
+    if myrow == step.prow:
+        parcels = {}
+        for r in range(pr):
+            positions = [q for q, o in zip(displaced, displaced_owner) if o == r]
+            if positions:
+                rows = global_to_local(np.array([moves[q] for q in positions]), nb, pr)
+                parcels[r] = (positions, np.ascontiguousarray(trailing[rows]))
+    incoming = np.empty((kb, ntrail))
+    with comm.phase("bcast_U"):
+        grid.col_comm.Allgatherv(outgoing.reshape(-1), [incoming.reshape(-1), (counts, displs)])
+    with comm.phase("swap"):
+        if myrow == step.prow:
+            requests = [grid.col_comm.Isend(rows.reshape(-1), r, tag=7)
+                        for r, (_, rows) in parcels.items() if r != myrow]
+            for r, (positions, rows) in parcels.items():
+                if r == myrow:
+                    trailing[global_to_local(np.array(positions), nb, pr)] = rows
+            for request in requests:
+                request.Wait()
+        else:
+            positions = [q for q, o in zip(displaced, displaced_owner) if o == myrow]
+            if positions:
+                rows = np.empty((len(positions), ntrail))
+                grid.col_comm.Recv(rows.reshape(-1), step.prow, tag=7)
+                trailing[global_to_local(np.array(positions), nb, pr)] = rows
+    u = np.empty((kb, ntrail), order="F")
+    u[order] = incoming
+    return u
+
+
+def gather_lapack_form(grid: Grid2D, a: np.ndarray, pivots: np.ndarray,
+                       n: int, nb: int) -> np.ndarray | None:
+    """The factors as one N x N array in LAPACK's (scipy.linalg.lu_factor's) form, on
+    rank 0 (None elsewhere): the later interchanges applied to the L columns. For tests
+    and small N only (uncounted, pickled)."""
+    rows = owned_indices(n, nb, grid.myrow, grid.pr)
+    cols = owned_indices(n, nb, grid.mycol, grid.pc)
+    pieces = grid.comm.comm.gather((rows, cols, np.asarray(a)), root=0)
+    if grid.comm.rank != 0:
+        return None
+    lu = np.empty((n, n), order="F")
+    for r, c, block in pieces:
+        lu[np.ix_(r, c)] = block
+    for j in range(n):
+        p = int(pivots[j])
+        if p != j:
+            left = (j // nb) * nb
+            lu[[j, p], :left] = lu[[p, j], :left]
+    return lu
