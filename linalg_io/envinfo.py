@@ -53,7 +53,7 @@ def git_commit() -> str | None:
     here = Path(__file__).resolve().parent
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                             text=True, timeout=10)
+                             text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None
@@ -61,8 +61,8 @@ def git_commit() -> str | None:
 
 def environment() -> dict:
     """The record's `env` block (call on rank 0 only: it imports CuPy if present)."""
-    from mpi4py import MPI
     import mpi4py
+    from mpi4py import MPI
 
     cupy_version, gpu = cupy_info()
     return {

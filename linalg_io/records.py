@@ -12,8 +12,9 @@ import fcntl
 import json
 import os
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 SCHEMA_VERSION = 1
 REQUIRED_KEYS = ("schema", "run_id", "timestamp", "kernel", "algo", "params", "nranks",

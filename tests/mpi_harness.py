@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from linalg_io.comm.launch import find_mpiexec, mpiexec_command, mpiexec_flavour, mpi_environment
+from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
 
 TESTS = Path(__file__).resolve().parent
 MPI_SCRIPTS = TESTS / "mpi"

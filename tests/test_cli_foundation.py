@@ -6,15 +6,16 @@ import sys
 from pathlib import Path
 
 from linalg_io.models.profile import load_profile
-from linalg_io.records import read_records
 from mpi_harness import run_cli
+
+from linalg_io.records import read_records
 
 CLI = [sys.executable, "-m", "linalg_io"]
 
 
 def test_info_relaunches_under_mpiexec_with_np():
     out = subprocess.run(CLI + ["info", "--np", "4", "--json"], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     facts = json.loads(out.stdout)
     assert facts["ranks"] == 4
@@ -51,5 +52,6 @@ def test_bad_input_gives_one_line_on_every_rank_and_exit_2():
 
 
 def test_usage_error_exits_2():
-    out = subprocess.run(CLI + ["lu", "--n", "-3"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(CLI + ["lu", "--n", "-3"], capture_output=True, text=True, timeout=60,
+                         check=False)
     assert out.returncode == 2 and "positive integer" in out.stderr

@@ -6,7 +6,6 @@ compared with what every rank counted in tests/mpi/counting_patterns.py.
 
 import numpy as np
 import pytest
-
 from mpi_harness import run_mpi_json
 
 D = 8  # bytes per double
@@ -55,7 +54,7 @@ def test_exact_counts(measured, pattern):
 
 
 def test_phase_and_operation_breakdown(measured):
-    P, results = measured
+    _, results = measured
     for r, counts in enumerate(results["ring"]):
         assert counts["by_phase"] == {"ring": (r + 1) * D}
         assert counts["by_op"] == {"Isend": (r + 1) * D}

@@ -28,8 +28,9 @@ or, for v-variants, ``[array, counts]``, ``[array, (counts, displs)]``,
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -161,7 +162,7 @@ class CountedComm:
         """Context manager: attribute traffic inside to phase `name`."""
         return self.counter.phase(name)
 
-    def Split(self, color: int, key: int = 0) -> "CountedComm":
+    def Split(self, color: int, key: int = 0) -> CountedComm:
         return CountedComm(self.comm.Split(color, key), self.counter)
 
     def Barrier(self) -> None:
@@ -300,7 +301,7 @@ class CountedComm:
         self._add("Reduce_scatter_block", sent, own, 1 if sent else 0)
 
     # --- one-sided -------------------------------------------------------
-    def Win_create(self, memory: np.ndarray, disp_unit: int | None = None) -> "CountedWin":
+    def Win_create(self, memory: np.ndarray, disp_unit: int | None = None) -> CountedWin:
         """Collective: expose `memory` for one-sided access (disp_unit = itemsize)."""
         unit = memory.itemsize if disp_unit is None else disp_unit
         return CountedWin(MPI.Win.Create(memory, unit, comm=self.comm), self)

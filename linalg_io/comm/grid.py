@@ -27,7 +27,7 @@ class Grid2D:
     col_comm: CountedComm
 
     @classmethod
-    def create(cls, comm: CountedComm, pr: int, pc: int) -> "Grid2D":
+    def create(cls, comm: CountedComm, pr: int, pc: int) -> Grid2D:
         if pr * pc != comm.size:
             raise InputError(f"grid {pr}x{pc} needs {pr * pc} ranks but the job has {comm.size}")
         myrow, mycol = divmod(comm.rank, pc)
@@ -60,7 +60,7 @@ class Grid3D:
     fibre_comm: CountedComm
 
     @classmethod
-    def create(cls, comm: CountedComm, px: int, py: int, c: int) -> "Grid3D":
+    def create(cls, comm: CountedComm, px: int, py: int, c: int) -> Grid3D:
         if px * py * c != comm.size:
             raise InputError(
                 f"grid {px}x{py}x{c} needs {px * py * c} ranks but the job has {comm.size}")

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from linalg_io.errors import EnvironmentProblem
@@ -46,12 +46,12 @@ def find_mpiexec() -> str:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def mpiexec_flavour(mpiexec: str) -> str:
     """'openmpi', 'mpich' or 'other', from `mpiexec --version`."""
     try:
         text = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,
-                              timeout=30).stdout
+                              timeout=30, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "other"
     if "Open MPI" in text or "OpenRTE" in text or "PRRTE" in text:

@@ -20,7 +20,7 @@ def main(args, argv: list[str]) -> int:
     env = envinfo.environment()
     facts = {
         "mpi_library": MPI.Get_library_version().strip(),
-        "mpi_standard": "%d.%d" % MPI.Get_version(),
+        "mpi_standard": "{}.{}".format(*MPI.Get_version()),
         "ranks": world.Get_size(),
         "hosts": {h: hosts.count(h) for h in sorted(set(hosts))},
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
