@@ -19,7 +19,7 @@ def timed(nranks: int, order: int, repeats: int) -> float:
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)
     command = mpiexec_command(nranks, [WORKER, str(order), str(repeats)], flavour, mpiexec)
-    out = subprocess.run(command, env=mpi_environment(nranks, 1, flavour), capture_output=True,
+    out = subprocess.run(command, env=mpi_environment(1, flavour), capture_output=True,
                          text=True, timeout=600, check=True).stdout
     return float(out.strip().splitlines()[-1])
 

@@ -29,7 +29,7 @@ def run_mpi(nranks: int, argv: list[str], timeout: float = 120, threads: int = 1
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)
     command = mpiexec_command(nranks, argv, flavour, mpiexec)
-    full_env = mpi_environment(nranks, threads, flavour)
+    full_env = mpi_environment(threads, flavour)
     full_env.update(env or {})
     process = subprocess.Popen(command, env=full_env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)

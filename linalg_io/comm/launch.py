@@ -3,8 +3,8 @@
 `linalg-io CMD --np P` outside MPI becomes
 ``mpiexec -n P python -m mpi4py -m linalg_io CMD ...`` (``-m mpi4py`` aborts the
 whole job when one rank raises, instead of leaving the others in a deadlock).
-With Open MPI it adds ``--oversubscribe`` when P exceeds the cores (Open MPI then
-yields while waiting, so idle ranks do not slow computing ones), excludes the UCX
+With Open MPI it adds ``--oversubscribe --bind-to none`` (when P exceeds the cores,
+Open MPI then yields while waiting, so idle ranks do not slow computing ones), excludes the UCX
 one-sided component (``OMPI_MCA_osc=^ucx``: it fails on a single node without
 InfiniBand; osc rdma/sm work), and allows root only when running as root.
 """
@@ -61,7 +61,7 @@ def mpiexec_flavour(mpiexec: str) -> str:
     return "other"
 
 
-def mpi_environment(nranks: int, threads: int, flavour: str) -> dict[str, str]:
+def mpi_environment(threads: int, flavour: str) -> dict[str, str]:
     """Environment for the ranks: thread counts and the MPI settings above."""
     env = dict(os.environ)
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -71,8 +71,6 @@ def mpi_environment(nranks: int, threads: int, flavour: str) -> dict[str, str]:
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-        if nranks * threads > (os.cpu_count() or 1):
-            env["PRTE_MCA_rmaps_default_mapping_policy"] = ":oversubscribe"
     return env
 
 
@@ -89,4 +87,4 @@ def relaunch(nranks: int, threads: int, module_argv: list[str]) -> int:
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)
     command = mpiexec_command(nranks, ["-m", "linalg_io"] + module_argv, flavour, mpiexec)
-    return subprocess.call(command, env=mpi_environment(nranks, threads, flavour))
+    return subprocess.call(command, env=mpi_environment(threads, flavour))
