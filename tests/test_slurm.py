@@ -1,0 +1,117 @@
+"""slurm render: every template renders to a valid script; placeholders are checked."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linalg_io.cli import build_parser, main
+from linalg_io.errors import InputError
+from linalg_io.slurm import render_template
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "slurm"
+LEFTOVER = re.compile(r"(?<!\$)\{[a-z][a-z0-9_]*\}")
+
+
+def render(*argv: str) -> str:
+    return render_template(build_parser().parse_args(["slurm", "render", *argv]))
+
+
+def sbatch_options(script: str) -> dict[str, str]:
+    return dict(line.removeprefix("#SBATCH --").split("=", 1)
+                for line in script.splitlines() if line.startswith("#SBATCH --"))
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("single", ["--set", "args=lu --algo 2d --n 4096"]),
+    ("lu_sweep", []),
+    ("gpu_tsgemm", []),
+    ("sptrsv_multigpu", []),
+])
+def test_every_template_renders_a_complete_script(name, extra):
+    script = render(name, "--nodes", "3", "--ntasks-per-node", "4", "--cpus-per-task", "8",
+                    "--time", "01:00:00", *extra)
+    assert script.startswith("#!/bin/bash\n")
+    assert not LEFTOVER.search(script) and "#@" not in script and "None" not in script
+    options = sbatch_options(script)
+    assert (options["nodes"], options["ntasks-per-node"], options["cpus-per-task"],
+            options["time"]) == ("3", "4", "8", "01:00:00")
+    assert options["job-name"] == f"linalg-io-{name}"
+    assert "partition" not in options and "account" not in options
+    assert "export OMP_NUM_THREADS=8\n" in script
+    sruns = [line for line in script.splitlines() if line.strip().startswith("srun")]
+    assert sruns and all("--ntasks=12 --cpus-per-task=8" in line for line in sruns)
+    assert "--cpu-bind=cores" in script and "--threads 8" in script
+    if shutil.which("bash"):
+        check = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+        assert check.returncode == 0, check.stderr
+
+
+def test_gpu_templates_run_one_rank_per_gpu():
+    script = render("gpu_tsgemm", "--ntasks-per-node", "8", "--set", "variants=atb",
+                    "--set", "m=1024")
+    assert sbatch_options(script)["gpus-per-task"] == "1"
+    assert "--gpus-per-task=1" in script and "--backend gpu" in script
+    assert "for variant in atb; do" in script and "--m 1024 --n 16 --k 16" in script
+    with pytest.raises(InputError, match="one rank per GPU: --gpus-per-task must be 1, got 2"):
+        render("sptrsv_multigpu", "--gpus-per-task", "2")
+    with pytest.raises(InputError, match="CPU template"):
+        render("lu_sweep", "--gpus-per-task", "1")
+
+
+def test_optional_lines_and_overrides():
+    script = render("lu_sweep", "--partition", "normal", "--account", "proj42",
+                    "--set", "sizes=1024 2048", "--set", "JOB-NAME=mine", "--set", "out=x.jsonl")
+    options = sbatch_options(script)
+    assert (options["partition"], options["account"], options["job-name"]) == \
+        ("normal", "proj42", "mine")
+    assert "for n in 1024 2048; do" in script and "--out x.jsonl" in script
+    assert '${SLURM_JOB_ID' not in script and 'exit "$status"' in script
+
+
+def test_placeholder_errors():
+    with pytest.raises(InputError, match=r"no value for \{args\} \(give --set args=VALUE\)"):
+        render("single")
+    with pytest.raises(InputError, match=r"no placeholder \{sizez\} for --set"):
+        render("lu_sweep", "--set", "sizez=1")
+    with pytest.raises(InputError, match="use --nodes instead"):
+        render("lu_sweep", "--set", "nodes=2")
+    with pytest.raises(InputError, match="expected KEY=VALUE"):
+        render("lu_sweep", "--set", "sizes")
+    with pytest.raises(InputError, match="--time '1h'"):
+        render("lu_sweep", "--time", "1h")
+    with pytest.raises(InputError, match="no slurm template 'nope'.*lu_sweep, single"):
+        render("nope")
+
+
+def test_template_by_path_with_its_own_placeholders(tmp_path):
+    template = tmp_path / "mine.sbatch"
+    template.write_text("#!/bin/bash\n#@ default greeting=hello\n#SBATCH --nodes={nodes}\n"
+                        "#SBATCH --partition={partition}\n"
+                        "echo {greeting} {who} ${HOME} {1..3} ${n:-{ntasks}}\n")
+    script = render(str(template), "--nodes", "2", "--ntasks-per-node", "3",
+                    "--set", "who=world")
+    assert script == "#!/bin/bash\n#SBATCH --nodes=2\necho hello world ${HOME} {1..3} ${n:-6}\n"
+    with pytest.raises(InputError, match=r"no value for \{who\}"):
+        render(str(template))
+    template.write_text("#@ defualt x=1\n")
+    with pytest.raises(InputError, match="unknown header"):
+        render(str(template))
+
+
+def test_templates_are_found_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert "lu --algo" in render("lu_sweep.sbatch")
+    assert {p.stem for p in TEMPLATES.glob("*.sbatch")} == \
+        {"single", "lu_sweep", "gpu_tsgemm", "sptrsv_multigpu"}
+
+
+def test_cli_prints_the_script_or_exits_2(capsys):
+    assert main(["slurm", "render", "lu_sweep", "--nodes", "2"]) == 0
+    assert "#SBATCH --nodes=2" in capsys.readouterr().out
+    assert main(["slurm", "render", "single"]) == 2
+    assert "no value for {args}" in capsys.readouterr().err

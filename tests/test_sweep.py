@@ -1,0 +1,250 @@
+"""Sweep: YAML checked against the CLI, cartesian expansion, failures, --resume, summary."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from synthetic_records import make_record
+
+from linalg_io.cli import build_parser, main
+from linalg_io.errors import InputError
+from linalg_io.records import append_record, read_records
+from linalg_io.sweep import Launched, command_key, launch_subprocess, load_sweep, run_sweep
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "default.yaml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def sweep_args(path: Path, out: Path | None = None, resume: bool = False,
+               report: Path | None = None) -> argparse.Namespace:
+    return argparse.Namespace(file=str(path), out=str(out) if out else None, resume=resume,
+                              report=str(report) if report else None)
+
+
+class FakeLauncher:
+    """Stands in for `python -m linalg_io ...`: appends a record as rank 0 would.
+
+    `exit_codes` maps a substring of the command line to the exit code of points
+    whose command contains it; code 2 writes no record (bad input), 1 a failed one.
+    """
+
+    def __init__(self, exit_codes: dict[str, int] | None = None):
+        self.exit_codes = exit_codes or {}
+        self.commands: list[list[str]] = []
+
+    def __call__(self, command: list[str], timeout: float | None) -> Launched:
+        assert command[:3] == [sys.executable, "-m", "linalg_io"]
+        argv = command[3:]
+        self.commands.append(argv)
+        line = " ".join(argv)
+        code = next((c for text, c in self.exit_codes.items() if text in line), 0)
+        if code in (0, 1):
+            out = argv[argv.index("--out") + 1]
+            nranks = int(argv[argv.index("--np") + 1])
+            n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 64
+            append_record(out, make_record(
+                kernel=argv[0], algo=argv[argv.index("--algo") + 1] if "--algo" in argv else "x",
+                params={"n": n}, nranks=nranks, per_rank_sent=[n * 1e3] * nranks,
+                model_per_rank=[n * 2e3] * nranks, passed=code == 0,
+                command=["linalg-io"] + argv, run_id=f"run{len(self.commands)}"))
+        return Launched(code, f"output of {line}\nlinalg-io: error: broken {code}\n")
+
+
+GRID = """\
+    out: {out}
+    defaults: {{np: 2, reps: 2, warmup: 0}}
+    runs:
+      - command: lu
+        np: [2, 4]
+        args: {{algo: [2d, conflux], n: [64, 128], grid: auto}}
+      - command: sptrsv
+        reps: 1
+        args: {{matrix: "lap2d:8", upper: true, tril: false}}
+"""
+
+
+def test_lists_expand_to_a_cartesian_grid_in_order(tmp_path):
+    out, points = load_sweep(write(tmp_path, GRID.format(out="r.jsonl")))
+    assert out == "r.jsonl"
+    assert len(points) == 2 * 2 * 2 + 1
+    assert points[0].argv == ("lu", "--algo", "2d", "--n", "64", "--grid", "auto",
+                              "--reps", "2", "--warmup", "0", "--np", "2")
+    assert points[0].label == "lu algo=2d n=64 grid=auto P=2"
+    assert [(p.argv[2], p.argv[4], p.argv[-1]) for p in points[:8]] == [
+        ("2d", "64", "2"), ("2d", "128", "2"), ("conflux", "64", "2"), ("conflux", "128", "2"),
+        ("2d", "64", "4"), ("2d", "128", "4"), ("conflux", "64", "4"), ("conflux", "128", "4")]
+    assert points[8].argv == ("sptrsv", "--matrix", "lap2d:8", "--upper",
+                              "--reps", "1", "--warmup", "0", "--np", "2")
+    assert points[8].label == "sptrsv matrix=lap2d:8 upper P=2"
+    assert points[8].timeout is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("runs: []", "runs must be a non-empty list"),
+    ("outt: x\nruns: [{command: lu, np: 2}]", r"unknown key\(s\) outt"),
+    ("runs: [{command: lu, np: 2, nn: 3}]", r"runs\[0\]: unknown key\(s\) nn"),
+    ("defaults: {np: 2, algo: 2d}\nruns: [{command: lu}]", r"defaults: unknown key\(s\) algo"),
+    ("runs: [{command: qr, np: 2}]", "command must be one of lu, tsgemm, sptrsv"),
+    ("runs: [{command: lu, np: 2, args: {nbb: 3}}]", "lu has no option --nbb"),
+    ("runs: [{command: lu, np: 2, args: {algo: 3d}}]", "algo='3d' is not one of 2d, conflux"),
+    ("runs: [{command: lu, np: 2, args: {n: -4}}]", "args.n=-4 is not valid"),
+    ("runs: [{command: lu, np: 2, args: {n: abc}}]", "args.n='abc' is not valid"),
+    ("runs: [{command: lu, np: 0}]", "np=0 is not valid"),
+    ("runs: [{command: lu, np: 2, args: {n: true}}]", "must be a single number or string"),
+    ("runs: [{command: sptrsv, np: 2, args: {matrix: a.mtx, upper: 1}}]", "upper is a flag"),
+    ("runs: [{command: tsgemm, np: 2, args: {variant: atb, m: 8}}]", "needs --n, --k"),
+    ("runs: [{command: lu, args: {n: 8}}]", "no np"),
+    ("runs: [{command: lu, np: 2, args: {out: x.jsonl}}]", "sweep sets --out itself"),
+    ("runs: [{command: lu, np: 2, args: {reps: 3}}]", "give reps beside args"),
+    ("runs: [{command: lu, np: 2, timeout: -1}]", "timeout must be a positive number"),
+    ("runs: [{command: lu, np: [], args: {n: 8}}]", "empty list"),
+    ("runs: [{command: lu, np: 2, args: [n, 8]}]", "args: expected a mapping"),
+    ("runs: [{command: lu\n  np: 2", "not valid YAML"),
+    ("- just a list", "expected a mapping"),
+])
+def test_bad_sweep_files_are_input_errors(tmp_path, text, message):
+    with pytest.raises(InputError, match=message):
+        load_sweep(write(tmp_path, text))
+
+
+def test_missing_sweep_file_exits_2(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: no such sweep file" in capsys.readouterr().err
+
+
+def test_records_file_is_required(tmp_path):
+    path = write(tmp_path, "runs: [{command: lu, np: 2}]")
+    with pytest.raises(InputError, match="no records file"):
+        run_sweep(sweep_args(path), launch=FakeLauncher())
+
+
+def test_default_bench_suite_matches_the_command_line():
+    out, points = load_sweep(BENCH)
+    assert out == "results/default.jsonl"
+    assert len(points) == 11
+    parser = build_parser()
+    for point in points:
+        args = parser.parse_args(list(point.argv) + ["--out", "x.jsonl"])
+        assert args.np == 4 and args.reps == 3 and args.warmup == 1
+    kernels = [p.argv[0] for p in points]
+    assert kernels == ["lu"] * 4 + ["tsgemm"] * 3 + ["sptrsv"] * 4
+    assert ("--grid", "2x2x1") == points[2].argv[5:7] and "--nb" in points[3].argv
+    assert {p.argv[p.argv.index("--variant") + 1] for p in points if p.argv[0] == "tsgemm"} == \
+        {"atb", "ab", "tsm2r"}
+
+
+def test_sweep_runs_every_point_and_summarises(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    launcher = FakeLauncher()
+    assert run_sweep(sweep_args(write(tmp_path, GRID.format(out=out))), launch=launcher) == 0
+    assert len(launcher.commands) == 9
+    assert all(c[-2:] == ["--out", str(out)] for c in launcher.commands)
+    records = read_records([out])
+    assert [r["command"][1:-2] for r in records] == [list(p.argv) for p in
+                                                     load_sweep(tmp_path / "sweep.yaml")[1]]
+    text = capsys.readouterr().out
+    assert "[1/9] lu algo=2d n=64 grid=auto P=2 ... PASSED" in text
+    assert "[9/9] sptrsv matrix=lap2d:8 upper P=2 ... PASSED" in text
+    assert "9 points: 9 passed, 0 failed, 0 skipped" in text
+    summary = [line for line in text.splitlines() if line.startswith("lu ")]
+    assert len(summary) == 8
+    # n=128 on 4 ranks: sent 128 kB per rank, model 256 kB; gflops = 1e9 / 0.5 s
+    assert summary[5].split() == ["lu", "2d", "n=128", "4", "0.5", "2", "0.128", "0.256",
+                                  "hpl_residual=0.25", "PASSED"]
+
+
+def test_failures_do_not_stop_the_sweep_and_set_its_exit_code(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    launcher = FakeLauncher({"conflux --n 128": 1, "--np 4": 2})
+    code = run_sweep(sweep_args(write(tmp_path, GRID.format(out=out))), launch=launcher)
+    assert code == 2  # the worst: bad input (2) over verification failed (1)
+    assert len(launcher.commands) == 9
+    text = capsys.readouterr().out
+    assert "[4/9] lu algo=conflux n=128 grid=auto P=2 ... FAILED" in text
+    assert "[5/9] lu algo=2d n=64 grid=auto P=4 ... ERROR (exit 2: bad input)" in text
+    assert "    | linalg-io: error: broken 2" in text
+    assert "9 points: 4 passed, 5 failed, 0 skipped" in text
+    assert "[8/9] lu algo=conflux n=128 grid=auto P=4 ... FAILED" in text
+    assert len(read_records([out])) == 6  # 4 passed + 2 failed verification
+
+    only_crash = tmp_path / "crash.jsonl"
+    path = write(tmp_path, "runs: [{command: lu, np: 4, args: {n: 8}}]")
+
+    def crash(command, timeout):  # exit 1 but no record: the run died before writing
+        return Launched(1, "Traceback ...\nModuleNotFoundError: no module\n")
+
+    assert run_sweep(sweep_args(path, out=only_crash), launch=crash) == 1
+    assert "ERROR (exit 1, no record written)" in capsys.readouterr().out
+
+
+def test_resume_skips_recorded_points_only(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    path = write(tmp_path, GRID.format(out=out))
+    run_sweep(sweep_args(path), launch=FakeLauncher({"--np 4": 2}))
+    capsys.readouterr()
+    again = FakeLauncher()
+    assert run_sweep(sweep_args(path, resume=True), launch=again) == 0
+    assert [c[-3] for c in again.commands] == ["4"] * 4  # only the 4 points that failed
+    text = capsys.readouterr().out
+    assert f"[1/9] lu algo=2d n=64 grid=auto P=2 ... skipped (recorded in {out})" in text
+    assert "9 points: 4 passed, 0 failed, 5 skipped" in text
+    assert len([line for line in text.splitlines() if line.startswith("lu ")]) == 8
+    third = FakeLauncher()
+    assert run_sweep(sweep_args(path, resume=True), launch=third) == 0
+    assert third.commands == []
+    without_resume = FakeLauncher()
+    run_sweep(sweep_args(path), launch=without_resume)
+    assert len(without_resume.commands) == 9
+
+
+def test_resume_compares_the_command_without_its_out(tmp_path):
+    assert command_key(["lu", "--n", "8", "--out", "a.jsonl", "--np", "2"]) == \
+        ("lu", "--n", "8", "--np", "2")
+    assert command_key(["lu", "--out=b.jsonl", "--n", "8"]) == ("lu", "--n", "8")
+    out = tmp_path / "r.jsonl"
+    append_record(out, make_record(command=["linalg-io", "lu", "--n", "8", "--np", "2",
+                                            "--out", "/elsewhere/r.jsonl"]))
+    append_record(out, make_record(command=["linalg-io", "lu", "--n", "8", "--np", "3",
+                                            "--out", str(out)]))
+    path = write(tmp_path, "runs: [{command: lu, np: [2, 3, 4], args: {n: 8}}]")
+    launcher = FakeLauncher()
+    run_sweep(sweep_args(path, out=out, resume=True), launch=launcher)
+    assert [c[:5] for c in launcher.commands] == [["lu", "--n", "8", "--np", "4"]]
+
+
+def test_report_after_the_sweep(tmp_path, monkeypatch):
+    from linalg_io.report import plots
+
+    monkeypatch.setattr(plots, "kernel_figures", lambda frame, kernel: {})  # tables only
+    out = tmp_path / "r.jsonl"
+    path = write(tmp_path, "runs: [{command: lu, np: [2, 4], args: {algo: 2d, n: 8}}]")
+    assert run_sweep(sweep_args(path, out=out, report=tmp_path / "rep"),
+                     launch=FakeLauncher()) == 0
+    assert (tmp_path / "rep" / "index.html").exists()
+    assert (tmp_path / "rep" / "lu.csv").read_text().count("\n") == 3
+    nothing = tmp_path / "none.jsonl"
+    failing = FakeLauncher({"lu": 2})
+    assert run_sweep(sweep_args(path, out=nothing, report=tmp_path / "rep2"),
+                     launch=failing) == 2
+    assert not (tmp_path / "rep2").exists()
+
+
+def test_subprocess_launcher_passes_exit_codes_and_kills_on_timeout():
+    done = launch_subprocess([sys.executable, "-c", "print('hello'); raise SystemExit(3)"], 30)
+    assert (done.returncode, done.output, done.timed_out) == (3, "hello\n", False)
+    start = time.monotonic()
+    slow = launch_subprocess([sys.executable, "-c",
+                              "import subprocess, sys; print('started', flush=True); "
+                              "subprocess.run(['sleep', '30'])"], 1.0)
+    assert slow.timed_out and "started" in slow.output
+    assert time.monotonic() - start < 10  # the grandchild `sleep` died with its group
