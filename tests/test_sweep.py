@@ -243,8 +243,8 @@ def test_subprocess_launcher_passes_exit_codes_and_kills_on_timeout():
     done = launch_subprocess([sys.executable, "-c", "print('hello'); raise SystemExit(3)"], 30)
     assert (done.returncode, done.output, done.timed_out) == (3, "hello\n", False)
     start = time.monotonic()
-    slow = launch_subprocess([sys.executable, "-c",
-                              "import subprocess, sys; print('started', flush=True); "
-                              "subprocess.run(['sleep', '30'])"], 1.0)
+    child = ("import subprocess; print('started', flush=True); "
+             "subprocess.run(['sleep', '30'])")
+    slow = launch_subprocess([sys.executable, "-c", child], 1.0)
     assert slow.timed_out and "started" in slow.output
     assert time.monotonic() - start < 10  # the grandchild `sleep` died with its group

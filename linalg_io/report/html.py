@@ -61,8 +61,8 @@ def embedded_image(path: Path) -> str:
 def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[KernelSection],
                 summary: pd.DataFrame, generated: str) -> str:
     """The page's HTML; images are read from `out_dir`."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linalg-io report</title>"
-             f"<style>{STYLE}</style></head><body>",
+    parts = [("<!DOCTYPE html><html><head><meta charset='utf-8'><title>linalg-io report</title>"
+              f"<style>{STYLE}</style></head><body>"),
              "<h1>linalg-io report</h1>",
              f"<p>Generated {html.escape(generated)} from "
              + ", ".join(f"<code>{html.escape(s)}</code> ({n} records)" for s, n in sources)
@@ -71,8 +71,8 @@ def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[Ke
              "<ul>" + "".join(f'<li><a href="#{html.escape(s.kernel)}">{html.escape(s.kernel)}</a>'
                               f" ({len(s.table)} runs)</li>" for s in sections) + "</ul>",
              "<h2>All runs</h2>", table_html(summary),
-             '<p class="files"><a href="summary.csv">summary.csv</a>'
-             '<a href="summary.md">summary.md</a></p>']
+             ('<p class="files"><a href="summary.csv">summary.csv</a>'
+              '<a href="summary.md">summary.md</a></p>')]
     for section in sections:
         kernel = html.escape(section.kernel)
         parts.append(f'<h2 id="{kernel}">{kernel}</h2>')
