@@ -1,0 +1,315 @@
+"""2.5D LU with tournament pivoting (COnfLUX, Kwasniewski et al., PPoPP'21) on Px x Py x c ranks.
+
+Layout (`linalg_io.lu.conflux_layout`): v x v tiles block-cyclic over every Px x Py
+layer; all c layers keep the same local block, and the matrix is the *sum* of the
+layers (layer 0 starts with A, the others with zeros). Rows are moved, not swapped:
+a rank keeps its rows, in a local order where the rows already chosen as pivots
+come first (local swaps, no messages); the rows still active follow, contiguous.
+
+Step k (panel = tile column k, w columns; roots from `StepPlan`: column ky, layer
+lk, row kx), phases in the order the code runs them:
+
+reduce_panel          the active panel rows of column ky are summed over the c layers
+                      onto layer lk (Reduce over the fibre);
+tournament_pivoting   the Px ranks (x, ky, lk) choose the w pivot rows
+                      (`linalg_io.lu.tournament`);
+push_pivots           (kx, ky, lk) broadcasts the pivot ids to all; each (x, ky, lk)
+                      broadcasts L00 along its process row of layer lk; every rank
+                      moves its own pivot rows to the front of its active rows; the
+                      pivot rows' trailing columns are summed over the layers onto
+                      layer lk and allgathered in each process column of layer lk;
+solve_panel           (x, ky, lk): L = A10 U00^-1 for its remaining active rows;
+solve_row             (x, y, lk): U = L00^-1 A01 for its trailing columns;
+scatter_slices        layer l gets columns s_l of L (Scatterv over the fibre from
+                      (x, ky, lk), then Bcast along its process row) and the same
+                      rows of U (Scatterv over the fibre from (x, y, lk));
+trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm).
+
+Per rank, summed over the steps (P = Px Py c, N^2/2 = sum of m_k w_k over the
+panels, no pivot-dependent terms at this order):
+  reduce_panel + pivot rows  (c-1) N^2 / P            words sent
+  scatter L and U            (c-1)/c N^2/P + N^2/(c P) ... see models/conflux.py
+  L00 and tournament         N v (Px / P + log2 Px Px / (Py c ... )) words
+`linalg_io.models.conflux.conflux_costs` walks the same plan for the exact counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from mpi4py import MPI
+
+from scipy.linalg.blas import dtrsm
+
+from linalg_io._kernels.dense_local import getrf
+from linalg_io._kernels.lu_kernels import gemm_minus
+from linalg_io.comm.grid import Grid3D
+from linalg_io.errors import SingularMatrixError
+from linalg_io.lu.conflux_layout import Step, StepPlan
+from linalg_io.lu.tournament import tournament
+
+
+@dataclass
+class Factors:
+    """What one rank keeps of the factors, for verification (references, no copies).
+
+    diag:   [(k, pivot_ids, LU00)] on (kx, ky, lk): unit L00 below, U00 on and above;
+    l_rows: [(k, global_rows, L)] on (x, ky, lk): L rows of step k (rows x w);
+    u_rows: [(k, global_cols, UT)] on (kx, y, lk): U row of step k, transposed (cols x w).
+    """
+
+    diag: list = field(default_factory=list)
+    l_rows: list = field(default_factory=list)
+    u_rows: list = field(default_factory=list)
+
+
+class ConfluxLU:
+    """One rank's part of the 2.5D LU; `factor()` runs all steps of `plan`.
+
+    `matrix` is the local block (`HostMatrix` here, `linalg_io.lu.conflux_gpu.DeviceMatrix`
+    on a GPU), `kernels` the local getrf/trsm on panel-sized blocks (`HostKernels`,
+    `linalg_io.lu.conflux_gpu.DeviceKernels`).
+    """
+
+    def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:
+        self.grid = grid
+        self.plan = plan
+        self.tiles = plan.tiles
+        self.matrix = matrix
+        self.kernels = kernels
+        self.rows = self.tiles.local_rows(grid.x)
+        self.cols = self.tiles.local_cols(grid.y)
+
+    def reset(self) -> None:
+        self.order = self.rows.copy()             # local position -> global row
+        self.position = {int(g): i for i, g in enumerate(self.rows)}
+        self.done = 0                             # rows already pivots
+        self.factors = Factors()
+        self.pivots: list[np.ndarray] = []
+
+    def factor(self) -> None:
+        for step in self.plan.steps():
+            self.step(step)
+
+    # --- one step ----------------------------------------------------------
+    def step(self, s: Step) -> None:
+        g = self.grid
+        self._panel_swaps: list[tuple[int, int]] = []
+        on_panel = g.y == s.ky
+        root_layer = g.layer == s.lk
+        panel = None
+        lu00 = None
+        pivot_ids = None
+        if on_panel:
+            panel = self.reduce_panel(s)
+            if root_layer:
+                pivot_ids, lu00 = self.tournament_pivoting(s, panel)
+        pivot_ids, lu00, mine = self.push_pivots(s, pivot_ids, lu00)
+        tstart = self.tiles.local_col_start(g.y, s.k + 1)
+        pivot_rows = self.gather_pivot_rows(s, mine, pivot_ids, tstart)
+        l_full = u_full = None
+        if root_layer:
+            if on_panel:
+                l_full = self.solve_panel(s, panel, len(mine), lu00)
+            u_full = self.solve_row(s, pivot_rows, lu00, tstart)
+        l_slice, u_slice = self.scatter_slices(s, l_full, u_full, len(mine), tstart)
+        self.done += len(mine)
+        self.trailing_update(l_slice, u_slice, tstart)
+
+    def reduce_panel(self, s: Step) -> np.ndarray:
+        """Sum the active rows of the panel over the layers onto layer lk."""
+        g = self.grid
+        j0 = self.tiles.local_col_start(g.y, s.k)
+        panel = self.matrix.block(self.done, None, j0, j0 + s.w)
+        with g.comm.phase("reduce_panel"):
+            if g.c > 1:
+                if g.layer == s.lk:
+                    g.fibre_comm.Reduce(MPI.IN_PLACE, panel, op=MPI.SUM, root=s.lk)
+                else:
+                    g.fibre_comm.Reduce(panel, None, op=MPI.SUM, root=s.lk)
+        return panel
+
+    def tournament_pivoting(self, s: Step, panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with self.grid.comm.phase("tournament_pivoting"):
+            ids = self.order[self.done:].astype(np.float64)
+            return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf)
+
+    def push_pivots(self, s: Step, pivot_ids, lu00) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Pivot ids to every rank, L00 to layer lk; move my pivot rows to the front."""
+        g = self.grid
+        with g.comm.phase("push_pivots"):
+            header = np.empty(s.w + 1)
+            root = g.rank_of(s.kx, s.ky, s.lk)
+            if g.comm.rank == root:
+                singular = (pivot_ids < 0).any() or not np.all(np.diag(lu00) != 0)
+                header[:s.w] = pivot_ids
+                header[s.w] = 1.0 if singular else 0.0
+            g.comm.Bcast(header, root=root)
+            if header[s.w] != 0.0:
+                raise SingularMatrixError(
+                    f"matrix is singular to working precision at tile column {s.k} "
+                    f"(columns {s.k * self.tiles.v}..{s.k * self.tiles.v + s.w - 1})")
+            pivot_ids = header[:s.w].astype(np.int64)
+            if g.layer == s.lk:
+                if lu00 is None:
+                    lu00 = np.empty((s.w, s.w), order="F")
+                g.row_comm.Bcast(lu00, root=s.ky)
+        self.pivots.append(pivot_ids)
+        owners = self.tiles.owner_row(pivot_ids)
+        mine = [int(i) for i in np.nonzero(owners == g.x)[0]]
+        for offset, i in enumerate(mine):
+            self._swap(self.done + offset, self.position[int(pivot_ids[i])])
+        return pivot_ids, lu00, mine
+
+    def _swap(self, a: int, b: int) -> None:
+        if a == b:
+            return
+        self.matrix.swap_rows(a, b)
+        ga, gb = int(self.order[a]), int(self.order[b])
+        self.order[a], self.order[b] = gb, ga
+        self.position[ga], self.position[gb] = b, a
+        self._panel_swaps.append((a - self.done, b - self.done))
+
+    def gather_pivot_rows(self, s: Step, mine: list[int], pivot_ids: np.ndarray,
+                          tstart: int) -> np.ndarray | None:
+        """Trailing columns of the pivot rows, summed over layers, on every (x, y, lk).
+
+        Returns them transposed (trailing columns x w, pivot order) on layer lk.
+        """
+        g = self.grid
+        ntrail = len(self.cols) - tstart
+        mine_rows = self.matrix.block(self.done, self.done + len(mine), tstart, None)
+        with g.comm.phase("push_pivots"):
+            if g.c > 1:
+                if g.layer == s.lk:
+                    g.fibre_comm.Reduce(MPI.IN_PLACE, mine_rows, op=MPI.SUM, root=s.lk)
+                else:
+                    g.fibre_comm.Reduce(mine_rows, None, op=MPI.SUM, root=s.lk)
+            if g.layer != s.lk:
+                return None
+            owners = self.tiles.owner_row(pivot_ids)
+            counts = np.bincount(owners, minlength=g.px) * ntrail
+            displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            gathered = np.empty(s.w * ntrail)
+            # each block is (its pivots x ntrail) in Fortran order: (ntrail x its pivots) in C
+            g.col_comm.Allgatherv(mine_rows.ravel(order="F"),
+                                  [gathered, (counts, displs), MPI.DOUBLE])
+        pivots_t = np.empty((ntrail, s.w), order="F")
+        by_owner = np.argsort(owners, kind="stable")
+        for x in range(g.px):
+            sel = by_owner[np.searchsorted(owners[by_owner], x, "left"):
+                           np.searchsorted(owners[by_owner], x, "right")]
+            if len(sel):
+                pivots_t[:, sel] = gathered[displs[x]:displs[x] + counts[x]].reshape(ntrail, len(sel))
+        return pivots_t
+
+    def solve_panel(self, s: Step, panel: np.ndarray, npiv: int, lu00: np.ndarray) -> np.ndarray:
+        """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots."""
+        for a, b in self._panel_swaps:
+            panel[[a, b]] = panel[[b, a]]
+        rows = np.asfortranarray(panel[npiv:])
+        l_full = self.kernels.solve_upper_right(lu00, rows)
+        self.factors.l_rows.append((s.k, self.order[self.done + npiv:].copy(), l_full))
+        if self.grid.x == s.kx:
+            self.factors.diag.append((s.k, self.pivots[-1], lu00))
+        return l_full
+
+    def solve_row(self, s: Step, pivots_t: np.ndarray, lu00: np.ndarray, tstart: int) -> np.ndarray:
+        """U = L00^-1 A01 (kept transposed: trailing columns x w) on (x, y, lk)."""
+        u_t = self.kernels.solve_unit_lower_transposed(lu00, pivots_t)
+        if self.grid.x == s.kx:
+            self.factors.u_rows.append((s.k, self.cols[tstart:], u_t))
+        return u_t
+
+    def scatter_slices(self, s: Step, l_full, u_full, npiv: int, tstart: int):
+        """Layer l receives L[:, s_l] along its process row and U[s_l, :] from its fibre."""
+        g = self.grid
+        nrows = len(self.rows) - self.done - npiv
+        ntrail = len(self.cols) - tstart
+        mine = int(s.slices[g.layer])
+        with g.comm.phase("scatter_slices"):
+            l_slice = None
+            if g.y == s.ky:
+                l_slice = self._scatter_columns(s, l_full, nrows)
+            if l_slice is None:
+                l_slice = np.empty((nrows, mine), order="F")
+            g.row_comm.Bcast(l_slice, root=s.ky)
+            u_slice = self._scatter_columns(s, u_full, ntrail)
+        return l_slice, u_slice
+
+    def _scatter_columns(self, s: Step, full, nrows: int) -> np.ndarray:
+        """Fibre Scatterv of the column slices of `full` (nrows x w, Fortran) from lk."""
+        g = self.grid
+        mine = int(s.slices[g.layer])
+        if g.c == 1:
+            return full
+        out = np.empty((nrows, mine), order="F")
+        if g.layer == s.lk:
+            counts = s.slices * nrows
+            displs = s.offsets * nrows
+            g.fibre_comm.Scatterv([full, (counts, displs), MPI.DOUBLE], out, root=s.lk)
+        else:
+            g.fibre_comm.Scatterv(None, out, root=s.lk)
+        return out
+
+    def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int) -> None:
+        """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm)."""
+        self.matrix.update(self.done, tstart, l_slice, u_slice_t)
+
+    def run(self) -> None:
+        self.reset()
+        self.factor()
+
+
+class HostMatrix:
+    """A rank's local block in host memory (Fortran order), with the few access patterns
+    the algorithm needs: copy a block out, swap two rows, rank-s_l update of a corner."""
+
+    def __init__(self, local: np.ndarray) -> None:
+        self.a = np.asfortranarray(local)
+
+    def load(self, original: np.ndarray | None) -> None:
+        """Restore the layer's starting values: A's block, or zeros (original None)."""
+        if original is None:
+            self.a.fill(0.0)
+        else:
+            self.a[...] = original
+
+    def block(self, r0: int, r1: int | None, c0: int, c1: int | None) -> np.ndarray:
+        return np.array(self.a[r0:r1, c0:c1], order="F")
+
+    def swap_rows(self, i: int, j: int) -> None:
+        self.a[[i, j]] = self.a[[j, i]]
+
+    def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
+        """a[r0:, c0:] -= l_slice @ u_slice_t.T (dgemm on the strided corner)."""
+        corner = self.a[r0:, c0:]
+        if corner.size == 0 or l_slice.shape[1] == 0:
+            return
+        gemm_minus(corner, l_slice, np.asfortranarray(u_slice_t.T))
+
+    def to_host(self) -> np.ndarray:
+        return self.a
+
+
+class HostKernels:
+    """Panel-sized local LAPACK/BLAS on the host (GIL released in the compiled kernels)."""
+
+    @staticmethod
+    def getrf(a: np.ndarray, ipiv: np.ndarray) -> int:
+        return getrf(a, ipiv)
+
+    @staticmethod
+    def solve_upper_right(lu00: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """rows U00^-1 (U00 = upper triangle of lu00)."""
+        if rows.size == 0:
+            return rows
+        return dtrsm(1.0, lu00, rows, side=1, lower=0)
+
+    @staticmethod
+    def solve_unit_lower_transposed(lu00: np.ndarray, pivots_t: np.ndarray) -> np.ndarray:
+        """(L00^-1 A01)^T = A01^T L00^-T (L00 = unit lower triangle of lu00)."""
+        if pivots_t.size == 0:
+            return pivots_t
+        return dtrsm(1.0, lu00, pivots_t, side=1, lower=1, trans_a=1, diag=1)

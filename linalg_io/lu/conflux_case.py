@@ -1,0 +1,199 @@
+"""The runner's case for `lu --algo conflux`: the 2.5D LU with tournament pivoting.
+
+`make_conflux_case(comm, config)` parses --grid (PxxPyxC or auto) and --nb (v or
+auto); with auto the model (`linalg_io.models.conflux.choose_config`) picks the
+shape and tile minimising the predicted time within --mem bytes per rank (default:
+the node's memory over the ranks on the node). Each rank generates (or reads) only
+its own tiles, on layer 0; the other layers start at zero.
+
+Verification (HPL, threshold 16): the factors (L rows, U rows and diagonal blocks,
+each kept once by the rank that computed it) are collected on rank 0, which solves
+L U x = P b; the residual b - A x and ||A||_inf are computed where A lives (layer 0,
+each rank on its own block) and summed on rank 0. The growth factor max|U|/max|A|
+goes into `verify`. None of this is counted traffic (it runs after the timed reps).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from mpi4py import MPI
+
+from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.grid import Grid3D
+from linalg_io.errors import InputError
+from linalg_io.layout.generate import vector_entries
+from linalg_io.layout.grid_shapes import parse_grid
+from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
+from linalg_io.lu.conflux_layout import StepPlan
+from linalg_io.lu.hpl import hpl_flops, hpl_scaled_residual, hpl_verify_block
+from linalg_io.lu.matrix_source import check_finite, open_source
+from linalg_io.models import conflux as model
+from linalg_io.models.lu2d import lu_lower_bound
+from linalg_io.models.profile import load_profile
+
+
+def default_memory_per_rank(comm: MPI.Comm) -> int:
+    """Node memory divided by the ranks sharing the node."""
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    on_node = node.Get_size()
+    node.Free()
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // on_node)
+
+
+def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile) -> tuple[int, int, int, int]:
+    """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto'."""
+    shape = None if grid == "auto" else parse_grid(grid, p, 3)
+    if shape is not None and nb != "auto":
+        if nb > n:
+            raise InputError(f"--nb {nb} exceeds N={n}")
+        return (*shape, int(nb))
+    tiles = model.TILE_SIZES if nb == "auto" else (int(nb),)
+    table = [row for row in model.candidate_table(n, p, mem_bytes, profile, tiles)
+             if row["fits"] and (shape is None or (row["px"], row["py"], row["c"]) == shape)]
+    if not table:
+        if shape is not None:
+            return (*shape, min(n, model.TILE_SIZES[0]))
+        raise InputError(f"no {p}-rank grid with tiles {tiles} fits N={n} in "
+                         f"{mem_bytes / 2**20:.0f} MiB per rank (--mem)")
+    best = min(row["time_s"] for row in table)
+    close = [row for row in table if row["time_s"] <= best * 1.001]
+    row = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
+    return row["px"], row["py"], row["c"], row["v"]
+
+
+class ConfluxCase:
+    kernel = "lu"
+    algo = "conflux"
+
+    def __init__(self, comm: CountedComm, config) -> None:
+        opts = config.options
+        self.comm = comm
+        self.profile = load_profile(config.profile)
+        self.source = open_source(opts.get("dist", "random"), opts.get("n"), config.seed,
+                                  opts.get("file"))
+        self.n = n = self.source.n
+        self.seed = config.seed
+        mem = opts.get("mem") or default_memory_per_rank(comm.comm)
+        self.px, self.py, self.c, self.v = resolve_config(
+            n, comm.size, opts.get("grid", "auto"), opts.get("nb", "auto"), mem, self.profile)
+        self.mem_bytes = mem
+        self.grid = Grid3D.create(comm, self.px, self.py, self.c)
+        self.plan = StepPlan.create(n, self.v, self.px, self.py, self.c)
+        rows = self.plan.tiles.local_rows(self.grid.x)
+        cols = self.plan.tiles.local_cols(self.grid.y)
+        if self.grid.layer == 0:
+            self.original = self.source.local_block(rows, cols)
+            problem = check_finite(self.original)
+            if problem:
+                raise InputError(problem)
+        else:
+            self.original = None
+        self.shape = (len(rows), len(cols))
+        if config.backend == "gpu":
+            from linalg_io.lu.conflux_gpu import DeviceKernels, DeviceMatrix
+
+            self.matrix = DeviceMatrix(self.shape)
+            kernels = DeviceKernels()
+        else:
+            self.matrix = HostMatrix(np.zeros(self.shape, order="F"))
+            kernels = HostKernels()
+        self.lu = ConfluxLU(self.grid, self.plan, self.matrix, kernels)
+        self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
+                       "matrix": self.source.describe(), "pivoting": "tournament",
+                       "mem_per_rank": int(mem)}
+
+    def setup_rep(self) -> None:
+        self.matrix.load(self.original)
+        self.lu.reset()
+
+    def run(self) -> None:
+        self.lu.factor()
+
+    def flops(self) -> float:
+        return hpl_flops(self.n)
+
+    def describe(self) -> str:
+        return (f"N={self.n} v={self.v} grid={self.px}x{self.py}x{self.c} "
+                f"matrix={self.source.describe()}")
+
+    def _pivot_assumption(self) -> str:
+        return "none" if self.source.kind == "diagdom" else "uniform"
+
+    def model(self) -> dict:
+        """A priori prediction (pivots: none for diagdom, uniform otherwise), plus the
+        exact count for the pivots this run chose (`given_pivots`)."""
+        block = model.conflux_costs(self.n, self.v, self.px, self.py, self.c,
+                                    self._pivot_assumption()).record_block(self.profile)
+        exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
+        block["given_pivots"] = {
+            "bytes_sent": {"max": float(exact.bytes_sent.max()),
+                           "mean": float(exact.bytes_sent.mean())},
+            "per_rank_bytes_sent": exact.bytes_sent.tolist(),
+        }
+        return block
+
+    def lower_bound(self) -> dict:
+        words = model.memory_words(self.n, self.v, self.px, self.py, self.c)
+        return lu_lower_bound(self.n, self.comm.size, words)
+
+    # --- verification ------------------------------------------------------
+    def verify(self) -> dict:
+        raw = self.comm.comm
+        n = self.n
+        factors = self.lu.factors
+        pieces = raw.gather((factors.diag, factors.l_rows, factors.u_rows), root=0)
+        u_max = max([np.abs(np.triu(lu00)).max(initial=0.0) for _, _, lu00 in factors.diag]
+                    + [np.abs(u_t).max(initial=0.0) for _, _, u_t in factors.u_rows] + [0.0])
+        u_max = raw.allreduce(u_max, op=MPI.MAX)
+        x = np.empty(n)
+        if raw.rank == 0:
+            x = self._solve_on_root(pieces)
+        raw.Bcast(x, root=0)
+        # residual pieces where A lives: layer 0, each rank on its block
+        ax = np.zeros(n)
+        row_abs = np.zeros(n)
+        a_max = 0.0
+        if self.original is not None:
+            rows = self.plan.tiles.local_rows(self.grid.x)
+            cols = self.plan.tiles.local_cols(self.grid.y)
+            ax[rows] = self.original @ x[cols]
+            row_abs[rows] = np.abs(self.original).sum(axis=1)
+            a_max = float(np.abs(self.original).max(initial=0.0))
+        ax_sum = np.zeros(n) if raw.rank == 0 else None
+        abs_sum = np.zeros(n) if raw.rank == 0 else None
+        raw.Reduce(ax, ax_sum, op=MPI.SUM, root=0)
+        raw.Reduce(row_abs, abs_sum, op=MPI.SUM, root=0)
+        a_max = raw.allreduce(a_max, op=MPI.MAX)
+        if raw.rank != 0:
+            return {}
+        b = vector_entries(self.seed, n, np.arange(n))
+        scaled = hpl_scaled_residual(float(np.abs(b - ax_sum).max()), float(abs_sum.max()),
+                                     float(np.abs(x).max()), float(np.abs(b).max()), n)
+        growth = u_max / a_max if a_max > 0 else float("inf")
+        return hpl_verify_block(scaled, growth_factor=float(growth))
+
+    def _solve_on_root(self, pieces) -> np.ndarray:
+        from scipy.linalg import solve_triangular
+
+        n, v = self.n, self.v
+        perm = np.concatenate(self.lu.pivots)
+        position = np.empty(n, dtype=np.int64)
+        position[perm] = np.arange(n)
+        lu = np.zeros((n, n), order="F")
+        for diag, l_rows, u_rows in pieces:
+            for k, _, lu00 in diag:
+                k0 = k * v
+                lu[k0:k0 + lu00.shape[0], k0:k0 + lu00.shape[0]] = lu00
+            for k, rows, l_block in l_rows:
+                lu[position[rows], k * v:k * v + l_block.shape[1]] = l_block
+            for k, cols, u_t in u_rows:
+                lu[k * v:k * v + u_t.shape[1], cols] = u_t.T
+        b = vector_entries(self.seed, n, np.arange(n))
+        y = solve_triangular(lu, b[perm], lower=True, unit_diagonal=True, check_finite=False)
+        return solve_triangular(lu, y, lower=False, check_finite=False)
+
+
+def make_conflux_case(comm: CountedComm, config) -> ConfluxCase:
+    return ConfluxCase(comm, config)

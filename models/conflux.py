@@ -1,0 +1,241 @@
+"""Model of the 2.5D LU with tournament pivoting (linalg_io/lu/conflux.py).
+
+`conflux_plan_counts` walks the same `StepPlan` the code executes (panel k: w
+columns, roots ky = k mod Py, lk = (k div Py) mod c, kx = k mod Px; layer l takes
+s_l of the panel's columns) and adds, per rank and per phase, the bytes and
+messages of SPEC section 4. With a_x the active rows of process row x before step
+k, p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of process
+column y:
+
+reduce_panel         (c > 1) (x, ky, l != lk) send a_x w words (Reduce over the fibre)
+tournament_pivoting  (Px > 1) (x, ky, lk): w (w+1) words per butterfly round
+                     (log2 q, q the largest power of two <= Px), one fold and unfold
+                     message each for ranks x >= q and x < Px - q
+push_pivots          ids: w+1 words from (kx, ky, lk) to all; L00: w^2 words from each
+                     (x, ky, lk) along its row of layer lk; pivot rows: (c > 1) p_x t_y
+                     from each non-lk layer (Reduce), then p_x t_y allgathered in each
+                     process column of layer lk
+scatter_slices       L: (x, ky, lk) scatters b_x (w - s_lk) over the fibre, each
+                     (x, ky, l) broadcasts b_x s_l along its row; U: every (x, y, lk)
+                     scatters (w - s_lk) t_y over its fibre
+
+Only a_x, p_x depend on the matrix (rows move, they are not swapped): `pivots` is
+"none" (the pivots of step k are the rows of tile k, what a diagonally dominant
+matrix gives: exact there), the actual pivot ids of a run (exact for that run),
+or "uniform" (each process row gives pivots in proportion to its active rows: the
+expectation for a random matrix; fractional rows).
+
+Closed form, words sent per rank averaged over ranks (sum of m w over the panels
+= N^2/2): N^2/(2P) [2(c-1) + 1 + 1 + (Px + 1)(c-1)/c] + N v Px (1 + log2 Px)/P
+(reduce panel and pivot rows, allgather of the pivot rows, L broadcast, L and U
+scatters, L00 and tournament). c = 1: N^2/P + N v Px (1 + log2 Px)/P.
+Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py) (redundant U solves on layer lk)
++ panels and tournament.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from linalg_io.layout.grid_shapes import divisors
+from linalg_io.lu.conflux_layout import StepPlan
+from linalg_io.models.costs import RankCosts
+from linalg_io.models.profile import MachineProfile
+
+WORD = 8
+PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "scatter_slices")
+TILE_SIZES = (128, 256, 512)
+MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
+
+
+def _getrf_flops(m: float, n: float) -> float:
+    k = min(m, n)
+    return max(m, n) * k * k - k**3 / 3.0
+
+
+def _pivot_counts(plan: StepPlan, pivots) -> list[np.ndarray]:
+    """Per step, the pivots owned by each process row (float for "uniform")."""
+    t = plan.tiles
+    if isinstance(pivots, str):
+        if pivots == "none":
+            return [np.bincount(t.owner_row(np.arange(k * t.v, k * t.v + t.width(k))),
+                                minlength=t.px).astype(float) for k in range(t.ntiles)]
+        if pivots != "uniform":
+            raise ValueError(f"pivots must be 'none', 'uniform' or the pivot ids, got {pivots!r}")
+        active = t.rows_per_proc.astype(float)
+        out = []
+        for k in range(t.ntiles):
+            share = active / active.sum() * t.width(k)
+            out.append(share)
+            active = active - share
+        return out
+    return [np.bincount(t.owner_row(np.asarray(ids)), minlength=t.px).astype(float)
+            for ids in pivots]
+
+
+def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
+                        pivots: str | Sequence[np.ndarray] = "none") -> dict:
+    """Per-rank bytes sent/received by phase, messages and flops; arrays [layer, x, y]."""
+    plan = StepPlan.create(n, v, px, py, c)
+    tiles = plan.tiles
+    shape = (c, px, py)
+    sent = {ph: np.zeros(shape) for ph in PHASES}
+    recv = {ph: np.zeros(shape) for ph in PHASES}
+    msgs = np.zeros(shape)
+    flops = np.zeros(shape)
+    L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
+    active = tiles.rows_per_proc.astype(float)
+    q = 1
+    while q * 2 <= px:
+        q *= 2
+    rounds = q.bit_length() - 1
+    for step, owned in zip(plan.steps(), _pivot_counts(plan, pivots)):
+        w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
+        s = step.slices.astype(float)
+        a = active[X]
+        p = owned[X]
+        b = a - p
+        t = tiles.trailing_cols(step.k).astype(float)[Y]
+        sl = s[L]
+        on_panel = Y == ky
+        root = L == lk
+        # reduce_panel
+        if c > 1:
+            nbytes = a * w * WORD
+            sent["reduce_panel"] += on_panel * ~root * nbytes
+            msgs += on_panel * ~root * (nbytes > 0)
+            recv["reduce_panel"] += on_panel * root * nbytes
+        # tournament_pivoting
+        players = on_panel & root
+        block = w * (w + 1) * WORD
+        if px > 1:
+            folded = X >= q
+            partner_folds = X < px - q
+            n_sent = np.where(folded, 1, rounds + partner_folds)
+            n_recv = n_sent
+            sent["tournament_pivoting"] += players * n_sent * block
+            recv["tournament_pivoting"] += players * n_recv * block
+            msgs += players * n_sent
+        merges = np.where(X >= q, 0, rounds + (X < px - q))
+        flops += players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
+        # push_pivots: ids to everyone, L00 along the rows of layer lk
+        if c * px * py > 1:
+            header_root = (L == lk) & (X == kx) & (Y == ky)
+            sent["push_pivots"] += header_root * (w + 1) * WORD
+            msgs += header_root
+            recv["push_pivots"] += ~header_root * (w + 1) * WORD
+        if py > 1:
+            sent["push_pivots"] += players * w * w * WORD
+            msgs += players
+            recv["push_pivots"] += root * ~on_panel * w * w * WORD
+        pivot_bytes = p * t * WORD
+        if c > 1:
+            sent["push_pivots"] += ~root * pivot_bytes
+            msgs += ~root * (pivot_bytes > 0)
+            recv["push_pivots"] += root * pivot_bytes
+        if px > 1:
+            sent["push_pivots"] += root * pivot_bytes
+            msgs += root * (pivot_bytes > 0)
+            recv["push_pivots"] += root * (w - p) * t * WORD
+        # solve_panel, solve_row
+        flops += players * b * w * w + root * w * w * t
+        # scatter_slices
+        if c > 1:
+            l_out = b * (w - s[lk]) * WORD
+            sent["scatter_slices"] += players * l_out
+            msgs += players * (l_out > 0)
+            recv["scatter_slices"] += on_panel * ~root * b * sl * WORD
+            u_out = (w - s[lk]) * t * WORD
+            sent["scatter_slices"] += root * u_out
+            msgs += root * (u_out > 0)
+            recv["scatter_slices"] += ~root * sl * t * WORD
+        if py > 1:
+            l_bytes = b * sl * WORD
+            sent["scatter_slices"] += on_panel * l_bytes
+            msgs += on_panel * (l_bytes > 0)
+            recv["scatter_slices"] += ~on_panel * l_bytes
+        # trailing_update
+        flops += 2.0 * b * sl * t
+        active = active - owned
+    return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops}
+
+
+def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
+    """Leading terms of the words sent per rank, averaged over ranks (module doc)."""
+    p = px * py * c
+    half = n * n / (2.0 * p)
+    scatter = (px + 1) * (c - 1) / c
+    return half * (2 * (c - 1) + (px > 1) + (py > 1) + scatter) \
+        + n * v * px * (1 + np.log2(px)) / p
+
+
+FORMULA = ("2.5D LU (COnfLUX, tournament pivoting), words sent/rank ~ N^2/(2P) "
+           "[2(c-1) reduce panel + pivot rows, 1 allgather pivot rows, 1 bcast L, "
+           "(Px+1)(c-1)/c scatter L and U] + N v Px (1 + log2 Px)/P [L00, tournament]; "
+           "exact counts from the step plan")
+
+
+def conflux_costs(n: int, v: int, px: int, py: int, c: int,
+                  pivots: str | Sequence[np.ndarray] = "none") -> RankCosts:
+    """Per-rank costs (world rank = layer Px Py + x Py + y), see the module doc."""
+    counts = conflux_plan_counts(n, v, px, py, c, pivots)
+    label = pivots if isinstance(pivots, str) else "as measured"
+    return RankCosts(bytes_sent=sum(counts["sent"].values()).reshape(-1),
+                     bytes_recv=sum(counts["recv"].values()).reshape(-1),
+                     msgs_sent=counts["msgs"].reshape(-1), flops=counts["flops"].reshape(-1),
+                     formula=f"{FORMULA} (pivots: {label})")
+
+
+def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
+    """Per-rank words of the busiest rank: the local block, the factors kept for
+    verification and the panel/row buffers of one step."""
+    rows = -(-n // (v * px)) * v
+    cols = -(-n // (v * py)) * v
+    return rows * cols + (rows * cols) / c + 4 * (rows + cols) * v
+
+
+def grid_candidates(p: int) -> list[tuple[int, int, int]]:
+    """Every Px x Py x c with Px Py c = p (Px > Py included: the tournament runs on Px)."""
+    return [(px, (p // c) // px, c) for c in divisors(p) for px in divisors(p // c)]
+
+
+def predicted_time(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
+                   pivots: str = "uniform") -> float:
+    return float(conflux_costs(n, v, px, py, c, pivots).times(profile).max())
+
+
+def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
+                    tile_sizes: Sequence[int] = TILE_SIZES) -> list[dict]:
+    """Every admissible (Px, Py, c, v) with its predicted words, messages, memory, time."""
+    rows = []
+    for px, py, c in grid_candidates(p):
+        for v in tile_sizes:
+            if v > n or v // c < min(MIN_SLICE, v):
+                continue
+            costs = conflux_costs(n, v, px, py, c, "uniform")
+            mem = memory_words(n, v, px, py, c) * WORD
+            rows.append({"px": px, "py": py, "c": c, "v": v,
+                         "bytes_sent_max": float(costs.bytes_sent.max()),
+                         "bytes_sent_mean": float(costs.bytes_sent.mean()),
+                         "bytes_recv_max": float(costs.bytes_recv.max()),
+                         "msgs_max": float(costs.msgs_sent.max()),
+                         "mem_bytes": mem, "fits": mem <= mem_bytes,
+                         "time_s": float(costs.times(profile).max())})
+    return rows
+
+
+def choose_config(n: int, p: int, mem_bytes: float, profile: MachineProfile,
+                  tile_sizes: Sequence[int] = TILE_SIZES) -> tuple[int, int, int, int]:
+    """(Px, Py, c, v) minimising the predicted time among those within `mem_bytes`.
+
+    Ties (equal predicted time within 0.1%) go to fewer bytes sent by the busiest rank.
+    Raises ValueError when nothing fits."""
+    table = [row for row in candidate_table(n, p, mem_bytes, profile, tile_sizes) if row["fits"]]
+    if not table:
+        raise ValueError(f"no {p}-rank grid fits N={n} in {mem_bytes / 2**20:.0f} MiB per rank")
+    best = min(row["time_s"] for row in table)
+    close = [row for row in table if row["time_s"] <= best * 1.001]
+    row = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
+    return row["px"], row["py"], row["c"], row["v"]
