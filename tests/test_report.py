@@ -13,7 +13,7 @@ from synthetic_records import make_record
 
 from linalg_io.cli import main
 from linalg_io.errors import InputError
-from linalg_io.records import append_record, load_records
+from linalg_io.records import append_record, flatten, load_records
 from linalg_io.report import plots, tables
 from linalg_io.report.build import build_report
 
@@ -132,6 +132,20 @@ def test_plots_draw_the_records_values(results):
     points = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in lines}
     assert points["2d n=1024 nb=64 dist=diagdom"] == ([4.0], [pytest.approx(4.0)])
     assert points["conflux n=1024 nb=64 dist=random"] == ([8.0], [pytest.approx(2.0)])
+
+
+def test_labels_name_what_varies_and_model_phases_stand_beside():
+    records = [make_record(run_id="x", nranks=2, per_rank_sent=[2e6, 2e6]),
+               make_record(run_id="y", params={"n": 2048, "nb": 64, "grid": [2, 2, 1],
+                                                "dist": "random"})]
+    records[1]["model"]["by_phase"] = {"panel": 1e6, "swap": 5e5}
+    frame = pd.DataFrame([flatten(r) for r in records])
+    assert plots.run_labels(frame) == ["2d n=1024 P=2", "2d n=2048 P=4"]
+    bars = plots.phase_figure(frame, "lu").axes[0].patches
+    heights = [round(b.get_height(), 6) for b in bars]
+    # measured: panel then update, two runs each; model: panel then swap
+    assert heights == [0.5, 1.0, 1.5, 3.0, 0.0, 1.0, 0.0, 0.5]
+    assert [b.get_hatch() for b in bars] == [None] * 4 + ["//"] * 4
 
 
 def test_balance_plots_split_into_pages_of_panels():

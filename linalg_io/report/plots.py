@@ -35,17 +35,24 @@ def figure_png(figure: Figure, dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
+def varying(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` without the params.* columns that hold one value in every row."""
+    constant = [c for c in frame.columns if c.startswith("params.")
+                and frame[c].map(repr).nunique() <= 1]
+    return frame.drop(columns=constant)
+
+
 def run_labels(frame: pd.DataFrame) -> list[str]:
-    """'2d n=1024 nb=64 grid=2x2 P=4' per row."""
+    """'2d n=1024 grid=2x2 P=4' per row: the parameters that differ between the rows."""
     algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
-    params = describe_params(frame)
+    params = describe_params(varying(frame))
     ranks = column(frame, "nranks")
-    return [f"{a} {p} P={'' if math.isnan(r) else int(r)}".replace("  ", " ")
+    return [" ".join(w for w in (a, p, f"P={'' if math.isnan(r) else int(r)}") if w)
             for a, p, r in zip(algos, params, ranks)]
 
 
 def _width(runs: int) -> float:
-    return min(30.0, max(6.0, 0.6 * runs + 2.5))
+    return min(30.0, max(7.0, 0.6 * runs + 2.5))
 
 
 def _label_axis(axes: Any, labels: list[str]) -> None:
@@ -139,28 +146,40 @@ def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     return figure
 
 
-def phase_columns(frame: pd.DataFrame) -> list[str]:
-    return sorted(c for c in frame.columns
-                  if c.startswith("traffic.by_phase.") and column(frame, c).notna().any())
+def phase_names(frame: pd.DataFrame, block: str) -> list[str]:
+    """Phases with a value in `block`.by_phase (block: traffic or model), sorted."""
+    prefix = f"{block}.by_phase."
+    return sorted(c.removeprefix(prefix) for c in frame.columns
+                  if c.startswith(prefix) and column(frame, c).notna().any())
 
 
 def phase_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
-    """Bytes sent by the busiest rank, stacked by phase, one bar per run."""
-    phases = phase_columns(frame)
-    if not phases:
+    """Bytes sent by the busiest rank, stacked by phase, one bar per run; where the
+    model gives phases too, its stacked bar (hatched) stands beside."""
+    measured = phase_names(frame, "traffic")
+    if not measured:
         return None
+    modelled = phase_names(frame, "model")
+    phases = sorted(set(measured) | set(modelled))
+    colours = {name: f"C{i % 10}" for i, name in enumerate(phases)}
     labels = run_labels(frame)
     x = np.arange(len(labels))
+    width = 0.38 if modelled else 0.6
     figure = new_figure(_width(len(labels)), 4.5)
     axes = figure.add_subplot()
-    bottom = np.zeros(len(labels))
-    for name in phases:
-        values = column(frame, name).fillna(0).to_numpy() / MB
-        axes.bar(x, values, 0.6, bottom=bottom, label=name.removeprefix("traffic.by_phase."))
-        bottom += values
+    for block, names, offset, hatch in (("traffic", measured, -width / 2 if modelled else 0, None),
+                                        ("model", modelled, width / 2, "//")):
+        bottom = np.zeros(len(labels))
+        for name in names:
+            values = column(frame, f"{block}.by_phase.{name}").fillna(0).to_numpy() / MB
+            axes.bar(x + offset, values, width, bottom=bottom, color=colours[name], hatch=hatch,
+                     edgecolor="white" if hatch else None,
+                     label=name if block == "traffic" or name not in measured else None)
+            bottom += values
     _label_axis(axes, labels)
     axes.set_ylabel("MB sent per repetition (busiest rank)")
-    axes.set_title(f"{kernel}: bytes by phase")
+    axes.set_title(f"{kernel}: bytes by phase" + (" (left measured, right model)"
+                                                  if modelled else ""))
     axes.legend(fontsize=8)
     return figure
 
