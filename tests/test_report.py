@@ -155,6 +155,24 @@ def test_balance_plots_split_into_pages_of_panels():
     assert [len(f.axes) for f in figures] == [plots.PANELS_PER_FIGURE, 2]
 
 
+def test_sparse_records_still_make_a_report(tmp_path):
+    path = tmp_path / "sparse.jsonl"
+    lines = [{"schema": 1, "kernel": "pingpong", "run_id": "p"},
+             {"schema": 1, "kernel": "lu", "algo": "2d", "params": {"n": 8}, "nranks": 2,
+              "time_s": {"median": 0.1}, "verify": {"passed": True}, "traffic": None,
+              "model": {}, "lower_bound": None},
+             {"schema": 1, "run_id": "no-kernel"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    build_report([path], tmp_path / "out", quiet=True)
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv", keep_default_na=False)
+    assert summary["kernel"].tolist() == ["pingpong", "lu", ""]
+    assert summary["verify"].tolist() == ["?", "PASSED", "?"]
+    lu = pd.read_csv(tmp_path / "out" / "lu.csv").iloc[0]
+    assert (lu["n"], lu["P"], lu["time_median_s"]) == (8, 2, 0.1)
+    assert math.isnan(lu["sent_max_MB"]) and math.isnan(lu["sent_over_model"])
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.png")) == []
+
+
 def test_markdown_formatting():
     table = pd.DataFrame({"name": ["a|b", "c"], "value": [1234567.0, float("nan")],
                           "small": [0.5, 1e-5]})

@@ -178,11 +178,17 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     table["sent_max_MB"] = column(frame, "traffic.bytes_sent.max") / MB
     table["model_MB"] = column(frame, "model.bytes_sent.max") / MB
     passed = frame["verify.passed"] if "verify.passed" in frame else pd.Series(None, index=frame.index)
-    table["verify"] = [
-        "?" if _missing(ok) else f"{metric}={value:.3g} {'PASSED' if ok else 'FAILED'}"
-        for ok, metric, value in zip(passed, _text_column(frame, "verify.metric"),
-                                     column(frame, "verify.value"))]
+    table["verify"] = [_verdict(ok, metric, value) for ok, metric, value in zip(
+        passed, _text_column(frame, "verify.metric"), column(frame, "verify.value"))]
     return table.reset_index(drop=True)
+
+
+def _verdict(passed: Any, metric: str, value: float) -> str:
+    """'hpl_residual=0.25 PASSED'; '?' when the record has no verdict."""
+    if _missing(passed):
+        return "?"
+    word = "PASSED" if passed else "FAILED"
+    return f"{metric}={value:.3g} {word}" if metric and not math.isnan(value) else word
 
 
 def format_cell(value: Any) -> str:
