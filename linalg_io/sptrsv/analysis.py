@@ -31,7 +31,7 @@ def row_of_entry(matrix: sp.csr_matrix) -> np.ndarray:
 
 def levels(lower: sp.csr_matrix) -> np.ndarray:
     """Dependency level of every row (0-based) of a lower-triangular CSR matrix."""
-    return levels_lower(lower.indptr, lower.indices)
+    return levels_lower(lower.indptr.astype(np.int64), lower.indices.astype(np.int32))
 
 
 def in_degrees(lower: sp.csr_matrix) -> np.ndarray:
@@ -157,6 +157,7 @@ class LocalSystem:
     segment_ptr: np.ndarray  # local rows of segment k: segment_ptr[k]:segment_ptr[k+1]
     outgoing: list[Batch]
     incoming: list[Batch]
+    rows_per_rank: np.ndarray  # local row count of every rank
 
     @property
     def n_local(self) -> int:
@@ -197,7 +198,7 @@ def local_system(lower: sp.csr_matrix, owner: np.ndarray, row_levels: np.ndarray
     cols = to_ext[sub.indices[keep]]
     if cols.size and cols.min() < 0:
         raise AssertionError("communication plan misses a value a local row reads")
-    indptr = np.zeros(rows.size + 1, dtype=np.int64)
+    indptr = np.zeros(rows.size + 1, dtype=np.int64)  # int64/int32: the kernel's index types
     np.cumsum(np.bincount(sub_rows[keep], minlength=rows.size), out=indptr[1:])
 
     def batches(selected: np.ndarray, outgoing: bool) -> list[Batch]:
@@ -218,7 +219,8 @@ def local_system(lower: sp.csr_matrix, owner: np.ndarray, row_levels: np.ndarray
         return result
 
     return LocalSystem(rows, ghosts, indptr, cols.astype(np.int32), sub.data[keep].copy(), diag,
-                       segment_ptr, batches(out_sel, True), batches(in_sel, False))
+                       segment_ptr, batches(out_sel, True), batches(in_sel, False),
+                       np.bincount(owner, minlength=plan.nranks))
 
 
 @dataclass

@@ -24,14 +24,14 @@ from linalg_io.sptrsv import analysis
 from linalg_io.sptrsv.matrices import as_lower, load_matrix
 
 
-def _local_solver(backend: str, system: analysis.LocalSystem, nrhs: int):
+def _local_solver_class(backend: str):
     if backend == "gpu":
         from linalg_io.kernels.sptrsv_gpu import GpuLocalSolve
 
-        return GpuLocalSolve(system, nrhs)
+        return GpuLocalSolve
     from linalg_io.sptrsv.local import CpuLocalSolve
 
-    return CpuLocalSolve(system, nrhs)
+    return CpuLocalSolve
 
 
 def _executor(algo: str):
@@ -71,8 +71,11 @@ class SptrsvCase:
         self.b = rng.standard_normal((n, self.nrhs))
         b_lower = self.b[::-1] if self.upper else self.b
         self.b_local = np.ascontiguousarray(b_lower[self.system.rows])
-        self.local = _local_solver(config.backend, self.system, self.nrhs)
-        self.executor = executor_class(comm, self.system, self.local)
+        solver_class = _local_solver_class(config.backend)
+        host, window = executor_class.allocate_host(comm, solver_class.host_rows(self.system),
+                                                    self.nrhs)
+        self.local = solver_class(self.system, host)
+        self.executor = executor_class(comm, self.system, self.local, window)
         self.params = {
             "matrix": self.spec, "n": n, "nnz": int(self.lower.nnz), "nrhs": self.nrhs,
             "upper": self.upper, "partition": self.partition,

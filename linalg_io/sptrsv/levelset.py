@@ -20,7 +20,12 @@ from linalg_io.sptrsv.analysis import LocalSystem
 class LevelSet:
     """Executor of the level-set schedule of one rank (buffers made once)."""
 
-    def __init__(self, comm: CountedComm, system: LocalSystem, local) -> None:
+    @staticmethod
+    def allocate_host(comm: CountedComm, rows: int, nrhs: int) -> tuple[np.ndarray, None]:
+        """The local solver's host buffer: plain memory (messages land in it)."""
+        return np.zeros((rows, nrhs)), None
+
+    def __init__(self, comm: CountedComm, system: LocalSystem, local, window: None) -> None:
         self.comm = comm
         self.system = system
         self.local = local

@@ -2,10 +2,13 @@
 
 The executors (level-set, synchronization-free) talk to a local solver through five
 calls, so the GPU solver (`linalg_io.kernels.sptrsv_gpu.GpuLocalSolve`) plugs in the same way:
-``load_rhs(b)``, ``solve(start, end)`` (local rows in solve order), ``pack(idx, out)``
+``host_rows(system)`` (rows of the host buffer it needs: here the whole extended
+vector, the ghosts starting at row ``ghost_row(n_local)``), ``load_rhs(b)``,
+``solve(start, end)`` (local rows in solve order), ``pack(idx, out)``
 (solved values into a host send buffer), ``ghosts_arrived(lo, hi)`` (host ghost rows
-lo..hi-1 now hold received values) and ``solution()``; ``ghosts`` is the host buffer
-that messages and one-sided Puts land in (it must never move).
+lo..hi-1 now hold received values) and ``solution()``; ``ghosts`` is the part of the
+host buffer that messages and one-sided Puts land in. The executor allocates the host
+buffer (window memory for the one-sided executor), so it never moves.
 """
 
 from __future__ import annotations
@@ -19,10 +22,19 @@ from linalg_io.sptrsv.analysis import LocalSystem
 class CpuLocalSolve:
     """Forward substitution of local rows with the Cython kernel (GIL released)."""
 
-    def __init__(self, system: LocalSystem, nrhs: int) -> None:
+    def __init__(self, system: LocalSystem, host: np.ndarray) -> None:
         self.system = system
-        self.x = np.zeros((system.n_ext, nrhs))
+        self.x = host
         self.ghosts = self.x[system.n_local:]
+
+    @staticmethod
+    def host_rows(system: LocalSystem) -> int:
+        return system.n_ext
+
+    @staticmethod
+    def ghost_row(n_local: int) -> int:
+        """First ghost row of the host buffer of a rank with `n_local` rows."""
+        return n_local
 
     def load_rhs(self, b_local: np.ndarray) -> None:
         self.x[:self.system.n_local] = b_local

@@ -28,12 +28,10 @@ from linalg_io.errors import InputError
 
 
 def _canonical(matrix: sp.spmatrix) -> sp.csr_matrix:
-    """CSR with sorted, summed indices, int64 row pointers and int32 columns, float64."""
+    """Float64 CSR with sorted, summed indices."""
     csr = sp.csr_matrix(matrix, dtype=np.float64)
     csr.sum_duplicates()
     csr.sort_indices()
-    csr.indptr = csr.indptr.astype(np.int64)
-    csr.indices = csr.indices.astype(np.int32)
     return csr
 
 
@@ -148,4 +146,6 @@ def as_lower(matrix: sp.csr_matrix, upper: bool) -> sp.csr_matrix:
     """The lower-triangular form the solvers work on: J U J for upper U (J reverses rows)."""
     if not upper:
         return matrix
-    return _canonical(matrix[::-1, ::-1])
+    n = matrix.shape[0]
+    coo = matrix.tocoo()
+    return _canonical(sp.coo_matrix((coo.data, (n - 1 - coo.row, n - 1 - coo.col)), shape=(n, n)))

@@ -20,14 +20,35 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.counting import CountedComm, CountedWin
 from linalg_io.sptrsv.analysis import LocalSystem, task_graph
+
+
+def _allocate(comm: CountedComm, count: int, dtype: type) -> tuple[CountedWin, np.ndarray]:
+    """Collective: a counted window over `count` new items and a NumPy view of them."""
+    itemsize = np.dtype(dtype).itemsize
+    window = MPI.Win.Allocate(count * itemsize, itemsize, comm=comm.comm)
+    memory = np.frombuffer(window.tomemory(), dtype=dtype, count=count) if count else \
+        np.zeros(0, dtype=dtype)
+    return CountedWin(window, comm), memory
 
 
 class SyncFree:
     """Executor of one rank: windows over its ghost buffer and its incoming-batch flags."""
 
-    def __init__(self, comm: CountedComm, system: LocalSystem, local) -> None:
+    @staticmethod
+    def allocate_host(comm: CountedComm, rows: int, nrhs: int) -> tuple[np.ndarray, CountedWin]:
+        """The local solver's host buffer as window memory (MPI.Win.Allocate).
+
+        Allocated windows let Open MPI use its shared-memory one-sided component on a
+        node (Puts and Accumulates complete without the target's help); across nodes
+        the RDMA component, progressed by the target's polling.
+        """
+        window, memory = _allocate(comm, rows * nrhs, np.float64)
+        return memory.reshape(rows, nrhs), window
+
+    def __init__(self, comm: CountedComm, system: LocalSystem, local,
+                 window: CountedWin) -> None:
         self.comm = comm
         self.system = system
         self.local = local
@@ -38,11 +59,14 @@ class SyncFree:
         self.sends_after = [[] for _ in range(system.nsegments)]
         for index, batch in enumerate(system.outgoing):
             self.sends_after[batch.segment].append(index)
-        self.flags = np.zeros(len(system.incoming), dtype=np.int64)
+        self.flag_win, self.flags = _allocate(comm, len(system.incoming), np.int64)
+        self.flags[:] = 0
         self.ghost_range = [(b.target_pos, b.target_pos + b.local.size) for b in system.incoming]
         self.one = np.ones(1, dtype=np.int64)
-        self.data_win = comm.Win_create(local.ghosts)
-        self.flag_win = comm.Win_create(self.flags)
+        self.data_win = window
+        first_ghost = type(local).ghost_row
+        self.target_disp = [(first_ghost(int(system.rows_per_rank[b.peer])) + b.target_pos) * nrhs
+                            for b in system.outgoing]
 
     def reset(self) -> None:
         """Clear the flags (before the barrier that starts a repetition)."""
@@ -61,7 +85,7 @@ class SyncFree:
             batch = self.system.outgoing[index]
             self.local.pack(batch.local, self.send_buffers[index])
             self.data_win.Put(self.send_buffers[index], batch.peer,
-                              target=batch.target_pos * self.nrhs)
+                              target=self.target_disp[index])
         self.data_win.Flush_all()
         for index in batches:
             batch = self.system.outgoing[index]
