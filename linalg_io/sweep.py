@@ -26,7 +26,8 @@ options, named as on its command line without dashes: ``nrhs``, ``min-bytes`` or
 Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P --out OUT``,
 so a failing point is reported and the sweep goes on; the sweep exits 0 when every
 point passed, else with the worst code of its points (3 environment > 2 bad input >
-1 verification failed or killed). ``--resume`` skips a point whose command line
+1 verification failed or killed; 130 when interrupted with ^C, after the summary
+of what ran). ``--resume`` skips a point whose command line
 (the record's ``command``, less its ``--out``) is already in the records file.
 At the end a summary table of the points' records is printed, and with ``--report``
 the report of the whole records file is written.
@@ -54,6 +55,7 @@ COMMON_KEYS = ("np", "reps", "warmup", "seed", "threads", "backend", "profile", 
 RUN_KEYS = ("command", "args") + COMMON_KEYS
 NOT_IN_ARGS = {"np", "out", "reps", "warmup", "seed", "threads", "backend", "profile"}
 EXIT_WORDS = {1: "verification failed", 2: "bad input", 3: "environment"}
+INTERRUPTED = 130  # ^C: the point's process group is killed, the summary still printed
 
 
 @dataclass(frozen=True)
@@ -306,7 +308,12 @@ def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) ->
             continue
         command = [sys.executable, "-m", "linalg_io", *point.argv, "--out", str(out)]
         start = time.monotonic()
-        launched = launch(command, point.timeout)
+        try:
+            launched = launch(command, point.timeout)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            codes.append(INTERRUPTED)
+            break
         seconds = time.monotonic() - start
         before = recorded.get(command_key(point.argv))
         recorded = records_by_command(out)

@@ -207,6 +207,22 @@ def test_resume_skips_recorded_points_only(tmp_path, capsys):
     assert len(without_resume.commands) == 9
 
 
+def test_interrupt_stops_the_sweep_after_a_summary(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    path = write(tmp_path, "runs: [{command: lu, np: [2, 3, 4], args: {n: 8}}]")
+    launcher = FakeLauncher()
+
+    def interrupted_at_second(command, timeout):
+        if launcher.commands:
+            raise KeyboardInterrupt
+        return launcher(command, timeout)
+
+    assert run_sweep(sweep_args(path, out=out), launch=interrupted_at_second) == 130
+    text = capsys.readouterr().out
+    assert "[2/3] lu n=8 P=3 ... interrupted" in text and "[3/3]" not in text
+    assert "3 points: 1 passed, 0 failed, 0 skipped" in text
+
+
 def test_resume_compares_the_command_without_its_out(tmp_path):
     assert command_key(["lu", "--n", "8", "--out", "a.jsonl", "--np", "2"]) == \
         ("lu", "--n", "8", "--np", "2")
