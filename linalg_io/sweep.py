@@ -139,13 +139,13 @@ def _mapping(where: str, value: Any, allowed: tuple[str, ...] | None = None) -> 
     return value
 
 
-def _cartesian(items: dict[str, Any]) -> list[dict[str, Any]]:
+def _cartesian(where: str, items: dict[str, Any]) -> list[dict[str, Any]]:
     """{a: [1, 2], b: 3} -> [{a: 1, b: 3}, {a: 2, b: 3}] (keys keep their order)."""
     keys = list(items)
     choices = [v if isinstance(v, list) else [v] for v in items.values()]
     for key, values in zip(keys, choices):
         if not values:
-            raise InputError(f"{key}: an empty list expands to no runs")
+            raise InputError(f"{where}: {key}: an empty list expands to no runs")
     return [dict(zip(keys, combo)) for combo in itertools.product(*choices)]
 
 
@@ -223,8 +223,8 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
         options = _command_options(command)
         args = _mapping(f"{where}: args", run.get("args") or {})
         common = {**defaults, **{k: v for k, v in run.items() if k in COMMON_KEYS}}
-        for common_point in _cartesian(common):
-            for args_point in _cartesian(args):
+        for common_point in _cartesian(where, common):
+            for args_point in _cartesian(where, args):
                 points.append(_point(where, command, options, common_point, args_point))
     return out, points
 

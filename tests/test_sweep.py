@@ -107,7 +107,7 @@ def test_lists_expand_to_a_cartesian_grid_in_order(tmp_path):
     ("runs: [{command: lu, np: 2, args: {out: x.jsonl}}]", "sweep sets --out itself"),
     ("runs: [{command: lu, np: 2, args: {reps: 3}}]", "give reps beside args"),
     ("runs: [{command: lu, np: 2, timeout: -1}]", "timeout must be a positive number"),
-    ("runs: [{command: lu, np: [], args: {n: 8}}]", "empty list"),
+    ("runs: [{command: lu, np: [], args: {n: 8}}]", r"runs\[0\]: np: an empty list"),
     ("runs: [{command: lu, np: 2, args: [n, 8]}]", "args: expected a mapping"),
     ("runs: [{command: lu\n  np: 2", "not valid YAML"),
     ("- just a list", "expected a mapping"),
