@@ -26,8 +26,10 @@ from linalg_io.sptrsv.matrices import as_lower, load_matrix
 
 def _local_solver_class(backend: str):
     if backend == "gpu":
+        from linalg_io.kernels.gpu import require_cupy
         from linalg_io.kernels.sptrsv_gpu import GpuLocalSolve
 
+        require_cupy()
         return GpuLocalSolve
     from linalg_io.sptrsv.local import CpuLocalSolve
 
@@ -109,7 +111,7 @@ class SptrsvCase:
         norm_l, res, xn, bn = norms[0], norms[1:1 + r], norms[1 + r:1 + 2 * r], norms[1 + 2 * r:]
         value = float(np.max(res / np.maximum(norm_l * xn + bn, np.finfo(float).tiny)))
         max_row_nnz = int(np.diff(self.lower.indptr).max(initial=1))
-        threshold = 16.0 * max_row_nnz * np.finfo(float).eps
+        threshold = float(16.0 * max_row_nnz * np.finfo(float).eps)
         pieces = world.gather((s.rows, x.copy()), root=0)
         agreement = None
         if self.comm.rank == 0:

@@ -1,0 +1,146 @@
+"""GPU local solve of the SpTRSV: a sync-free CuPy kernel, host-staged MPI around it.
+
+`GpuLocalSolve` is the GPU twin of `linalg_io.sptrsv.local.CpuLocalSolve` (same calls,
+one rank per GPU). The extended vector [local rows | ghosts] lives on the device; the
+host buffer holds only the ghosts, where messages and one-sided Puts land, and each
+batch is copied up when it has arrived (`ghosts_arrived`); values to send are gathered
+on the device and copied down (`pack`). A segment of rows start..end-1 is solved as
+
+    left = b[start:end] - L_outside @ x_ext      (cuSPARSE SpMV/SpMM: values already known)
+    sync-free kernel on the block L[start:end, start:end]   (kernels/cuda/sptrsv_syncfree.cu)
+
+`solve_triangular_gpu` runs the kernel on a whole lower-triangular matrix (one GPU).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from linalg_io.kernels.gpu import require_cupy, select_device_for_rank
+
+KERNEL_SOURCE = Path(__file__).with_name("cuda") / "sptrsv_syncfree.cu"
+WARPS_PER_BLOCK = 4
+LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                        "PMI_LOCAL_RANK")
+
+
+@lru_cache(maxsize=None)
+def _kernel():
+    cupy = require_cupy()
+    module = cupy.RawModule(code=KERNEL_SOURCE.read_text(), options=("--std=c++14",))
+    return module.get_function("sptrsv_syncfree_csc")
+
+
+class _Block:
+    """Device data of one diagonal block: its CSC, in-degrees, diagonal, outside part."""
+
+    def __init__(self, cupy, csr: sp.csr_matrix, diag: np.ndarray, start: int, end: int,
+                 n_cols: int) -> None:
+        import cupyx.scipy.sparse as csp
+
+        lo, hi = csr.indptr[start], csr.indptr[end]
+        row = np.repeat(np.arange(end - start), np.diff(csr.indptr[start:end + 1]))
+        col = csr.indices[lo:hi].astype(np.int64)
+        data = csr.data[lo:hi]
+        inside = (col >= start) & (col < end)
+        block = sp.csc_matrix((data[inside], (row[inside], col[inside] - start)),
+                              shape=(end - start, end - start))
+        block.sort_indices()
+        self.size = end - start
+        self.colptr = cupy.asarray(block.indptr.astype(np.int64))
+        self.rowidx = cupy.asarray(block.indices.astype(np.int32))
+        self.val = cupy.asarray(block.data)
+        self.diag = cupy.asarray(diag[start:end])
+        self.in_degree = cupy.asarray(
+            np.bincount(row[inside], minlength=self.size).astype(np.int32))
+        outside = sp.csr_matrix((data[~inside], (row[~inside], col[~inside])),
+                                shape=(self.size, n_cols))
+        self.outside = csp.csr_matrix(outside) if outside.nnz else None
+
+
+def _run_block(cupy, block: _Block, left, x_out) -> None:
+    """Solve block * x_out = left in place (left is consumed)."""
+    if block.size == 0:
+        return
+    in_degree = block.in_degree.copy()
+    next_column = cupy.zeros(1, dtype=np.int32)
+    threads = 32 * WARPS_PER_BLOCK
+    grid = (block.size + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
+    _kernel()((grid,), (threads,), (block.colptr, block.rowidx, block.val, block.diag, left,
+                                    in_degree, x_out, np.int32(block.size),
+                                    np.int32(left.shape[1]), next_column))
+
+
+class GpuLocalSolve:
+    """One rank's local solve on its GPU (see module doc)."""
+
+    def __init__(self, system, host: np.ndarray) -> None:
+        cupy = require_cupy()
+        local_rank = next((int(os.environ[v]) for v in LOCAL_RANK_VARIABLES if v in os.environ), 0)
+        select_device_for_rank(local_rank)
+        self.cupy = cupy
+        self.system = system
+        self.ghosts = host
+        self.x = cupy.zeros((system.n_ext, host.shape[1]))
+        self._offdiag = sp.csr_matrix((system.vals, system.cols, system.indptr),
+                                      shape=(system.n_local, system.n_ext))
+        self._blocks: dict[tuple[int, int], _Block] = {}
+        self._device_index: dict[int, object] = {}
+
+    @staticmethod
+    def host_rows(system) -> int:
+        return system.ghosts.size
+
+    @staticmethod
+    def ghost_row(n_local: int) -> int:
+        """The host buffer holds only ghosts."""
+        return 0
+
+    def load_rhs(self, b_local: np.ndarray) -> None:
+        self.x[:self.system.n_local] = self.cupy.asarray(b_local)
+
+    def solve(self, start: int, end: int) -> None:
+        if end <= start:
+            return
+        key = (int(start), int(end))
+        block = self._blocks.get(key)
+        if block is None:
+            block = _Block(self.cupy, self._offdiag, self.system.diag, *key, self.system.n_ext)
+            self._blocks[key] = block
+        left = self.x[start:end].copy()
+        if block.outside is not None:
+            left -= block.outside @ self.x
+        _run_block(self.cupy, block, left, self.x[start:end])
+
+    def pack(self, local_idx: np.ndarray, out: np.ndarray) -> None:
+        index = self._device_index.get(id(local_idx))
+        if index is None:
+            index = self._device_index[id(local_idx)] = self.cupy.asarray(local_idx)
+        out[...] = self.x[index].get()
+
+    def ghosts_arrived(self, lo: int, hi: int) -> None:
+        first = self.system.n_local
+        self.x[first + lo:first + hi] = self.cupy.asarray(self.ghosts[lo:hi])
+
+    def solution(self) -> np.ndarray:
+        return self.x[:self.system.n_local].get()
+
+    def extended(self) -> np.ndarray:
+        return self.x.get()
+
+
+def solve_triangular_gpu(lower: sp.csr_matrix, b):
+    """x with lower @ x = b on the GPU by the sync-free kernel (b: CuPy, (n,) or (n, r))."""
+    cupy = require_cupy()
+    diag = lower.diagonal()
+    strict = sp.tril(lower, k=-1, format="csr")
+    block = _Block(cupy, strict, diag, 0, lower.shape[0], lower.shape[0])
+    left = cupy.array(b, dtype=np.float64).reshape(lower.shape[0], -1)
+    x = cupy.empty_like(left)
+    _run_block(cupy, block, left, x)
+    return x.reshape(b.shape)
