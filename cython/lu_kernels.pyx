@@ -26,6 +26,8 @@ cnp.import_array()
 
 cdef int _ld(double[:, :] a) except -1:
     """Leading dimension of a column-major view (raises on a row-major one)."""
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        return max(1, a.shape[0])
     if a.shape[0] > 1 and a.strides[0] != sizeof(double):
         raise ValueError("expected unit stride down the columns (a Fortran-ordered view)")
     if a.shape[1] > 1:

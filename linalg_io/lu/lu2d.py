@@ -18,7 +18,10 @@ swap     the diagonal rank sends the top rows displaced by the pivots to the pro
          rows owning the pivot positions (one message per process row). Only the
          trailing columns are swapped: as in HPL, the L columns to the left keep the
          row order of their step (solve2d applies the pivots step by step).
-update   trailing dgemm A22 -= L21 U12 (Cython, GIL released).
+update   trailing dgemm A22 -= L21 U12 (Cython, GIL released). Look-ahead of depth 1:
+         the process column owning block column k+1 updates those columns first and
+         factors that panel before the rest of its update, so the panel overlaps the
+         other process columns' update (same messages, same order per communicator).
 
 Per rank (average, Pr, Pc > 1): N^2/(2 Pr Pc) words in bcast_L, between N^2/(2 Pr Pc)
 (no row swaps) and N^2/(2 Pc) (worst-case pivots) in bcast_U + swap, N (NB + 2)/Pc +
@@ -87,17 +90,16 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
     pivots = np.empty(params.n, dtype=np.int64)
     nb = params.nb
     lbuf = np.empty(nb * nb + nb + 1 + a.shape[0] * nb)
-    for step in plan(grid, params):
+    steps = list(plan(grid, params))
+    factored = None   # the look-ahead: (top, ipiv, info) of this step's panel, done early
+    for index, step in enumerate(steps):
         j0, kb, j1 = step.j0, step.kb, step.j1
         m_below = a.shape[0] - step.below_row
         lsize = kb * kb + kb + 1 + m_below * kb
         panel_cols = slice(step.panel_col, step.panel_col + kb)
         if grid.mycol == step.pcol:
-            with comm.phase("panel"):
-                if grid.pr == 1:
-                    top, ipiv, info = _panel_local(a[j0:, panel_cols], j0)
-                else:
-                    top, ipiv, info = _panel_distributed(grid, a[:, panel_cols], step, nb)
+            top, ipiv, info = factored or _factor_panel(grid, a, step, nb)
+            factored = None
             l21 = a[step.below_row:, panel_cols]
             if grid.pc > 1:
                 lbuf[:kb * kb] = top.ravel(order="F")
@@ -129,8 +131,27 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
             kernels.trsm_lower_unit(top, u)
             if grid.myrow == step.prow:
                 trailing[step.top_row:step.top_row + kb] = u
-        kernels.gemm_minus(trailing[step.below_row:], l21, u)
+        below = trailing[step.below_row:]
+        ahead = steps[index + 1] if index + 1 < len(steps) else None
+        if ahead is not None and grid.mycol == ahead.pcol:
+            # look-ahead: update and factor the next panel before the rest of the update,
+            # so the other process columns' update overlaps this panel factorization
+            kernels.gemm_minus(below[:, :ahead.kb], l21, u[:, :ahead.kb])
+            factored = _factor_panel(grid, a, ahead, nb)
+            kernels.gemm_minus(below[:, ahead.kb:], l21, u[:, ahead.kb:])
+        else:
+            kernels.gemm_minus(below, l21, u)
     return pivots
+
+
+def _factor_panel(grid: Grid2D, a: np.ndarray, step: _Step,
+                  nb: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Factor block column `step` on its process column: (top block, pivots, info)."""
+    panel_cols = slice(step.panel_col, step.panel_col + step.kb)
+    with grid.comm.phase("panel"):
+        if grid.pr == 1:
+            return _panel_local(a[step.j0:, panel_cols], step.j0)
+        return _panel_distributed(grid, a[:, panel_cols], step, nb)
 
 
 def _panel_local(panel: np.ndarray, j0: int) -> tuple[np.ndarray, np.ndarray, int]:

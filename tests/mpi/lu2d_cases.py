@@ -39,15 +39,21 @@ for case in json.loads(sys.argv[1]):
     a_orig = matrix_entries(dist, 0, n, rows, cols)
     a = a_orig.copy(order="F")
     comm.counter.reset()
+    sub.Barrier()
+    start = MPI.Wtime()
     pivots = lu2d(grid, a, params)
+    time_factor = MPI.Wtime() - start
     counter = comm.counter
     mine = {"sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
             "by_phase": dict(counter.sent_by_phase)}
     everyone = sub.gather(mine, root=0)
     b = vector_entries(0, n, np.arange(n))
+    start = MPI.Wtime()
     x = lu2d_solve(grid, a, pivots, params, b)
+    time_solve = MPI.Wtime() - start
     check = hpl_residual(grid, a_orig, x, b, params)
-    entry = {"case": case, "residual": check["scaled_residual"], "traffic": everyone}
+    entry = {"case": case, "residual": check["scaled_residual"], "traffic": everyone,
+             "time_factor": time_factor, "time_solve": time_solve}
     lu = gather_lapack_form(grid, a, pivots, n, nb) if case.get("check_factors") else None
     if sub.rank == 0 and lu is not None:
         import scipy.linalg
