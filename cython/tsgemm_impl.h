@@ -1,0 +1,379 @@
+/* Tall-and-skinny GEMM micro-kernels, one instantiation per element type.
+ *
+ * Included twice by tsgemm_kernels.h with T (element type), V (32-byte GCC vector of
+ * T), W (elements per vector), SFX (name suffix) and TS_STREAM (non-temporal store
+ * of one V) defined. Every kernel streams its tall operand(s) exactly once from
+ * memory; the small operand sits in L1 (packed) and the output tile in registers:
+ * accumulators are arrays of V indexed by compile-time constants after inlining, so
+ * GCC keeps them in registers (at most 12 of the 16 ymm registers).
+ */
+
+/* Register tile height for NV vectors per row: R * NV accumulators + NV rows of B +
+ * one broadcast must fit the 16 vector registers. */
+#define TS_ROWS_FOR(nv) ((nv) == 1 ? 8 : (nv) == 2 ? 6 : (nv) == 3 ? 4 : 2)
+#define TS_CAT2(a, b) a##_##b
+#define TS_CAT(a, b) TS_CAT2(a, b)
+#define F(name) TS_CAT(name, SFX)
+
+static inline V F(ld)(const T *p) { V v; __builtin_memcpy(&v, p, sizeof v); return v; }
+static inline void F(st)(T *p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+static inline V F(bc)(T x) { return (V)TS_BCAST(x); }
+static inline V F(ld_part)(const T *p, int count)
+{
+    V v = {0};
+    __builtin_memcpy(&v, p, (size_t)count * sizeof(T));
+    return v;
+}
+static inline void F(st_part)(T *p, V v, int count)
+{
+    __builtin_memcpy(p, &v, (size_t)count * sizeof(T));
+}
+
+/* ---------------------------------------------------------------------------
+ * C = A B, A row-major (m x k, lda), B packed, C row-major (ldc).
+ * Packed B: column panels of TS_NV_MAX vectors; panel cp holds rows p = 0..k-1,
+ * each TS_NV_MAX*W wide, zero padded: bp[(cp * k + p) * TS_NV_MAX * W + j].
+ * Micro-kernel: R rows of A times one panel of NV vectors over rows p0..p0+kb-1.
+ */
+static inline __attribute__((always_inline)) void F(mk_ab_c)(
+    const int R, const int NV, long blocks, const T *restrict a, long lda, int kb,
+    const T *restrict bp, T *restrict c, long ldc, int ncols, int accumulate, int stream,
+    int prefetch_rows)
+{
+    for (long blk = 0; blk < blocks; ++blk, a += R * lda, c += R * ldc) {
+        V acc[8][4];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[r][v] = F(bc)(0);
+        for (int p = 0; p < kb; ++p) {
+            V b[4];
+            if (prefetch_rows && (p % (64 / (int)sizeof(T))) == 0) {
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r)
+                    __builtin_prefetch(a + (r + prefetch_rows) * lda + p);
+            }
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                b[v] = F(ld)(bp + (long)p * TS_NV_MAX * W + v * W);
+                TS_KEEP(b[v]);
+            }
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                V ar = F(bc)(a[r * lda + p]);
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) acc[r][v] += ar * b[v];
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            T *cr = c + r * ldc;
+            if (ncols == NV * W) {
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    V x = acc[r][v];
+                    if (accumulate) x += F(ld)(cr + v * W);
+                    if (stream) TS_STREAM(cr + v * W, x); else F(st)(cr + v * W, x);
+                }
+            } else {
+                for (int v = 0; v < NV && v * W < ncols; ++v) {
+                    int count = ncols - v * W < W ? ncols - v * W : W;
+                    V x = acc[r][v];
+                    if (accumulate) x += F(ld_part)(cr + v * W, count);
+                    F(st_part)(cr + v * W, x, count);
+                }
+            }
+        }
+    }
+}
+
+#define TS_AB_C(RR, NN) case RR * 8 + NN: F(mk_ab_c)(RR, NN, blocks, a, lda, kb, bp, c, ldc, \
+    ncols, accumulate, stream, prefetch_rows); break;
+
+static void F(mk_ab_c_any)(int R, int NV, long blocks, const T *a, long lda, int kb,
+                           const T *bp, T *c, long ldc, int ncols, int accumulate, int stream,
+                           int prefetch_rows)
+{
+    switch (R * 8 + NV) {
+        TS_AB_C(1, 1) TS_AB_C(2, 1) TS_AB_C(3, 1) TS_AB_C(4, 1)
+        TS_AB_C(5, 1) TS_AB_C(6, 1) TS_AB_C(7, 1) TS_AB_C(8, 1)
+        TS_AB_C(1, 2) TS_AB_C(2, 2) TS_AB_C(3, 2) TS_AB_C(4, 2) TS_AB_C(5, 2) TS_AB_C(6, 2)
+        TS_AB_C(1, 3) TS_AB_C(2, 3) TS_AB_C(3, 3) TS_AB_C(4, 3)
+        TS_AB_C(1, 4) TS_AB_C(2, 4)
+    }
+}
+
+/* Rows [r0, r1) of C = A B (row-major A and C). k is cut into panels of kb rows of B
+ * so that the packed panel (kb x n) stays in L1; A is read once (each row segment
+ * of a panel once), C is rewritten per k panel (from L2), streamed on the last one. */
+static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *bp,
+                         T *c, long ldc, int stream)
+{
+    const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
+    int kb = 16384 / (panels * TS_NV_MAX * W * (int)sizeof(T));
+    if (kb < 8) kb = 8;
+    if (kb > k) kb = k;
+    for (int p0 = 0; p0 < k; p0 += kb) {
+        const int depth = k - p0 < kb ? k - p0 : kb;
+        const int accumulate = p0 > 0, last = p0 + depth == k;
+        const int prefetch_rows = k > 64 ? 8 : 0;
+        /* One panel of C columns: the row loop runs inside the micro-kernel. Several
+         * panels (n > 4W): 2-row blocks visit every panel while A's rows are in L1. */
+        const long rows_per_sweep = panels == 1 ? 4096 : 2;
+        for (long i = r0; i < r1; i += rows_per_sweep) {
+            const long i_end = r1 - i < rows_per_sweep ? r1 : i + rows_per_sweep;
+            for (int cp = 0; cp < panels; ++cp) {
+                const int j0 = cp * TS_NV_MAX * W;
+                const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
+                const int nv = (ncols + W - 1) / W;
+                const int rows = panels > 1 ? 2 : TS_ROWS_FOR(nv);
+                const T *panel = bp + ((long)cp * k + p0) * TS_NV_MAX * W;
+                const long full = (i_end - i) / rows, rest = (i_end - i) % rows;
+                F(mk_ab_c_any)(rows, nv, full, a + i * lda + p0, lda, depth, panel,
+                               c + i * ldc + j0, ldc, ncols, accumulate, stream && last,
+                               prefetch_rows);
+                if (rest)
+                    F(mk_ab_c_any)((int)rest, nv, 1, a + (i + full * rows) * lda + p0, lda,
+                                   depth, panel, c + (i + full * rows) * ldc + j0, ldc, ncols,
+                                   accumulate, stream && last, prefetch_rows);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * C = A B, A column-major (m x k, lda), B row-major k x n (ldb), C column-major (ldc).
+ * Micro-kernel: 2 vectors of rows (2W rows) times NC columns of C, over p0..p0+kb-1;
+ * each A column segment is one load per vector, each B element one broadcast. */
+static inline __attribute__((always_inline)) void F(mk_ab_f)(
+    const int NC, const T *restrict a, long lda, int kb, const T *restrict b, long ldb,
+    T *restrict c, long ldc, int accumulate, int stream, int prefetch)
+{
+    V acc[6][2];
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) { acc[j][0] = F(bc)(0); acc[j][1] = F(bc)(0); }
+    for (int p = 0; p < kb; ++p) {
+        const T *ap = a + p * lda;
+        if (prefetch) __builtin_prefetch(ap + 16 * W);
+        V a0 = F(ld)(ap), a1 = F(ld)(ap + W);
+        TS_KEEP(a0);
+        TS_KEEP(a1);
+#pragma GCC unroll 6
+        for (int j = 0; j < NC; ++j) {
+            V bj = F(bc)(b[p * ldb + j]);
+            acc[j][0] += a0 * bj;
+            acc[j][1] += a1 * bj;
+        }
+    }
+#pragma GCC unroll 6
+    for (int j = 0; j < NC; ++j) {
+        T *cj = c + j * ldc;
+        V x0 = acc[j][0], x1 = acc[j][1];
+        if (accumulate) { x0 += F(ld)(cj); x1 += F(ld)(cj + W); }
+        if (stream) { TS_STREAM(cj, x0); TS_STREAM(cj + W, x1); }
+        else { F(st)(cj, x0); F(st)(cj + W, x1); }
+    }
+}
+
+#define TS_AB_F(NN) case NN: F(mk_ab_f)(NN, a, lda, kb, b, ldb, c, ldc, accumulate, stream, \
+    prefetch); break;
+
+static void F(mk_ab_f_any)(int NC, const T *a, long lda, int kb, const T *b, long ldb, T *c,
+                           long ldc, int accumulate, int stream, int prefetch)
+{
+    switch (NC) { TS_AB_F(1) TS_AB_F(2) TS_AB_F(3) TS_AB_F(4) TS_AB_F(5) TS_AB_F(6) }
+}
+
+/* Rows [r0, r1) of C = A B (column-major A and C; b row-major k x n, ldb). Tiles of
+ * 256 rows x 64 columns of A (column segments of 1-2 KiB, read once from memory and
+ * kept in L2) swept by 2W-row micro-kernels for every 6-wide column panel of C; the
+ * C tile (256 x n) stays in L1/L2 across k panels and is streamed out after the last.
+ * Rows left over (< 2W) go scalar. */
+static void F(ab_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
+                         long ldb, T *c, long ldc, int stream)
+{
+    const long mb = 256;
+    const int kb = 64;
+    long i0 = r0;
+    for (; i0 + 2 * W <= r1; i0 += mb) {
+        long i1 = i0 + mb < r1 ? i0 + mb : r1;
+        i1 = i0 + (i1 - i0) / (2 * W) * (2 * W);
+        for (int p0 = 0; p0 < k; p0 += kb) {
+            const int depth = k - p0 < kb ? k - p0 : kb;
+            const int accumulate = p0 > 0, last = p0 + depth == k;
+            for (long i = i0; i < i1; i += 2 * W)
+                for (int j0 = 0; j0 < n; j0 += 6) {
+                    const int nc = n - j0 < 6 ? n - j0 : 6;
+                    F(mk_ab_f_any)(nc, a + p0 * lda + i, lda, depth, b + (long)p0 * ldb + j0,
+                                   ldb, c + j0 * ldc + i, ldc, accumulate, stream && last,
+                                   j0 == 0);
+                }
+        }
+        if (i1 < i0 + mb) { i0 = i1; break; }
+    }
+    for (long i = i0; i < r1; ++i)
+        for (int j = 0; j < n; ++j) {
+            T sum = 0;
+            for (int p = 0; p < k; ++p) sum += a[p * lda + i] * b[(long)p * ldb + j];
+            c[j * ldc + i] = sum;
+        }
+}
+
+/* ---------------------------------------------------------------------------
+ * C += A^T B over rows [r0, r1), A row-major (m x k, lda), B row-major (m x n, ldb),
+ * C row-major k x n (ldc, private to the caller). Rows in chunks of 128 (A and B
+ * chunks in L1/L2); per chunk, register tiles of KR rows of C x NV vectors. */
+static inline __attribute__((always_inline)) void F(mk_atb_c)(
+    const int KR, const int NV, const T *restrict a, long lda, const T *restrict b, long ldb,
+    long rows, T *restrict c, long ldc, int ncols)
+{
+    V acc[8][4];
+    const int full = ncols == NV * W;
+#pragma GCC unroll 8
+    for (int q = 0; q < KR; ++q)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[q][v] = F(bc)(0);
+    for (long i = 0; i < rows; ++i) {
+        V bv[4];
+        const T *bi = b + i * ldb;
+        if (full) {
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                bv[v] = F(ld)(bi + v * W);
+                TS_KEEP(bv[v]);
+            }
+        } else {
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)
+                bv[v] = F(ld_part)(bi + v * W, ncols - v * W < W ? ncols - v * W : W);
+        }
+#pragma GCC unroll 8
+        for (int q = 0; q < KR; ++q) {
+            V aq = F(bc)(a[i * lda + q]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[q][v] += aq * bv[v];
+        }
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < KR; ++q)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+            int count = ncols - v * W < W ? ncols - v * W : W;
+            T *cq = c + q * ldc + v * W;
+            F(st_part)(cq, F(ld_part)(cq, count) + acc[q][v], count);
+        }
+}
+
+#define TS_ATB_C(RR, NN) case RR * 8 + NN: F(mk_atb_c)(RR, NN, a, lda, b, ldb, rows, c, ldc, \
+    ncols); break;
+
+static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, long ldb,
+                            long rows, T *c, long ldc, int ncols)
+{
+    switch (KR * 8 + NV) {
+        TS_ATB_C(1, 1) TS_ATB_C(2, 1) TS_ATB_C(3, 1) TS_ATB_C(4, 1)
+        TS_ATB_C(5, 1) TS_ATB_C(6, 1) TS_ATB_C(7, 1) TS_ATB_C(8, 1)
+        TS_ATB_C(1, 2) TS_ATB_C(2, 2) TS_ATB_C(3, 2) TS_ATB_C(4, 2) TS_ATB_C(5, 2) TS_ATB_C(6, 2)
+        TS_ATB_C(1, 3) TS_ATB_C(2, 3) TS_ATB_C(3, 3) TS_ATB_C(4, 3)
+        TS_ATB_C(1, 4) TS_ATB_C(2, 4)
+    }
+}
+
+static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
+                          long ldb, T *c, long ldc)
+{
+    const long chunk = 128;
+    for (long i0 = r0; i0 < r1; i0 += chunk) {
+        const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
+        for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
+            const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
+            const int nv = (ncols + W - 1) / W;
+            const int kmax = TS_ROWS_FOR(nv);
+            for (int q0 = 0; q0 < k; q0 += kmax) {
+                const int kr = k - q0 < kmax ? k - q0 : kmax;
+                F(mk_atb_c_any)(kr, nv, a + i0 * lda + q0, lda, b + i0 * ldb + j0, ldb, rows,
+                                c + (long)q0 * ldc + j0, ldc, ncols);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * C += A^T B over rows [r0, r1), A column-major (lda), B column-major (ldb), C
+ * row-major k x n (ldc). Rows in chunks of 512 (column segments of 2-4 KiB);
+ * register tiles of KR columns of A x NJ columns of B, each accumulator a vector of
+ * partial sums over rows, summed horizontally at the end of the chunk. */
+static inline __attribute__((always_inline)) void F(mk_atb_f)(
+    const int KR, const int NJ, const T *restrict a, long lda, const T *restrict b, long ldb,
+    long rows, T *restrict c, long ldc)
+{
+    V acc[3][4];
+#pragma GCC unroll 3
+    for (int q = 0; q < KR; ++q)
+#pragma GCC unroll 4
+        for (int j = 0; j < NJ; ++j) acc[q][j] = F(bc)(0);
+    long i = 0;
+    for (; i + W <= rows; i += W) {
+        V aq[3];
+#pragma GCC unroll 3
+        for (int q = 0; q < KR; ++q) {
+            aq[q] = F(ld)(a + q * lda + i);
+            TS_KEEP(aq[q]);
+        }
+#pragma GCC unroll 4
+        for (int j = 0; j < NJ; ++j) {
+            V bj = F(ld)(b + j * ldb + i);
+            TS_KEEP(bj);
+#pragma GCC unroll 3
+            for (int q = 0; q < KR; ++q) acc[q][j] += aq[q] * bj;
+        }
+    }
+#pragma GCC unroll 3
+    for (int q = 0; q < KR; ++q)
+#pragma GCC unroll 4
+        for (int j = 0; j < NJ; ++j) {
+            T sum = 0;
+            for (int e = 0; e < W; ++e) sum += acc[q][j][e];
+            for (long t = i; t < rows; ++t) sum += a[q * lda + t] * b[j * ldb + t];
+            c[q * ldc + j] += sum;
+        }
+}
+
+#define TS_ATB_F(RR, NN) case RR * 8 + NN: F(mk_atb_f)(RR, NN, a, lda, b, ldb, rows, c, ldc); \
+    break;
+
+static void F(mk_atb_f_any)(int KR, int NJ, const T *a, long lda, const T *b, long ldb,
+                            long rows, T *c, long ldc)
+{
+    switch (KR * 8 + NJ) {
+        TS_ATB_F(1, 1) TS_ATB_F(1, 2) TS_ATB_F(1, 3) TS_ATB_F(1, 4)
+        TS_ATB_F(2, 1) TS_ATB_F(2, 2) TS_ATB_F(2, 3) TS_ATB_F(2, 4)
+        TS_ATB_F(3, 1) TS_ATB_F(3, 2) TS_ATB_F(3, 3) TS_ATB_F(3, 4)
+    }
+}
+
+static void F(atb_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
+                          long ldb, T *c, long ldc)
+{
+    const long chunk = 512;
+    for (long i0 = r0; i0 < r1; i0 += chunk) {
+        const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
+        for (int q0 = 0; q0 < k; q0 += 3) {
+            const int kr = k - q0 < 3 ? k - q0 : 3;
+            for (int j0 = 0; j0 < n; j0 += 4) {
+                const int nj = n - j0 < 4 ? n - j0 : 4;
+                F(mk_atb_f_any)(kr, nj, a + q0 * lda + i0, lda, b + j0 * ldb + i0, ldb, rows,
+                                c + (long)q0 * ldc + j0, ldc);
+            }
+        }
+    }
+}
+
+#undef F
+#undef TS_CAT
+#undef TS_CAT2
+#undef TS_ROWS_FOR
+#undef TS_AB_C
+#undef TS_AB_F
+#undef TS_ATB_C
+#undef TS_ATB_F

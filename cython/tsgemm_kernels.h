@@ -1,0 +1,75 @@
+/* Tall-and-skinny GEMM kernels (C side of linalg_io._kernels.tsgemm).
+ *
+ * tsgemm_impl.h is instantiated for double (suffix d) and float (suffix s) with
+ * 32-byte GCC vectors: AVX2 registers on x86-64-v3 and newer, pairs of SSE
+ * registers or scalars elsewhere (same results, lower speed). Non-temporal stores
+ * (TS_STREAM) are used only where the caller checked 32-byte alignment.
+ */
+#ifndef LINALG_IO_TSGEMM_KERNELS_H
+#define LINALG_IO_TSGEMM_KERNELS_H
+
+#include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+#define TS_NV_MAX 4
+
+typedef double ts_vd __attribute__((vector_size(32)));
+typedef float ts_vs __attribute__((vector_size(32)));
+
+/* TS_KEEP(v): keep a loaded vector in a register (stops GCC from folding the load into
+ * every FMA that uses it, which would double the load traffic of the micro-kernels). */
+#if defined(__AVX__)
+#define TS_KEEP(v) __asm__("" : "+x"(v))
+#else
+#define TS_KEEP(v) ((void)0)
+#endif
+
+#define T double
+#define V ts_vd
+#define W 4
+#define SFX d
+#if defined(__AVX__)
+#define TS_STREAM(p, v) _mm256_stream_pd((p), (__m256d)(v))
+#define TS_BCAST(x) _mm256_set1_pd(x)
+#else
+#define TS_BCAST(x) ((ts_vd){(x), (x), (x), (x)})
+#define TS_STREAM(p, v) st_d((p), (v))
+#endif
+#include "tsgemm_impl.h"
+#undef T
+#undef V
+#undef W
+#undef SFX
+#undef TS_STREAM
+#undef TS_BCAST
+
+#define T float
+#define V ts_vs
+#define W 8
+#define SFX s
+#if defined(__AVX__)
+#define TS_STREAM(p, v) _mm256_stream_ps((p), (__m256)(v))
+#define TS_BCAST(x) _mm256_set1_ps(x)
+#else
+#define TS_BCAST(x) ((ts_vs){(x), (x), (x), (x), (x), (x), (x), (x)})
+#define TS_STREAM(p, v) st_s((p), (v))
+#endif
+#include "tsgemm_impl.h"
+#undef T
+#undef V
+#undef W
+#undef SFX
+#undef TS_STREAM
+#undef TS_BCAST
+
+/* Order stores issued with TS_STREAM before the results are read elsewhere. */
+static inline void ts_store_fence(void)
+{
+#if defined(__AVX__)
+    _mm_sfence();
+#endif
+}
+
+#endif

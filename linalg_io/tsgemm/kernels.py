@@ -1,0 +1,107 @@
+"""Local tall-and-skinny products: the compiled kernels where they apply, BLAS beyond.
+
+`matmul(a, b, threads)` is C = A B (TSM2L, TSM2R, A B) and `matmul_tn(a, b, threads)`
+is C = A^T B, for NumPy arrays (CPU kernels of linalg_io._kernels.tsgemm) or CuPy
+arrays (linalg_io.kernels.tsm2_gpu). Each returns (C, kernel) where `kernel` names
+what ran, so the record says when BLAS did the work: the compiled kernels take
+float32/float64 with the small dimensions (n of A B, any k; k and n of A^T B) at
+most 64 and A (and, for A^T B, B) C- or Fortran-ordered; anything else is BLAS.
+Output C has A's order (A B) or is C-ordered (A^T B); A B outputs of 4 MiB or
+more are written with non-temporal stores (they would only evict A from cache).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_SMALL = 64
+STREAM_MIN_BYTES = 4 * 2**20
+_ALIGN = 64
+
+
+def compiled():
+    """The compiled module, or None when the Cython kernels are not built."""
+    try:
+        from linalg_io._kernels import tsgemm
+    except ImportError:
+        return None
+    return tsgemm
+
+
+def aligned_empty(shape: tuple[int, int], dtype, order: str) -> np.ndarray:
+    """An uninitialised array whose data starts on a 64-byte boundary."""
+    itemsize = np.dtype(dtype).itemsize
+    count = int(np.prod(shape))
+    raw = np.empty(count * itemsize + _ALIGN, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % _ALIGN
+    return raw[offset:offset + count * itemsize].view(dtype).reshape(shape, order=order)
+
+
+def _layout(x: np.ndarray) -> str | None:
+    if x.flags.c_contiguous:
+        return "C"
+    if x.flags.f_contiguous:
+        return "F"
+    return None
+
+
+def cpu_kernel_reason(a: np.ndarray, b: np.ndarray, small: dict[str, int]) -> str | None:
+    """Why the compiled kernel cannot take this product (None: it can); `small` names
+    the dimensions that must be at most MAX_SMALL."""
+    if compiled() is None:
+        return "Cython kernels not built"
+    if a.dtype != b.dtype or a.dtype not in (np.float32, np.float64):
+        return f"dtype {a.dtype}/{b.dtype} (kernels: float32, float64)"
+    too_big = [f"{name} = {value}" for name, value in small.items() if value > MAX_SMALL]
+    if too_big:
+        return f"{', '.join(too_big)} > {MAX_SMALL}"
+    if _layout(a) is None:
+        return "A neither C- nor Fortran-contiguous"
+    return None
+
+
+def _stream_ok(c: np.ndarray) -> bool:
+    lead = c.strides[0] if c.flags.c_contiguous else c.strides[1]
+    return c.nbytes >= STREAM_MIN_BYTES and c.ctypes.data % 32 == 0 and lead % 32 == 0
+
+
+def matmul(a, b, threads: int = 1):
+    """C = A B with A m x k, B k x n (k, n <= 64 for the compiled kernel); (C, kernel)."""
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"A is {a.shape}, B is {b.shape}: inner dimensions differ")
+    if not isinstance(a, np.ndarray):
+        from linalg_io.kernels import tsm2_gpu
+
+        return tsm2_gpu.matmul(a, b)
+    reason = cpu_kernel_reason(a, b, {"n": b.shape[1]})
+    if reason is not None:
+        return a @ b, f"blas ({reason})"
+    kernels = compiled()
+    m, n = a.shape[0], b.shape[1]
+    if _layout(a) == "C":
+        c = aligned_empty((m, n), a.dtype, "C")
+        kernels.ab_rowmajor(a, kernels.pack_b(b, a.dtype), c, n, threads, _stream_ok(c))
+        return c, "cython ab_rowmajor"
+    c = aligned_empty((m, n), a.dtype, "F")
+    kernels.ab_colmajor(a, np.ascontiguousarray(b), c, threads, _stream_ok(c))
+    return c, "cython ab_colmajor"
+
+
+def matmul_tn(a, b, threads: int = 1):
+    """C = A^T B with A m x k, B m x n (k, n <= 64 for the compiled kernel); (C, kernel).
+
+    A and B in different orders: B is copied into A's order first (one extra pass)."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"A is {a.shape}, B is {b.shape}: row counts differ")
+    if not isinstance(a, np.ndarray):
+        return a.T @ b, "cupy matmul"
+    reason = cpu_kernel_reason(a, b, {"k": a.shape[1], "n": b.shape[1]})
+    if reason is not None:
+        return a.T @ b, f"blas ({reason})"
+    kernels = compiled()
+    out = np.empty((a.shape[1], b.shape[1]), dtype=a.dtype)
+    if _layout(a) == "C":
+        kernels.atb_rowmajor(a, np.ascontiguousarray(b), out, threads)
+        return out, "cython atb_rowmajor" + ("" if _layout(b) == "C" else " (B copied to C order)")
+    kernels.atb_colmajor(a, np.asfortranarray(b), out, threads)
+    return out, "cython atb_colmajor" + ("" if _layout(b) == "F" else " (B copied to F order)")

@@ -1,0 +1,166 @@
+"""Model of the tall-and-skinny GEMM variants: traffic per rank and a roofline time.
+
+Problem (SPEC section 2): C = A B with A m x k, B k x n (tsm2r, tsm2l, ab), or
+C = A^T B with A m x k, B m x n (atb); s = bytes per element. Rows of A (and of B
+for atb) are cut into P contiguous blocks m_r (`row_blocks`: the first m mod P
+blocks one row longer); the algorithms (linalg_io.tsgemm.distributed) use the same
+function, so sizes agree by construction and the counts are checked against the
+counting communicator.
+
+Per rank r (SPEC section 4 rules; nothing moves when P = 1):
+  tsm2l  B replicated beforehand: no traffic.
+  ab     Bcast of B from rank 0: root sends k n s, every other rank receives k n s.
+  atb    Allreduce of the k x n partial products: sends and receives k n s.
+  tsm2r, 1D  A by rows, B by rows (k_r of its k rows on rank r): Allgatherv of B:
+         sends k_r n s, receives (k - k_r) n s.
+  tsm2r, 2D  Pr x Pc grid, A block (m_i x k_j) on rank (i, j), B piece k_j x n on
+         rank (0, j): Bcast down process column j (k_j n s), partial C (m_i x n)
+         reduced along process row i onto rank (i, 0) (m_i n s).
+Messages: one per collective in which the rank sends something.
+Time per rank: max(memory bytes / mem_bw, flops / gamma) + alpha msgs +
+beta max(sent, received), memory bytes = s (A block + B (piece) + C block), gamma
+the profile's dgemm rate (doubled for float32: twice the SIMD lanes); the run's
+time is the slowest rank's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linalg_io.layout.grid_shapes import square_2d
+from linalg_io.models.costs import RankCosts
+from linalg_io.models.profile import MachineProfile
+
+VARIANTS = ("tsm2r", "tsm2l", "atb", "ab")
+
+
+def row_blocks(total: int, parts: int) -> np.ndarray:
+    """Sizes of `parts` contiguous blocks of `total` rows (the first total mod parts get one more)."""
+    base, extra = divmod(total, parts)
+    return np.array([base + (1 if r < extra else 0) for r in range(parts)], dtype=np.int64)
+
+
+def block_start(total: int, parts: int, index: int) -> int:
+    """First row of block `index` of `row_blocks(total, parts)`."""
+    return int(row_blocks(total, parts)[:index].sum())
+
+
+def gamma_for(profile: MachineProfile, itemsize: int) -> float:
+    """Flop rate of one rank for this element size (float32: twice the dgemm rate)."""
+    return profile.gamma_flops * (8 / itemsize)
+
+
+def grid_for(variant: str, p: int, dist: str) -> tuple[int, int]:
+    """(Pr, Pc) of a distribution: (P, 1) for every 1D layout, the most square 2D grid
+    for tsm2r with dist '2d'."""
+    if variant == "tsm2r" and dist == "2d":
+        return square_2d(p)
+    return p, 1
+
+
+def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
+               dist: str = "1d") -> tuple[RankCosts, np.ndarray]:
+    """Per-rank traffic and flops (RankCosts) and memory bytes streamed (array)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant {variant!r} is not one of {VARIANTS}")
+    s = itemsize
+    sent = np.zeros(p, dtype=np.int64)
+    recv = np.zeros(p, dtype=np.int64)
+    msgs = np.zeros(p, dtype=np.int64)
+    if variant == "tsm2r" and dist == "2d":
+        pr, pc = grid_for(variant, p, dist)
+        rows, cols = row_blocks(m, pr), row_blocks(k, pc)
+        flops = np.zeros(p)
+        memory = np.zeros(p)
+        for rank in range(p):
+            i, j = divmod(rank, pc)
+            piece, partial = int(cols[j]) * n * s, int(rows[i]) * n * s
+            if pr > 1:
+                if i == 0:
+                    sent[rank] += piece
+                    msgs[rank] += 1 if piece else 0
+                else:
+                    recv[rank] += piece
+            if pc > 1:
+                if j > 0:
+                    sent[rank] += partial
+                    msgs[rank] += 1 if partial else 0
+                else:
+                    recv[rank] += partial
+            flops[rank] = 2.0 * rows[i] * cols[j] * n
+            memory[rank] = s * (rows[i] * cols[j] + cols[j] * n + rows[i] * n)
+        formula = (f"tsm2r 2D {pr}x{pc}: Bcast of B piece k_j n s down process columns, "
+                   f"Reduce of partial C m_i n s along process rows")
+        return RankCosts(sent, recv, msgs, flops, formula), memory
+
+    rows = row_blocks(m, p)
+    flops = 2.0 * rows * k * n
+    if variant == "atb":
+        memory = s * (rows * k + rows * n + k * n).astype(float)
+    else:
+        memory = s * (rows * k + k * n + rows * n).astype(float)
+    if p > 1:
+        if variant == "ab":
+            sent[0], msgs[0] = k * n * s, 1 if k * n else 0
+            recv[1:] = k * n * s
+        elif variant == "atb":
+            sent[:], recv[:], msgs[:] = k * n * s, k * n * s, 1 if k * n else 0
+        elif variant == "tsm2r":
+            pieces = row_blocks(k, p) * n * s
+            sent[:] = pieces
+            recv[:] = k * n * s - pieces
+            msgs[:] = (pieces > 0).astype(np.int64)
+    formula = {
+        "tsm2l": "B replicated beforehand: 0 bytes; local C_r = A_r B",
+        "ab": "Bcast of B (k n s) from rank 0; local C_r = A_r B",
+        "atb": "Allreduce of k x n partial A_r^T B_r: k n s sent and received",
+        "tsm2r": "tsm2r 1D: Allgatherv of B by rows: k_r n s sent, (k - k_r) n s received",
+    }[variant]
+    return RankCosts(sent, recv, msgs, flops, formula), memory
+
+
+def rank_times(costs: RankCosts, memory: np.ndarray, itemsize: int,
+               profile: MachineProfile) -> np.ndarray:
+    """Roofline of the local product plus alpha-beta of the logical traffic, per rank."""
+    local = np.maximum(memory / profile.mem_bw_bytes_per_s,
+                       costs.flops / gamma_for(profile, itemsize))
+    moved = np.maximum(costs.bytes_sent, costs.bytes_recv)
+    return local + profile.alpha_s * costs.msgs_sent + profile.beta_s_per_byte * moved
+
+
+def choose_dist(m: int, n: int, k: int, p: int, itemsize: int,
+                profile: MachineProfile) -> str:
+    """tsm2r: '1d' or '2d', whichever the model predicts faster (1D on a tie or P = 1)."""
+    if p == 1:
+        return "1d"
+    times = {}
+    for dist in ("1d", "2d"):
+        costs, memory = rank_costs("tsm2r", m, n, k, p, itemsize, dist)
+        times[dist] = float(rank_times(costs, memory, itemsize, profile).max())
+    return "2d" if times["2d"] < times["1d"] else "1d"
+
+
+def model_block(variant: str, m: int, n: int, k: int, p: int, itemsize: int, dist: str,
+                profile: MachineProfile) -> dict:
+    """The record's `model` block, its time the roofline-plus-communication prediction."""
+    costs, memory = rank_costs(variant, m, n, k, p, itemsize, dist)
+    block = costs.record_block(profile)
+    block["time_s"] = float(rank_times(costs, memory, itemsize, profile).max())
+    block["memory_bytes"] = {"max": float(memory.max()), "mean": float(memory.mean())}
+    block["time_formula"] = ("max(memory bytes / mem_bw, flops / gamma) + alpha msgs + "
+                             "beta max(sent, recv), slowest rank")
+    return block
+
+
+def lower_bound(variant: str, m: int, n: int, k: int, p: int, itemsize: int) -> dict | None:
+    """Bytes some rank must receive, where a simple argument gives it.
+
+    tsm2l: 0 (B is already everywhere). ab: k n s (a non-root rank needs all of B).
+    atb: k n s (every rank ends with C, which depends on every rank's rows).
+    tsm2r: none stated (it depends on how A may be laid out)."""
+    if variant == "tsm2r":
+        return None
+    words = 0 if variant == "tsm2l" or p == 1 else k * n
+    formula = {"tsm2l": "0: B replicated", "ab": "k n s: a non-root rank must obtain B",
+               "atb": "k n s: every rank must obtain C, a function of all ranks' rows"}[variant]
+    return {"bytes_per_rank": float(words * itemsize), "formula": formula}
