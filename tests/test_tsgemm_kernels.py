@@ -1,0 +1,145 @@
+"""Local tall-and-skinny kernels against NumPy, and the tsgemm model's closed forms.
+
+Error metric: max |C - C_ref| / (|A| |B|) componentwise, C_ref in float64; the bound
+is inner * eps(dtype) (inner = summed dimension), the tolerance the runner uses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linalg_io.models import tsgemm as model
+from linalg_io.models.profile import load_profile
+from linalg_io.tsgemm import kernels
+from linalg_io.tsgemm.inputs import block
+
+pytestmark = pytest.mark.skipif(kernels.compiled() is None,
+                                reason="Cython kernels not built (make kernels)")
+DTYPES = (np.float32, np.float64)
+
+
+def scaled_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = np.maximum(np.abs(a64) @ np.abs(b64), np.finfo(np.float64).tiny)
+    return float(np.max(np.abs(c.astype(np.float64) - a64 @ b64) / scale))
+
+
+def operands(rng, shape_a, shape_b, dtype, order):
+    a = np.asarray(rng.standard_normal(shape_a), dtype=dtype, order=order)
+    b = np.asarray(rng.standard_normal(shape_b), dtype=dtype, order=order)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_ab_every_k_and_n_up_to_32_odd_m(dtype, order) -> None:
+    rng = np.random.default_rng(1)
+    eps = np.finfo(dtype).eps
+    for k in range(1, 33):
+        for n in sorted({1, 3, 4, k, 17, 32}):
+            m = 2 * k + 37 + n  # odd and even row counts, row tails of every length
+            a, b = operands(rng, (m, k), (k, n), dtype, order)
+            for threads in (1, 2):
+                c, kernel = kernels.matmul(a, b, threads)
+                layout = "rowmajor" if a.flags.c_contiguous else "colmajor"  # k = 1: both
+                assert kernel == f"cython ab_{layout}"
+                assert c.dtype == dtype and c.shape == (m, n)
+                assert scaled_error(c, a, b) <= k * eps, (k, n, m, threads)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_atb_every_k_and_n_up_to_32_odd_m(dtype, order) -> None:
+    rng = np.random.default_rng(2)
+    eps = np.finfo(dtype).eps
+    for k in range(1, 33):
+        for n in sorted({1, 4, k, 13, 32}):
+            m = 40 * k + 1 + 2 * n
+            a, b = operands(rng, (m, k), (m, n), dtype, order)
+            for threads in (1, 2):
+                c, kernel = kernels.matmul_tn(a, b, threads)
+                assert kernel.startswith("cython atb_") and "copied" not in kernel
+                assert scaled_error(c, a.T, b) <= m * eps, (k, n, m, threads)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_tsm2r_large_inner_dimension_and_wide_n(dtype, order) -> None:
+    """TSM2R: A large and regular (k panels, several column panels of B up to n = 64)."""
+    rng = np.random.default_rng(3)
+    eps = np.finfo(dtype).eps
+    for m, k, n in [(515, 1031, 16), (333, 700, 64), (97, 2000, 5), (1, 300, 33)]:
+        a, b = operands(rng, (m, k), (k, n), dtype, order)
+        for threads in (1, 2):
+            c, _ = kernels.matmul(a, b, threads)
+            assert scaled_error(c, a, b) <= k * eps, (m, k, n, threads)
+
+
+def test_streaming_stores_on_large_aligned_output() -> None:
+    """Outputs of >= 4 MiB take the non-temporal store path; the result is the same."""
+    rng = np.random.default_rng(4)
+    for order in ("C", "F"):
+        a, b = operands(rng, (70001, 8), (8, 8), np.float64, order)
+        c, _ = kernels.matmul(a, b, 2)
+        assert c.nbytes >= kernels.STREAM_MIN_BYTES and c.ctypes.data % 64 == 0
+        assert scaled_error(c, a, b) <= 8 * np.finfo(np.float64).eps
+
+
+def test_mixed_orders_and_fallbacks_say_what_ran() -> None:
+    rng = np.random.default_rng(5)
+    a = np.asarray(rng.standard_normal((101, 6)), order="C")
+    b_f = np.asfortranarray(rng.standard_normal((101, 5)))
+    c, kernel = kernels.matmul_tn(a, b_f, 1)
+    assert kernel == "cython atb_rowmajor (B copied to C order)"
+    assert scaled_error(c, a.T, b_f) <= 101 * np.finfo(np.float64).eps
+    c, kernel = kernels.matmul(a, rng.standard_normal((6, 65)), 1)
+    assert kernel == "blas (n = 65 > 64)"
+    c, kernel = kernels.matmul_tn(rng.standard_normal((50, 70)), rng.standard_normal((50, 3)))
+    assert kernel == "blas (k = 70 > 64)"
+    strided = rng.standard_normal((40, 12))[:, ::2]
+    c, kernel = kernels.matmul(strided, rng.standard_normal((6, 4)))
+    assert kernel.startswith("blas (A neither")
+    c, kernel = kernels.matmul(a.astype(np.float32), rng.standard_normal((6, 4)))
+    assert kernel.startswith("blas (dtype")
+
+
+def test_inputs_do_not_depend_on_the_decomposition() -> None:
+    whole = block("A", 3, (0, 50), (0, 9), 9, np.float64)
+    part = block("A", 3, (17, 31), (2, 7), 9, np.float32, "F")
+    assert np.array_equal(part, whole[17:31, 2:7].astype(np.float32))
+    assert part.flags.f_contiguous and -0.5 <= whole.min() and whole.max() < 0.5
+    assert not np.array_equal(whole, block("B", 3, (0, 50), (0, 9), 9, np.float64))
+
+
+def test_model_closed_forms() -> None:
+    s, m, n, k = 8, 1003, 16, 40
+    for p in (1, 2, 3, 4):
+        atb, _ = model.rank_costs("atb", m, n, k, p, s)
+        assert atb.bytes_sent.tolist() == [k * n * s * (p > 1)] * p
+        ab, _ = model.rank_costs("ab", m, n, k, p, s)
+        assert ab.bytes_recv.sum() == (p - 1) * k * n * s and ab.msgs_sent.sum() == (p > 1)
+        one_d, memory = model.rank_costs("tsm2r", m, n, k, p, s, "1d")
+        assert (one_d.bytes_sent + one_d.bytes_recv == k * n * s * (p > 1)).all()
+        assert one_d.flops.sum() == 2 * m * n * k
+        assert memory.sum() == s * (m * k + p * k * n + m * n)
+        two_d, _ = model.rank_costs("tsm2r", m, n, k, p, s, "2d")
+        pr, pc = model.grid_for("tsm2r", p, "2d")
+        assert two_d.bytes_sent.sum() == (k * n * s if pr > 1 else 0) \
+            + (m * n * s * (pc - 1) if pc > 1 else 0)
+        assert two_d.flops.sum() == 2 * m * n * k
+
+
+def test_model_picks_the_cheaper_tsm2r_distribution() -> None:
+    profile = load_profile()
+    for m, k, p in [(8192, 8192, 4), (64, 100000, 4), (100000, 64, 4), (5000, 5000, 2)]:
+        times = {}
+        for dist in ("1d", "2d"):
+            costs, memory = model.rank_costs("tsm2r", m, 16, k, p, 8, dist)
+            times[dist] = model.rank_times(costs, memory, 8, profile).max()
+        chosen = model.choose_dist(m, 16, k, p, 8, profile)
+        assert times[chosen] == min(times.values())
+    block_ = model.model_block("tsm2l", 2**22, 16, 16, 1, 8, "1d", profile)
+    expected = max(8 * (2**22 * 32 + 256) / profile.mem_bw_bytes_per_s,
+                   2 * 2**22 * 256 / profile.gamma_flops)
+    assert block_["time_s"] == pytest.approx(expected)
