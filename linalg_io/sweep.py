@@ -65,6 +65,7 @@ class SweepPoint:
     argv: tuple[str, ...]
     label: str
     timeout: float | None
+    args: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass
@@ -188,7 +189,8 @@ def _point(where: str, command: str, options: dict[str, argparse.Action],
                                 or timeout <= 0):
         raise InputError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
     label = " ".join([command] + shown + [f"P={common['np']}"])
-    return SweepPoint(argv=tuple(argv), label=label, timeout=timeout)
+    return SweepPoint(argv=tuple(argv), label=label, timeout=timeout,
+                      args=tuple((str(k), v) for k, v in args.items()))
 
 
 def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
@@ -257,6 +259,25 @@ def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
         if isinstance(command, list) and command:
             found[command_key(command[1:])] = record
     return found
+
+
+def asked_params(point: SweepPoint, record: dict) -> str:
+    """The parameters the sweep asked for, 'auto' ones with the record's choice:
+    'n=1024 grid=auto(2x2x1) nb=auto(128)' (algo and variant have their own column)."""
+    from linalg_io.report.tables import format_grid
+
+    chosen = record.get("params") or {}
+    words = []
+    for key, value in point.args:
+        if key in ("algo", "variant") or value is False:
+            continue
+        if value is True:
+            words.append(key)
+        elif value == "auto" and key in chosen:
+            words.append(f"{key}=auto({format_grid(chosen[key])})")
+        else:
+            words.append(f"{key}={value}")
+    return " ".join(words)
 
 
 def _outcome(launched: Launched, seconds: float, timeout: float | None,
@@ -328,15 +349,20 @@ def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) ->
         else:
             counts["passed"] += 1
 
-    keys = dict.fromkeys(command_key(p.argv) for p in points)
-    mine = [recorded[key] for key in keys if key in recorded]
+    shown = {}
+    for point in points:
+        key = command_key(point.argv)
+        if key in recorded and key not in shown:
+            shown[key] = (point, recorded[key])
     print()
-    if mine:
+    if shown:
         import pandas as pd
 
         from linalg_io.records import flatten
 
-        print(to_text(summary_table(pd.DataFrame([flatten(r) for r in mine]))), end="")
+        frame = pd.DataFrame([flatten(record) for _, record in shown.values()])
+        params = [asked_params(point, record) for point, record in shown.values()]
+        print(to_text(summary_table(frame, params)), end="")
     print(f"{total} points: {counts['passed']} passed, {counts['failed']} failed, "
           f"{counts['skipped']} skipped; records in {out}", flush=True)
     if args.report:

@@ -52,9 +52,10 @@ class FakeLauncher:
             out = argv[argv.index("--out") + 1]
             nranks = int(argv[argv.index("--np") + 1])
             n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 64
+            params = {"n": n, "grid": [2, nranks // 2, 1], "derived": 0.123456789}
             append_record(out, make_record(
                 kernel=argv[0], algo=argv[argv.index("--algo") + 1] if "--algo" in argv else "x",
-                params={"n": n}, nranks=nranks, per_rank_sent=[n * 1e3] * nranks,
+                params=params, nranks=nranks, per_rank_sent=[n * 1e3] * nranks,
                 model_per_rank=[n * 2e3] * nranks, passed=code == 0,
                 command=["linalg-io"] + argv, run_id=f"run{len(self.commands)}"))
         return Launched(code, f"output of {line}\nlinalg-io: error: broken {code}\n")
@@ -158,9 +159,12 @@ def test_sweep_runs_every_point_and_summarises(tmp_path, capsys):
     assert "9 points: 9 passed, 0 failed, 0 skipped" in text
     summary = [line for line in text.splitlines() if line.startswith("lu ")]
     assert len(summary) == 8
-    # n=128 on 4 ranks: sent 128 kB per rank, model 256 kB; gflops = 1e9 / 0.5 s
-    assert summary[5].split() == ["lu", "2d", "n=128", "4", "0.5", "2", "0.128", "0.256",
-                                  "hpl_residual=0.25", "PASSED"]
+    # n=128 on 4 ranks: sent 128 kB per rank, model 256 kB; gflops = 1e9 / 0.5 s; the
+    # parameters as asked, with the grid the run chose for 'auto'
+    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2x1)", "4", "0.5", "2",
+                                  "0.128", "0.256", "hpl_residual=0.25", "PASSED"]
+    (last,) = [line for line in text.splitlines() if line.startswith("sptrsv ")]
+    assert last.split()[:5] == ["sptrsv", "x", "matrix=lap2d:8", "upper", "2"]
 
 
 def test_failures_do_not_stop_the_sweep_and_set_its_exit_code(tmp_path, capsys):

@@ -93,8 +93,8 @@ def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
 
 
 def _plain(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.4g}"
     return str(value)
 
 
@@ -166,12 +166,13 @@ def kernel_tables(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The sweep's closing table: one row per record, all kernels together."""
+def summary_table(frame: pd.DataFrame, params: list[str] | None = None) -> pd.DataFrame:
+    """One row per record, all kernels together; `params` (one string per row) replaces
+    the records' own parameters (all of them, derived ones included) when given."""
     table = pd.DataFrame(index=frame.index)
     table["kernel"] = _text_column(frame, "kernel")
     table["algo"] = _text_column(frame, "algo")
-    table["params"] = describe_params(frame)
+    table["params"] = describe_params(frame) if params is None else params
     table["P"] = column(frame, "nranks").astype("Int64")
     table["time_s"] = column(frame, "time_s.median")
     table["GFLOP/s"] = column(frame, "gflops")
