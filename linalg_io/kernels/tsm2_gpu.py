@@ -1,0 +1,160 @@
+"""CuPy launcher of the TSM2X kernels (cuda/tsm2.cu) and their autotuner.
+
+`matmul(a, b)` computes C = A B for CuPy arrays A (m x k, C or Fortran order) and B
+(k x n, small n) and returns (C, kernel name): tsm2l when k <= TSM2L_MAX_K (B whole in
+shared memory, grid-stride rows), tsm2r otherwise (B in double-buffered T1 x T2
+shared tiles). C has A's order. Other dtypes or non-contiguous A: cupy.matmul, said so.
+
+Autotuner: per (device name, kernel, dtype, layout, shape class) the first call times
+every candidate (T1, T2, T3) on the real operands (CUDA events, best of 3 after a
+warm-up) and caches the fastest in a JSON file ($LINALG_IO_TSM2_CACHE, default
+~/.cache/linalg-io/tsm2_tuning.json); later calls and processes reuse it. The shape
+class is (next power of two of n, of k, and of m), so nearby shapes share a choice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from linalg_io.kernels.gpu import require_cupy
+
+SOURCE = Path(__file__).with_name("cuda") / "tsm2.cu"
+TSM2L_MAX_K = 64
+CANDIDATES = {
+    "tsm2r": [(t1, t2, t3) for t1 in (64, 128, 256) for t2 in (4, 8, 16, 32)
+              for t3 in (2, 4, 8)],
+    "tsm2l": [(t1, t2, t3) for t1 in (128, 256) for t2 in (4, 8, 16, 32) for t3 in (1, 2, 4)],
+}
+_CTYPE = {"float32": "float", "float64": "double"}
+_modules: dict = {}
+_choices: dict | None = None
+
+
+def require_device():
+    """The cupy module with a GPU selected (EnvironmentProblem, exit 3, otherwise)."""
+    return require_cupy()
+
+
+def cache_path() -> Path:
+    default = Path.home() / ".cache" / "linalg-io" / "tsm2_tuning.json"
+    return Path(os.environ.get("LINALG_IO_TSM2_CACHE", default))
+
+
+def _load_choices() -> dict:
+    global _choices
+    if _choices is None:
+        path = cache_path()
+        _choices = json.loads(path.read_text()) if path.exists() else {}
+    return _choices
+
+
+def _save_choices() -> None:
+    path = cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(_choices, indent=1, sort_keys=True))
+    tmp.replace(path)
+
+
+def name_expression(kernel: str, dtype: str, tile: tuple[int, int, int], row_major: bool) -> str:
+    t1, t2, t3 = tile
+    return f"{kernel}<{_CTYPE[dtype]}, {t1}, {t2}, {t3}, {'true' if row_major else 'false'}>"
+
+
+def _module(cupy, kernel: str, dtype: str, row_major: bool):
+    key = (cupy.cuda.Device().id, kernel, dtype, row_major)
+    if key not in _modules:
+        names = [name_expression(kernel, dtype, tile, row_major) for tile in CANDIDATES[kernel]]
+        _modules[key] = cupy.RawModule(code=SOURCE.read_text(), options=("-std=c++17",),
+                                       name_expressions=names)
+    return _modules[key]
+
+
+def _pow2(x: int) -> int:
+    return 1 << max(0, int(x) - 1).bit_length()
+
+
+def shape_class(kernel: str, m: int, k: int, n: int) -> str:
+    return f"{kernel}:m{_pow2(m)}:k{_pow2(k)}:n{_pow2(n)}"
+
+
+def _launch(cupy, kernel: str, tile, a, b, c, row_major: bool) -> None:
+    m, k = a.shape
+    n = b.shape[1]
+    t1, t2, t3 = tile
+    function = _module(cupy, kernel, a.dtype.name, row_major).get_function(
+        name_expression(kernel, a.dtype.name, tile, row_major))
+    lda = k if row_major else m
+    ldc = n if row_major else m
+    column_tiles = (n + t2 - 1) // t2
+    row_blocks = (m + t1 - 1) // t1
+    shared = 0
+    if kernel == "tsm2l":
+        sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+        row_blocks = max(1, min(row_blocks, 8 * sms // column_tiles))
+        shared = k * t2 * a.itemsize
+    args = (a, b, c, cupy.int64(m), cupy.int32(k), cupy.int32(n), cupy.int64(lda),
+            cupy.int64(ldc))
+    function((row_blocks, column_tiles), (t1,), args, shared_mem=shared)
+
+
+def _time(cupy, run, reps: int = 3) -> float:
+    run()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    best = float("inf")
+    for _ in range(reps):
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        best = min(best, cupy.cuda.get_elapsed_time(start, stop) * 1e-3)
+    return best
+
+
+def tune(kernel: str, a, b, c, row_major: bool) -> tuple[int, int, int]:
+    """The cached (T1, T2, T3) for this device and shape class, timing all candidates
+    on these operands the first time."""
+    cupy = require_cupy()
+    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
+    device = device.decode() if isinstance(device, bytes) else device
+    key = "|".join([device, a.dtype.name, "C" if row_major else "F",
+                    shape_class(kernel, a.shape[0], a.shape[1], b.shape[1])])
+    choices = _load_choices()
+    if key in choices:
+        return tuple(choices[key]["tile"])
+    timings = {}
+    for tile in CANDIDATES[kernel]:
+        if kernel == "tsm2l" and a.shape[1] * tile[1] * a.itemsize > 48 * 1024:
+            continue
+        try:
+            timings[tile] = _time(cupy, lambda: _launch(cupy, kernel, tile, a, b, c, row_major))
+        except cupy.cuda.driver.CUDADriverError:
+            continue
+    best = min(timings, key=timings.get)
+    choices[key] = {"tile": list(best), "seconds": timings[best],
+                    "candidates": len(timings)}
+    _save_choices()
+    return best
+
+
+def matmul(a, b):
+    """C = A B on the GPU with the tuned TSM2 kernel; (C, kernel description)."""
+    cupy = require_cupy()
+    if a.dtype != b.dtype or a.dtype.name not in _CTYPE:
+        return a @ b, f"cupy matmul (dtype {a.dtype}/{b.dtype})"
+    if not (a.flags.c_contiguous or a.flags.f_contiguous):
+        return a @ b, "cupy matmul (A not contiguous)"
+    row_major = bool(a.flags.c_contiguous)
+    kernel = "tsm2l" if a.shape[1] <= TSM2L_MAX_K else "tsm2r"
+    b = cupy.ascontiguousarray(b)
+    c = cupy.empty((a.shape[0], b.shape[1]), dtype=a.dtype, order="C" if row_major else "F")
+    if c.size == 0:
+        return c, kernel
+    if a.shape[1] == 0:
+        c.fill(0)
+        return c, kernel
+    tile = tune(kernel, a, b, c, row_major)
+    _launch(cupy, kernel, tile, a, b, c, row_major)
+    return c, f"{kernel} t1={tile[0]} t2={tile[1]} t3={tile[2]}"
