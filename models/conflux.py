@@ -35,14 +35,14 @@ Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py) (redundant U solves on layer l
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
+from linalg_io.models.costs import RankCosts
+from linalg_io.models.profile import MachineProfile
 
 from linalg_io.layout.grid_shapes import divisors
 from linalg_io.lu.conflux_layout import StepPlan
-from linalg_io.models.costs import RankCosts
-from linalg_io.models.profile import MachineProfile
 
 WORD = 8
 PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "scatter_slices")
@@ -76,8 +76,16 @@ def _pivot_counts(plan: StepPlan, pivots) -> list[np.ndarray]:
 
 
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
-                        pivots: str | Sequence[np.ndarray] = "none") -> dict:
-    """Per-rank bytes sent/received by phase, messages and flops; arrays [layer, x, y]."""
+                        pivots: str | Sequence[np.ndarray] = "none",
+                        profile: MachineProfile | None = None) -> dict:
+    """Per-rank bytes sent/received by phase, messages and flops; arrays [layer, x, y].
+
+    With a profile, also "time_s": the step-synchronous prediction. Each step is two
+    supersteps that every rank waits for: the panel (reduce_panel, tournament, the
+    pivot ids and L00, solve_panel) and the rest (pivot rows, solve_row, scatters,
+    trailing update); a superstep lasts as long as its slowest rank's
+    alpha msgs + beta max(sent, recv) + flops/gamma, and the steps add up.
+    """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
     shape = (c, px, py)
@@ -91,6 +99,16 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     while q * 2 <= px:
         q *= 2
     rounds = q.bit_length() - 1
+    time_s = 0.0
+
+    def snapshot() -> tuple:
+        return (sum(sent.values()), sum(recv.values()), msgs.copy(), flops.copy())
+
+    def superstep(before: tuple, after: tuple) -> float:
+        d_sent, d_recv, d_msgs, d_flops = (b - a for a, b in zip(before, after))
+        return float((profile.alpha_s * d_msgs + profile.beta_s_per_byte
+                      * np.maximum(d_sent, d_recv) + d_flops / profile.gamma_flops).max())
+
     for step, owned in zip(plan.steps(), _pivot_counts(plan, pivots)):
         w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
         s = step.slices.astype(float)
@@ -101,6 +119,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         sl = s[L]
         on_panel = Y == ky
         root = L == lk
+        start = snapshot() if profile else None
         # reduce_panel
         if c > 1:
             nbytes = a * w * WORD
@@ -130,6 +149,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             sent["push_pivots"] += players * w * w * WORD
             msgs += players
             recv["push_pivots"] += root * ~on_panel * w * w * WORD
+        flops += players * b * w * w   # solve_panel
+        if profile:
+            middle = snapshot()
+            time_s += superstep(start, middle)
         pivot_bytes = p * t * WORD
         if c > 1:
             sent["push_pivots"] += ~root * pivot_bytes
@@ -139,8 +162,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             sent["push_pivots"] += root * pivot_bytes
             msgs += root * (pivot_bytes > 0)
             recv["push_pivots"] += root * (w - p) * t * WORD
-        # solve_panel, solve_row
-        flops += players * b * w * w + root * w * w * t
+        flops += root * w * w * t   # solve_row
         # scatter_slices
         if c > 1:
             l_out = b * (w - s[lk]) * WORD
@@ -158,8 +180,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             recv["scatter_slices"] += ~on_panel * l_bytes
         # trailing_update
         flops += 2.0 * b * sl * t
+        if profile:
+            time_s += superstep(middle, snapshot())
         active = active - owned
-    return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops}
+    return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops, "time_s": time_s}
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
@@ -180,7 +204,10 @@ FORMULA = ("2.5D LU (COnfLUX, tournament pivoting), words sent/rank ~ N^2/(2P) "
 def conflux_costs(n: int, v: int, px: int, py: int, c: int,
                   pivots: str | Sequence[np.ndarray] = "none") -> RankCosts:
     """Per-rank costs (world rank = layer Px Py + x Py + y), see the module doc."""
-    counts = conflux_plan_counts(n, v, px, py, c, pivots)
+    return _costs(conflux_plan_counts(n, v, px, py, c, pivots), pivots)
+
+
+def _costs(counts: dict, pivots) -> RankCosts:
     label = pivots if isinstance(pivots, str) else "as measured"
     return RankCosts(bytes_sent=sum(counts["sent"].values()).reshape(-1),
                      bytes_recv=sum(counts["recv"].values()).reshape(-1),
@@ -202,19 +229,31 @@ def grid_candidates(p: int) -> list[tuple[int, int, int]]:
 
 
 def predicted_time(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
-                   pivots: str = "uniform") -> float:
-    return float(conflux_costs(n, v, px, py, c, pivots).times(profile).max())
+                   pivots: str | Sequence[np.ndarray] = "uniform") -> float:
+    """Step-synchronous time prediction (see `conflux_plan_counts`)."""
+    return conflux_plan_counts(n, v, px, py, c, pivots, profile)["time_s"]
+
+
+def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
+                 pivots: str | Sequence[np.ndarray] = "uniform") -> dict:
+    """The record's `model` block, its time from the step-synchronous prediction."""
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile)
+    block = _costs(counts, pivots).record_block(profile)
+    block["time_s"] = counts["time_s"]
+    return block
 
 
 def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted words, messages, memory, time."""
     rows = []
+    tiles = [v for v in tile_sizes if v <= n] or [n]
     for px, py, c in grid_candidates(p):
-        for v in tile_sizes:
-            if v > n or v // c < min(MIN_SLICE, v):
+        for v in tiles:
+            if c > 1 and v // c < MIN_SLICE:
                 continue
-            costs = conflux_costs(n, v, px, py, c, "uniform")
+            counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile)
+            costs = _costs(counts, "uniform")
             mem = memory_words(n, v, px, py, c) * WORD
             rows.append({"px": px, "py": py, "c": c, "v": v,
                          "bytes_sent_max": float(costs.bytes_sent.max()),
@@ -222,7 +261,7 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                          "bytes_recv_max": float(costs.bytes_recv.max()),
                          "msgs_max": float(costs.msgs_sent.max()),
                          "mem_bytes": mem, "fits": mem <= mem_bytes,
-                         "time_s": float(costs.times(profile).max())})
+                         "time_s": counts["time_s"]})
     return rows
 
 

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from mpi4py import MPI
-
 from scipy.linalg.blas import dtrsm
 
 from linalg_io._kernels.dense_local import getrf
@@ -288,9 +287,6 @@ class HostMatrix:
         if corner.size == 0 or l_slice.shape[1] == 0:
             return
         gemm_minus(corner, l_slice, np.asfortranarray(u_slice_t.T))
-
-    def to_host(self) -> np.ndarray:
-        return self.a
 
 
 class HostKernels:

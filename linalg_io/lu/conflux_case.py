@@ -34,12 +34,18 @@ from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import load_profile
 
 
+def node_rank_and_size(comm: MPI.Comm) -> tuple[int, int]:
+    """This rank's index among the ranks sharing its node, and their number."""
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    rank, size = node.Get_rank(), node.Get_size()
+    node.Free()
+    return rank, size
+
+
 def default_memory_per_rank(comm: MPI.Comm) -> int:
     """Node memory divided by the ranks sharing the node."""
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    on_node = node.Get_size()
-    node.Free()
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // on_node)
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+               // node_rank_and_size(comm)[1])
 
 
 def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile) -> tuple[int, int, int, int]:
@@ -76,8 +82,17 @@ class ConfluxCase:
         self.n = n = self.source.n
         self.seed = config.seed
         mem = opts.get("mem") or default_memory_per_rank(comm.comm)
-        self.px, self.py, self.c, self.v = resolve_config(
-            n, comm.size, opts.get("grid", "auto"), opts.get("nb", "auto"), mem, self.profile)
+        choice = None
+        if comm.rank == 0:   # the model's search runs once; an InputError is agreed below
+            try:
+                choice = resolve_config(n, comm.size, opts.get("grid", "auto"),
+                                        opts.get("nb", "auto"), mem, self.profile)
+            except InputError as error:
+                choice = str(error)
+        choice = comm.comm.bcast(choice, root=0)
+        if isinstance(choice, str):
+            raise InputError(choice)
+        self.px, self.py, self.c, self.v = choice
         self.mem_bytes = mem
         self.grid = Grid3D.create(comm, self.px, self.py, self.c)
         self.plan = StepPlan.create(n, self.v, self.px, self.py, self.c)
@@ -92,8 +107,10 @@ class ConfluxCase:
             self.original = None
         self.shape = (len(rows), len(cols))
         if config.backend == "gpu":
+            from linalg_io.kernels.gpu import select_device_for_rank
             from linalg_io.lu.conflux_gpu import DeviceKernels, DeviceMatrix
 
+            select_device_for_rank(node_rank_and_size(comm.comm)[0])
             self.matrix = DeviceMatrix(self.shape)
             kernels = DeviceKernels()
         else:
@@ -124,8 +141,8 @@ class ConfluxCase:
     def model(self) -> dict:
         """A priori prediction (pivots: none for diagdom, uniform otherwise), plus the
         exact count for the pivots this run chose (`given_pivots`)."""
-        block = model.conflux_costs(self.n, self.v, self.px, self.py, self.c,
-                                    self._pivot_assumption()).record_block(self.profile)
+        block = model.record_block(self.n, self.v, self.px, self.py, self.c, self.profile,
+                                   self._pivot_assumption())
         exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
         block["given_pivots"] = {
             "bytes_sent": {"max": float(exact.bytes_sent.max()),

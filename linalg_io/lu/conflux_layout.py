@@ -100,7 +100,7 @@ class StepPlan:
     c: int
 
     @classmethod
-    def create(cls, n: int, v: int, px: int, py: int, c: int) -> "StepPlan":
+    def create(cls, n: int, v: int, px: int, py: int, c: int) -> StepPlan:
         return cls(TileMap(n, v, px, py), c)
 
     def steps(self):

@@ -16,7 +16,7 @@ a padded row only wins when the panel is singular (the caller checks the ids).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

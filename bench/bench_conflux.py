@@ -1,0 +1,115 @@
+"""2.5D LU (conflux) benchmarks: traffic against the model and the references, time against 2D.
+
+Runs `linalg-io lu` (each point one mpiexec launch, records appended to --out) and
+prints Markdown tables:
+
+traffic   --grid auto --nb auto at N (default 8192) for P in --p-list: max and mean
+          bytes sent per rank measured, the model's, max/mean, by phase;
+layers    fixed P (default 16), the layer counts c in --c-list: measured vs model,
+          to check the model's ranking of c;
+time      N, P=4, one run each of --algo conflux (auto) and --algo 2d (auto).
+
+Traffic is deterministic, so one repetition without warm-up is enough (--reps 1
+--warmup 0 for the traffic points). Run under the bench lock:
+    flock /tmp/linalg-io-bench.lock .venv/bin/python bench/bench_conflux.py --what traffic
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REFERENCE_MB = {  # max per-rank MB sent at N=8192 (ALGORITHMS.md, measured there)
+    4: "HPL 178, COnfLUX 191, ScaLAPACK 267",
+    16: "HPL 134, COnfLUX 137, ScaLAPACK 153",
+    64: "COnfLUX 4x4x4 165 (mean 66.5), ScaLAPACK 79.5, HPL 84.7",
+}
+TARGET_MB = {4: 178, 16: 130, 64: 66}
+
+
+def run_lu(p: int, args: list[str], out: Path) -> dict:
+    command = [sys.executable, "-m", "linalg_io", "lu", "--np", str(p), "--out", str(out)] + args
+    print("+", " ".join(command[1:]), file=sys.stderr, flush=True)
+    subprocess.run(command, check=True)
+    return json.loads(out.read_text().strip().splitlines()[-1])
+
+
+def mb(x: float) -> str:
+    return f"{x / 1e6:.2f}"
+
+
+def traffic_row(record: dict) -> str:
+    t, m = record["traffic"], record["model"]
+    grid = "x".join(str(d) for d in record["params"]["grid"])
+    exact = m.get("given_pivots", {}).get("bytes_sent", {}).get("max", float("nan"))
+    phases = ", ".join(f"{k} {mb(v)}" for k, v in t["by_phase"].items())
+    return (f"| {record['nranks']} | {grid} | {record['params']['nb']} | "
+            f"{mb(t['bytes_sent']['max'])} | {mb(t['bytes_sent']['mean'])} | "
+            f"{t['bytes_sent']['max'] / t['bytes_sent']['mean']:.3f} | {mb(m['bytes_sent']['max'])} | "
+            f"{mb(exact)} | {mb(t['bytes_recv']['max'])} | {record['verify']['value']:.3g} | "
+            f"{record['time_s']['median']:.2f} | {phases} |")
+
+
+HEADER = ("| P | grid | v | sent max MB | mean MB | max/mean | model max MB | model (given pivots) "
+          "| recv max MB | HPL residual | time s | by phase (busiest rank, MB) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--what", choices=("traffic", "layers", "time", "all"), default="all")
+    parser.add_argument("--n", type=int, default=8192)
+    parser.add_argument("--p-list", default="4,16,64")
+    parser.add_argument("--layers-p", type=int, default=16)
+    parser.add_argument("--c-list", default="4x4x1,2x4x2,2x2x4")
+    parser.add_argument("--layers-n", type=int, default=4096)
+    parser.add_argument("--dist", default="random")
+    parser.add_argument("--out", default="results/bench_conflux.jsonl")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    common = ["--dist", args.dist, "--reps", "1", "--warmup", "0"]
+
+    def point(p: int, extra: list[str]) -> dict:
+        with tempfile.TemporaryDirectory() as tmp:
+            record = run_lu(p, extra, Path(tmp) / "r.jsonl")
+        with out.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        return record
+
+    if args.what in ("traffic", "all"):
+        rows = []
+        for p in (int(x) for x in args.p_list.split(",")):
+            record = point(p, ["--algo", "conflux", "--n", str(args.n), "--grid", "auto",
+                               "--nb", "auto"] + common)
+            rows.append(traffic_row(record) + f" target <= {TARGET_MB.get(p, '-')} MB; "
+                        f"references {REFERENCE_MB.get(p, '-')}")
+        print(f"\n### traffic, N={args.n}, --grid auto --nb auto\n\n{HEADER}\n" + "\n".join(rows))
+    if args.what in ("layers", "all"):
+        rows = []
+        for grid in args.c_list.split(","):
+            record = point(args.layers_p, ["--algo", "conflux", "--n", str(args.layers_n),
+                                           "--grid", grid, "--nb", "256"] + common)
+            rows.append(traffic_row(record) + f" model time {record['model']['time_s']:.3f} s")
+        print(f"\n### layers, N={args.layers_n}, P={args.layers_p}\n\n{HEADER}\n" + "\n".join(rows))
+    if args.what in ("time", "all"):
+        rows = []
+        for algo in ("conflux", "2d"):
+            record = point(4, ["--algo", algo, "--n", str(args.n), "--grid", "auto", "--nb",
+                               "auto", "--dist", args.dist, "--reps", "1", "--warmup", "0"])
+            rows.append(f"| {algo} | {'x'.join(map(str, record['params']['grid']))} | "
+                        f"{record['params']['nb']} | {record['time_s']['median']:.2f} | "
+                        f"{record['gflops']:.2f} | {mb(record['traffic']['bytes_sent']['max'])} | "
+                        f"{record['verify']['value']:.3g} |")
+        print(f"\n### time, N={args.n}, P=4 (same machine, consecutive runs)\n\n"
+              "| algo | grid | nb | time s | GFLOP/s | sent max MB | HPL residual |\n"
+              "|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

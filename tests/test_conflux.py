@@ -1,0 +1,102 @@
+"""2.5D LU (conflux) without MPI jobs: tile maps, tournament selection, the model, the CLI table."""
+
+import numpy as np
+import pytest
+from linalg_io.models import conflux as model
+from linalg_io.models.profile import load_profile
+from mpi4py import MPI
+
+from linalg_io.cli import main as cli_main
+from linalg_io.comm.counting import CountedComm
+from linalg_io.lu.conflux import HostKernels
+from linalg_io.lu.conflux_layout import StepPlan, TileMap, slice_sizes
+from linalg_io.lu.tournament import select_rows, tournament
+
+
+@pytest.mark.parametrize("n,v,px,py", [(301, 32, 2, 3), (256, 64, 4, 1), (100, 128, 2, 2)])
+def test_tile_map_partitions_rows_and_columns(n, v, px, py):
+    tiles = TileMap(n, v, px, py)
+    rows = np.concatenate([tiles.local_rows(x) for x in range(px)])
+    cols = np.concatenate([tiles.local_cols(y) for y in range(py)])
+    assert sorted(rows) == list(range(n)) and sorted(cols) == list(range(n))
+    assert all((tiles.owner_row(tiles.local_rows(x)) == x).all() for x in range(px))
+    for k in range(tiles.ntiles):
+        trailing = tiles.trailing_cols(k)
+        assert trailing.sum() == n - min(n, (k + 1) * v)
+        for y in range(py):
+            start = tiles.local_col_start(y, k + 1)
+            assert (tiles.local_cols(y)[start:] >= (k + 1) * v).all()
+
+
+def test_step_plan_rotates_roots_and_splits_panels():
+    plan = StepPlan.create(1000, 64, 2, 2, 4)
+    steps = list(plan.steps())
+    assert steps[-1].w == 1000 - 15 * 64
+    assert {(s.ky, s.lk) for s in steps} == {(y, l) for y in range(2) for l in range(4)}
+    assert list(slice_sizes(10, 4)) == [3, 3, 2, 2] and list(slice_sizes(2, 4)) == [1, 1, 0, 0]
+
+
+def test_select_rows_follows_partial_pivoting():
+    rng = np.random.default_rng(1)
+    panel = np.asfortranarray(rng.standard_normal((40, 8)))
+    ids = np.arange(100, 140, dtype=float)
+    packed, factors = select_rows(panel, ids, 8, HostKernels.getrf)
+    assert packed[0, 8] == 100 + np.argmax(np.abs(panel[:, 0]))
+    winners = packed[:, :8]
+    lower = np.tril(factors, -1) + np.eye(8)
+    assert np.allclose(lower @ np.triu(factors), winners)
+    few, _ = select_rows(panel[:3], ids[:3], 8, HostKernels.getrf)
+    assert sorted(few[:3, 8]) == [100, 101, 102] and (few[3:, 8] == -1).all()
+
+
+def test_tournament_on_one_rank_is_partial_pivoting():
+    rng = np.random.default_rng(2)
+    panel = np.asfortranarray(rng.standard_normal((30, 6)))
+    comm = CountedComm(MPI.COMM_SELF)
+    ids, lu00 = tournament(comm, panel, np.arange(30, dtype=float), 6, HostKernels.getrf)
+    from scipy.linalg import lu_factor
+
+    lu, piv = lu_factor(panel)
+    order = np.arange(30)
+    for i, p in enumerate(piv):
+        order[i], order[p] = order[p], order[i]
+    assert list(ids) == list(order[:6])
+    assert np.allclose(lu00, lu[:6])
+
+
+def test_model_matches_closed_form_and_balances_layers():
+    for px, py, c in [(2, 2, 1), (4, 4, 1), (2, 2, 4), (2, 4, 2), (4, 4, 4)]:
+        costs = model.conflux_costs(8192, 256, px, py, c, "uniform")
+        closed = model.closed_form_words(8192, 256, px, py, c) * 8
+        assert costs.bytes_sent.mean() == pytest.approx(closed, rel=0.06), (px, py, c)
+        # the reduction root rotates over the layers: no hot layer (reference: 295/177 at 2x2x4)
+        assert costs.bytes_sent.max() / costs.bytes_sent.mean() <= 1.15, (px, py, c)
+
+
+def test_pivot_assumptions_bracket_and_count_rows():
+    plan_none = model.conflux_plan_counts(600, 64, 3, 2, 2, "none")
+    plan_uniform = model.conflux_plan_counts(600, 64, 3, 2, 2, "uniform")
+    total = [sum(p["sent"].values()).sum() for p in (plan_none, plan_uniform)]
+    # the pivot rows' total volume does not depend on where they live
+    assert total[0] == pytest.approx(total[1], rel=0.02)
+    pivots = [np.arange(k * 64, min(600, (k + 1) * 64)) for k in range(10)]
+    exact = model.conflux_costs(600, 64, 3, 2, 2, pivots)
+    assert np.array_equal(exact.bytes_sent, model.conflux_costs(600, 64, 3, 2, 2, "none").bytes_sent)
+
+
+def test_choose_config_respects_memory():
+    profile = load_profile()
+    px, py, c, v = model.choose_config(8192, 16, 6e9, profile)
+    assert px * py * c == 16 and v in model.TILE_SIZES
+    tight = model.memory_words(8192, 128, 4, 4, 1) * 8 * 1.01
+    assert model.choose_config(8192, 16, tight, profile)[2] == 1
+    with pytest.raises(ValueError, match="fits"):
+        model.choose_config(8192, 16, 1e6, profile)
+
+
+def test_model_lu_prints_candidates_baseline_and_bound(capsys):
+    assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G"]) == 0
+    text = capsys.readouterr().out
+    assert "2.5D LU (conflux)" in text and "2D baseline" in text and "lower bound" in text
+    assert sum(line.startswith("*") for line in text.splitlines()) == 1
+    assert "   2x2x4" in text
