@@ -154,6 +154,7 @@ class LocalSystem:
     cols: np.ndarray
     vals: np.ndarray
     diag: np.ndarray
+    inv_diag: np.ndarray     # 1 / diag, what the CPU kernel multiplies by
     segment_ptr: np.ndarray  # local rows of segment k: segment_ptr[k]:segment_ptr[k+1]
     outgoing: list[Batch]
     incoming: list[Batch]
@@ -219,6 +220,7 @@ def local_system(lower: sp.csr_matrix, owner: np.ndarray, row_levels: np.ndarray
         return result
 
     return LocalSystem(rows, ghosts, indptr, cols.astype(np.int32), sub.data[keep].copy(), diag,
+                       1.0 / diag,
                        segment_ptr, batches(out_sel, True), batches(in_sel, False),
                        np.bincount(owner, minlength=plan.nranks))
 

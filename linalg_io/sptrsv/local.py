@@ -41,7 +41,7 @@ class CpuLocalSolve:
 
     def solve(self, start: int, end: int) -> None:
         s = self.system
-        solve_rows(s.indptr, s.cols, s.vals, s.diag, self.x, start, end)
+        solve_rows(s.indptr, s.cols, s.vals, s.inv_diag, self.x, start, end)
 
     def pack(self, local_idx: np.ndarray, out: np.ndarray) -> None:
         np.take(self.x, local_idx, axis=0, out=out)

@@ -1,0 +1,212 @@
+"""SpTRSV: matrices, analysis, model, and real multi-rank solves (P = 1, 2, 3, 4, 8).
+
+Each multi-rank test is one mpiexec launch that runs many cases (tests/mpi/sptrsv_cases.py):
+lap2d, lap3d, shallow and deep random matrices, lower and upper, 1 and 4 right-hand
+sides, both algorithms and both partitions. For every case: the relative residual is
+below its threshold, the solution agrees with scipy.sparse.linalg.spsolve_triangular,
+and every rank's measured bytes sent/received and messages equal the model exactly.
+"""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from mpi_harness import run_cli, run_cli_records, run_mpi_json
+from scipy.sparse.linalg import spsolve_triangular
+
+from linalg_io.errors import InputError
+from linalg_io.models.sptrsv import sptrsv_costs
+from linalg_io.sptrsv import analysis
+from linalg_io.sptrsv.matrices import as_lower, laplacian_ic0, load_matrix
+
+SHALLOW = "rand:1500:0.004:6"
+DEEP = "rand:1200:0.002:300"
+MATRICES = ["lap2d:24", "lap3d:10", SHALLOW, DEEP]
+CUDA_SOURCE = Path(__file__).resolve().parents[1] / "linalg_io/kernels/cuda/sptrsv_syncfree.cu"
+
+
+def all_cases(matrices):
+    return [[m, upper, nrhs, algo, part] for m in matrices for upper in (False, True)
+            for nrhs in (1, 4) for algo in ("levelset", "syncfree") for part in ("nnz", "level")]
+
+
+def reduced_cases():
+    """For 3 and 8 ranks: every matrix, side, nrhs and algorithm, partitions alternated."""
+    cases = all_cases(["lap2d:24", "lap3d:10", SHALLOW, "rand:1200:0.002:60"])
+    return [c for i, c in enumerate(cases) if (i // 2 + i) % 2 == 0]
+
+
+# --- matrices ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nx,dims", [(7, 2), (5, 3)])
+def test_ic0_factor_matches_laplacian_on_its_pattern(nx, dims):
+    lower = laplacian_ic0(nx, dims)
+    n = nx ** dims
+    one_d = sp.diags([-np.ones(nx - 1), 2 * np.ones(nx), -np.ones(nx - 1)], [-1, 0, 1])
+    eye = sp.identity(nx)
+    a = sp.kronsum(one_d, one_d) if dims == 2 else sp.kronsum(sp.kronsum(one_d, one_d), one_d)
+    product = (lower @ lower.T).tocsr()
+    pattern = sp.csr_matrix(a).astype(bool)
+    assert lower.shape == (n, n) and abs(sp.triu(lower, 1)).sum() == 0
+    assert lower.nnz == sp.tril(a).nnz
+    diff = abs(product - a).multiply(pattern)
+    assert diff.max() < 1e-12
+    assert eye.shape == (nx, nx)
+
+
+def test_rand_has_exact_depth_and_is_triangular():
+    for depth in (1, 6, 300):
+        lower = load_matrix(f"rand:1200:0.002:{depth}")
+        assert abs(sp.triu(lower, 1)).sum() == 0
+        assert analysis.levels(lower).max() + 1 == depth
+
+
+def test_upper_is_transpose_and_reversal_is_lower():
+    lower = load_matrix("lap3d:4")
+    upper = load_matrix("lap3d:4", upper=True)
+    assert abs(upper - lower.T).max() == 0
+    reversed_lower = as_lower(upper, True)
+    assert abs(sp.triu(reversed_lower, 1)).sum() == 0
+    b = np.arange(64.0)
+    x = spsolve_triangular(upper, b, lower=False)
+    y = spsolve_triangular(reversed_lower, b[::-1], lower=True)
+    assert np.allclose(x, y[::-1], rtol=1e-13)
+
+
+def test_mtx_checks(tmp_path):
+    square = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    scipy.io.mmwrite(tmp_path / "full.mtx", square)
+    with pytest.raises(InputError, match="not lower triangular.*--tril"):
+        load_matrix(str(tmp_path / "full.mtx"))
+    tril = load_matrix(str(tmp_path / "full.mtx"), take_triangle=True)
+    assert tril.toarray().tolist() == [[2.0, 0.0], [1.0, 3.0]]
+    triu = load_matrix(str(tmp_path / "full.mtx"), upper=True, take_triangle=True)
+    assert triu.toarray().tolist() == [[2.0, 1.0], [0.0, 3.0]]
+    scipy.io.mmwrite(tmp_path / "singular.mtx", sp.csr_matrix(np.array([[1.0, 0], [2.0, 0]])))
+    with pytest.raises(InputError, match="zero or missing diagonal.*row 1"):
+        load_matrix(str(tmp_path / "singular.mtx"))
+    scipy.io.mmwrite(tmp_path / "rect.mtx", sp.csr_matrix(np.ones((2, 3))))
+    with pytest.raises(InputError, match="must be square"):
+        load_matrix(str(tmp_path / "rect.mtx"))
+    with pytest.raises(InputError, match="expected lap2d"):
+        load_matrix("lap4d:3")
+
+
+# --- analysis and model -----------------------------------------------------------------
+
+def test_partitions_balance_and_plan_covers_every_read():
+    lower = load_matrix("lap3d:12")
+    levels = analysis.levels(lower)
+    nnz_per_row = np.diff(lower.indptr)
+    owner = analysis.partition_rows(lower, levels, 4, "nnz")
+    assert np.all(np.diff(owner) >= 0)
+    per_rank = np.bincount(owner, weights=nnz_per_row)
+    assert per_rank.max() / per_rank.mean() < 1.01
+    by_level = analysis.partition_rows(lower, levels, 4, "level")
+    for level in range(levels.max() + 1):
+        in_level = levels == level
+        if in_level.sum() >= 16:
+            share = np.bincount(by_level[in_level], weights=nnz_per_row[in_level], minlength=4)
+            assert share.max() <= share.mean() * 1.5 + 8
+    for owner_ in (owner, by_level):
+        plan = analysis.comm_plan(lower, owner_, levels, 4)
+        rows = analysis.row_of_entry(lower)
+        cross = owner_[rows] != owner_[lower.indices]
+        needed = set(zip(owner_[rows[cross]].tolist(), lower.indices[cross].tolist()))
+        assert needed == set(zip(plan.dst.tolist(), plan.row.tolist()))
+        assert np.all(plan.src == owner_[plan.row])
+
+
+def test_model_counts_equal_plan_batches():
+    lower = load_matrix(DEEP)
+    levels = analysis.levels(lower)
+    owner = analysis.partition_rows(lower, levels, 3, "level")
+    plan = analysis.comm_plan(lower, owner, levels, 3)
+    for algo in ("levelset", "syncfree"):
+        costs = sptrsv_costs(lower.indptr, lower.indices, levels, owner, 3, 2, algo)
+        batches_out = np.bincount(plan.batch_key(plan.src), minlength=3)
+        values_out = np.bincount(plan.src, minlength=3)
+        flag = 8 * batches_out if algo == "syncfree" else 0
+        assert np.array_equal(costs.bytes_sent, 16 * values_out + flag)
+        assert np.array_equal(costs.msgs_sent, batches_out * (2 if algo == "syncfree" else 1))
+    locals_ = [analysis.local_system(lower, owner, levels, plan, r) for r in range(3)]
+    assert sum(s.n_local for s in locals_) == lower.shape[0]
+    assert sum(len(s.outgoing) for s in locals_) == plan.nbatches
+
+
+def test_model_command_prints_both_algorithms():
+    from linalg_io.cli import main
+
+    assert main(["model", "sptrsv", "--matrix", "lap3d:8", "--p", "4", "--nrhs", "2"]) == 0
+
+
+# --- multi-rank solves ------------------------------------------------------------------
+
+def check_cases(results, ncases):
+    assert len(results) == ncases
+    for result in results:
+        verify = result["verify"]
+        assert verify["passed"] and verify["value"] < 1e-13, result["case"]
+        assert verify["scipy_rel_diff"] < 1e-12, result["case"]
+        assert result["measured"] == result["model"], result["case"]
+
+
+@pytest.mark.parametrize("nranks", [1, 2, 4])
+def test_solves_exact_traffic(nranks):
+    cases = all_cases(MATRICES)
+    results = run_mpi_json(nranks, "sptrsv_cases.py", [json.dumps(cases)], timeout=240)
+    check_cases(results, len(cases))
+    if nranks > 1:
+        assert any(sum(r[0] for r in result["measured"]) > 0 for result in results)
+
+
+@pytest.mark.parametrize("nranks", [3, 8])
+def test_solves_exact_traffic_reduced(nranks):
+    cases = reduced_cases()
+    results = run_mpi_json(nranks, "sptrsv_cases.py", [json.dumps(cases)], timeout=240)
+    check_cases(results, len(cases))
+    assert {tuple(c[1:4]) for c in cases} == {(u, r, a) for u in (False, True) for r in (1, 4)
+                                              for a in ("levelset", "syncfree")}
+
+
+def test_cli_record_traffic_equals_model():
+    records = run_cli_records(3, ["sptrsv", "--matrix", "lap3d:12", "--algo", "syncfree",
+                                  "--nrhs", "2", "--reps", "2", "--quiet"])
+    (record,) = records
+    assert record["verify"]["passed"] and record["params"]["levels"] == 34
+    for key in ("bytes_sent", "bytes_recv", "msgs_sent"):
+        assert record["traffic"][key]["max"] == record["model"][key]["max"] > 0
+        assert record["traffic"][key]["mean"] == pytest.approx(record["model"][key]["mean"])
+    assert record["traffic"]["by_op"]["Put"] > 0
+
+
+@pytest.mark.parametrize("content,message", [
+    (np.array([[1.0, 0.0], [2.0, 0.0]]), "zero or missing diagonal"),
+    (np.array([[1.0, 5.0], [2.0, 1.0]]), "not lower triangular"),
+])
+def test_bad_matrix_is_one_clear_error_on_all_ranks(tmp_path, content, message):
+    path = tmp_path / "bad.mtx"
+    scipy.io.mmwrite(path, sp.csr_matrix(content))
+    result = run_cli(2, ["sptrsv", "--matrix", str(path), "--algo", "syncfree"], check=False,
+                     timeout=60)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
+    assert len(errors) == 2 and all(message in line and str(path) in line for line in errors)
+
+
+# --- CUDA source ------------------------------------------------------------------------
+
+def test_cuda_kernel_compiles_for_sm90(tmp_path):
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found on PATH")
+    done = subprocess.run([nvcc, "-arch=sm_90", "-c", str(CUDA_SOURCE), "-o",
+                           str(tmp_path / "sptrsv.o")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "sptrsv.o").stat().st_size > 0
