@@ -141,6 +141,10 @@ def test_labels_name_what_varies_and_model_phases_stand_beside():
     records[1]["model"]["by_phase"] = {"panel": 1e6, "swap": 5e5}
     frame = pd.DataFrame([flatten(r) for r in records])
     assert plots.run_labels(frame) == ["2d n=1024 P=2", "2d n=2048 P=4"]
+    assert plots.run_labels(frame, limit=12) == ["2d ... P=2", "2d ... P=4"]
+    twins = pd.DataFrame([flatten(make_record(run_id=r, params={"n": 8, "rate": 1.5 * i}))
+                          for i, r in enumerate(["abcdefgh", "zyxwvuts"])])
+    assert plots.run_labels(twins) == ["2d P=4 [abcdef]", "2d P=4 [zyxwvu]"]
     bars = plots.phase_figure(frame, "lu").axes[0].patches
     heights = [round(b.get_height(), 6) for b in bars]
     # measured: panel then update, two runs each; model: panel then swap

@@ -17,9 +17,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from linalg_io.report.tables import MB, column, describe_params
+from linalg_io.report.tables import MB, column, describe_params, format_grid
 
 PANELS_PER_FIGURE = 12
+LABEL_CHARS = 48
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -35,24 +36,57 @@ def figure_png(figure: Figure, dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
-def varying(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` without the params.* columns that hold one value in every row."""
-    constant = [c for c in frame.columns if c.startswith("params.")
-                and frame[c].map(repr).nunique() <= 1]
-    return frame.drop(columns=constant)
+def label_params(frame: pd.DataFrame) -> list[str]:
+    """The params.* columns worth a label: they differ between rows and hold no
+    fractional numbers (those are derived, e.g. a measured rate)."""
+    def fractional(value: Any) -> bool:
+        return isinstance(value, float) and not math.isnan(value) and not value.is_integer()
+
+    return [c for c in frame.columns if c.startswith("params.")
+            and frame[c].map(repr).nunique() > 1 and not frame[c].map(fractional).any()]
 
 
-def run_labels(frame: pd.DataFrame) -> list[str]:
-    """'2d n=1024 grid=2x2 P=4' per row: the parameters that differ between the rows."""
-    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
-    params = describe_params(varying(frame))
-    ranks = column(frame, "nranks")
-    return [" ".join(w for w in (a, p, f"P={'' if math.isnan(r) else int(r)}") if w)
-            for a, p, r in zip(algos, params, ranks)]
+def run_labels(frame: pd.DataFrame, limit: int = LABEL_CHARS) -> list[str]:
+    """'2d n=1024 grid=2x2 P=4' per row: algorithm, the parameters that differ between
+    the rows (in record order, cut with '...' past `limit` characters) and P; labels
+    that would be the same get the start of their run_id, as in the tables."""
+    names = label_params(frame)
+    labels = []
+    for _, row in frame.iterrows():
+        algo = "" if pd.isna(row.get("algo")) else str(row.get("algo"))
+        ranks = row.get("nranks")
+        tail = f"P={int(ranks)}" if isinstance(ranks, (int, float)) and not pd.isna(ranks) else ""
+        words = [algo] if algo else []
+        for name in names:
+            value = row[name]
+            if not isinstance(value, (list, tuple)) and pd.isna(value):
+                continue
+            text = format_grid(value) if isinstance(value, (list, tuple)) else str(value)
+            if isinstance(value, float):
+                text = str(int(value))
+            if text in algo:
+                continue
+            word = f"{name.removeprefix('params.')}={text}"
+            if len(" ".join(words + [word, tail])) > limit:
+                words.append("...")
+                break
+            words.append(word)
+        labels.append(" ".join(words + [tail]).strip())
+    counts = pd.Series(labels).value_counts()
+    run_ids = frame["run_id"] if "run_id" in frame else pd.Series("", index=frame.index)
+    return [f"{label} [{str(run_id)[:6]}]" if counts[label] > 1 and isinstance(run_id, str)
+            else label for label, run_id in zip(labels, run_ids)]
 
 
 def _width(runs: int) -> float:
     return min(30.0, max(7.0, 0.6 * runs + 2.5))
+
+
+def _log_if_wide(axes: Any, values: pd.Series) -> None:
+    """A log scale when the values span more than two decades."""
+    positive = values[values > 0]
+    if len(positive) and positive.max() / positive.min() > 100:
+        axes.set_yscale("log")
 
 
 def _label_axis(axes: Any, labels: list[str]) -> None:
@@ -79,6 +113,7 @@ def bytes_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     if lower.notna().any():
         axes.plot(x, lower, "rv", label="lower bound")
     _label_axis(axes, labels)
+    _log_if_wide(axes, pd.concat([measured, model]))
     axes.set_ylabel("MB sent per rank per repetition")
     axes.set_title(f"{kernel}: measured vs model traffic")
     axes.legend(fontsize=8)
