@@ -9,3 +9,14 @@ trap 'exit $status' EXIT  # the script fails if any appended check failed
 # tsgemm (TSM2R/TSM2L kernels, autotuner, GPU CLI run; then the benchmark vs cupy.matmul)
 $PY -m pytest -q tests/test_tsgemm_gpu.py tests/test_tsgemm_cuda_compile.py || status=1
 $PY bench/gpu_tsgemm.py || status=1
+
+# conflux (2.5D LU, --backend gpu): residual and traffic vs the CPU run, then N=8192 timings
+# (1 rank on the GPU vs the CPU, and 4 ranks sharing it); records in results/gpu_conflux.jsonl
+mkdir -p results
+$PY -m pytest -q tests/test_conflux_gpu.py || status=1
+for backend in gpu cpu; do
+  $PY -m linalg_io lu --algo conflux --backend $backend --np 1 --n 8192 --grid 1x1x1 --nb 512 \
+    --reps 3 --out results/gpu_conflux.jsonl || status=1
+done
+$PY -m linalg_io lu --algo conflux --backend gpu --np 4 --n 8192 --grid auto --nb auto \
+  --reps 3 --out results/gpu_conflux.jsonl || status=1
