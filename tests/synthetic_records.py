@@ -17,12 +17,18 @@ def make_record(kernel: str = "lu", algo: str = "2d", params: dict | None = None
     sent = list(per_rank_sent or [4.0e6, 2.0e6, 2.0e6, 0.0][:nranks])
     model = list(model_per_rank or [3.0e6, 2.0e6, 2.0e6, 1.0e6][:nranks])
     times = [median * 0.9, median, median * 1.2]
+    if command is None:  # what the CLI would have been given
+        command = ["linalg-io", kernel, "--algo", algo]
+        for key, value in params.items():
+            text = "x".join(map(str, value)) if isinstance(value, list) else str(value)
+            command += [f"--{key}", text]
+        command += ["--np", str(nranks)]
     return {
         "schema": 1,
         "run_id": run_id,
         "timestamp": "2026-11-30T01:00:00+00:00",
         "git_commit": "abc123",
-        "command": command or ["linalg-io", kernel, "--np", str(nranks)],
+        "command": command,
         "kernel": kernel,
         "algo": algo,
         "backend": "cpu",

@@ -152,6 +152,22 @@ def test_labels_name_what_varies_and_model_phases_stand_beside():
     assert [b.get_hatch() for b in bars] == [None] * 4 + ["//"] * 4
 
 
+def test_one_gflops_line_per_problem_across_p():
+    records = [make_record(run_id=str(p), nranks=p, per_rank_sent=[1e6] * p,
+                           model_per_rank=[1e6] * p, median=1.0 / p,
+                           params={"n": 1024, "grid": [p, 1, 1], "mem_per_rank": 2**30 // p},
+                           command=["linalg-io", "lu", "--algo", "2d", "--n", "1024",
+                                    "--grid", f"{p}x1", "--np", str(p), "--out=r.jsonl"])
+               for p in (1, 2, 4)]
+    records.append(make_record(run_id="old", params={"n": 1024}, command=None))
+    del records[-1]["command"]
+    frame = pd.DataFrame([flatten(r) for r in records])
+    assert plots.problem_labels(frame) == ["2d n=1024"] * 3 + ["2d n=1024"]
+    (line,) = plots.gflops_figure(frame.iloc[:3], "lu").axes[0].lines
+    assert list(line.get_xdata()) == [1, 2, 4]
+    assert list(line.get_ydata()) == pytest.approx([1.0, 2.0, 4.0])
+
+
 def test_balance_plots_split_into_pages_of_panels():
     frame = pd.DataFrame([{"algo": "2d", "nranks": 2, "params.n": n,
                            "traffic.per_rank_bytes_sent": [1e6, 2e6]} for n in range(14)])

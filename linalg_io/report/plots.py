@@ -159,15 +159,49 @@ def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
     return figures
 
 
+# Options of a command line that say how or where a problem runs, not which problem.
+NOT_THE_PROBLEM = {"--np": 1, "--out": 1, "--grid": 1, "--reps": 1, "--warmup": 1,
+                   "--threads": 1, "--profile": 1, "--mem": 1, "--quiet": 0, "--algo": 1,
+                   "--variant": 1}
+
+
+def problem_labels(frame: pd.DataFrame) -> list[str]:
+    """'2d n=1024 nb=64 dist=random' per row: the algorithm and the problem as the
+    record's command line asked for it, without P, grid and run options, so that the
+    runs of one problem on different P share a label (from the parameters, grid left
+    out, where a record has no command)."""
+    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
+    fallback = describe_params(frame, with_grid=False)
+    commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
+    labels = []
+    for algo, command, params in zip(algos, commands, fallback):
+        if not isinstance(command, list) or len(command) < 2:
+            labels.append(f"{algo} {params}".strip())
+            continue
+        words, rest = [], list(command[2:])
+        while rest:
+            word = rest.pop(0)
+            if word in NOT_THE_PROBLEM:
+                del rest[:NOT_THE_PROBLEM[word]]
+            elif word.startswith("--") and rest and not rest[0].startswith("--"):
+                words.append(f"{word[2:]}={rest.pop(0)}")
+            elif word.startswith("--") and "=" in word:
+                if word.split("=", 1)[0] not in NOT_THE_PROBLEM:
+                    words.append(word[2:])
+            elif word.startswith("--"):
+                words.append(word[2:])
+        labels.append(" ".join([algo] + words))
+    return labels
+
+
 def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     """GFLOP/s against the number of ranks, one line per algorithm and problem."""
     gflops = column(frame, "gflops")
     ranks = column(frame, "nranks")
     if gflops.isna().all():
         return None
-    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
-    series = pd.DataFrame({"config": (algos + " " + describe_params(frame, with_grid=False)).values,
-                           "P": ranks.values, "gflops": gflops.values}).dropna()
+    series = pd.DataFrame({"config": problem_labels(frame), "P": ranks.values,
+                           "gflops": gflops.values}).dropna()
     figure = new_figure(7, 4.5)
     axes = figure.add_subplot()
     for config, points in series.groupby("config", sort=True):
