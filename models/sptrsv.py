@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from linalg_io.models.costs import RankCosts
 from linalg_io.models.profile import MachineProfile
 

@@ -15,7 +15,7 @@ on the device and copied down (`pack`). A segment of rows start..end-1 is solved
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_
                         "PMI_LOCAL_RANK")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kernel():
     cupy = require_cupy()
     module = cupy.RawModule(code=KERNEL_SOURCE.read_text(), options=("--std=c++14",))

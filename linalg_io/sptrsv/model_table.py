@@ -20,11 +20,12 @@ def model_table(args: argparse.Namespace) -> str:
     owner = analysis.partition_rows(lower, levels, args.p, args.partition)
     profile = load_profile(args.profile)
     nlev = int(levels.max()) + 1 if levels.size else 0
-    lines = [f"sptrsv model: {args.matrix}{' upper' if args.upper else ''} n={lower.shape[0]} "
+    title = (f"sptrsv model: {args.matrix}{' upper' if args.upper else ''} n={lower.shape[0]} "
              f"nnz={lower.nnz} levels={nlev} P={args.p} nrhs={args.nrhs} "
-             f"partition={args.partition} profile={profile.name}",
-             f"{'algo':<9} {'rank':>4} {'rows':>9} {'bytes_sent':>12} {'bytes_recv':>12} "
-             f"{'msgs':>7} {'time_s':>10}"]
+             f"partition={args.partition} profile={profile.name}")
+    header = (f"{'algo':<9} {'rank':>4} {'rows':>9} {'bytes_sent':>12} {'bytes_recv':>12} "
+              f"{'msgs':>7} {'time_s':>10}")
+    lines = [title, header]
     rows_per_rank = np.bincount(owner, minlength=args.p)
     for algo in ("levelset", "syncfree"):
         costs = sptrsv_costs(lower.indptr, lower.indices, levels, owner, args.p, args.nrhs, algo)

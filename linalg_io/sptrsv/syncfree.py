@@ -64,6 +64,15 @@ class SyncFree:
         self.ghost_range = [(b.target_pos, b.target_pos + b.local.size) for b in system.incoming]
         self.one = np.ones(1, dtype=np.int64)
         self.data_win = window
+        graph = self.graph
+        self.needs = [graph.need[graph.need_ptr[t]:graph.need_ptr[t + 1]]
+                      for t in range(graph.ntasks)]
+        self.successors = [graph.succ[graph.succ_ptr[t]:graph.succ_ptr[t + 1]].tolist()
+                           for t in range(graph.ntasks)]
+        self.task_rows = list(zip(graph.rows_ptr[:-1].tolist(), graph.rows_ptr[1:].tolist()))
+        self.task_segment = graph.segment.tolist()
+        # a rank that neither sends nor receives needs no access epoch
+        self.epoch = bool(system.outgoing or system.incoming)
         first_ghost = type(local).ghost_row
         self.target_disp = [(first_ghost(int(system.rows_per_rank[b.peer])) + b.target_pos) * nrhs
                             for b in system.outgoing]
@@ -93,40 +102,41 @@ class SyncFree:
         self.flag_win.Flush_all()
 
     def run(self) -> None:
-        graph, local, flags = self.graph, self.local, self.flags
+        local, flags = self.local, self.flags
         arrived = np.zeros(flags.size, dtype=bool)
-        remaining = graph.pred_count.copy()
-        ready = [int(t) for t in np.flatnonzero(remaining == 0)]
+        remaining = self.graph.pred_count.tolist()
+        ready = [t for t, count in enumerate(remaining) if count == 0]
         with self.comm.phase("push"):
-            self.data_win.Lock_all(MPI.MODE_NOCHECK)
-            self.flag_win.Lock_all(MPI.MODE_NOCHECK)
+            if self.epoch:
+                self.data_win.Lock_all(MPI.MODE_NOCHECK)
+                self.flag_win.Lock_all(MPI.MODE_NOCHECK)
             attempt = 0
             while ready:
-                self.flag_win.Sync()
-                task = next((t for t in ready
-                             if flags[graph.need[graph.need_ptr[t]:graph.need_ptr[t + 1]]].all()),
-                            None)
+                if self.flags.size:
+                    self.flag_win.Sync()
+                task = next((t for t in ready if flags[self.needs[t]].all()), None)
                 if task is None:
                     self._poll(attempt)
                     attempt += 1
                     continue
                 attempt = 0
                 ready.remove(task)
-                need = graph.need[graph.need_ptr[task]:graph.need_ptr[task + 1]]
+                need = self.needs[task]
                 fresh = need[~arrived[need]]
                 if fresh.size:
                     self.data_win.Sync()
                     arrived[fresh] = True
                     for slot in fresh:
                         local.ghosts_arrived(*self.ghost_range[slot])
-                local.solve(graph.rows_ptr[task], graph.rows_ptr[task + 1])
-                self._push(int(graph.segment[task]))
-                successors = graph.succ[graph.succ_ptr[task]:graph.succ_ptr[task + 1]]
-                remaining[successors] -= 1
-                for follower in successors[remaining[successors] == 0]:
-                    bisect.insort(ready, int(follower))
-            self.flag_win.Unlock_all()
-            self.data_win.Unlock_all()
+                local.solve(*self.task_rows[task])
+                self._push(self.task_segment[task])
+                for follower in self.successors[task]:
+                    remaining[follower] -= 1
+                    if remaining[follower] == 0:
+                        bisect.insort(ready, follower)
+            if self.epoch:
+                self.flag_win.Unlock_all()
+                self.data_win.Unlock_all()
 
     def close(self) -> None:
         """Free the two windows (collective)."""

@@ -9,11 +9,11 @@ import json
 import sys
 
 import numpy as np
+from _result import write_result
+from linalg_io.models.sptrsv import sptrsv_costs
 from mpi4py import MPI
 
-from _result import write_result
 from linalg_io.comm.counting import CountedComm
-from linalg_io.models.sptrsv import sptrsv_costs
 from linalg_io.runner import RunConfig
 from linalg_io.sptrsv.case import make_case
 
