@@ -20,3 +20,7 @@ for backend in gpu cpu; do
 done
 $PY -m linalg_io lu --algo conflux --backend gpu --np 4 --n 8192 --grid auto --nb auto \
   --reps 3 --out results/gpu_conflux.jsonl || status=1
+
+# sptrsv (sync-free CuPy kernel vs cuSPARSE and SciPy; --backend gpu on 1, 2, 4 ranks)
+$PY -m pytest -q tests/test_sptrsv_gpu.py tests/test_sptrsv.py -k "gpu or cuda" || status=1
+$PY bench/gpu_sptrsv.py || status=1

@@ -1,6 +1,7 @@
 """Many SpTRSV cases in one launch: residual, agreement with SciPy, measured traffic vs model.
 
-argv: a JSON list of [matrix, upper, nrhs, algo, partition]. Each case runs two
+argv: a JSON list of [matrix, upper, nrhs, algo, partition], then optionally the
+backend (cpu or gpu; default cpu). Each case runs two
 repetitions; rank 0 writes one entry per case with every rank's measured and modelled
 bytes sent/received and messages (per repetition).
 """
@@ -20,12 +21,13 @@ from linalg_io.sptrsv.case import make_case
 REPS = 2
 
 
-def one_case(world: MPI.Comm, matrix: str, upper: bool, nrhs: int, algo: str,
+def one_case(world: MPI.Comm, backend: str, matrix: str, upper: bool, nrhs: int, algo: str,
              partition: str) -> dict:
     counted = CountedComm(world)
     options = {"matrix": matrix, "upper": upper, "nrhs": nrhs, "algo": algo,
                "partition": partition, "tril": False}
-    case = make_case(counted, RunConfig(command="sptrsv", options=options, reps=REPS))
+    case = make_case(counted, RunConfig(command="sptrsv", options=options, reps=REPS,
+                                                   backend=backend))
     counted.counter.reset()
     for _ in range(REPS):
         case.setup_rep()
@@ -48,7 +50,8 @@ def one_case(world: MPI.Comm, matrix: str, upper: bool, nrhs: int, algo: str,
 
 def main() -> None:
     world = MPI.COMM_WORLD
-    results = [one_case(world, *spec) for spec in json.loads(sys.argv[1])]
+    backend = sys.argv[2] if len(sys.argv) > 2 else "cpu"
+    results = [one_case(world, backend, *spec) for spec in json.loads(sys.argv[1])]
     if world.Get_rank() == 0:
         write_result(results)
 
