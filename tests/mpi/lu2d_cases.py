@@ -1,6 +1,7 @@
 """Run many 2D LU cases in one launch; rank 0 writes one JSON entry per case.
 
-argv[1]: JSON list of cases {n, nb, grid: [pr, pc], dist, check_factors}. Each case:
+argv[1]: JSON list of cases {n, nb, grid: [pr, pc], dist, file, check_factors} (dist
+"file" reads `file` through linalg_io.lu.matrix_source). Each case:
 factor, solve, HPL residual, measured per-rank traffic of the factorization (bytes
 sent and received, messages, by phase); with check_factors the gathered factors in
 LAPACK form and the pivots against scipy.linalg.lu_factor of the whole matrix.
@@ -15,9 +16,10 @@ from _result import write_result
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.layout.generate import matrix_entries, vector_entries
+from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.blockcyclic import owned_indices
 from linalg_io.lu.lu2d import LU2DParams, gather_lapack_form, lu2d
+from linalg_io.lu.matrix_source import open_source
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve
 
 world = MPI.COMM_WORLD
@@ -32,11 +34,13 @@ for case in json.loads(sys.argv[1]):
         continue
     comm = CountedComm(sub)
     grid = Grid2D.create(comm, pr, pc)
-    n, nb, dist = case["n"], case["nb"], case.get("dist", "random")
+    dist = case.get("dist", "random")
+    source = open_source(dist, case.get("n"), 0, case.get("file"))
+    n, nb = source.n, case["nb"]
     params = LU2DParams(n=n, nb=nb)
     rows = owned_indices(n, nb, grid.myrow, pr)
     cols = owned_indices(n, nb, grid.mycol, pc)
-    a_orig = matrix_entries(dist, 0, n, rows, cols)
+    a_orig = source.local_block(rows, cols)
     a = a_orig.copy(order="F")
     comm.counter.reset()
     sub.Barrier()
@@ -58,7 +62,7 @@ for case in json.loads(sys.argv[1]):
     if sub.rank == 0 and lu is not None:
         import scipy.linalg
 
-        full = matrix_entries(dist, 0, n, np.arange(n), np.arange(n))
+        full = source.local_block(np.arange(n), np.arange(n))
         ref_lu, ref_piv = scipy.linalg.lu_factor(full)
         entry["pivots_equal"] = bool(np.array_equal(ref_piv, pivots))
         entry["lu_max_diff"] = float(np.abs(ref_lu - lu).max())

@@ -1,0 +1,117 @@
+"""2D LU on 1, 2, 4, 6 and 8 ranks: factors and pivots against SciPy, HPL residual,
+measured traffic against the model (exact without swaps, inside the band with them),
+the CLI record and the singular-matrix error. Three mpiexec launches in all."""
+
+import json
+
+import numpy as np
+import pytest
+from mpi_harness import run_cli, run_cli_records, run_mpi_json
+
+from linalg_io.models.lu2d import lu2d_plan_counts
+
+FACTOR_CASES = [  # (grid, n, nb): N not a multiple of NB or of the grid in most
+    ([1, 1], 97, 16), ([1, 2], 130, 32), ([2, 1], 101, 8), ([2, 2], 150, 32),
+    ([2, 3], 131, 16), ([3, 2], 120, 20), ([2, 4], 160, 16), ([4, 2], 99, 10),
+    ([1, 4], 70, 64), ([2, 2], 40, 64),
+]
+TRAFFIC_CASES = [([2, 2], 1024, 64), ([2, 4], 512, 32), ([4, 2], 256, 16)]
+
+
+@pytest.fixture(scope="module")
+def eight_rank_results(tmp_path_factory):
+    from scipy.io import mmwrite
+
+    from linalg_io.layout.generate import matrix_entries
+
+    tmp = tmp_path_factory.mktemp("lu2d")
+    full = matrix_entries("random", 7, 90, np.arange(90), np.arange(90))
+    np.save(tmp / "a.npy", full)
+    mmwrite(str(tmp / "a.mtx"), full)
+    cases = [{"grid": g, "n": n, "nb": nb, "check_factors": True} for g, n, nb in FACTOR_CASES]
+    cases += [{"grid": [2, 3], "n": 100, "nb": 16, "dist": "diagdom", "check_factors": True},
+              {"grid": [2, 2], "nb": 16, "dist": "file", "file": str(tmp / "a.npy"),
+               "check_factors": True},
+              {"grid": [3, 1], "nb": 32, "dist": "file", "file": str(tmp / "a.mtx"),
+               "check_factors": True}]
+    cases += [{"grid": g, "n": n, "nb": nb, "dist": dist}
+              for g, n, nb in TRAFFIC_CASES for dist in ("diagdom", "random")]
+    return run_mpi_json(8, "lu2d_cases.py", [json.dumps(cases)], timeout=240)
+
+
+def test_factors_and_pivots_match_scipy(eight_rank_results):
+    checked = [r for r in eight_rank_results if r["case"].get("check_factors")]
+    assert len(checked) == len(FACTOR_CASES) + 3
+    for result in checked:
+        assert result["pivots_equal"], result["case"]
+        assert result["lu_max_diff"] < 1e-9, result["case"]
+        assert result["residual"] < 16, result["case"]
+
+
+def _measured(result):
+    traffic = result["traffic"]
+    return (np.array([t["sent"] for t in traffic]), np.array([t["recv"] for t in traffic]),
+            np.array([t["msgs"] for t in traffic]))
+
+
+def test_traffic_exact_without_swaps(eight_rank_results):
+    cases = [r for r in eight_rank_results
+             if r["case"].get("dist") == "diagdom" and not r["case"].get("check_factors")]
+    assert len(cases) == len(TRAFFIC_CASES)
+    for result in cases:
+        case = result["case"]
+        assert result["residual"] < 16
+        model = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "none")
+        sent, recv, msgs = _measured(result)
+        assert np.array_equal(sent, sum(model["sent"].values()).reshape(-1)), case
+        assert np.array_equal(recv, sum(model["recv"].values()).reshape(-1)), case
+        assert np.array_equal(msgs, model["msgs"].reshape(-1)), case
+        for rank, traffic in enumerate(result["traffic"]):
+            for phase, value in model["sent"].items():
+                assert traffic["by_phase"].get(phase, 0) == value.reshape(-1)[rank], (case, phase)
+
+
+def test_traffic_inside_band_with_swaps(eight_rank_results):
+    cases = [r for r in eight_rank_results
+             if r["case"].get("dist") == "random" and not r["case"].get("check_factors")]
+    assert len(cases) == len(TRAFFIC_CASES)
+    for result in cases:
+        case = result["case"]
+        assert result["residual"] < 16
+        low = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "none")
+        high = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "worst")
+        sent, recv, msgs = _measured(result)
+        for measured, key in ((sent, "sent"), (recv, "recv")):
+            assert np.all(measured >= sum(low[key].values()).reshape(-1)), (case, key)
+            assert np.all(measured <= sum(high[key].values()).reshape(-1)), (case, key)
+        assert np.all(msgs >= low["msgs"].reshape(-1)) and np.all(msgs <= high["msgs"].reshape(-1))
+        assert sent.max() > sum(low["sent"].values()).max()   # random pivots do swap rows
+
+
+def test_cli_record_on_2x3_grid():
+    records = run_cli_records(6, ["lu", "--algo", "2d", "--n", "250", "--nb", "32", "--grid",
+                                  "2x3", "--dist", "diagdom", "--reps", "2", "--warmup", "1"])
+    (record,) = records
+    assert record["kernel"] == "lu" and record["algo"] == "2d"
+    assert record["params"]["grid"] == [2, 3, 1] and record["params"]["nb"] == 32
+    assert record["verify"]["passed"] and record["verify"]["metric"] == "hpl_scaled_residual"
+    assert len(record["times_s"]) == 2 and record["gflops"] > 0
+    traffic, model = record["traffic"], record["model"]
+    assert traffic["bytes_sent"]["max"] == pytest.approx(model["bytes_sent"]["max"], rel=1e-12)
+    assert traffic["bytes_recv"]["mean"] == pytest.approx(model["bytes_recv"]["mean"], rel=1e-12)
+    assert traffic["per_rank_bytes_sent"] == pytest.approx(model["per_rank_bytes_sent"])
+    assert {"panel", "bcast_L", "bcast_U"} <= set(traffic["by_phase"])
+    assert model["pivoting"] == "none" and record["lower_bound"]["bytes_per_rank"] > 0
+
+
+def test_singular_matrix_fails_cleanly_on_all_ranks(tmp_path):
+    matrix = np.random.default_rng(0).uniform(-0.5, 0.5, (60, 60))
+    matrix[:, 37] = 0.0
+    np.save(tmp_path / "singular.npy", matrix)
+    result = run_cli(4, ["lu", "--algo", "2d", "--dist", "file", "--file",
+                         str(tmp_path / "singular.npy"), "--nb", "16", "--grid", "2x2",
+                         "--reps", "1", "--warmup", "0"], timeout=90, check=False)
+    assert result.returncode == 1, result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if "singular" in line]
+    assert len(lines) == 4 and len(set(lines)) == 1, result.stderr[-2000:]
+    assert "column 37" in lines[0]
