@@ -34,12 +34,6 @@ def levels(lower: sp.csr_matrix) -> np.ndarray:
     return levels_lower(lower.indptr.astype(np.int64), lower.indices.astype(np.int32))
 
 
-def in_degrees(lower: sp.csr_matrix) -> np.ndarray:
-    """Number of rows each row depends on (its off-diagonal nonzeros)."""
-    rows = row_of_entry(lower)
-    return np.bincount(rows[lower.indices != rows], minlength=lower.shape[0]).astype(np.int32)
-
-
 def _balanced_owner(weights: np.ndarray, group_start: np.ndarray, group_total: np.ndarray,
                     nranks: int) -> np.ndarray:
     """Split consecutive weighted items into `nranks` pieces per group by cumulative weight."""
