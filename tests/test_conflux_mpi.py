@@ -14,7 +14,7 @@ import pytest
 from mpi_harness import run_cli, run_cli_records, run_mpi_json
 
 CASES = {
-    4: ["301:2x2x1:32:random", "301:2x2x1:32:diagdom", "301:1x2x2:32:random",
+    4: ["301:2x2x1:32:random:corrupt", "301:2x2x1:32:diagdom", "301:1x2x2:32:random",
         "2048:2x2x1:128:random"],
     8: ["301:2x2x2:32:random", "301:2x2x2:32:diagdom", "2048:2x2x2:128:random"],
     12: ["301:2x3x2:32:random", "301:2x3x2:32:diagdom", "301:3x2x2:40:random"],
@@ -30,6 +30,8 @@ def test_conflux_correct_and_traffic_equals_model(nranks):
     for r in results:
         assert r["verify"]["passed"], r
         assert np.isfinite(r["verify"]["growth_factor"]), r
+        if r["verify_corrupted"] is not None:
+            assert not r["verify_corrupted"]["passed"], r
         assert r["exact_bytes_diff"] == 0 and r["exact_msgs_diff"] == 0, r
         assert r["recv_max"] == r["exact_recv_max"], r
         if r["spec"].startswith("2048"):

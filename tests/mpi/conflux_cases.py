@@ -1,9 +1,11 @@
 """Run several 2.5D LU cases in one launch; rank 0 writes a JSON list of results.
 
-argv: cases "N:GRID:V:DIST" (GRID PxxPyxC, or auto with V auto). For each: factor
-once under a fresh traffic counter, verify (HPL residual), and compare the per-rank
-bytes and messages with models/conflux.py, given the pivots the run chose (exact)
-and a priori (pivots "none" for diagdom, "uniform" otherwise).
+argv: cases "N:GRID:V:DIST[:corrupt]" (GRID PxxPyxC, or auto with V auto). For each:
+factor once under a fresh traffic counter, verify (HPL residual), and compare the
+per-rank bytes and messages with models/conflux.py, given the pivots the run chose
+(exact) and a priori (pivots "none" for diagdom, "uniform" otherwise). With
+":corrupt", one L block is then perturbed by 1e-6 and verified again
+("verify_corrupted": the check must fail).
 """
 
 import sys
@@ -21,7 +23,7 @@ from linalg_io.runner import RunConfig
 world = MPI.COMM_WORLD
 results = []
 for spec in sys.argv[1:]:
-    n, grid, v, dist = spec.split(":")
+    n, grid, v, dist, *corrupt = spec.split(":")
     counted = CountedComm(world)
     config = RunConfig(command="lu", options={"n": int(n), "grid": grid, "dist": dist,
                                               "nb": v if v == "auto" else int(v),
@@ -35,6 +37,11 @@ for spec in sys.argv[1:]:
     msgs = np.array(world.gather(counted.counter.msgs_sent, root=0) or [])
     traffic = traffic_summary(counted.counter, world, 1)
     verify = case.verify()
+    corrupted = None
+    if corrupt:
+        if world.rank == world.size - 1 and case.lu.factors.l_rows:
+            case.lu.factors.l_rows[0][2][:] *= 1 + 1e-6
+        corrupted = case.verify()
     if world.rank == 0:
         exact = conflux_costs(case.n, case.v, case.px, case.py, case.c, case.lu.pivots)
         apriori = conflux_costs(case.n, case.v, case.px, case.py, case.c,
@@ -42,7 +49,7 @@ for spec in sys.argv[1:]:
         measured = np.array(traffic["per_rank_bytes_sent"])
         results.append({
             "spec": spec, "grid": [case.px, case.py, case.c], "v": case.v, "time_s": elapsed,
-            "verify": verify,
+            "verify": verify, "verify_corrupted": corrupted,
             "sent_max": float(measured.max()), "sent_mean": float(measured.mean()),
             "recv_max": traffic["bytes_recv"]["max"],
             "exact_bytes_diff": float(np.abs(measured - exact.bytes_sent).max()),
