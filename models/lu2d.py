@@ -31,9 +31,9 @@ Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 from __future__ import annotations
 
 import numpy as np
+from linalg_io.models.costs import RankCosts
 
 from linalg_io.lu.blockcyclic import numroc
-from linalg_io.models.costs import RankCosts
 
 WORD = 8
 PIVOTING = ("worst", "none")

@@ -6,9 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from mpi_harness import run_cli, run_cli_records, run_mpi_json
-
 from linalg_io.models.lu2d import lu2d_plan_counts
+from mpi_harness import run_cli, run_cli_records, run_mpi_json
 
 FACTOR_CASES = [  # (grid, n, nb): N not a multiple of NB or of the grid in most
     ([1, 1], 97, 16), ([1, 2], 130, 32), ([2, 1], 101, 8), ([2, 2], 150, 32),

@@ -2,14 +2,19 @@
 
 import numpy as np
 import pytest
+from linalg_io.models.lu2d import closed_form_words, lu2d_costs, lu2d_plan_counts, lu_lower_bound
 
 from linalg_io.errors import InputError
-from linalg_io.lu.blockcyclic import (counts_from, global_to_local, local_to_global, numroc,
-                                      owned_indices, owner)
+from linalg_io.lu.blockcyclic import (
+    counts_from,
+    global_to_local,
+    local_to_global,
+    numroc,
+    owned_indices,
+    owner,
+)
 from linalg_io.lu.case import default_nb
 from linalg_io.lu.matrix_source import check_finite, open_source
-from linalg_io.models.lu2d import (closed_form_words, lu2d_costs, lu2d_plan_counts,
-                                   lu_lower_bound)
 
 
 @pytest.mark.parametrize("n,nb,p", [(10, 3, 4), (64, 8, 3), (7, 10, 2), (100, 7, 6), (1, 1, 1)])

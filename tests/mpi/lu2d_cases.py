@@ -11,8 +11,8 @@ import json
 import sys
 
 import numpy as np
-from mpi4py import MPI
 from _result import write_result
+from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
