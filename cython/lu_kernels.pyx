@@ -1,110 +1,17 @@
 # cython: language_level=3
-"""Local kernels of the 2D LU (linalg_io/lu/lu2d.py) on strided float64 blocks.
+"""Panel kernels of the 2D LU (linalg_io/lu/lu2d.py) on a column-major panel (a slice of
+a rank's local Fortran-ordered matrix), with the GIL released; the generic dense
+kernels (getrf, laswp, trsm, gemm, gemv) are in dense_local.pyx.
 
-Every 2D argument is a column-major view (unit stride down a column, any column
-stride: a slice of a rank's local Fortran-ordered matrix), handed to LAPACK/BLAS
-from scipy.linalg.cython_lapack / cython_blas with its leading dimension; all
-arithmetic runs with the GIL released.
-
-getrf(a, ipiv)                  LU with partial pivoting in place (dgetrf), LAPACK info
-laswp(a, ipiv)                  apply the row interchanges ipiv (1-based) to a (dlaswp)
-trsm_lower_unit(l, b)           b := L^-1 b, L the unit lower triangle of l (dtrsm)
-trsm_upper(u, b)                b := U^-1 b, U the upper triangle of u (dtrsm)
-gemm_minus(c, a, b)             c -= a @ b (dgemm)
-gemv_minus(y, a, x)             y -= a @ x (dgemv)
 panel_candidate(...)            one pivot column of a distributed panel: local candidate
 panel_apply(...)                ... and, after the exchange, pivot, swap, scale, rank-1 update
 """
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport fabs
-from scipy.linalg.cython_lapack cimport dgetrf, dlaswp
-from scipy.linalg.cython_blas cimport dgemm, dgemv, dger, dtrsm
+from scipy.linalg.cython_blas cimport dger
 
 cnp.import_array()
-
-
-cdef int _ld(double[:, :] a) except -1:
-    """Leading dimension of a column-major view (raises on a row-major one)."""
-    if a.shape[0] == 0 or a.shape[1] == 0:
-        return max(1, a.shape[0])
-    if a.shape[0] > 1 and a.strides[0] != sizeof(double):
-        raise ValueError("expected unit stride down the columns (a Fortran-ordered view)")
-    if a.shape[1] > 1:
-        return max(1, a.strides[1] // sizeof(double))
-    return max(1, a.shape[0])
-
-
-def getrf(double[:, :] a not None, int[::1] ipiv not None) -> int:
-    cdef int m = a.shape[0], n = a.shape[1], lda = _ld(a), info = 0
-    if ipiv.shape[0] < min(m, n):
-        raise ValueError("ipiv shorter than min(m, n)")
-    if m == 0 or n == 0:
-        return 0
-    with nogil:
-        dgetrf(&m, &n, &a[0, 0], &lda, &ipiv[0], &info)
-    return info
-
-
-def laswp(double[:, :] a not None, int[::1] ipiv not None) -> None:
-    cdef int n = a.shape[1], lda = _ld(a), k1 = 1, k2 = ipiv.shape[0], inc = 1
-    if n == 0 or k2 == 0:
-        return
-    with nogil:
-        dlaswp(&n, &a[0, 0], &lda, &k1, &k2, &ipiv[0], &inc)
-
-
-cdef void _trsm(char uplo, char diag, double[:, :] t, double[:, :] b, int ldt, int ldb) noexcept nogil:
-    cdef int m = b.shape[0], n = b.shape[1]
-    cdef double one = 1.0
-    cdef char side = b'L', no = b'N'
-    dtrsm(&side, &uplo, &no, &diag, &m, &n, &one, &t[0, 0], &ldt, &b[0, 0], &ldb)
-
-
-def trsm_lower_unit(double[:, :] l not None, double[:, :] b not None) -> None:
-    cdef int ldl = _ld(l), ldb = _ld(b)
-    if l.shape[0] != b.shape[0] or l.shape[1] < b.shape[0]:
-        raise ValueError("trsm_lower_unit: shapes do not match")
-    if b.shape[0] == 0 or b.shape[1] == 0:
-        return
-    with nogil:
-        _trsm(b'L', b'U', l, b, ldl, ldb)
-
-
-def trsm_upper(double[:, :] u not None, double[:, :] b not None) -> None:
-    cdef int ldu = _ld(u), ldb = _ld(b)
-    if u.shape[0] != b.shape[0] or u.shape[1] < b.shape[0]:
-        raise ValueError("trsm_upper: shapes do not match")
-    if b.shape[0] == 0 or b.shape[1] == 0:
-        return
-    with nogil:
-        _trsm(b'U', b'N', u, b, ldu, ldb)
-
-
-def gemm_minus(double[:, :] c not None, double[:, :] a not None, double[:, :] b not None) -> None:
-    cdef int m = c.shape[0], n = c.shape[1], k = a.shape[1]
-    cdef int lda = _ld(a), ldb = _ld(b), ldc = _ld(c)
-    cdef double minus_one = -1.0, one = 1.0
-    cdef char no = b'N'
-    if a.shape[0] != m or b.shape[0] != k or b.shape[1] != n:
-        raise ValueError(f"gemm_minus: ({m}, {n}) -= ({a.shape[0]}, {k}) @ ({b.shape[0]}, {b.shape[1]})")
-    if m == 0 or n == 0 or k == 0:
-        return
-    with nogil:
-        dgemm(&no, &no, &m, &n, &k, &minus_one, &a[0, 0], &lda, &b[0, 0], &ldb, &one,
-              &c[0, 0], &ldc)
-
-
-def gemv_minus(double[::1] y not None, double[:, :] a not None, double[::1] x not None) -> None:
-    cdef int m = a.shape[0], n = a.shape[1], lda = _ld(a), inc = 1
-    cdef double minus_one = -1.0, one = 1.0
-    cdef char no = b'N'
-    if y.shape[0] != m or x.shape[0] != n:
-        raise ValueError("gemv_minus: shapes do not match")
-    if m == 0 or n == 0:
-        return
-    with nogil:
-        dgemv(&no, &m, &n, &minus_one, &a[0, 0], &lda, &x[0], &inc, &one, &y[0], &inc)
 
 
 cdef inline long _global_row(long loc, long nb, long myrow, long pr) noexcept nogil:
@@ -159,7 +66,10 @@ def panel_apply(double[:, :] panel not None, double[:, :] top not None,
     cdef Py_ssize_t r, off, win_off = -1, diag_off = 0, lp
     cdef double best = -2.0, best_row = -1.0, v, row, pivot, inv
     cdef double minus_one = -1.0
-    cdef int mm, nn, inc = 1, lda = _ld(panel)
+    cdef int mm, nn, inc = 1
+    cdef int lda = max(1, panel.strides[1] // sizeof(double))
+    if m > 1 and panel.strides[0] != sizeof(double):
+        raise ValueError("panel_apply: expected a column-major panel")
     cdef long p
     cdef double *prow
     cdef double *cur

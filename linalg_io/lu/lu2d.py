@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linalg_io._kernels import lu_kernels as kernels
+from linalg_io._kernels import dense_local, lu_kernels
 from linalg_io.comm.grid import Grid2D
 from linalg_io.errors import SingularMatrixError
 from linalg_io.lu.blockcyclic import global_to_local, numroc, owned_indices, owner
@@ -123,12 +123,12 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
             continue
         trailing = a[:, step.trail_col:]
         if grid.pr == 1:
-            kernels.laswp(trailing[j0:], (ipiv - j0 + 1).astype(np.int32))
+            dense_local.laswp(trailing[j0:], (ipiv - j0 + 1).astype(np.int32))
             u = trailing[j0:j1]
-            kernels.trsm_lower_unit(top, u)
+            dense_local.trsm_lower_unit(top, u)
         else:
             u = _swap_and_gather_u(grid, trailing, step, ipiv, nb)
-            kernels.trsm_lower_unit(top, u)
+            dense_local.trsm_lower_unit(top, u)
             if grid.myrow == step.prow:
                 trailing[step.top_row:step.top_row + kb] = u
         below = trailing[step.below_row:]
@@ -136,11 +136,11 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
         if ahead is not None and grid.mycol == ahead.pcol:
             # look-ahead: update and factor the next panel before the rest of the update,
             # so the other process columns' update overlaps this panel factorization
-            kernels.gemm_minus(below[:, :ahead.kb], l21, u[:, :ahead.kb])
+            dense_local.gemm_minus(below[:, :ahead.kb], l21, u[:, :ahead.kb])
             factored = _factor_panel(grid, a, ahead, nb)
-            kernels.gemm_minus(below[:, ahead.kb:], l21, u[:, ahead.kb:])
+            dense_local.gemm_minus(below[:, ahead.kb:], l21, u[:, ahead.kb:])
         else:
-            kernels.gemm_minus(below, l21, u)
+            dense_local.gemm_minus(below, l21, u)
     return pivots
 
 
@@ -158,7 +158,7 @@ def _panel_local(panel: np.ndarray, j0: int) -> tuple[np.ndarray, np.ndarray, in
     """Pr = 1: the whole panel is local; one dgetrf. Returns (top, global pivots, info)."""
     kb = panel.shape[1]
     ipiv = np.empty(kb, dtype=np.int32)
-    info = kernels.getrf(panel, ipiv)
+    info = dense_local.getrf(panel, ipiv)
     return panel[:kb], ipiv.astype(np.int64) + (j0 - 1), (j0 + info) if info else 0
 
 
@@ -179,9 +179,9 @@ def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
     for jj in range(kb):
         g = step.j0 + jj
         first = numroc(g, nb, myrow, pr)
-        kernels.panel_candidate(panel, first, jj, candidate, nb, myrow, pr, is_diag)
+        lu_kernels.panel_candidate(panel, first, jj, candidate, nb, myrow, pr, is_diag)
         grid.col_comm.Allgatherv(mine, [gathered, (counts, displs)])
-        p = kernels.panel_apply(panel, top, gathered, jj, g, first, nb, myrow, pr, step.prow)
+        p = lu_kernels.panel_apply(panel, top, gathered, jj, g, first, nb, myrow, pr, step.prow)
         if p < 0:
             p = -p - 1
             info = info or g + 1

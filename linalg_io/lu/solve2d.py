@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io._kernels import lu_kernels as kernels
+from linalg_io._kernels import dense_local, lu_kernels
 from linalg_io.comm.grid import Grid2D
 from linalg_io.lu.blockcyclic import owned_indices
 from linalg_io.lu.hpl import hpl_scaled_residual
@@ -46,11 +46,11 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
                 yk = y[j0:j1].copy()
                 if grid.myrow == step.prow:
                     tri = a[step.top_row:step.top_row + kb, cols]
-                    kernels.trsm_lower_unit(tri, yk.reshape(kb, 1))
+                    dense_local.trsm_lower_unit(tri, yk.reshape(kb, 1))
                     change[:kb] = yk - y[j0:j1]
                 _column_bcast(grid, yk, step.prow)
                 below = np.zeros(len(rows) - step.below_row)
-                kernels.gemv_minus(below, a[step.below_row:, cols], yk)
+                dense_local.gemv_minus(below, a[step.below_row:, cols], yk)
                 change[rows[step.below_row:] - j0] = below
             grid.comm.Allreduce(MPI.IN_PLACE, change)
             y[j0:] += change
@@ -62,11 +62,11 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
                 xk = y[j0:j1].copy()
                 if grid.myrow == step.prow:
                     tri = a[step.top_row:step.top_row + kb, cols]
-                    kernels.trsm_upper(tri, xk.reshape(kb, 1))
+                    dense_local.trsm_upper(tri, xk.reshape(kb, 1))
                     change[j0:j1] = xk - y[j0:j1]
                 _column_bcast(grid, xk, step.prow)
                 above = np.zeros(step.top_row)
-                kernels.gemv_minus(above, a[:step.top_row, cols], xk)
+                dense_local.gemv_minus(above, a[:step.top_row, cols], xk)
                 change[rows[:step.top_row]] += above
             grid.comm.Allreduce(MPI.IN_PLACE, change)
             y[:j1] += change
