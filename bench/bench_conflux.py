@@ -7,7 +7,9 @@ traffic   --grid auto --nb auto at N (default 8192) for P in --p-list: max and m
           bytes sent per rank measured, the model's, max/mean, by phase;
 layers    fixed P (default 16), the layer counts c in --c-list: measured vs model,
           to check the model's ranking of c;
-time      N, P=4, one run each of --algo conflux (auto) and --algo 2d (auto).
+time      N, P=4, one run each of --algo conflux (auto) and --algo 2d (auto);
+accuracy  every grid of --grids at every N of --acc-n: measured vs a priori model, per
+          rank (largest relative difference over the ranks) and max/mean.
 
 Traffic is deterministic, so one repetition without warm-up is enough (--reps 1
 --warmup 0 for the traffic points). Run under the bench lock:
@@ -22,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 REFERENCE_MB = {  # max per-rank MB sent at N=8192 (ALGORITHMS.md, measured there)
     4: "HPL 178, COnfLUX 191, ScaLAPACK 267",
@@ -54,6 +58,22 @@ def traffic_row(record: dict) -> str:
             f"{record['time_s']['median']:.2f} | {phases} |")
 
 
+def accuracy_row(record: dict) -> str:
+    t, m = record["traffic"], record["model"]
+    measured = np.array(t["per_rank_bytes_sent"])
+    apriori = np.array(m["per_rank_bytes_sent"])
+    exact = np.array(m["given_pivots"]["per_rank_bytes_sent"])
+    grid = "x".join(str(d) for d in record["params"]["grid"])
+    pct = 100.0
+    return (f"| {record['params']['n']} | {record['nranks']} | {grid} | {record['params']['nb']} | "
+            f"{mb(measured.max())} | {mb(apriori.max())} | "
+            f"{pct * (measured.max() / apriori.max() - 1):+.2f} | "
+            f"{pct * (measured.mean() / apriori.mean() - 1):+.2f} | "
+            f"{pct * np.max(np.abs(measured / apriori - 1)):.2f} | "
+            f"{pct * np.max(np.abs(measured / exact - 1)):.2f} | "
+            f"{measured.max() / measured.mean():.3f} |")
+
+
 HEADER = ("| P | grid | v | sent max MB | mean MB | max/mean | model max MB | model (given pivots) "
           "| recv max MB | HPL residual | time s | by phase (busiest rank, MB) |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -61,7 +81,12 @@ HEADER = ("| P | grid | v | sent max MB | mean MB | max/mean | model max MB | mo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--what", choices=("traffic", "layers", "time", "all"), default="all")
+    parser.add_argument("--what", choices=("traffic", "layers", "time", "accuracy", "all"),
+                        default="all")
+    parser.add_argument("--grids", default="2x2x1,1x2x2,4x1x1,2x2x2,2x4x1,2x3x2,3x2x2,"
+                                           "4x4x1,2x4x2,2x2x4,7x1x1")
+    parser.add_argument("--acc-n", default="2048,4096")
+    parser.add_argument("--acc-nb", type=int, default=256)
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--p-list", default="4,16,64")
     parser.add_argument("--layers-p", type=int, default=16)
@@ -96,6 +121,20 @@ def main() -> int:
                                            "--grid", grid, "--nb", "256"] + common)
             rows.append(traffic_row(record) + f" model time {record['model']['time_s']:.3f} s")
         print(f"\n### layers, N={args.layers_n}, P={args.layers_p}\n\n{HEADER}\n" + "\n".join(rows))
+    if args.what in ("accuracy", "all"):
+        rows = []
+        for n in (int(x) for x in args.acc_n.split(",")):
+            for grid in args.grids.split(","):
+                p = 1
+                for d in grid.split("x"):
+                    p *= int(d)
+                record = point(p, ["--algo", "conflux", "--n", str(n), "--grid", grid,
+                                   "--nb", str(args.acc_nb)] + common)
+                rows.append(accuracy_row(record))
+        print(f"\n### model accuracy (a priori: pivots spread evenly; dist {args.dist})\n\n"
+              "| N | P | grid | v | sent max MB | model max MB | max err % | mean err % | "
+              "worst rank err % | given pivots: worst rank err % | max/mean |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
     if args.what in ("time", "all"):
         rows = []
         for algo in ("conflux", "2d"):

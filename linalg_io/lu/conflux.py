@@ -41,8 +41,7 @@ import numpy as np
 from mpi4py import MPI
 from scipy.linalg.blas import dtrsm
 
-from linalg_io._kernels.dense_local import getrf
-from linalg_io._kernels.lu_kernels import gemm_minus
+from linalg_io._kernels.dense_local import gemm_minus, getrf
 from linalg_io.comm.grid import Grid3D
 from linalg_io.errors import SingularMatrixError
 from linalg_io.lu.conflux_layout import Step, StepPlan
