@@ -55,6 +55,8 @@ class LU2DCase:
     def __init__(self, comm: CountedComm, config: Any) -> None:
         options = config.options
         self.config = config
+        if config.backend != "cpu":
+            raise InputError("lu --algo 2d runs on the CPU only; use --backend cpu")
         source, problem = None, None
         try:
             source = open_source(options.get("dist", "random"), options.get("n"), config.seed,
