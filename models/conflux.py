@@ -216,11 +216,13 @@ def _costs(counts: dict, pivots) -> RankCosts:
 
 
 def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
-    """Per-rank words of the busiest rank: the local block, the factors kept for
-    verification and the panel/row buffers of one step."""
+    """Per-rank words of the busiest rank: the local block, the copy of A it restarts
+    each repetition from (layer 0) and checks the residual with, the factors kept for
+    verification (on the layer that computed them: 1/c of the steps), and the
+    panel/row buffers of one step."""
     rows = -(-n // (v * px)) * v
     cols = -(-n // (v * py)) * v
-    return rows * cols + (rows * cols) / c + 4 * (rows + cols) * v
+    return rows * cols * (2 + 1 / c) + 4 * (rows + cols) * v
 
 
 def grid_candidates(p: int) -> list[tuple[int, int, int]]:

@@ -25,12 +25,13 @@ scatter_slices        layer l gets columns s_l of L (Scatterv over the fibre fro
                       rows of U (Scatterv over the fibre from (x, y, lk));
 trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm).
 
-Per rank, summed over the steps (P = Px Py c, N^2/2 = sum of m_k w_k over the
-panels, no pivot-dependent terms at this order):
-  reduce_panel + pivot rows  (c-1) N^2 / P            words sent
-  scatter L and U            (c-1)/c N^2/P + N^2/(c P) ... see models/conflux.py
-  L00 and tournament         N v (Px / P + log2 Px Px / (Py c ... )) words
-`linalg_io.models.conflux.conflux_costs` walks the same plan for the exact counts.
+Cost, words sent per rank averaged over the ranks (sum of m_k w_k over the panels
+= N^2/2), the same form as `linalg_io.models.conflux.closed_form_words`:
+  N^2/(2P) [2(c-1) + 1 + 1 + (Px+1)(c-1)/c] + N v Px (1 + log2 Px)/P
+(reduce panel and pivot rows; allgather of the pivot rows; L broadcast; L and U
+scatters to the layers; L00 broadcasts and the tournament's v x (v+1) blocks).
+c = 1: N^2/P + N v Px (1 + log2 Px)/P. `linalg_io.models.conflux.conflux_costs`
+walks the same plan for the exact per-rank counts; tests check they are equal.
 """
 
 from __future__ import annotations
