@@ -8,7 +8,8 @@ panel    (Pr > 1, ranks of process column k mod Pc) per pivot column one Allgath
          in the process column: candidate (|v|, row, kb values), the diagonal rank
          adds the current row (kb values): 8 (kb + 2) B sent, + 8 kb on the diagonal.
 bcast_L  (Pc > 1) the panel's root sends its L part along its process row:
-         8 (kb^2 + kb + 1 + m_below kb) B (top block, pivots, info, its rows below).
+         8 (kb (kb - 1)/2 + kb + 1 + m_below kb) B (strictly lower L11, pivots, info,
+         its rows below).
 bcast_U  (Pr > 1) the kb pivot rows, restricted to each rank's trailing columns, are
          Allgatherv'd in the process column from wherever they live.
 swap     (Pr > 1) the diagonal rank sends the top rows displaced by pivots to the
@@ -19,10 +20,11 @@ displaced rows per block column (kb n_trail words); a non-diagonal process row s
 the s pivot rows it owns (0 <= s <= min(kb, its active rows)) and always receives kb
 rows. pivoting="none" (diagonally dominant: no swaps, s = 0) is exact;
 pivoting="worst" is the per-rank upper bound (s at its maximum), so any matrix
-measures between the two.
+measures between the two; pivoting="expected" estimates a random matrix (pivots
+uniform over the active rows: s = kb * its active rows / all active rows).
 
 Closed form (words per rank, Pr, Pc > 1, average rank): bcast_L N^2/(2 Pr Pc) +
-N NB/Pc; bcast_U + swap from N^2/(2 Pr Pc) (no swaps) up to N^2/(2 Pc) (worst case);
+N NB/(2 Pc); bcast_U + swap from N^2/(2 Pr Pc) (no swaps) up to N^2/(2 Pc) (worst case);
 panel N (NB + 2)/Pc + N NB/(Pr Pc). Flops per rank: 2 N^3/(3 P) (dgemm) + N^2 NB/(2 Pc)
 (redundant triangular solves for U) + N^2 NB/(2 P) (panels).
 Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
@@ -36,7 +38,7 @@ from linalg_io.models.costs import RankCosts
 from linalg_io.lu.blockcyclic import numroc
 
 WORD = 8
-PIVOTING = ("worst", "none")
+PIVOTING = ("worst", "none", "expected")
 
 
 def _suffix_counts(g0: int, n: int, nb: int, nprocs: int) -> np.ndarray:
@@ -79,7 +81,7 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst")
             msgs += in_pcol * kb
         # bcast_L: root = (r, pcol) to its process row
         if pc > 1:
-            size = (kb * kb + kb + 1 + m_below * kb) * WORD
+            size = (kb * (kb - 1) // 2 + kb + 1 + m_below * kb) * WORD
             sent["bcast_L"] += in_pcol * size
             recv["bcast_L"] += ~in_pcol * size
             msgs += in_pcol
@@ -93,15 +95,19 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst")
                 recv["bcast_U"] += ~diag_row * block
                 msgs += diag_row * has_cols
             else:
-                s_max = np.minimum(kb, m_below)          # pivot rows a non-diag row can own
-                others = (s_max * ~diag_row).sum(axis=0, keepdims=True)
-                a_min = np.maximum(0, kb - others)       # pivot rows the diag row keeps
-                sent["bcast_U"] += np.where(diag_row, a_min, s_max) * n_trail * WORD
-                recv["bcast_U"] += np.where(diag_row, (kb - a_min) * n_trail, (kb - s_max) * n_trail) * WORD
-                sent["swap"] += diag_row * (kb - a_min) * n_trail * WORD
-                recv["swap"] += ~diag_row * s_max * n_trail * WORD
-                dests = np.minimum(pr - 1, kb - a_min)
-                msgs += has_cols * np.where(diag_row, 1 + dests, s_max > 0)
+                if pivoting == "worst":      # as many pivot rows as a non-diag row can own
+                    s = np.minimum(kb, m_below).astype(float)
+                else:                        # expected: pivots uniform over the active rows
+                    s = kb * m_below / (m_below[:, :1].sum() + kb)
+                s = s * ~diag_row
+                a = np.maximum(0, kb - s.sum(axis=0, keepdims=True))  # rows the diag row keeps
+                sent["bcast_U"] += np.where(diag_row, a, s) * n_trail * WORD
+                recv["bcast_U"] += np.where(diag_row, kb - a, kb - s) * n_trail * WORD
+                sent["swap"] += diag_row * (kb - a) * n_trail * WORD
+                recv["swap"] += s * n_trail * WORD
+                dests = (s > 0).sum(axis=0, keepdims=True)
+                keeps = 1 if pivoting == "worst" else (a > 0)   # the diag row's Allgatherv block
+                msgs += has_cols * np.where(diag_row, keeps + dests, s > 0)
     return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops}
 
 
@@ -110,7 +116,7 @@ def closed_form_words(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst"
     swaps = n * n / (2 * pc) if pivoting == "worst" else n * n / (2 * pr * pc)
     return {
         "panel": (n * (nb + 2) / pc + n * nb / (pr * pc)) if pr > 1 else 0.0,
-        "bcast_L": (n * n / (2 * pr * pc) + n * nb / pc) if pc > 1 else 0.0,
+        "bcast_L": (n * n / (2 * pr * pc) + n * nb / (2 * pc)) if pc > 1 else 0.0,
         "bcast_U+swap": swaps if pr > 1 else 0.0,
     }
 

@@ -85,6 +85,8 @@ def test_traffic_inside_band_with_swaps(eight_rank_results):
             assert np.all(measured <= sum(high[key].values()).reshape(-1)), (case, key)
         assert np.all(msgs >= low["msgs"].reshape(-1)) and np.all(msgs <= high["msgs"].reshape(-1))
         assert sent.max() > sum(low["sent"].values()).max()   # random pivots do swap rows
+        expected = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "expected")
+        assert sent.max() == pytest.approx(sum(expected["sent"].values()).max(), rel=0.05), case
 
 
 def test_cli_record_on_2x3_grid():

@@ -59,7 +59,10 @@ def test_model_band_and_closed_form(n, nb, pr, pc):
     assert np.all(none["msgs"] <= worst["msgs"])
     total_none = sum(none["sent"].values())
     total_worst = sum(worst["sent"].values())
+    total_expected = sum(lu2d_plan_counts(n, nb, pr, pc, "expected")["sent"].values())
     assert np.all(total_none <= total_worst)
+    assert np.all(total_none <= total_expected + 1e-6)
+    assert np.all(total_expected <= total_worst + 1e-6)
     if pr == 1:      # no row swaps between process rows: the band is one value
         assert np.array_equal(total_none, total_worst)
     # the closed form's leading terms describe the average rank

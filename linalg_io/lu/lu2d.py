@@ -8,8 +8,8 @@ panel    process column k mod Pc factors rows j0..N-1 of the block column. Pr = 
          each rank's candidate (|v|, global row, the row), the diagonal rank adding the
          row at the pivot position, so the pivot search and the in-panel swap are one
          message (HPL's combined pivot-and-swap); then scale and rank-1 update in Cython.
-bcast_L  the panel's root sends its L part (top kb x kb block, pivots, info, its rows
-         below) along its process row: one Bcast.
+bcast_L  the panel's root sends its L part (the strictly lower kb(kb-1)/2 of L11, the
+         pivots, info, its rows below) along its process row: one Bcast.
 bcast_U  the kb pivot rows, restricted to each rank's trailing columns, are Allgatherv'd
          in the process column straight from the ranks owning them (no separate row
          swap into the diagonal process row, then broadcast); every rank solves
@@ -95,26 +95,28 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
     for index, step in enumerate(steps):
         j0, kb, j1 = step.j0, step.kb, step.j1
         m_below = a.shape[0] - step.below_row
-        lsize = kb * kb + kb + 1 + m_below * kb
+        strict = kb * (kb - 1) // 2       # the strictly lower triangle of L11
+        lsize = strict + kb + 1 + m_below * kb
         panel_cols = slice(step.panel_col, step.panel_col + kb)
         if grid.mycol == step.pcol:
             top, ipiv, info = factored or _factor_panel(grid, a, step, nb)
             factored = None
             l21 = a[step.below_row:, panel_cols]
             if grid.pc > 1:
-                lbuf[:kb * kb] = top.ravel(order="F")
-                lbuf[kb * kb:kb * kb + kb] = ipiv
-                lbuf[kb * kb + kb] = info
-                lbuf[kb * kb + kb + 1:lsize] = l21.ravel(order="F")
+                lbuf[:strict] = top.T[np.triu_indices(kb, 1)]
+                lbuf[strict:strict + kb] = ipiv
+                lbuf[strict + kb] = info
+                lbuf[strict + kb + 1:lsize] = l21.ravel(order="F")
                 with comm.phase("bcast_L"):
                     grid.row_comm.Bcast(lbuf[:lsize], root=step.pcol)
         else:
             with comm.phase("bcast_L"):
                 grid.row_comm.Bcast(lbuf[:lsize], root=step.pcol)
-            top = lbuf[:kb * kb].reshape((kb, kb), order="F")
-            ipiv = lbuf[kb * kb:kb * kb + kb].astype(np.int64)
-            info = int(lbuf[kb * kb + kb])
-            l21 = lbuf[kb * kb + kb + 1:lsize].reshape((m_below, kb), order="F")
+            top = np.zeros((kb, kb), order="F")
+            top.T[np.triu_indices(kb, 1)] = lbuf[:strict]
+            ipiv = lbuf[strict:strict + kb].astype(np.int64)
+            info = int(lbuf[strict + kb])
+            l21 = lbuf[strict + kb + 1:lsize].reshape((m_below, kb), order="F")
         if info:
             raise SingularMatrixError(
                 f"matrix is singular: zero pivot in column {info - 1} (U[{info - 1}, {info - 1}] = 0)")
