@@ -3,14 +3,17 @@
  * Included twice by tsgemm_kernels.h with T (element type), V (32-byte GCC vector of
  * T), W (elements per vector), SFX (name suffix) and TS_STREAM (non-temporal store
  * of one V) defined. Every kernel streams its tall operand(s) exactly once from
- * memory; the small operand sits in L1 (packed) and the output tile in registers:
+ * memory; the small operand sits in L1 or L2 (packed) and the output tile in registers:
  * accumulators are arrays of V indexed by compile-time constants after inlining, so
  * GCC keeps them in registers (at most 12 of the 16 ymm registers).
  */
 
-/* Register tile height for NV vectors per row: R * NV accumulators + NV rows of B +
- * one broadcast must fit the 16 vector registers. */
-#define TS_ROWS_FOR(nv) ((nv) == 1 ? 8 : (nv) == 2 ? 6 : (nv) == 3 ? 4 : 2)
+/* Register tile height for NV vectors per row: 12 accumulators (two FMA pipes x 4
+ * cycles latency need at least 8 independent chains; 12 leave slack; NV = 1 keeps two
+ * per row, for even and odd p),
+ * plus up to 3 vectors of B kept in registers (a 4th is read from L1 by each FMA)
+ * and one broadcast: at most 16 vector registers. */
+#define TS_ROWS_FOR(nv) ((nv) == 1 ? 6 : (nv) == 2 ? 6 : (nv) == 3 ? 4 : 3)
 #define TS_CAT2(a, b) a##_##b
 #define TS_CAT(a, b) TS_CAT2(a, b)
 #define F(name) TS_CAT(name, SFX)
@@ -36,39 +39,65 @@ static inline void F(st_part)(T *p, V v, int count)
  * Micro-kernel: R rows of A times one panel of NV vectors over rows p0..p0+kb-1.
  */
 static inline __attribute__((always_inline)) void F(mk_ab_c)(
-    const int R, const int NV, long blocks, const T *restrict a, long lda, int kb,
+    const int R, const int NV, const int FULL, long blocks, const T *restrict a, long lda, int kb,
     const T *restrict bp, T *restrict c, long ldc, int ncols, int accumulate, int stream,
     int prefetch_rows)
 {
     for (long blk = 0; blk < blocks; ++blk, a += R * lda, c += R * ldc) {
-        V acc[8][4];
-#pragma GCC unroll 8
+        V acc[12][4];
+#pragma GCC unroll 12
         for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) acc[r][v] = F(bc)(0);
-        for (int p = 0; p < kb; ++p) {
+        int p = 0;
+        if (NV == 1 && kb >= 16) {
+            /* one vector per row and long rows: two accumulators per row (even and odd
+             * p) so that short row blocks still keep 8 FMA chains in flight */
+            V odd[12];
+#pragma GCC unroll 12
+            for (int r = 0; r < R; ++r) odd[r] = F(bc)(0);
+            for (; p + 1 < kb; p += 2) {
+                V b0 = F(ld)(bp + (long)p * TS_NV_MAX * W);
+                V b1 = F(ld)(bp + (long)(p + 1) * TS_NV_MAX * W);
+                TS_KEEP(b0);
+                TS_KEEP(b1);
+                if (prefetch_rows && (p % (64 / (int)sizeof(T))) == 0) {
+#pragma GCC unroll 12
+                    for (int r = 0; r < R; ++r)
+                        __builtin_prefetch(a + (r + prefetch_rows) * lda + p);
+                }
+#pragma GCC unroll 12
+                for (int r = 0; r < R; ++r) {
+                    acc[r][0] += F(bc)(a[r * lda + p]) * b0;
+                    odd[r] += F(bc)(a[r * lda + p + 1]) * b1;
+                }
+            }
+#pragma GCC unroll 12
+            for (int r = 0; r < R; ++r) acc[r][0] += odd[r];
+        }
+        for (; p < kb; ++p) {
             V b[4];
             if (prefetch_rows && (p % (64 / (int)sizeof(T))) == 0) {
-#pragma GCC unroll 8
+#pragma GCC unroll 12
                 for (int r = 0; r < R; ++r)
                     __builtin_prefetch(a + (r + prefetch_rows) * lda + p);
             }
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
                 b[v] = F(ld)(bp + (long)p * TS_NV_MAX * W + v * W);
-                TS_KEEP(b[v]);
+                if (v < 3) TS_KEEP(b[v]);
             }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
             for (int r = 0; r < R; ++r) {
                 V ar = F(bc)(a[r * lda + p]);
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; ++v) acc[r][v] += ar * b[v];
             }
         }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
         for (int r = 0; r < R; ++r) {
             T *cr = c + r * ldc;
-            if (ncols == NV * W) {
+            if (FULL) {
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; ++v) {
                     V x = acc[r][v];
@@ -76,7 +105,9 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
                     if (stream) TS_STREAM(cr + v * W, x); else F(st)(cr + v * W, x);
                 }
             } else {
-                for (int v = 0; v < NV && v * W < ncols; ++v) {
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    if (v * W >= ncols) break;
                     int count = ncols - v * W < W ? ncols - v * W : W;
                     V x = acc[r][v];
                     if (accumulate) x += F(ld_part)(cr + v * W, count);
@@ -87,46 +118,57 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
     }
 }
 
-#define TS_AB_C(RR, NN) case RR * 8 + NN: F(mk_ab_c)(RR, NN, blocks, a, lda, kb, bp, c, ldc, \
-    ncols, accumulate, stream, prefetch_rows); break;
+#define TS_AB_C(RR, NN) case RR * 16 + NN: \
+    if (ncols == NN * W) F(mk_ab_c)(RR, NN, 1, blocks, a, lda, kb, bp, c, ldc, ncols, \
+                                    accumulate, stream, prefetch_rows); \
+    else F(mk_ab_c)(RR, NN, 0, blocks, a, lda, kb, bp, c, ldc, ncols, accumulate, stream, \
+                    prefetch_rows); \
+    break;
 
 static void F(mk_ab_c_any)(int R, int NV, long blocks, const T *a, long lda, int kb,
                            const T *bp, T *c, long ldc, int ncols, int accumulate, int stream,
                            int prefetch_rows)
 {
-    switch (R * 8 + NV) {
+    switch (R * 16 + NV) {
         TS_AB_C(1, 1) TS_AB_C(2, 1) TS_AB_C(3, 1) TS_AB_C(4, 1)
         TS_AB_C(5, 1) TS_AB_C(6, 1) TS_AB_C(7, 1) TS_AB_C(8, 1)
+        TS_AB_C(9, 1) TS_AB_C(10, 1) TS_AB_C(11, 1) TS_AB_C(12, 1)
         TS_AB_C(1, 2) TS_AB_C(2, 2) TS_AB_C(3, 2) TS_AB_C(4, 2) TS_AB_C(5, 2) TS_AB_C(6, 2)
         TS_AB_C(1, 3) TS_AB_C(2, 3) TS_AB_C(3, 3) TS_AB_C(4, 3)
-        TS_AB_C(1, 4) TS_AB_C(2, 4)
+        TS_AB_C(1, 4) TS_AB_C(2, 4) TS_AB_C(3, 4)
     }
 }
 
 /* Rows [r0, r1) of C = A B (row-major A and C). k is cut into panels of kb rows of B
- * so that the packed panel (kb x n) stays in L1; A is read once (each row segment
- * of a panel once), C is rewritten per k panel (from L2), streamed on the last one. */
+ * (TS_KB_BYTES of packed B, kept in L2; all of B when k is small); A is read once
+ * (each row segment of a panel once), C is rewritten per k panel (from cache) and
+ * streamed out on the last one. */
 static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *bp,
                          T *c, long ldc, int stream)
 {
     const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
-    int kb = 16384 / (panels * TS_NV_MAX * W * (int)sizeof(T));
+    int kb = TS_KB_BYTES / (panels * TS_NV_MAX * W * (int)sizeof(T));
     if (kb < 8) kb = 8;
     if (kb > k) kb = k;
     for (int p0 = 0; p0 < k; p0 += kb) {
         const int depth = k - p0 < kb ? k - p0 : kb;
         const int accumulate = p0 > 0, last = p0 + depth == k;
-        const int prefetch_rows = k > 64 ? 8 : 0;
+        /* Long rows (TSM2R): the current cache line of each of the R rows, and of the R
+         * rows prefetched next, sit in one L1 set when lda * s is a multiple of 4 KiB;
+         * at most 4 rows keep them within the 8 ways. */
+        const int long_rows = k > 64;
         /* One panel of C columns: the row loop runs inside the micro-kernel. Several
-         * panels (n > 4W): 2-row blocks visit every panel while A's rows are in L1. */
-        const long rows_per_sweep = panels == 1 ? 4096 : 2;
+         * panels (n > 4W): 3-row blocks visit every panel while A's rows are in L1. */
+        const long rows_per_sweep = panels == 1 ? 4096 : 3;
         for (long i = r0; i < r1; i += rows_per_sweep) {
             const long i_end = r1 - i < rows_per_sweep ? r1 : i + rows_per_sweep;
             for (int cp = 0; cp < panels; ++cp) {
                 const int j0 = cp * TS_NV_MAX * W;
                 const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
                 const int nv = (ncols + W - 1) / W;
-                const int rows = panels > 1 ? 2 : TS_ROWS_FOR(nv);
+                int rows = panels > 1 ? 3 : TS_ROWS_FOR(nv);
+                if (long_rows && rows > 4) rows = 4;
+                const int prefetch_rows = long_rows ? rows : 0;
                 const T *panel = bp + ((long)cp * k + p0) * TS_NV_MAX * W;
                 const long full = (i_end - i) / rows, rest = (i_end - i) % rows;
                 F(mk_ab_c_any)(rows, nv, full, a + i * lda + p0, lda, depth, panel,
@@ -221,68 +263,76 @@ static void F(ab_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
 
 /* ---------------------------------------------------------------------------
  * C += A^T B over rows [r0, r1), A row-major (m x k, lda), B row-major (m x n, ldb),
- * C row-major k x n (ldc, private to the caller). Rows in chunks of 128 (A and B
- * chunks in L1/L2); per chunk, register tiles of KR rows of C x NV vectors. */
+ * C row-major k x n (ldc, private to the caller). Rows in chunks whose A and B rows
+ * fit in L1 together; per chunk, register tiles of KR rows of C x NV vectors. */
 static inline __attribute__((always_inline)) void F(mk_atb_c)(
-    const int KR, const int NV, const T *restrict a, long lda, const T *restrict b, long ldb,
+    const int KR, const int NV, const int FULL, const T *restrict a, long lda, const T *restrict b, long ldb,
     long rows, T *restrict c, long ldc, int ncols)
 {
-    V acc[8][4];
-    const int full = ncols == NV * W;
-#pragma GCC unroll 8
+    V acc[12][4];
+#pragma GCC unroll 12
     for (int q = 0; q < KR; ++q)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[q][v] = F(bc)(0);
     for (long i = 0; i < rows; ++i) {
         V bv[4];
         const T *bi = b + i * ldb;
-        if (full) {
+        if (FULL) {
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
                 bv[v] = F(ld)(bi + v * W);
-                TS_KEEP(bv[v]);
+                if (v < 3) TS_KEEP(bv[v]);
             }
         } else {
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)
                 bv[v] = F(ld_part)(bi + v * W, ncols - v * W < W ? ncols - v * W : W);
         }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
         for (int q = 0; q < KR; ++q) {
             V aq = F(bc)(a[i * lda + q]);
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) acc[q][v] += aq * bv[v];
         }
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int q = 0; q < KR; ++q)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
-            int count = ncols - v * W < W ? ncols - v * W : W;
             T *cq = c + q * ldc + v * W;
-            F(st_part)(cq, F(ld_part)(cq, count) + acc[q][v], count);
+            if (FULL) {
+                F(st)(cq, F(ld)(cq) + acc[q][v]);
+            } else {
+                int count = ncols - v * W < W ? ncols - v * W : W;
+                F(st_part)(cq, F(ld_part)(cq, count) + acc[q][v], count);
+            }
         }
 }
 
-#define TS_ATB_C(RR, NN) case RR * 8 + NN: F(mk_atb_c)(RR, NN, a, lda, b, ldb, rows, c, ldc, \
-    ncols); break;
+#define TS_ATB_C(RR, NN) case RR * 16 + NN: \
+    if (ncols == NN * W) F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols); \
+    else F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols); \
+    break;
 
 static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, long ldb,
                             long rows, T *c, long ldc, int ncols)
 {
-    switch (KR * 8 + NV) {
+    switch (KR * 16 + NV) {
         TS_ATB_C(1, 1) TS_ATB_C(2, 1) TS_ATB_C(3, 1) TS_ATB_C(4, 1)
         TS_ATB_C(5, 1) TS_ATB_C(6, 1) TS_ATB_C(7, 1) TS_ATB_C(8, 1)
+        TS_ATB_C(9, 1) TS_ATB_C(10, 1) TS_ATB_C(11, 1) TS_ATB_C(12, 1)
         TS_ATB_C(1, 2) TS_ATB_C(2, 2) TS_ATB_C(3, 2) TS_ATB_C(4, 2) TS_ATB_C(5, 2) TS_ATB_C(6, 2)
         TS_ATB_C(1, 3) TS_ATB_C(2, 3) TS_ATB_C(3, 3) TS_ATB_C(4, 3)
-        TS_ATB_C(1, 4) TS_ATB_C(2, 4)
+        TS_ATB_C(1, 4) TS_ATB_C(2, 4) TS_ATB_C(3, 4)
     }
 }
 
 static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
                           long ldb, T *c, long ldc)
 {
-    const long chunk = 128;
+    /* A and B rows of one chunk together in 24 KiB of L1 */
+    long chunk = 24576 / ((long)(k + n) * (long)sizeof(T));
+    if (chunk < 16) chunk = 16;
     for (long i0 = r0; i0 < r1; i0 += chunk) {
         const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
         for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
@@ -339,13 +389,13 @@ static inline __attribute__((always_inline)) void F(mk_atb_f)(
         }
 }
 
-#define TS_ATB_F(RR, NN) case RR * 8 + NN: F(mk_atb_f)(RR, NN, a, lda, b, ldb, rows, c, ldc); \
+#define TS_ATB_F(RR, NN) case RR * 16 + NN: F(mk_atb_f)(RR, NN, a, lda, b, ldb, rows, c, ldc); \
     break;
 
 static void F(mk_atb_f_any)(int KR, int NJ, const T *a, long lda, const T *b, long ldb,
                             long rows, T *c, long ldc)
 {
-    switch (KR * 8 + NJ) {
+    switch (KR * 16 + NJ) {
         TS_ATB_F(1, 1) TS_ATB_F(1, 2) TS_ATB_F(1, 3) TS_ATB_F(1, 4)
         TS_ATB_F(2, 1) TS_ATB_F(2, 2) TS_ATB_F(2, 3) TS_ATB_F(2, 4)
         TS_ATB_F(3, 1) TS_ATB_F(3, 2) TS_ATB_F(3, 3) TS_ATB_F(3, 4)

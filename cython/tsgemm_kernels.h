@@ -14,6 +14,12 @@
 #endif
 
 #define TS_NV_MAX 4
+/* Bytes of packed B per k panel of the row-major A B kernel: half of a 512 KiB L2, so
+ * that long rows of A (TSM2R) are read in segments of several KiB (hardware
+ * prefetchers follow them) while the panel of B is reused from L2 by every row. */
+#ifndef TS_KB_BYTES
+#define TS_KB_BYTES 262144
+#endif
 
 typedef double ts_vd __attribute__((vector_size(32)));
 typedef float ts_vs __attribute__((vector_size(32)));
