@@ -10,7 +10,7 @@ column y:
 reduce_panel         (c > 1) (x, ky, l != lk) send a_x w words (Reduce over the fibre)
 tournament_pivoting  (Px > 1) (x, ky, lk): w (w+1) words per butterfly round
                      (log2 q, q the largest power of two <= Px), one fold and unfold
-                     message each for ranks x >= q and x < Px - q
+                     message each for roles r >= q and r < Px - q (r = (x - k) mod Px)
 push_pivots          ids: w+1 words from (kx, ky, lk) to all; L00: w^2 words from each
                      (x, ky, lk) along its row of layer lk; pivot rows: (c > 1) p_x t_y
                      from each non-lk layer (Reduce), then p_x t_y allgathered in each
@@ -129,15 +129,16 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         # tournament_pivoting
         players = on_panel & root
         block = w * (w + 1) * WORD
+        role = (X - step.k) % px    # the butterfly's roles rotate with the step
         if px > 1:
-            folded = X >= q
-            partner_folds = X < px - q
+            folded = role >= q
+            partner_folds = role < px - q
             n_sent = np.where(folded, 1, rounds + partner_folds)
             n_recv = n_sent
             sent["tournament_pivoting"] += players * n_sent * block
             recv["tournament_pivoting"] += players * n_recv * block
             msgs += players * n_sent
-        merges = np.where(X >= q, 0, rounds + (X < px - q))
+        merges = np.where(role >= q, 0, rounds + (role < px - q))
         flops += players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
         # push_pivots: ids to everyone, L00 along the rows of layer lk
         if c * px * py > 1:

@@ -132,7 +132,8 @@ class ConfluxLU:
     def tournament_pivoting(self, s: Step, panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with self.grid.comm.phase("tournament_pivoting"):
             ids = self.order[self.done:].astype(np.float64)
-            return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf)
+            return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
+                              shift=s.k)
 
     def push_pivots(self, s: Step, pivot_ids, lu00) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """Pivot ids to every rank, L00 to layer lk; move my pivot rows to the front."""

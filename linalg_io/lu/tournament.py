@@ -8,7 +8,8 @@ their w x w candidate blocks, stack them (2w x w, lower rank first, so both side
 compute the same), factor and keep the w winners. Every message is one w x (w+1)
 block (the rows' original values and their ids), whatever the matrix, so the
 traffic is fixed: per rank of the column, 8 w (w+1) bytes per butterfly round
-(log2 q rounds), plus one such message for each fold and unfold.
+(log2 q rounds), plus one such message for each fold and unfold. The caller
+rotates the roles (`shift` = the step number) so the folds fall on every rank in turn.
 
 A rank with fewer than w active rows pads its candidates with zero rows of id -1;
 a padded row only wins when the panel is singular (the caller checks the ids).
@@ -64,30 +65,38 @@ def _merge(first: np.ndarray, second: np.ndarray, w: int, getrf: Getrf) -> tuple
 
 
 def tournament(col_comm: CountedComm, panel: np.ndarray, ids: np.ndarray, w: int,
-               getrf: Getrf) -> tuple[np.ndarray, np.ndarray]:
+               getrf: Getrf, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Collective over `col_comm`: the w pivot rows of the stacked panels of all ranks.
 
     panel: this rank's active rows of the panel (m x w, fully summed), ids their
-    global rows. Returns (pivot_ids, factors): the winners' global rows in pivot
-    order (-1 where the panel ran out of rows) and the w x w LU of the winners
-    (unit L00 below the diagonal, U00 on and above), identical on every rank.
+    global rows. The roles of the butterfly go to the ranks relabelled
+    (rank - shift) mod size, so that rotating `shift` from step to step spreads the
+    fold/unfold messages of a non-power-of-two column. Returns (pivot_ids, factors):
+    the winners' global rows in pivot order (-1 where the panel ran out of rows) and
+    the w x w LU of the winners (unit L00 below the diagonal, U00 on and above),
+    identical on every rank.
     """
-    rank, size = col_comm.rank, col_comm.size
+    size = col_comm.size
+    rank = (col_comm.rank - shift) % size
+
+    def real(virtual: int) -> int:
+        return (virtual + shift) % size
+
     packed, factors = select_rows(panel, ids, w, getrf)
     q = 1
     while q * 2 <= size:
         q *= 2
     incoming = np.empty((w, w + 1), order="F")
     if rank >= q:
-        col_comm.Send(packed, rank - q, tag=71)
+        col_comm.Send(packed, real(rank - q), tag=71)
     else:
         if rank + q < size:
-            col_comm.Recv(incoming, rank + q, tag=71)
+            col_comm.Recv(incoming, real(rank + q), tag=71)
             packed, factors = _merge(packed, incoming, w, getrf)
         bit = 1
         while bit < q:
             partner = rank ^ bit
-            col_comm.Sendrecv(packed, partner, 72, incoming, partner, 72)
+            col_comm.Sendrecv(packed, real(partner), 72, incoming, real(partner), 72)
             low, high = (packed, incoming) if rank < partner else (incoming, packed)
             packed, factors = _merge(low, high, w, getrf)
             bit *= 2
@@ -95,7 +104,7 @@ def tournament(col_comm: CountedComm, panel: np.ndarray, ids: np.ndarray, w: int
     result[:, :w] = factors
     result[:, w] = packed[:, w]
     if rank >= q:
-        col_comm.Recv(result, rank - q, tag=73)
+        col_comm.Recv(result, real(rank - q), tag=73)
     elif rank + q < size:
-        col_comm.Send(result, rank + q, tag=73)
+        col_comm.Send(result, real(rank + q), tag=73)
     return result[:, w].astype(np.int64), np.asfortranarray(result[:, :w])
