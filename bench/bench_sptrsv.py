@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -91,6 +92,8 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=9, help="repetitions (median reported)")
     parser.add_argument("--what", choices=("all", "single", "parallel"), default="all")
     args = parser.parse_args()
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"load average before the run: {load} (on {os.cpu_count()} cores)\n")
     if args.what in ("all", "single"):
         print("## One rank against scipy.sparse.linalg.spsolve_triangular (same run)\n")
         print("| matrix | n | nnz | levels | SciPy ms | algo | ours ms | speed-up | rel diff |")
@@ -106,6 +109,8 @@ def main() -> int:
             for nranks in args.p_list:
                 for algo in ("levelset", "syncfree"):
                     print(parallel(matrix, nranks, algo, args.reps), flush=True)
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"\nload average after the run: {load}")
     return 0
 
 
