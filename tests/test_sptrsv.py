@@ -210,3 +210,74 @@ def test_cuda_kernel_compiles_for_sm90(tmp_path):
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "sptrsv.o").stat().st_size > 0
+
+
+# --- GPU staging logic, with NumPy standing in for CuPy (runs without a GPU) ------------
+
+class _DeviceArray(np.ndarray):
+    def get(self):
+        return np.asarray(self).copy()
+
+
+def _numpy_as_cupy(monkeypatch):
+    """Patch sptrsv_gpu to run on NumPy; the CUDA kernel becomes its sequential meaning."""
+    import sys
+    import types
+
+    import linalg_io.kernels.sptrsv_gpu as gpu
+
+    def device(a, dtype=None):
+        return np.array(a, dtype=dtype).view(_DeviceArray)
+
+    standin = types.SimpleNamespace(
+        asarray=device, array=device,
+        zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray),
+        empty_like=lambda a: np.empty_like(a).view(_DeviceArray))
+    sparse = types.ModuleType("cupyx.scipy.sparse")
+    sparse.csr_matrix = sp.csr_matrix
+    for name, module in (("cupyx", types.ModuleType("cupyx")),
+                         ("cupyx.scipy", types.ModuleType("cupyx.scipy")),
+                         ("cupyx.scipy.sparse", sparse)):
+        monkeypatch.setitem(sys.modules, name, module)
+
+    def kernel(grid, block, args):
+        colptr, rowidx, val, diag, left, in_degree, x, m, _, _ = args
+        for j in range(int(m)):
+            assert in_degree[j] == 0, "column scheduled before its dependencies"
+            x[j] = left[j] / diag[j]
+            for k in range(colptr[j], colptr[j + 1]):
+                left[rowidx[k]] -= val[k] * x[j]
+                in_degree[rowidx[k]] -= 1
+
+    monkeypatch.setattr(gpu, "require_cupy", lambda: standin)
+    monkeypatch.setattr(gpu, "select_device_for_rank", lambda rank: 0)
+    monkeypatch.setattr(gpu, "_kernel", lambda: kernel)
+    return gpu
+
+
+@pytest.mark.parametrize("spec", ["lap3d:6", "rand:400:0.01:30"])
+def test_gpu_local_solve_staging_with_numpy_standin(monkeypatch, spec):
+    gpu = _numpy_as_cupy(monkeypatch)
+    lower = load_matrix(spec)
+    b = np.random.default_rng(3).standard_normal((lower.shape[0], 2))
+    reference = spsolve_triangular(lower, b, lower=True)
+    whole = gpu.solve_triangular_gpu(lower, b)
+    assert np.abs(whole - reference).max() < 1e-12
+    levels = analysis.levels(lower)
+    owner = analysis.partition_rows(lower, levels, 3, "level")
+    plan = analysis.comm_plan(lower, owner, levels, 3)
+    for rank in range(3):
+        system = analysis.local_system(lower, owner, levels, plan, rank)
+        host = np.empty((gpu.GpuLocalSolve.host_rows(system), 2))
+        local = gpu.GpuLocalSolve(system, host)
+        local.load_rhs(b[system.rows])
+        host[:] = reference[system.ghosts]
+        for batch in system.incoming:
+            local.ghosts_arrived(batch.target_pos, batch.target_pos + batch.local.size)
+        for segment in range(system.nsegments):
+            local.solve(system.segment_ptr[segment], system.segment_ptr[segment + 1])
+        assert np.abs(local.solution() - reference[system.rows]).max() < 1e-12
+        for batch in system.outgoing:
+            packed = np.empty((batch.local.size, 2))
+            local.pack(batch.local, packed)
+            assert np.array_equal(packed, local.solution()[batch.local])
