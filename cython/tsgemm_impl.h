@@ -21,15 +21,25 @@
 static inline V F(ld)(const T *p) { V v; __builtin_memcpy(&v, p, sizeof v); return v; }
 static inline void F(st)(T *p, V v) { __builtin_memcpy(p, &v, sizeof v); }
 static inline V F(bc)(T x) { return (V)TS_BCAST(x); }
+/* The first `count` (< W) elements: AVX2 masked loads and stores (never touching the
+ * elements beyond), byte copies elsewhere. */
 static inline V F(ld_part)(const T *p, int count)
 {
+#if defined(TS_MASKLOAD)
+    return TS_MASKLOAD(p, TS_MASK(count));
+#else
     V v = {0};
     __builtin_memcpy(&v, p, (size_t)count * sizeof(T));
     return v;
+#endif
 }
 static inline void F(st_part)(T *p, V v, int count)
 {
+#if defined(TS_MASKSTORE)
+    TS_MASKSTORE(p, TS_MASK(count), v);
+#else
     __builtin_memcpy(p, &v, (size_t)count * sizeof(T));
+#endif
 }
 
 /* ---------------------------------------------------------------------------

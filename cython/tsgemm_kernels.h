@@ -39,6 +39,12 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #if defined(__AVX__)
 #define TS_STREAM(p, v) _mm256_stream_pd((p), (__m256d)(v))
 #define TS_BCAST(x) _mm256_set1_pd(x)
+#if defined(__AVX2__)
+#define TS_MASK(count) _mm256_cmpgt_epi64(_mm256_set1_epi64x(count), \
+                                          _mm256_setr_epi64x(0, 1, 2, 3))
+#define TS_MASKLOAD(p, mask) ((ts_vd)_mm256_maskload_pd((p), (mask)))
+#define TS_MASKSTORE(p, mask, v) _mm256_maskstore_pd((p), (mask), (__m256d)(v))
+#endif
 #else
 #define TS_BCAST(x) ((ts_vd){(x), (x), (x), (x)})
 #define TS_STREAM(p, v) st_d((p), (v))
@@ -50,6 +56,9 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #undef SFX
 #undef TS_STREAM
 #undef TS_BCAST
+#undef TS_MASK
+#undef TS_MASKLOAD
+#undef TS_MASKSTORE
 
 #define T float
 #define V ts_vs
@@ -58,6 +67,12 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #if defined(__AVX__)
 #define TS_STREAM(p, v) _mm256_stream_ps((p), (__m256)(v))
 #define TS_BCAST(x) _mm256_set1_ps(x)
+#if defined(__AVX2__)
+#define TS_MASK(count) _mm256_cmpgt_epi32(_mm256_set1_epi32(count), \
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define TS_MASKLOAD(p, mask) ((ts_vs)_mm256_maskload_ps((p), (mask)))
+#define TS_MASKSTORE(p, mask, v) _mm256_maskstore_ps((p), (mask), (__m256)(v))
+#endif
 #else
 #define TS_BCAST(x) ((ts_vs){(x), (x), (x), (x), (x), (x), (x), (x)})
 #define TS_STREAM(p, v) st_s((p), (v))
@@ -69,6 +84,9 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #undef SFX
 #undef TS_STREAM
 #undef TS_BCAST
+#undef TS_MASK
+#undef TS_MASKLOAD
+#undef TS_MASKSTORE
 
 /* Order stores issued with TS_STREAM before the results are read elsewhere. */
 static inline void ts_store_fence(void)

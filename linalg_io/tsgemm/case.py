@@ -67,6 +67,7 @@ class TsgemmCase:
         self.run_times: list[float] = []
         self.local_kernel = "none"
         self.result = None
+        self.local_out = None  # the local C of the last repetition, reused as the next's buffer
         self._build_inputs()
         self.params = {
             "m": self.m, "n": self.n, "k": self.k, "dtype": self.dtype.name,
@@ -128,18 +129,23 @@ class TsgemmCase:
 
     def run(self) -> None:
         start = time.perf_counter()
+        out = self.local_out
         if self.variant == "tsm2l":
-            result, kernel = distributed.tsm2l(self.a_local, self.b_full, self.threads)
+            result, kernel = distributed.tsm2l(self.a_local, self.b_full, self.threads, out)
         elif self.variant == "ab":
-            result, kernel = distributed.ab(self.comm, self.a_local, self.b_full, self.threads)
+            result, kernel = distributed.ab(self.comm, self.a_local, self.b_full, self.threads,
+                                            out)
         elif self.variant == "atb":
             result, kernel = distributed.atb(self.comm, self.a_local, self.b_local, self.threads)
         elif self.dist == "2d":
             result, kernel = distributed.tsm2r_2d(self.grid, self.a_local, self.b_piece,
-                                                  self.threads)
+                                                  self.threads, out)
         else:
             result, kernel = distributed.tsm2r_1d(self.comm, self.a_local, self.b_piece,
-                                                  self.b_full, self.piece_rows, self.threads)
+                                                  self.b_full, self.piece_rows, self.threads,
+                                                  out)
+        if self.device is None and self.variant != "atb":
+            self.local_out = result if self.dist != "2d" or self.grid.pc == 1 else None
         if self.device is not None and result is not None:
             self.device.cuda.Device().synchronize()
         self.run_times.append(time.perf_counter() - start)

@@ -65,8 +65,20 @@ def _stream_ok(c: np.ndarray) -> bool:
     return c.nbytes >= STREAM_MIN_BYTES and c.ctypes.data % 32 == 0 and lead % 32 == 0
 
 
-def matmul(a, b, threads: int = 1):
-    """C = A B with A m x k, B k x n (k, n <= 64 for the compiled kernel); (C, kernel)."""
+def _output(out: np.ndarray | None, shape: tuple[int, int], dtype, order: str) -> np.ndarray:
+    """`out` when it fits (shape, dtype, order), else a new 64-byte-aligned array."""
+    contiguous = "c_contiguous" if order == "C" else "f_contiguous"
+    if out is not None and out.shape == shape and out.dtype == dtype \
+            and out.flags[contiguous] and out.flags.writeable:
+        return out
+    return aligned_empty(shape, dtype, order)
+
+
+def matmul(a, b, threads: int = 1, out: np.ndarray | None = None):
+    """C = A B with A m x k, B k x n (n <= 64 for the compiled kernel); (C, kernel).
+
+    `out`: a buffer to write C into when it fits (A's order, m x n, A's dtype; reused
+    across calls it saves the page faults of a fresh m x n array); otherwise a new one."""
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"A is {a.shape}, B is {b.shape}: inner dimensions differ")
     if not isinstance(a, np.ndarray):
@@ -79,10 +91,10 @@ def matmul(a, b, threads: int = 1):
     kernels = compiled()
     m, n = a.shape[0], b.shape[1]
     if _layout(a) == "C":
-        c = aligned_empty((m, n), a.dtype, "C")
+        c = _output(out, (m, n), a.dtype, "C")
         kernels.ab_rowmajor(a, kernels.pack_b(b, a.dtype), c, n, threads, _stream_ok(c))
         return c, "cython ab_rowmajor"
-    c = aligned_empty((m, n), a.dtype, "F")
+    c = _output(out, (m, n), a.dtype, "F")
     kernels.ab_colmajor(a, np.ascontiguousarray(b), c, threads, _stream_ok(c))
     return c, "cython ab_colmajor"
 
