@@ -7,7 +7,8 @@ traffic   --grid auto --nb auto at N (default 8192) for P in --p-list: max and m
           bytes sent per rank measured, the model's, max/mean, by phase;
 layers    fixed P (default 16), the layer counts c in --c-list: measured vs model,
           to check the model's ranking of c;
-time      N, P=4, one run each of --algo conflux (auto) and --algo 2d (auto);
+time      N, P=4, one after the other: --algo conflux (auto, then --time-grids) and
+          --algo 2d (auto);
 accuracy  every grid of --grids at every N of --acc-n: measured vs a priori model, per
           rank (largest relative difference over the ranks) and max/mean.
 
@@ -87,6 +88,9 @@ def main() -> int:
                                            "4x4x1,2x4x2,2x2x4,7x1x1")
     parser.add_argument("--acc-n", default="2048,4096")
     parser.add_argument("--acc-nb", type=int, default=256)
+    parser.add_argument("--time-grids", default="2x2x1,1x2x2",
+                        help="conflux grids timed beside the auto choice (P=4)")
+    parser.add_argument("--time-reps", type=int, default=1)
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--p-list", default="4,16,64")
     parser.add_argument("--layers-p", type=int, default=16)
@@ -137,9 +141,12 @@ def main() -> int:
               "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
     if args.what in ("time", "all"):
         rows = []
-        for algo in ("conflux", "2d"):
-            record = point(4, ["--algo", algo, "--n", str(args.n), "--grid", "auto", "--nb",
-                               "auto", "--dist", args.dist, "--reps", "1", "--warmup", "0"])
+        runs = [("conflux", "auto", "auto")] + [
+            ("conflux", grid, str(args.acc_nb)) for grid in args.time_grids.split(",") if grid]
+        for algo, grid, nb in runs + [("2d", "auto", "auto")]:
+            record = point(4, ["--algo", algo, "--n", str(args.n), "--grid", grid, "--nb", nb,
+                               "--dist", args.dist, "--reps", str(args.time_reps),
+                               "--warmup", "0"])
             rows.append(f"| {algo} | {'x'.join(map(str, record['params']['grid']))} | "
                         f"{record['params']['nb']} | {record['time_s']['median']:.2f} | "
                         f"{record['gflops']:.2f} | {mb(record['traffic']['bytes_sent']['max'])} | "

@@ -263,31 +263,33 @@ class ConfluxLU:
 
 
 class HostMatrix:
-    """A rank's local block in host memory (Fortran order), with the few access patterns
-    the algorithm needs: copy a block out, swap two rows, rank-s_l update of a corner."""
+    """A rank's local block in host memory, stored row-major (its transpose in Fortran
+    order) so that moving a pivot row is one contiguous copy; the trailing update is a
+    dgemm on the transposed corner: a[r0:, c0:]^T -= U_slice^T L_slice^T."""
 
     def __init__(self, local: np.ndarray) -> None:
-        self.a = np.asfortranarray(local)
+        self.at = np.asfortranarray(local.T)
 
     def load(self, original: np.ndarray | None) -> None:
         """Restore the layer's starting values: A's block, or zeros (original None)."""
         if original is None:
-            self.a.fill(0.0)
+            self.at.fill(0.0)
         else:
-            self.a[...] = original
+            self.at[...] = original.T
 
     def block(self, r0: int, r1: int | None, c0: int, c1: int | None) -> np.ndarray:
-        return np.array(self.a[r0:r1, c0:c1], order="F")
+        """A copy of a[r0:r1, c0:c1] in Fortran order."""
+        return np.asfortranarray(self.at[c0:c1, r0:r1].T)
 
     def swap_rows(self, i: int, j: int) -> None:
-        self.a[[i, j]] = self.a[[j, i]]
+        self.at[:, [i, j]] = self.at[:, [j, i]]
 
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
         """a[r0:, c0:] -= l_slice @ u_slice_t.T (dgemm on the strided corner)."""
-        corner = self.a[r0:, c0:]
-        if corner.size == 0 or l_slice.shape[1] == 0:
+        corner_t = self.at[c0:, r0:]
+        if corner_t.size == 0 or l_slice.shape[1] == 0:
             return
-        gemm_minus(corner, l_slice, np.asfortranarray(u_slice_t.T))
+        gemm_minus(corner_t, u_slice_t, np.asfortranarray(l_slice.T))
 
 
 class HostKernels:
