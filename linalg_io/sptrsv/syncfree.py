@@ -23,6 +23,8 @@ from mpi4py import MPI
 from linalg_io.comm.counting import CountedComm, CountedWin
 from linalg_io.sptrsv.analysis import LocalSystem, task_graph
 
+SPIN_POLLS = 64
+
 
 def _allocate(comm: CountedComm, count: int, dtype: type) -> tuple[CountedWin, np.ndarray]:
     """Collective: a counted window over `count` new items and a NumPy view of them."""
@@ -64,8 +66,10 @@ class SyncFree:
         self.ghost_range = [(b.target_pos, b.target_pos + b.local.size) for b in system.incoming]
         self.one = np.ones(1, dtype=np.int64)
         self.data_win = window
+        # synchronisation moves no payload: it goes to the raw windows directly
+        self.raw_data_win, self.raw_flag_win = window.win, self.flag_win.win
         graph = self.graph
-        self.needs = [graph.need[graph.need_ptr[t]:graph.need_ptr[t + 1]]
+        self.needs = [graph.need[graph.need_ptr[t]:graph.need_ptr[t + 1]].tolist()
                       for t in range(graph.ntasks)]
         self.successors = [graph.succ[graph.succ_ptr[t]:graph.succ_ptr[t + 1]].tolist()
                            for t in range(graph.ntasks)]
@@ -82,9 +86,13 @@ class SyncFree:
         self.flags[:] = 0
 
     def _poll(self, attempt: int) -> None:
-        """Let MPI progress and give the core away: other ranks may share it."""
+        """Let MPI progress and give the core away: other ranks may share it.
+
+        The first SPIN_POLLS empty polls only yield (sleep(0)); then the sleep grows by
+        1 us per poll up to 100 us, so a long wait costs little CPU.
+        """
         self.comm.comm.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG)
-        time.sleep(0 if attempt < 64 else min(1e-4, 1e-6 * attempt))
+        time.sleep(0 if attempt < SPIN_POLLS else min(1e-4, 1e-6 * (attempt - SPIN_POLLS + 1)))
 
     def _push(self, segment: int) -> None:
         batches = self.sends_after[segment]
@@ -95,38 +103,45 @@ class SyncFree:
             self.local.pack(batch.local, self.send_buffers[index])
             self.data_win.Put(self.send_buffers[index], batch.peer,
                               target=self.target_disp[index])
-        self.data_win.Flush_all()
+        self.raw_data_win.Flush_all()
         for index in batches:
             batch = self.system.outgoing[index]
             self.flag_win.Accumulate(self.one, batch.peer, target=batch.target_slot, op=MPI.SUM)
-        self.flag_win.Flush_all()
+        self.raw_flag_win.Flush_all()
+
+    def _first_ready(self, ready: list[int]) -> int | None:
+        """The first task of the pool whose incoming batches have all arrived."""
+        flags = self.flags
+        if flags.size:
+            self.raw_flag_win.Sync()
+        for task in ready:
+            if all(flags[slot] for slot in self.needs[task]):
+                return task
+        return None
 
     def run(self) -> None:
-        local, flags = self.local, self.flags
-        arrived = np.zeros(flags.size, dtype=bool)
+        local = self.local
+        arrived = [False] * self.flags.size
         remaining = self.graph.pred_count.tolist()
         ready = [t for t, count in enumerate(remaining) if count == 0]
         with self.comm.phase("push"):
             if self.epoch:
-                self.data_win.Lock_all(MPI.MODE_NOCHECK)
-                self.flag_win.Lock_all(MPI.MODE_NOCHECK)
+                self.raw_data_win.Lock_all(MPI.MODE_NOCHECK)
+                self.raw_flag_win.Lock_all(MPI.MODE_NOCHECK)
             attempt = 0
             while ready:
-                if self.flags.size:
-                    self.flag_win.Sync()
-                task = next((t for t in ready if flags[self.needs[t]].all()), None)
+                task = self._first_ready(ready)
                 if task is None:
                     self._poll(attempt)
                     attempt += 1
                     continue
                 attempt = 0
                 ready.remove(task)
-                need = self.needs[task]
-                fresh = need[~arrived[need]]
-                if fresh.size:
-                    self.data_win.Sync()
-                    arrived[fresh] = True
+                fresh = [slot for slot in self.needs[task] if not arrived[slot]]
+                if fresh:
+                    self.raw_data_win.Sync()
                     for slot in fresh:
+                        arrived[slot] = True
                         local.ghosts_arrived(*self.ghost_range[slot])
                 local.solve(*self.task_rows[task])
                 self._push(self.task_segment[task])
@@ -135,8 +150,8 @@ class SyncFree:
                     if remaining[follower] == 0:
                         bisect.insort(ready, follower)
             if self.epoch:
-                self.flag_win.Unlock_all()
-                self.data_win.Unlock_all()
+                self.raw_flag_win.Unlock_all()
+                self.raw_data_win.Unlock_all()
 
     def close(self) -> None:
         """Free the two windows (collective)."""
