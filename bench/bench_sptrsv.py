@@ -66,12 +66,19 @@ def single_rank(matrix: str, reps: int) -> str:
     return "\n".join(lines)
 
 
-def parallel(matrix: str, nranks: int, algo: str, reps: int) -> str:
+PARALLEL_HEADER = (
+    "| matrix | P | algo | levels | msg levels | time ms | model ms | sent kB | "
+    "model kB | msgs | model msgs | exact | residual |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def parallel(matrix: str, nranks: int, algo: str, reps: int, backend: str = "cpu") -> str:
+    """One `linalg-io sptrsv --np P` launch as a table row (see PARALLEL_HEADER)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.jsonl"
         command = [sys.executable, "-m", "linalg_io", "sptrsv", "--np", str(nranks),
                    "--matrix", matrix, "--algo", algo, "--reps", str(reps), "--quiet",
-                   "--out", str(out)]
+                   "--backend", backend, "--out", str(out)]
         subprocess.run(command, check=True)
         record = json.loads(out.read_text().strip().splitlines()[-1])
     t, m = record["traffic"], record["model"]
@@ -102,9 +109,7 @@ def main() -> int:
             print(single_rank(matrix, args.reps), flush=True)
     if args.what in ("all", "parallel"):
         print("\n## P ranks: time and traffic per rank (max), measured vs model\n")
-        print("| matrix | P | algo | levels | msg levels | time ms | model ms | sent kB | "
-              "model kB | msgs | model msgs | exact | residual |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print(PARALLEL_HEADER)
         for matrix in args.matrices:
             for nranks in args.p_list:
                 for algo in ("levelset", "syncfree"):

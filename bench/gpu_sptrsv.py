@@ -14,15 +14,15 @@ parallel `linalg-io sptrsv --backend gpu --np P` for P in --p-list, both algorit
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_sptrsv import PARALLEL_HEADER, parallel
 
 
 def device_time(cupy, action, reps: int) -> float:
@@ -69,20 +69,6 @@ def single(matrix: str, reps: int) -> str:
             f"{np.abs(x_cusparse - reference).max() / scale:.1e} |")
 
 
-def parallel(matrix: str, nranks: int, algo: str, reps: int) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "r.jsonl"
-        subprocess.run([sys.executable, "-m", "linalg_io", "sptrsv", "--backend", "gpu",
-                        "--np", str(nranks), "--matrix", matrix, "--algo", algo, "--reps",
-                        str(reps), "--quiet", "--out", str(out)], check=True)
-        record = json.loads(out.read_text().strip().splitlines()[-1])
-    t, m = record["traffic"], record["model"]
-    return (f"| {matrix} | {nranks} | {algo} | {record['params']['levels']} | "
-            f"{record['time_s']['median'] * 1e3:.2f} | {t['bytes_sent']['max'] / 1e3:.1f} | "
-            f"{m['bytes_sent']['max'] / 1e3:.1f} | {t['msgs_sent']['max']:.0f} | "
-            f"{m['msgs_sent']['max']:.0f} | {record['verify']['value']:.1e} |")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrices", nargs="+", default=["lap3d:64", "lap2d:1024", "lap3d:128"])
@@ -96,13 +82,11 @@ def main() -> int:
     for matrix in args.matrices:
         print(single(matrix, args.reps), flush=True)
     print("\n## --backend gpu on P ranks (host-staged MPI), traffic measured vs model\n")
-    print("| matrix | P | algo | levels | time ms | sent kB | model kB | msgs | model msgs | "
-          "residual |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(PARALLEL_HEADER)
     for matrix in args.matrices[:2]:
         for nranks in args.p_list:
             for algo in ("levelset", "syncfree"):
-                print(parallel(matrix, nranks, algo, 5), flush=True)
+                print(parallel(matrix, nranks, algo, 5, backend="gpu"), flush=True)
     return 0
 
 
