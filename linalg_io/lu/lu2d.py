@@ -25,7 +25,8 @@ update   trailing dgemm A22 -= L21 U12 (Cython, GIL released). Look-ahead of dep
 
 Per rank (average, Pr, Pc > 1): N^2/(2 Pr Pc) words in bcast_L, between N^2/(2 Pr Pc)
 (no row swaps) and N^2/(2 Pc) (worst-case pivots) in bcast_U + swap, N (NB + 2)/Pc +
-N NB/(Pr Pc) in panel; exactly `linalg_io.models.lu2d.lu2d_plan_counts`.
+N NB/(Pr Pc) in panel; per rank and phase `linalg_io.models.lu2d.lu2d_plan_counts`
+(exact without row swaps, a band with them).
 Pivots are LAPACK's convention, 0-based: at step j rows j and pivots[j] were swapped.
 """
 
