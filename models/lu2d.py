@@ -1,8 +1,8 @@
 """Model of the 2D block-cyclic LU with partial pivoting (linalg_io/lu/lu2d.py).
 
-`lu2d_plan_counts` walks the same block-cyclic plan the code executes (block column k: j0 = k NB, kb = min(NB, N - j0), diagonal
-process (k mod Pr, k mod Pc)) and adds per rank, by the rules of SPEC section 4 (exact except for the
-matrix-dependent row swaps, see below):
+`lu2d_plan_counts` walks the same block-cyclic plan the code executes (block column
+k: j0 = k NB, kb = min(NB, N - j0), diagonal process (k mod Pr, k mod Pc)) and adds per
+rank, by the rules of SPEC section 4 (exact but for the matrix-dependent row swaps):
 
 panel    (Pr > 1, ranks of process column k mod Pc) per pivot column one Allgatherv
          in the process column: candidate (|v|, row, kb values), the diagonal rank
