@@ -36,7 +36,10 @@ static inline V F(ld_part)(const T *p, int count)
 static inline void F(st_part)(T *p, V v, int count)
 {
 #if defined(TS_MASKSTORE)
-    TS_MASKSTORE(p, TS_MASK(count), v);
+    if (count == W / 2)
+        TS_STORE_HALF(p, v); /* masked stores are microcoded (slow) on AMD cores */
+    else
+        TS_MASKSTORE(p, TS_MASK(count), v);
 #else
     __builtin_memcpy(p, &v, (size_t)count * sizeof(T));
 #endif
@@ -50,8 +53,7 @@ static inline void F(st_part)(T *p, V v, int count)
  */
 static inline __attribute__((always_inline)) void F(mk_ab_c)(
     const int R, const int NV, const int FULL, long blocks, const T *restrict a, long lda, int kb,
-    const T *restrict bp, T *restrict c, long ldc, int ncols, int accumulate, int stream,
-    int prefetch_rows)
+    const T *restrict bp, T *restrict c, long ldc, int ncols, int accumulate, int stream)
 {
     for (long blk = 0; blk < blocks; ++blk, a += R * lda, c += R * ldc) {
         V acc[12][4];
@@ -71,11 +73,6 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
                 V b1 = F(ld)(bp + (long)(p + 1) * TS_NV_MAX * W);
                 TS_KEEP(b0);
                 TS_KEEP(b1);
-                if (prefetch_rows && (p % (64 / (int)sizeof(T))) == 0) {
-#pragma GCC unroll 12
-                    for (int r = 0; r < R; ++r)
-                        __builtin_prefetch(a + (r + prefetch_rows) * lda + p);
-                }
 #pragma GCC unroll 12
                 for (int r = 0; r < R; ++r) {
                     acc[r][0] += F(bc)(a[r * lda + p]) * b0;
@@ -87,11 +84,6 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
         }
         for (; p < kb; ++p) {
             V b[4];
-            if (prefetch_rows && (p % (64 / (int)sizeof(T))) == 0) {
-#pragma GCC unroll 12
-                for (int r = 0; r < R; ++r)
-                    __builtin_prefetch(a + (r + prefetch_rows) * lda + p);
-            }
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
                 b[v] = F(ld)(bp + (long)p * TS_NV_MAX * W + v * W);
@@ -130,14 +122,12 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
 
 #define TS_AB_C(RR, NN) case RR * 16 + NN: \
     if (ncols == NN * W) F(mk_ab_c)(RR, NN, 1, blocks, a, lda, kb, bp, c, ldc, ncols, \
-                                    accumulate, stream, prefetch_rows); \
-    else F(mk_ab_c)(RR, NN, 0, blocks, a, lda, kb, bp, c, ldc, ncols, accumulate, stream, \
-                    prefetch_rows); \
+                                    accumulate, stream); \
+    else F(mk_ab_c)(RR, NN, 0, blocks, a, lda, kb, bp, c, ldc, ncols, accumulate, stream); \
     break;
 
 static void F(mk_ab_c_any)(int R, int NV, long blocks, const T *a, long lda, int kb,
-                           const T *bp, T *c, long ldc, int ncols, int accumulate, int stream,
-                           int prefetch_rows)
+                           const T *bp, T *c, long ldc, int ncols, int accumulate, int stream)
 {
     switch (R * 16 + NV) {
         TS_AB_C(1, 1) TS_AB_C(2, 1) TS_AB_C(3, 1) TS_AB_C(4, 1)
@@ -163,9 +153,9 @@ static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
     for (int p0 = 0; p0 < k; p0 += kb) {
         const int depth = k - p0 < kb ? k - p0 : kb;
         const int accumulate = p0 > 0, last = p0 + depth == k;
-        /* Long rows (TSM2R): the current cache line of each of the R rows, and of the R
-         * rows prefetched next, sit in one L1 set when lda * s is a multiple of 4 KiB;
-         * at most 4 rows keep them within the 8 ways. */
+        /* Long rows (TSM2R): the current cache lines of the R rows sit in one cache set
+         * when lda * s is a multiple of 4 KiB, so at most 4 rows at a time (each row's
+         * segment of several KiB is followed by the hardware prefetchers). */
         const int long_rows = k > 64;
         /* One panel of C columns: the row loop runs inside the micro-kernel. Several
          * panels (n > 4W): 3-row blocks visit every panel while A's rows are in L1. */
@@ -178,16 +168,14 @@ static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
                 const int nv = (ncols + W - 1) / W;
                 int rows = panels > 1 ? 3 : TS_ROWS_FOR(nv);
                 if (long_rows && rows > 4) rows = 4;
-                const int prefetch_rows = long_rows ? rows : 0;
                 const T *panel = bp + ((long)cp * k + p0) * TS_NV_MAX * W;
                 const long full = (i_end - i) / rows, rest = (i_end - i) % rows;
                 F(mk_ab_c_any)(rows, nv, full, a + i * lda + p0, lda, depth, panel,
-                               c + i * ldc + j0, ldc, ncols, accumulate, stream && last,
-                               prefetch_rows);
+                               c + i * ldc + j0, ldc, ncols, accumulate, stream && last);
                 if (rest)
                     F(mk_ab_c_any)((int)rest, nv, 1, a + (i + full * rows) * lda + p0, lda,
                                    depth, panel, c + (i + full * rows) * ldc + j0, ldc, ncols,
-                                   accumulate, stream && last, prefetch_rows);
+                                   accumulate, stream && last);
             }
         }
     }
@@ -276,8 +264,8 @@ static void F(ab_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
  * C row-major k x n (ldc, private to the caller). Rows in chunks whose A and B rows
  * fit in L1 together; per chunk, register tiles of KR rows of C x NV vectors. */
 static inline __attribute__((always_inline)) void F(mk_atb_c)(
-    const int KR, const int NV, const int FULL, const T *restrict a, long lda, const T *restrict b, long ldb,
-    long rows, T *restrict c, long ldc, int ncols)
+    const int KR, const int NV, const int FULL, const T *restrict a, long lda,
+    const T *restrict b, long ldb, long rows, T *restrict c, long ldc, int ncols)
 {
     V acc[12][4];
 #pragma GCC unroll 12

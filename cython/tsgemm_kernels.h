@@ -44,6 +44,7 @@ typedef float ts_vs __attribute__((vector_size(32)));
                                           _mm256_setr_epi64x(0, 1, 2, 3))
 #define TS_MASKLOAD(p, mask) ((ts_vd)_mm256_maskload_pd((p), (mask)))
 #define TS_MASKSTORE(p, mask, v) _mm256_maskstore_pd((p), (mask), (__m256d)(v))
+#define TS_STORE_HALF(p, v) _mm_storeu_pd((p), _mm256_castpd256_pd128((__m256d)(v)))
 #endif
 #else
 #define TS_BCAST(x) ((ts_vd){(x), (x), (x), (x)})
@@ -59,6 +60,7 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #undef TS_MASK
 #undef TS_MASKLOAD
 #undef TS_MASKSTORE
+#undef TS_STORE_HALF
 
 #define T float
 #define V ts_vs
@@ -72,6 +74,7 @@ typedef float ts_vs __attribute__((vector_size(32)));
                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 #define TS_MASKLOAD(p, mask) ((ts_vs)_mm256_maskload_ps((p), (mask)))
 #define TS_MASKSTORE(p, mask, v) _mm256_maskstore_ps((p), (mask), (__m256)(v))
+#define TS_STORE_HALF(p, v) _mm_storeu_ps((p), _mm256_castps256_ps128((__m256)(v)))
 #endif
 #else
 #define TS_BCAST(x) ((ts_vs){(x), (x), (x), (x), (x), (x), (x), (x)})
@@ -87,6 +90,7 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #undef TS_MASK
 #undef TS_MASKLOAD
 #undef TS_MASKSTORE
+#undef TS_STORE_HALF
 
 /* Order stores issued with TS_STREAM before the results are read elsewhere. */
 static inline void ts_store_fence(void)

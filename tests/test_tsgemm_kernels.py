@@ -143,3 +143,14 @@ def test_model_picks_the_cheaper_tsm2r_distribution() -> None:
     expected = max(8 * (2**22 * 32 + 256) / profile.mem_bw_bytes_per_s,
                    2 * 2**22 * 256 / profile.gamma_flops)
     assert block_["time_s"] == pytest.approx(expected)
+
+
+def test_output_buffer_is_reused_when_it_fits() -> None:
+    rng = np.random.default_rng(6)
+    for order in ("C", "F"):
+        a, b = operands(rng, (501, 7), (7, 9), np.float64, order)
+        out = kernels.aligned_empty((501, 9), np.float64, order)
+        c, _ = kernels.matmul(a, b, 2, out=out)
+        assert c is out and scaled_error(c, a, b) <= 7 * np.finfo(np.float64).eps
+        wrong = np.empty((501, 9), order="F" if order == "C" else "C")
+        assert kernels.matmul(a, b, 1, out=wrong)[0] is not wrong

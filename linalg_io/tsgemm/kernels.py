@@ -69,7 +69,7 @@ def _output(out: np.ndarray | None, shape: tuple[int, int], dtype, order: str) -
     """`out` when it fits (shape, dtype, order), else a new 64-byte-aligned array."""
     contiguous = "c_contiguous" if order == "C" else "f_contiguous"
     if out is not None and out.shape == shape and out.dtype == dtype \
-            and out.flags[contiguous] and out.flags.writeable:
+            and getattr(out.flags, contiguous) and out.flags.writeable:
         return out
     return aligned_empty(shape, dtype, order)
 
