@@ -26,10 +26,10 @@ time is the slowest rank's.
 from __future__ import annotations
 
 import numpy as np
-
-from linalg_io.layout.grid_shapes import square_2d
 from linalg_io.models.costs import RankCosts
 from linalg_io.models.profile import MachineProfile
+
+from linalg_io.layout.grid_shapes import square_2d
 
 VARIANTS = ("tsm2r", "tsm2l", "atb", "ab")
 

@@ -24,5 +24,5 @@ def test_cuda_source_compiles_for_sm90(source: Path) -> None:
     result = subprocess.run(
         [NVCC, "-arch=sm_90", "-std=c++17", "-DLINALG_IO_NVCC_CHECK", "-Werror",
          "all-warnings", "-c", "-o", "/dev/null", str(source)],
-        capture_output=True, text=True, timeout=180)
+        capture_output=True, text=True, timeout=180, check=False)
     assert result.returncode == 0, result.stderr[-4000:]

@@ -13,8 +13,9 @@ import pytest
 
 cupy = pytest.importorskip("cupy", reason="CuPy not importable: no GPU path to test here")
 
-from linalg_io.kernels import tsm2_gpu  # noqa: E402
-from mpi_harness import run_cli_records  # noqa: E402
+from mpi_harness import run_cli_records
+
+from linalg_io.kernels import tsm2_gpu
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from linalg_io.models import tsgemm as model
 from linalg_io.models.profile import load_profile
+
 from linalg_io.tsgemm import kernels
 from linalg_io.tsgemm.inputs import block
 

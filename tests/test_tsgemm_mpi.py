@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from mpi_harness import run_cli_records, run_mpi_json
 
 

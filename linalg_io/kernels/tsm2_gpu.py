@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 from linalg_io.kernels.gpu import require_cupy
@@ -83,7 +84,7 @@ def shape_class(kernel: str, m: int, k: int, n: int) -> str:
 def _launch(cupy, kernel: str, tile, a, b, c, row_major: bool) -> None:
     m, k = a.shape
     n = b.shape[1]
-    t1, t2, t3 = tile
+    t1, t2, _ = tile
     function = _module(cupy, kernel, a.dtype.name, row_major).get_function(
         name_expression(kernel, a.dtype.name, tile, row_major))
     lda = k if row_major else m
@@ -129,7 +130,7 @@ def tune(kernel: str, a, b, c, row_major: bool) -> tuple[int, int, int]:
         if kernel == "tsm2l" and a.shape[1] * tile[1] * a.itemsize > 48 * 1024:
             continue
         try:
-            timings[tile] = _time(cupy, lambda: _launch(cupy, kernel, tile, a, b, c, row_major))
+            timings[tile] = _time(cupy, partial(_launch, cupy, kernel, tile, a, b, c, row_major))
         except cupy.cuda.driver.CUDADriverError:
             continue
     best = min(timings, key=timings.get)

@@ -21,10 +21,10 @@ def model_table(args: argparse.Namespace) -> str:
         dists = ["1d", "2d"]
     else:
         chosen, dists = "1d", ["1d"]
-    lines = [f"tsgemm {args.variant} m={m} n={n} k={k} {args.dtype} P={p} "
-             f"(profile: {profile.name})",
-             f"{'dist':<10} {'sent max MB':>12} {'recv max MB':>12} {'msgs max':>9} "
-             f"{'mem max MB':>11} {'GFLOP/rank':>11} {'time s':>10}  formula"]
+    lines = [(f"tsgemm {args.variant} m={m} n={n} k={k} {args.dtype} P={p} "
+              f"(profile: {profile.name})"),
+             (f"{'dist':<10} {'sent max MB':>12} {'recv max MB':>12} {'msgs max':>9} "
+              f"{'mem max MB':>11} {'GFLOP/rank':>11} {'time s':>10}  formula")]
     for dist in dists:
         costs, memory = model.rank_costs(args.variant, m, n, k, p, itemsize, dist)
         times = model.rank_times(costs, memory, itemsize, profile)

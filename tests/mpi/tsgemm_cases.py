@@ -8,11 +8,11 @@ import json
 import sys
 
 import numpy as np
+from _result import write_result
+from linalg_io.models import tsgemm as model
 from mpi4py import MPI
 
-from _result import write_result
 from linalg_io.comm.counting import CountedComm
-from linalg_io.models import tsgemm as model
 from linalg_io.runner import RunConfig
 from linalg_io.tsgemm.case import make_case
 
