@@ -48,6 +48,16 @@ WORD = 8
 PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "scatter_slices")
 TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
+# dgemm rate at inner dimension k, relative to gamma (taken at k = 512): k/(k+64) over
+# 512/576; measured on the development machine (one rank, OpenBLAS): 0.67 at k = 64,
+# 0.75 at 128, 1.0 at 256 (the formula gives 0.56, 0.75, 0.90). Used for the time only.
+GEMM_K_HALF = 64.0
+GEMM_K_REF = 512.0
+
+
+def gemm_efficiency(k: np.ndarray) -> np.ndarray:
+    k = np.asarray(k, dtype=float)
+    return np.minimum(1.0, (k / (k + GEMM_K_HALF)) / (GEMM_K_REF / (GEMM_K_REF + GEMM_K_HALF)))
 
 
 def _getrf_flops(m: float, n: float) -> float:
@@ -84,7 +94,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     supersteps that every rank waits for: the panel (reduce_panel, tournament, the
     pivot ids and L00, solve_panel) and the rest (pivot rows, solve_row, scatters,
     trailing update); a superstep lasts as long as its slowest rank's
-    alpha msgs + beta max(sent, recv) + flops/gamma, and the steps add up.
+    alpha msgs + beta max(sent, recv) + flops/gamma, the trailing update's flops at
+    gamma times `gemm_efficiency(s_l)`, and the steps add up.
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
@@ -100,9 +111,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         q *= 2
     rounds = q.bit_length() - 1
     time_s = 0.0
+    slow_flops = np.zeros(shape)   # flop-equivalents lost by the dgemm's small inner dimension
 
     def snapshot() -> tuple:
-        return (sum(sent.values()), sum(recv.values()), msgs.copy(), flops.copy())
+        return (sum(sent.values()), sum(recv.values()), msgs.copy(), flops + slow_flops)
 
     def superstep(before: tuple, after: tuple) -> float:
         d_sent, d_recv, d_msgs, d_flops = (b - a for a, b in zip(before, after))
@@ -181,6 +193,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             recv["scatter_slices"] += ~on_panel * l_bytes
         # trailing_update
         flops += 2.0 * b * sl * t
+        if profile:
+            efficiency = gemm_efficiency(np.maximum(sl, 1.0))
+            slow_flops += 2.0 * b * sl * t * (1.0 / efficiency - 1.0)
         if profile:
             time_s += superstep(middle, snapshot())
         active = active - owned
