@@ -62,7 +62,8 @@ def model_table(args) -> str:
 
 
 def _baseline_2d(n: int, p: int, nb: int, profile) -> list[str]:
-    lines = ["", f"2D baseline (block-cyclic, partial pivoting, NB={nb}), words sent per rank:",
+    lines = ["", (f"2D baseline (block-cyclic, partial pivoting, NB={nb}), words sent per rank; "
+                  "time from the 2D model (per-rank alpha-beta-gamma sum):"),
              f"  {'grid':>9} {'pivoting':>8} {'sent max MB':>11} {'mean MB':>8} {'time s':>8}"]
     for pr in divisors(p):
         pc = p // pr
