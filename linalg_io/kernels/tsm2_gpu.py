@@ -23,7 +23,8 @@ from linalg_io.kernels.gpu import require_cupy
 
 SOURCE = Path(__file__).with_name("cuda") / "tsm2.cu"
 TSM2L_MAX_K = 64
-CANDIDATES = {
+STATIC_SHARED_LIMIT = 48 * 1024
+_TILES = {
     "tsm2r": [(t1, t2, t3) for t1 in (64, 128, 256) for t2 in (4, 8, 16, 32)
               for t3 in (2, 4, 8)],
     "tsm2l": [(t1, t2, t3) for t1 in (128, 256) for t2 in (4, 8, 16, 32) for t3 in (1, 2, 4)],
@@ -59,6 +60,14 @@ def _save_choices() -> None:
     tmp.replace(path)
 
 
+def candidates(kernel: str, dtype: str) -> list[tuple[int, int, int]]:
+    """The (T1, T2, T3) the autotuner tries; tsm2r's double-buffered T1 x T2 tile of B is
+    static shared memory, which must stay within 48 KiB."""
+    itemsize = 4 if dtype == "float32" else 8
+    return [tile for tile in _TILES[kernel]
+            if kernel != "tsm2r" or 2 * tile[0] * tile[1] * itemsize <= STATIC_SHARED_LIMIT]
+
+
 def name_expression(kernel: str, dtype: str, tile: tuple[int, int, int], row_major: bool) -> str:
     t1, t2, t3 = tile
     return f"{kernel}<{_CTYPE[dtype]}, {t1}, {t2}, {t3}, {'true' if row_major else 'false'}>"
@@ -67,7 +76,8 @@ def name_expression(kernel: str, dtype: str, tile: tuple[int, int, int], row_maj
 def _module(cupy, kernel: str, dtype: str, row_major: bool):
     key = (cupy.cuda.Device().id, kernel, dtype, row_major)
     if key not in _modules:
-        names = [name_expression(kernel, dtype, tile, row_major) for tile in CANDIDATES[kernel]]
+        names = [name_expression(kernel, dtype, tile, row_major)
+                 for tile in candidates(kernel, dtype)]
         _modules[key] = cupy.RawModule(code=SOURCE.read_text(), options=("-std=c++17",),
                                        name_expressions=names)
     return _modules[key]
@@ -126,7 +136,7 @@ def tune(kernel: str, a, b, c, row_major: bool) -> tuple[int, int, int]:
     if key in choices:
         return tuple(choices[key]["tile"])
     timings = {}
-    for tile in CANDIDATES[kernel]:
+    for tile in candidates(kernel, a.dtype.name):
         if kernel == "tsm2l" and a.shape[1] * tile[1] * a.itemsize > 48 * 1024:
             continue
         try:
