@@ -336,11 +336,14 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
         for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
             const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
             const int nv = (ncols + W - 1) / W;
-            const int kmax = TS_ROWS_FOR(nv);
-            for (int q0 = 0; q0 < k; q0 += kmax) {
-                const int kr = k - q0 < kmax ? k - q0 : kmax;
+            /* k rows of C in tiles of near-equal height (16 = 3+3+3+3+2+2, not 5x3+1:
+             * a 1-row tile would have too few accumulator chains) */
+            const int tiles = (k + TS_ROWS_FOR(nv) - 1) / TS_ROWS_FOR(nv);
+            for (int t = 0, q0 = 0; t < tiles; ++t) {
+                const int kr = k / tiles + (t < k % tiles ? 1 : 0);
                 F(mk_atb_c_any)(kr, nv, a + i0 * lda + q0, lda, b + i0 * ldb + j0, ldb, rows,
                                 c + (long)q0 * ldc + j0, ldc, ncols);
+                q0 += kr;
             }
         }
     }
