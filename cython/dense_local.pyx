@@ -52,31 +52,26 @@ def laswp(double[:, :] a not None, int[::1] ipiv not None) -> None:
         dlaswp(&n, &a[0, 0], &lda, &k1, &k2, &ipiv[0], &inc)
 
 
-cdef void _trsm(char uplo, char diag, double[:, :] t, double[:, :] b, int ldt, int ldb) noexcept nogil:
-    cdef int m = b.shape[0], n = b.shape[1]
+cdef int _trsm(char uplo, char diag, double[:, :] t, double[:, :] b) except -1:
+    """b := T^-1 b, T the `uplo` triangle of t (unit diagonal when diag is 'U')."""
+    cdef int m = b.shape[0], n = b.shape[1], ldt = _ld(t), ldb = _ld(b)
     cdef double one = 1.0
     cdef char side = b'L', no = b'N'
-    dtrsm(&side, &uplo, &no, &diag, &m, &n, &one, &t[0, 0], &ldt, &b[0, 0], &ldb)
+    if t.shape[0] != m or t.shape[1] < m:
+        raise ValueError(f"trsm: triangle {t.shape[0]} x {t.shape[1]}, right-hand side {m} x {n}")
+    if m == 0 or n == 0:
+        return 0
+    with nogil:
+        dtrsm(&side, &uplo, &no, &diag, &m, &n, &one, &t[0, 0], &ldt, &b[0, 0], &ldb)
+    return 0
 
 
 def trsm_lower_unit(double[:, :] l not None, double[:, :] b not None) -> None:
-    cdef int ldl = _ld(l), ldb = _ld(b)
-    if l.shape[0] != b.shape[0] or l.shape[1] < b.shape[0]:
-        raise ValueError("trsm_lower_unit: shapes do not match")
-    if b.shape[0] == 0 or b.shape[1] == 0:
-        return
-    with nogil:
-        _trsm(b'L', b'U', l, b, ldl, ldb)
+    _trsm(b'L', b'U', l, b)
 
 
 def trsm_upper(double[:, :] u not None, double[:, :] b not None) -> None:
-    cdef int ldu = _ld(u), ldb = _ld(b)
-    if u.shape[0] != b.shape[0] or u.shape[1] < b.shape[0]:
-        raise ValueError("trsm_upper: shapes do not match")
-    if b.shape[0] == 0 or b.shape[1] == 0:
-        return
-    with nogil:
-        _trsm(b'U', b'N', u, b, ldu, ldb)
+    _trsm(b'U', b'N', u, b)
 
 
 def gemm_minus(double[:, :] c not None, double[:, :] a not None, double[:, :] b not None) -> None:
