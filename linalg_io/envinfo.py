@@ -59,10 +59,16 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+def mpi_library_version() -> str:
+    """MPI_Get_library_version without the trailing NUL some libraries include."""
+    from mpi4py import MPI
+
+    return MPI.Get_library_version().split("\x00")[0].strip()
+
+
 def environment() -> dict:
     """The record's `env` block (call on rank 0 only: it imports CuPy if present)."""
     import mpi4py
-    from mpi4py import MPI
 
     cupy_version, gpu = cupy_info()
     return {
@@ -70,7 +76,7 @@ def environment() -> dict:
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         "mpi4py": mpi4py.__version__,
-        "mpi_library": MPI.Get_library_version().splitlines()[0].strip().rstrip(","),
+        "mpi_library": mpi_library_version().splitlines()[0].strip().rstrip(","),
         "blas": blas_info(),
         "cupy": cupy_version,
         "gpu": gpu,

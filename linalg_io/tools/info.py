@@ -19,7 +19,7 @@ def main(args, argv: list[str]) -> int:
         return 0
     env = envinfo.environment()
     facts = {
-        "mpi_library": MPI.Get_library_version().strip(),
+        "mpi_library": envinfo.mpi_library_version(),
         "mpi_standard": "{}.{}".format(*MPI.Get_version()),
         "ranks": world.Get_size(),
         "hosts": {h: hosts.count(h) for h in sorted(set(hosts))},
