@@ -88,33 +88,39 @@ class ConfluxLU:
         self.pivots: list[np.ndarray] = []
 
     def factor(self) -> None:
-        for step in self.plan.steps():
-            self.step(step)
+        steps = list(self.plan.steps())
+        ahead = self.panel_phase(steps[0])
+        for i, s in enumerate(steps):
+            ahead = self.step(s, ahead, steps[i + 1] if i + 1 < len(steps) else None)
 
     # --- one step ----------------------------------------------------------
-    def step(self, s: Step) -> None:
+    def panel_phase(self, s: Step) -> tuple:
+        """reduce_panel and tournament_pivoting of step s on its process column (others:
+        nothing). Returns (panel, pivot_ids, lu00), None where this rank has none."""
+        g = self.grid
+        if g.y != s.ky:
+            return None, None, None
+        panel = self.reduce_panel(s)
+        if g.layer != s.lk:
+            return panel, None, None
+        return (panel, *self.tournament_pivoting(s, panel))
+
+    def step(self, s: Step, ahead: tuple, nxt: Step | None) -> tuple | None:
+        """Step s, its panel phase already done (`ahead`); returns the next step's."""
         g = self.grid
         self._panel_swaps: list[tuple[int, int]] = []
-        on_panel = g.y == s.ky
-        root_layer = g.layer == s.lk
-        panel = None
-        lu00 = None
-        pivot_ids = None
-        if on_panel:
-            panel = self.reduce_panel(s)
-            if root_layer:
-                pivot_ids, lu00 = self.tournament_pivoting(s, panel)
+        panel, pivot_ids, lu00 = ahead
         pivot_ids, lu00, mine = self.push_pivots(s, pivot_ids, lu00)
         tstart = self.tiles.local_col_start(g.y, s.k + 1)
         pivot_rows = self.gather_pivot_rows(s, mine, pivot_ids, tstart)
         l_full = u_full = None
-        if root_layer:
-            if on_panel:
+        if g.layer == s.lk:
+            if g.y == s.ky:
                 l_full = self.solve_panel(s, panel, len(mine), lu00)
             u_full = self.solve_row(s, pivot_rows, lu00, tstart)
         l_slice, u_slice = self.scatter_slices(s, l_full, u_full, len(mine), tstart)
         self.done += len(mine)
-        self.trailing_update(l_slice, u_slice, tstart)
+        return self.trailing_update(l_slice, u_slice, tstart, nxt)
 
     def reduce_panel(self, s: Step) -> np.ndarray:
         """Sum the active rows of the panel over the layers onto layer lk."""
@@ -253,13 +259,16 @@ class ConfluxLU:
             g.fibre_comm.Scatterv(None, out, root=s.lk)
         return out
 
-    def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int) -> None:
-        """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm)."""
-        self.matrix.update(self.done, tstart, l_slice, u_slice_t)
-
-    def run(self) -> None:
-        self.reset()
-        self.factor()
+    def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int,
+                        nxt: Step | None) -> tuple | None:
+        """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm), with a look-ahead of one
+        step: the next panel's columns first, then the next panel phase (its column
+        factors the panel while the other ranks update), then the rest."""
+        first = nxt.w if nxt is not None and self.grid.y == nxt.ky else 0
+        self.matrix.update(self.done, tstart, l_slice, u_slice_t[:first])
+        ahead = self.panel_phase(nxt) if nxt is not None else None
+        self.matrix.update(self.done, tstart + first, l_slice, u_slice_t[first:])
+        return ahead
 
 
 class HostMatrix:
@@ -285,8 +294,8 @@ class HostMatrix:
         self.at[:, [i, j]] = self.at[:, [j, i]]
 
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
-        """a[r0:, c0:] -= l_slice @ u_slice_t.T (dgemm on the strided corner)."""
-        corner_t = self.at[c0:, r0:]
+        """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t) (strided dgemm)."""
+        corner_t = self.at[c0:c0 + u_slice_t.shape[0], r0:]
         if corner_t.size == 0 or l_slice.shape[1] == 0:
             return
         gemm_minus(corner_t, u_slice_t, np.asfortranarray(l_slice.T))

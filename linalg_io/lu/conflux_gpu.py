@@ -46,8 +46,8 @@ class DeviceMatrix:
         self.a[[i, j]] = self.a[[j, i]]
 
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
-        """a[r0:, c0:] -= l_slice @ u_slice_t.T (cuBLAS dgemm)."""
-        corner = self.a[r0:, c0:]
+        """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t) (cuBLAS dgemm)."""
+        corner = self.a[r0:, c0:c0 + u_slice_t.shape[0]]
         if corner.size == 0 or l_slice.shape[1] == 0:
             return
         corner -= self.cp.asarray(l_slice) @ self.cp.asarray(u_slice_t).T
