@@ -31,21 +31,25 @@ def test_cuda_source_compiles_for_sm90(source: Path) -> None:
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed: CUDA sources not compiled")
 def test_every_tsm2_candidate_the_autotuner_may_pick_compiles(tmp_path: Path) -> None:
     """All (T1, T2, T3) instantiations, both types and layouts: catches tiles that
-    exceed the static shared memory or register limits before a GPU ever sees them."""
+    exceed the static shared memory or register limits before a GPU ever sees them.
+    One nvcc per type, run side by side."""
     from linalg_io.kernels import tsm2_gpu
 
-    lines = [f'#include "{tsm2_gpu.SOURCE}"']
-    for kernel in ("tsm2r", "tsm2l"):
-        for dtype, ctype in (("float32", "float"), ("float64", "double")):
+    jobs = []
+    for dtype, ctype in (("float32", "float"), ("float64", "double")):
+        lines = [f'#include "{tsm2_gpu.SOURCE}"']
+        for kernel in ("tsm2r", "tsm2l"):
             for tile in tsm2_gpu.candidates(kernel, dtype):
                 for row_major in (False, True):
                     name = tsm2_gpu.name_expression(kernel, dtype, tile, row_major)
                     lines.append(f"template __global__ void {name}(const {ctype} *, "
                                  f"const {ctype} *, {ctype} *, long long, int, int, "
                                  f"long long, long long);")
-    source = tmp_path / "tsm2_all.cu"
-    source.write_text("\n".join(lines) + "\n")
-    result = subprocess.run(
-        [NVCC, "-arch=sm_90", "-std=c++17", "-c", "-o", "/dev/null", str(source)],
-        capture_output=True, text=True, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
+        source = tmp_path / f"tsm2_all_{dtype}.cu"
+        source.write_text("\n".join(lines) + "\n")
+        jobs.append(subprocess.Popen(
+            [NVCC, "-arch=sm_90", "-std=c++17", "-c", "-o", "/dev/null", str(source)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for job in jobs:
+        _, stderr = job.communicate(timeout=600)
+        assert job.returncode == 0, stderr[-4000:]
