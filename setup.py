@@ -20,6 +20,7 @@ def kernel_extensions() -> list[Extension]:
         Extension(
             f"linalg_io._kernels.{pyx.stem}",
             [str(pyx)],
+            depends=[str(header) for header in Path("cython").glob("*.h")],
             include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=OPT_FLAGS + OPENMP,

@@ -15,7 +15,7 @@ or a ``--set`` key the template does not use, is an error (exit 2).
 
 TEMPLATE is a path to a file, or a name looked up as ``NAME`` / ``NAME.sbatch`` in
 ``./slurm/``, in the checkout's ``slurm/`` beside the package, and in the package's
-own ``linalg_io/slurm/`` (installed package data).
+``linalg_io/slurm_templates/`` (the same files as installed package data).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d+){0,2}$")
 def template_dirs() -> list[Path]:
     """Where template names are looked up, in order."""
     package = Path(__file__).resolve().parent
-    return [Path.cwd() / "slurm", package.parent / "slurm", package / "slurm"]
+    return [Path.cwd() / "slurm", package.parent / "slurm", package / "slurm_templates"]
 
 
 def find_template(name: str) -> Path:
