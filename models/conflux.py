@@ -53,6 +53,9 @@ MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from ga
 # 0.75 at 128, 1.0 at 256 (the formula gives 0.56, 0.75, 0.90). Used for the time only.
 GEMM_K_HALF = 64.0
 GEMM_K_REF = 512.0
+# getrf of the tall panels and the triangular solves run at about half gamma (same
+# machine: dgetrf 2048 x 256 16.6 GF/s, dtrsm 20 GF/s, dgemm k = 256 34 GF/s).
+PANEL_RATE = 0.5
 
 
 def gemm_efficiency(k: np.ndarray) -> np.ndarray:
@@ -95,7 +98,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     pivot ids and L00, solve_panel) and the rest (pivot rows, solve_row, scatters,
     trailing update); a superstep lasts as long as its slowest rank's
     alpha msgs + beta max(sent, recv) + flops/gamma, the trailing update's flops at
-    gamma times `gemm_efficiency(s_l)`, and the steps add up.
+    gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times PANEL_RATE, and
+    the steps add up.
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
@@ -151,7 +155,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             recv["tournament_pivoting"] += players * n_recv * block
             msgs += players * n_sent
         merges = np.where(role >= q, 0, rounds + (role < px - q))
-        flops += players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
+        panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
+        flops += panel_flops
+        slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
         # push_pivots: ids to everyone, L00 along the rows of layer lk
         if c * px * py > 1:
             header_root = (L == lk) & (X == kx) & (Y == ky)
@@ -163,6 +169,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             msgs += players
             recv["push_pivots"] += root * ~on_panel * w * w * WORD
         flops += players * b * w * w   # solve_panel
+        slow_flops += players * b * w * w * (1.0 / PANEL_RATE - 1.0)
         if profile:
             middle = snapshot()
             time_s += superstep(start, middle)
@@ -176,6 +183,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             msgs += root * (pivot_bytes > 0)
             recv["push_pivots"] += root * (w - p) * t * WORD
         flops += root * w * w * t   # solve_row
+        slow_flops += root * w * w * t * (1.0 / PANEL_RATE - 1.0)
         # scatter_slices
         if c > 1:
             l_out = b * (w - s[lk]) * WORD
