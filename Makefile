@@ -24,7 +24,7 @@ $(STAMP): $(VPY) pyproject.toml setup.py
 	$(VPY) -m pip install -q "cython>=3.0" numpy scipy
 	$(VPY) -m pip install -q --no-build-isolation -e '.[$(MPI),test]'
 	rm -f $(VENV)/.installed-*
-	touch $@
+	touch $@ $(VENV)/.kernels-built
 
 # Rebuild the compiled kernels in place whenever a .pyx changed (the lock lets
 # several shells share one checkout).
