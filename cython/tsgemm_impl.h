@@ -139,6 +139,82 @@ static void F(mk_ab_c_any)(int R, int NV, long blocks, const T *a, long lda, int
     }
 }
 
+/* ---------------------------------------------------------------------------
+ * k = n = W/2 (float 4 x 4, double 2 x 2): a row of A, B or C is half a vector, so
+ * the kernels below work on pairs of rows, one full vector each, and pick element q of
+ * each row with an in-lane permute (vpermilps/vpermilpd) instead of half-empty
+ * broadcasts and masked loads. */
+#if W == 8
+typedef int F(iv) __attribute__((vector_size(32)));
+#define TS_LANE(v, q) __builtin_shuffle((v), (F(iv)){(q), (q), (q), (q), (q) + 4, (q) + 4, \
+                                                     (q) + 4, (q) + 4})
+#else
+typedef long long F(iv) __attribute__((vector_size(32)));
+#define TS_LANE(v, q) __builtin_shuffle((v), (F(iv)){(q), (q), (q) + 2, (q) + 2})
+#endif
+
+/* Rows [r0, r1) of C = A B, A (m x H) and C (m x H) contiguous row-major, B row q at
+ * b + q * ldb: two rows of C per vector, no loop-carried dependency. */
+static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict b, long ldb,
+                       T *restrict c, int stream)
+{
+    enum { H = W / 2 };
+    V bq[H];
+#pragma GCC unroll 4
+    for (int q = 0; q < H; ++q)
+        for (int e = 0; e < W; ++e) bq[q][e] = b[q * ldb + e % H];
+    if (stream && ((unsigned long)(c + r0 * H) % 32) != 0) stream = 0;
+    long i = r0;
+#pragma GCC unroll 2
+    for (; i + 2 <= r1; i += 2) {
+        V av = F(ld)(a + i * H);
+        V x = TS_LANE(av, 0) * bq[0];
+#pragma GCC unroll 4
+        for (int q = 1; q < H; ++q) x += TS_LANE(av, q) * bq[q];
+        if (stream) TS_STREAM(c + i * H, x); else F(st)(c + i * H, x);
+    }
+    for (; i < r1; ++i)
+        for (int j = 0; j < H; ++j) {
+            T sum = 0;
+            for (int q = 0; q < H; ++q) sum += a[i * H + q] * b[q * ldb + j];
+            c[i * H + j] = sum;
+        }
+}
+
+/* C += A^T B over rows [r0, r1), A and B (m x H) contiguous row-major, C row-major
+ * (ldc): U pairs of rows per step, H accumulators per pair (8 chains). */
+static void F(atb_half)(long r0, long r1, const T *restrict a, const T *restrict b,
+                        T *restrict c, long ldc)
+{
+    enum { H = W / 2, U = 8 / H };
+    V acc[U][H];
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u)
+#pragma GCC unroll 4
+        for (int q = 0; q < H; ++q) acc[u][q] = F(bc)(0);
+    long i = r0;
+    for (; i + 2 * U <= r1; i += 2 * U) {
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) {
+            V av = F(ld)(a + (i + 2 * u) * H), bv = F(ld)(b + (i + 2 * u) * H);
+#pragma GCC unroll 4
+            for (int q = 0; q < H; ++q) acc[u][q] += TS_LANE(av, q) * bv;
+        }
+    }
+    T sum[H][H];
+    for (int q = 0; q < H; ++q)
+        for (int j = 0; j < H; ++j) {
+            T x = 0;
+            for (int u = 0; u < U; ++u) x += acc[u][q][j] + acc[u][q][j + H];
+            sum[q][j] = x;
+        }
+    for (; i < r1; ++i)
+        for (int q = 0; q < H; ++q)
+            for (int j = 0; j < H; ++j) sum[q][j] += a[i * H + q] * b[i * H + j];
+    for (int q = 0; q < H; ++q)
+        for (int j = 0; j < H; ++j) c[q * ldc + j] += sum[q][j];
+}
+
 /* Rows [r0, r1) of C = A B (row-major A and C). k is cut into panels of kb rows of B
  * (TS_KB_BYTES of packed B, kept in L2; all of B when k is small); A is read once
  * (each row segment of a panel once), C is rewritten per k panel (from cache) and
@@ -146,6 +222,10 @@ static void F(mk_ab_c_any)(int R, int NV, long blocks, const T *a, long lda, int
 static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *bp,
                          T *c, long ldc, int stream)
 {
+    if (k == W / 2 && n == W / 2 && lda == k && ldc == n) {
+        F(ab_half)(r0, r1, a, bp, TS_NV_MAX * W, c, stream);
+        return;
+    }
     const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
     int kb = TS_KB_BYTES / (panels * TS_NV_MAX * W * (int)sizeof(T));
     if (kb < 8) kb = 8;
@@ -328,6 +408,10 @@ static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, lo
 static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
                           long ldb, T *c, long ldc)
 {
+    if (k == W / 2 && n == W / 2 && lda == k && ldb == n) {
+        F(atb_half)(r0, r1, a, b, c, ldc);
+        return;
+    }
     /* A and B rows of one chunk together in 24 KiB of L1 */
     long chunk = 24576 / ((long)(k + n) * (long)sizeof(T));
     if (chunk < 16) chunk = 16;
@@ -428,3 +512,4 @@ static void F(atb_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
 #undef TS_AB_F
 #undef TS_ATB_C
 #undef TS_ATB_F
+#undef TS_LANE
