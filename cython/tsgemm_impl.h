@@ -345,7 +345,8 @@ static void F(ab_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
  * fit in L1 together; per chunk, register tiles of KR rows of C x NV vectors. */
 static inline __attribute__((always_inline)) void F(mk_atb_c)(
     const int KR, const int NV, const int FULL, const T *restrict a, long lda,
-    const T *restrict b, long ldb, long rows, T *restrict c, long ldc, int ncols)
+    const T *restrict b, long ldb, long rows, T *restrict c, long ldc, int ncols,
+    const int PF, const char *pf, long npf)
 {
     V acc[12][4];
 #pragma GCC unroll 12
@@ -354,6 +355,7 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
         for (int v = 0; v < NV; ++v) acc[q][v] = F(bc)(0);
     for (long i = 0; i < rows; ++i) {
         V bv[4];
+        if (PF && i < npf) __builtin_prefetch(pf + 64 * i);
         const T *bi = b + i * ldb;
         if (FULL) {
 #pragma GCC unroll 4
@@ -388,12 +390,15 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
 }
 
 #define TS_ATB_C(RR, NN) case RR * 16 + NN: \
-    if (ncols == NN * W) F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols); \
-    else F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols); \
+    if (ncols != NN * W) \
+        F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf); \
+    else if (npf > 0) \
+        F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 1, pf, npf); \
+    else F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf); \
     break;
 
 static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, long ldb,
-                            long rows, T *c, long ldc, int ncols)
+                            long rows, T *c, long ldc, int ncols, const char *pf, long npf)
 {
     switch (KR * 16 + NV) {
         TS_ATB_C(1, 1) TS_ATB_C(2, 1) TS_ATB_C(3, 1) TS_ATB_C(4, 1)
@@ -405,6 +410,31 @@ static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, lo
     }
 }
 
+/* Prefetch cursor over the next chunk's A rows, then its B rows (64-byte lines):
+ * each micro-kernel call of a chunk takes up to one line per row it runs, so that the
+ * next chunk's misses are spread over this chunk's arithmetic (the hardware
+ * prefetchers alone leave memory idle while a chunk is re-read from L1). */
+typedef struct { const char *pa, *pb; long na, nb; } F(pfcur);
+
+static inline void F(pf_take)(F(pfcur) *cur, long want, const char **pf, long *npf)
+{
+    if (cur->na > 0) {
+        *pf = cur->pa;
+        *npf = want < cur->na ? want : cur->na;
+        cur->pa += 64 * *npf;
+        cur->na -= *npf;
+    } else {
+        *pf = cur->pb;
+        *npf = want < cur->nb ? want : cur->nb;
+        cur->pb += 64 * *npf;
+        cur->nb -= *npf;
+    }
+}
+
+#ifndef TS_ATB_CHUNK_BYTES
+#define TS_ATB_CHUNK_BYTES 12288
+#endif
+
 static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
                           long ldb, T *c, long ldc)
 {
@@ -412,11 +442,24 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
         F(atb_half)(r0, r1, a, b, c, ldc);
         return;
     }
-    /* A and B rows of one chunk together in 24 KiB of L1 */
-    long chunk = 24576 / ((long)(k + n) * (long)sizeof(T));
+    /* A and B rows of one chunk in TS_ATB_CHUNK_BYTES: with the next chunk (being
+     * prefetched) they stay in L1 */
+    long chunk = TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
     if (chunk < 16) chunk = 16;
+    const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
+    /* prefetch only where a chunk is swept more than once (one sweep: a pure stream) */
+    const int prefetch = panels > 1 || k > TS_ROWS_FOR((n + W - 1) / W);
     for (long i0 = r0; i0 < r1; i0 += chunk) {
         const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
+        F(pfcur) cur = {0, 0, 0, 0};
+        const long next = i0 + chunk;
+        if (prefetch && next < r1) {
+            const long nrows = r1 - next < chunk ? r1 - next : chunk;
+            cur.pa = (const char *)(a + next * lda);
+            cur.pb = (const char *)(b + next * ldb);
+            cur.na = ((nrows - 1) * lda + k) * (long)sizeof(T) / 64 + 1;
+            cur.nb = ((nrows - 1) * ldb + n) * (long)sizeof(T) / 64 + 1;
+        }
         for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
             const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
             const int nv = (ncols + W - 1) / W;
@@ -425,10 +468,19 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
             const int tiles = (k + TS_ROWS_FOR(nv) - 1) / TS_ROWS_FOR(nv);
             for (int t = 0, q0 = 0; t < tiles; ++t) {
                 const int kr = k / tiles + (t < k % tiles ? 1 : 0);
+                const char *pf = 0;
+                long npf = 0;
+                if (cur.na > 0 || cur.nb > 0) F(pf_take)(&cur, rows, &pf, &npf);
                 F(mk_atb_c_any)(kr, nv, a + i0 * lda + q0, lda, b + i0 * ldb + j0, ldb, rows,
-                                c + (long)q0 * ldc + j0, ldc, ncols);
+                                c + (long)q0 * ldc + j0, ldc, ncols, pf, npf);
                 q0 += kr;
             }
+        }
+        while (cur.na > 0 || cur.nb > 0) {
+            const char *pf = 0;
+            long npf = 0;
+            F(pf_take)(&cur, 1L << 40, &pf, &npf);
+            for (long l = 0; l < npf; ++l) __builtin_prefetch(pf + 64 * l);
         }
     }
 }
