@@ -90,16 +90,43 @@ def _pivot_counts(plan: StepPlan, pivots) -> list[np.ndarray]:
 
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                         pivots: str | Sequence[np.ndarray] = "none",
-                        profile: MachineProfile | None = None) -> dict:
+                        profile: MachineProfile | None = None,
+                        cores: int | None = None) -> dict:
     """Per-rank bytes sent/received by phase, messages and flops; arrays [layer, x, y].
 
-    With a profile, also "time_s": the step-synchronous prediction. Each step is two
-    supersteps that every rank waits for: the panel (reduce_panel, tournament, the
-    pivot ids and L00, solve_panel) and the rest (pivot rows, solve_row, scatters,
-    trailing update); a superstep lasts as long as its slowest rank's
-    alpha msgs + beta max(sent, recv) + flops/gamma, the trailing update's flops at
-    gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times PANEL_RATE, and
-    the steps add up.
+    With a profile, also "time_s", the critical path of the code's schedule. A rank's
+    time for a piece of work is alpha msgs + beta max(sent, recv) + flops/gamma, the
+    trailing update's flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at
+    gamma times PANEL_RATE. Per step k and rank r, three pieces, in the order
+    `ConfluxLU.step` runs them:
+
+      F_k(r)  panel phase: reduce_panel, local getrf of the a_x x w candidates, the
+              tournament's log2 q merges (getrf of 2w x w) and its messages; only on
+              process column ky_k (getrf and merges on layer lk_k);
+      S_k(r)  pivot ids, L00, pivot rows (Reduce + Allgatherv), solve_panel (column
+              ky_k, layer lk_k), solve_row (layer lk_k), the L and U scatters;
+      U_k(r)  trailing update (dgemm b_x x s_l x t_y).
+
+    The look-ahead runs F_{k+1} inside U_k on column ky_{k+1} (after that column's
+    first w columns); every rank then enters step k+1 with the Bcast of the pivot
+    ids from (kx, ky, lk)_{k+1}, which that root sends only after its whole U_k and
+    F_{k+1}; the L broadcast of step k waits for solve_panel on column ky_k. So,
+    with one core per rank,
+
+      step_k = max_r S_k(r) + max_r [U_k(r) + F_{k+1}(r)],
+
+    the panel column's F adding to its own update: with Py = 1 every rank carries
+    F (and solve_row over all N trailing columns), with Py > 1 only the ranks of one
+    column carry F, the others wait at the Bcast. When the P ranks share `cores` < P
+    cores (one node, oversubscribed; a waiting rank yields its core,
+    `linalg_io.comm.launch`), each of the two max_r is replaced by the makespan of
+    those per-rank works under fair sharing of the cores (`shared_makespan`: sort
+    the works w_(1) <= ... <= w_(P); time = sum_i (w_(i) - w_(i-1)) max(1, (P-i+1)/cores)).
+    There the idle columns' cores go to the panel column, while Py = 1 runs its
+    Px-fold redundant getrf, tournament and solve_row on every rank at
+    cores/P of a core each. Then
+
+      time_s = M(F_0) + sum_k [M(S_k) + M(U_k + F_{k+1})],  M = shared_makespan.
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
@@ -114,16 +141,17 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     while q * 2 <= px:
         q *= 2
     rounds = q.bit_length() - 1
-    time_s = 0.0
     slow_flops = np.zeros(shape)   # flop-equivalents lost by the dgemm's small inner dimension
+    share = float(cores) if cores is not None and cores < c * px * py else None
+    pieces = []                    # per step: (F_k, S_k, U_k), seconds per rank
 
     def snapshot() -> tuple:
         return (sum(sent.values()), sum(recv.values()), msgs.copy(), flops + slow_flops)
 
-    def superstep(before: tuple, after: tuple) -> float:
+    def piece(before: tuple, after: tuple) -> np.ndarray:
         d_sent, d_recv, d_msgs, d_flops = (b - a for a, b in zip(before, after))
-        return float((profile.alpha_s * d_msgs + profile.beta_s_per_byte
-                      * np.maximum(d_sent, d_recv) + d_flops / profile.gamma_flops).max())
+        return (profile.alpha_s * d_msgs + profile.beta_s_per_byte
+                * np.maximum(d_sent, d_recv) + d_flops / profile.gamma_flops)
 
     for step, owned in zip(plan.steps(), _pivot_counts(plan, pivots)):
         w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
@@ -158,6 +186,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
         flops += panel_flops
         slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
+        after_panel = snapshot() if profile else None
         # push_pivots: ids to everyone, L00 along the rows of layer lk
         if c * px * py > 1:
             header_root = (L == lk) & (X == kx) & (Y == ky)
@@ -170,9 +199,6 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             recv["push_pivots"] += root * ~on_panel * w * w * WORD
         flops += players * b * w * w   # solve_panel
         slow_flops += players * b * w * w * (1.0 / PANEL_RATE - 1.0)
-        if profile:
-            middle = snapshot()
-            time_s += superstep(start, middle)
         pivot_bytes = p * t * WORD
         if c > 1:
             sent["push_pivots"] += ~root * pivot_bytes
@@ -200,14 +226,36 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             msgs += on_panel * (l_bytes > 0)
             recv["scatter_slices"] += ~on_panel * l_bytes
         # trailing_update
+        before_update = snapshot() if profile else None
         flops += 2.0 * b * sl * t
         if profile:
             efficiency = gemm_efficiency(np.maximum(sl, 1.0))
             slow_flops += 2.0 * b * sl * t * (1.0 / efficiency - 1.0)
-        if profile:
-            time_s += superstep(middle, snapshot())
+            pieces.append((piece(start, after_panel), piece(after_panel, before_update),
+                           piece(before_update, snapshot())))
         active = active - owned
+    time_s = _critical_path(pieces, share) if profile else 0.0
     return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops, "time_s": time_s}
+
+
+def shared_makespan(work: np.ndarray, cores: float | None) -> float:
+    """Time for ranks that start together with `work` seconds each (at one core) to
+    all finish when they share `cores` cores fairly (processor sharing: while m ranks
+    still work, each runs at min(1, cores/m)); max(work) when cores is None."""
+    w = np.sort(np.asarray(work, dtype=float).reshape(-1))
+    if cores is None or cores >= len(w):
+        return float(w[-1])
+    running = len(w) - np.arange(len(w))
+    return float((np.diff(w, prepend=0.0) * np.maximum(1.0, running / cores)).sum())
+
+
+def _critical_path(pieces: list, cores: float | None) -> float:
+    """time_s of `conflux_plan_counts` from the per-step (F_k, S_k, U_k) per rank."""
+    total = shared_makespan(pieces[0][0], cores)
+    for k, (_, s_k, u_k) in enumerate(pieces):
+        f_next = pieces[k + 1][0] if k + 1 < len(pieces) else np.zeros_like(u_k)
+        total += shared_makespan(s_k, cores) + shared_makespan(u_k + f_next, cores)
+    return total
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
@@ -255,30 +303,35 @@ def grid_candidates(p: int) -> list[tuple[int, int, int]]:
 
 
 def predicted_time(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
-                   pivots: str | Sequence[np.ndarray] = "uniform") -> float:
-    """Step-synchronous time prediction (see `conflux_plan_counts`)."""
-    return conflux_plan_counts(n, v, px, py, c, pivots, profile)["time_s"]
+                   pivots: str | Sequence[np.ndarray] = "uniform",
+                   cores: int | None = None) -> float:
+    """Critical-path time prediction (see `conflux_plan_counts`); `cores`: the cores
+    the ranks share (None: one per rank)."""
+    return conflux_plan_counts(n, v, px, py, c, pivots, profile, cores)["time_s"]
 
 
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
-                 pivots: str | Sequence[np.ndarray] = "uniform") -> dict:
-    """The record's `model` block, its time from the step-synchronous prediction."""
-    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile)
+                 pivots: str | Sequence[np.ndarray] = "uniform",
+                 cores: int | None = None) -> dict:
+    """The record's `model` block, its time from the critical-path prediction."""
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, cores)
     block = _costs(counts, pivots).record_block(profile)
     block["time_s"] = counts["time_s"]
     return block
 
 
 def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
-                    tile_sizes: Sequence[int] = TILE_SIZES) -> list[dict]:
-    """Every admissible (Px, Py, c, v) with its predicted words, messages, memory, time."""
+                    tile_sizes: Sequence[int] = TILE_SIZES,
+                    cores: int | None = None) -> list[dict]:
+    """Every admissible (Px, Py, c, v) with its predicted words, messages, memory, time
+    (`cores`: the cores the p ranks share, None: one per rank)."""
     rows = []
     tiles = [v for v in tile_sizes if v <= n] or [n]
     for px, py, c in grid_candidates(p):
         for v in tiles:
             if c > 1 and v // c < MIN_SLICE:
                 continue
-            counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile)
+            counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, cores)
             costs = _costs(counts, "uniform")
             mem = memory_words(n, v, px, py, c) * WORD
             rows.append({"px": px, "py": py, "c": c, "v": v,
@@ -292,12 +345,14 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
 
 
 def choose_config(n: int, p: int, mem_bytes: float, profile: MachineProfile,
-                  tile_sizes: Sequence[int] = TILE_SIZES) -> tuple[int, int, int, int]:
+                  tile_sizes: Sequence[int] = TILE_SIZES,
+                  cores: int | None = None) -> tuple[int, int, int, int]:
     """(Px, Py, c, v) minimising the predicted time among those within `mem_bytes`.
 
     Ties (equal predicted time within 0.1%) go to fewer bytes sent by the busiest rank.
     Raises ValueError when nothing fits."""
-    table = [row for row in candidate_table(n, p, mem_bytes, profile, tile_sizes) if row["fits"]]
+    table = [row for row in candidate_table(n, p, mem_bytes, profile, tile_sizes, cores)
+             if row["fits"]]
     if not table:
         raise ValueError(f"no {p}-rank grid fits N={n} in {mem_bytes / 2**20:.0f} MiB per rank")
     best = min(row["time_s"] for row in table)

@@ -94,6 +94,27 @@ def test_choose_config_respects_memory():
         model.choose_config(8192, 16, 1e6, profile)
 
 
+def test_time_is_critical_path_or_shared_core_work():
+    """The time model (models/conflux.py): per step max(crit_k, W_k / cores)."""
+    profile = load_profile()
+    n, v = 8192, 256
+    grids = [(4, 1, 1), (2, 2, 1)]
+    counts = {g: model.conflux_plan_counts(n, v, *g, "uniform", profile) for g in grids}
+    shared = {g: model.predicted_time(n, v, *g, profile, cores=2) for g in grids}
+    for g in grids:
+        # as many cores as ranks: the critical path alone
+        assert model.predicted_time(n, v, *g, profile, cores=4) == counts[g]["time_s"]
+        # 4 ranks on 2 cores: never below the critical path nor the total work over the cores
+        assert shared[g] >= counts[g]["time_s"]
+        assert shared[g] >= counts[g]["flops"].sum() / (2 * profile.gamma_flops)
+    # Py = 1 puts every rank on every panel (getrf, tournament, solve_row over all the
+    # trailing columns): more total work than Py = 2 for the same dgemm, so where the
+    # cores are shared the model prefers a grid with Py > 1
+    assert counts[(4, 1, 1)]["flops"].sum() > counts[(2, 2, 1)]["flops"].sum()
+    assert shared[(2, 2, 1)] < shared[(4, 1, 1)]
+    assert model.choose_config(n, 4, 6e9, profile, cores=2)[1] > 1
+
+
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
     assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G"]) == 0
     text = capsys.readouterr().out

@@ -49,15 +49,24 @@ def default_memory_per_rank(comm: MPI.Comm) -> int:
                // node_rank_and_size(comm)[1])
 
 
-def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile) -> tuple[int, int, int, int]:
-    """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto'."""
+def shared_cores(comm: MPI.Comm) -> int:
+    """Cores of all the nodes the ranks run on (this node's cores times the number of
+    nodes, the nodes taken alike): the model's `cores` (oversubscribed when < ranks)."""
+    per_node = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return int(per_node or 1) * max(1, comm.Get_size() // node_rank_and_size(comm)[1])
+
+
+def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile,
+                   cores: int | None = None) -> tuple[int, int, int, int]:
+    """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto'
+    (`cores`: the cores the p ranks share, see `linalg_io.models.conflux`)."""
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
             raise InputError(f"--nb {nb} exceeds N={n}")
         return (*shape, int(nb))
     tiles = model.TILE_SIZES if nb == "auto" else (int(nb),)
-    table = [row for row in model.candidate_table(n, p, mem_bytes, profile, tiles)
+    table = [row for row in model.candidate_table(n, p, mem_bytes, profile, tiles, cores)
              if row["fits"] and (shape is None or (row["px"], row["py"], row["c"]) == shape)]
     if not table:
         if shape is not None:
@@ -83,11 +92,12 @@ class ConfluxCase:
         self.n = n = self.source.n
         self.seed = config.seed
         mem = opts.get("mem") or default_memory_per_rank(comm.comm)
+        self.cores = shared_cores(comm.comm)
         choice = None
         if comm.rank == 0:   # the model's search runs once; an InputError is agreed below
             try:
                 choice = resolve_config(n, comm.size, opts.get("grid", "auto"),
-                                        opts.get("nb", "auto"), mem, self.profile)
+                                        opts.get("nb", "auto"), mem, self.profile, self.cores)
             except InputError as error:
                 choice = str(error)
         choice = comm.comm.bcast(choice, root=0)
@@ -143,7 +153,7 @@ class ConfluxCase:
         """A priori prediction (pivots: none for diagdom, uniform otherwise), plus the
         exact count for the pivots this run chose (`given_pivots`)."""
         block = model.record_block(self.n, self.v, self.px, self.py, self.c, self.profile,
-                                   self._pivot_assumption())
+                                   self._pivot_assumption(), self.cores)
         exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
         block["given_pivots"] = {
             "bytes_sent": {"max": float(exact.bytes_sent.max()),

@@ -3,7 +3,9 @@
 Lists the 2.5D candidates (Px x Py x c, v) with words sent (busiest rank and mean),
 messages, memory per rank and the predicted time, marks the one --grid auto / --nb
 auto would run, then the 2D baseline (every Pr x Pc, NB = v) and the lower bound
-2 N^3 / (3 P sqrt(M)) with M = the per-rank memory limit in words.
+2 N^3 / (3 P sqrt(M)) with M = the per-rank memory limit in words. The 2.5D times
+assume the P ranks share this machine's cores (oversubscribed when P > cores, as
+`linalg-io lu --np P` runs them here; `linalg_io.models.conflux.conflux_plan_counts`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def model_table(args) -> str:
     mem = args.mem or default_memory(p)
     tiles = conflux.TILE_SIZES if args.nb == "auto" else (int(args.nb),)
     shape = None if args.grid == "auto" else parse_grid(args.grid, p, 3)
-    rows = [r for r in conflux.candidate_table(n, p, mem, profile, tiles)
+    cores = len(os.sched_getaffinity(0))   # one node, as default_memory
+    rows = [r for r in conflux.candidate_table(n, p, mem, profile, tiles, cores)
             if shape is None or (r["px"], r["py"], r["c"]) == shape]
     rows.sort(key=lambda r: r["time_s"])
     fitting = [r for r in rows if r["fits"]]
@@ -41,7 +44,8 @@ def model_table(args) -> str:
         best = fitting[0]["time_s"]
         close = [r for r in fitting if r["time_s"] <= best * 1.001]
         chosen = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
-    lines = [f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB profile={profile.name}",
+    lines = [f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB cores={cores} "
+             f"profile={profile.name}",
              "", "2.5D LU (conflux), words sent per rank (MB = 1e6 bytes):",
              (f"  {'grid':>9} {'v':>4} {'sent max MB':>11} {'mean MB':>8} {'max/mean':>8} "
               f"{'recv max MB':>11} {'msgs max':>8} {'mem MiB':>8} {'time s':>8}")]
