@@ -231,10 +231,19 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
-            return run_mpi_command(args, argv)
+            code = run_mpi_command(args, argv)
+            if code != 0:
+                from linalg_io.comm.agree import exit_agreed
+
+                exit_agreed(code)
+            return code
         return run_local_command(args)
     except LinalgIOError as error:
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
+        if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
+            from linalg_io.comm.agree import exit_agreed
+
+            exit_agreed(error.exit_code)
         return error.exit_code
     except (FileNotFoundError, PermissionError, IsADirectoryError) as error:
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)

@@ -33,3 +33,22 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
             message = f"rank {rank}: {message}"
         raise error_from_code(code, message)
     return result
+
+
+def exit_agreed(code: int) -> None:
+    """Leave the job after an error every rank agreed on: finalize MPI, then exit.
+
+    Under ``python -m mpi4py`` a SystemExit with a non-zero code calls
+    MPI_Abort (and the launcher's abort banner); every rank reaching this point
+    with the same error can instead finalize normally and exit with `code`.
+    """
+    import os
+    import sys
+
+    from mpi4py import MPI
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if MPI.Is_initialized() and not MPI.Is_finalized():
+        MPI.Finalize()
+    os._exit(code)
