@@ -444,11 +444,12 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
     }
     /* A and B rows of one chunk in TS_ATB_CHUNK_BYTES: with the next chunk (being
      * prefetched) they stay in L1 */
-    long chunk = TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
-    if (chunk < 16) chunk = 16;
     const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
-    /* prefetch only where a chunk is swept more than once (one sweep: a pure stream) */
+    /* prefetch only where a chunk is swept more than once (one sweep: a pure stream,
+     * in chunks of twice the size) */
     const int prefetch = panels > 1 || k > TS_ROWS_FOR((n + W - 1) / W);
+    long chunk = (prefetch ? 1 : 2) * TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
+    if (chunk < 16) chunk = 16;
     for (long i0 = r0; i0 < r1; i0 += chunk) {
         const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
         F(pfcur) cur = {0, 0, 0, 0};
