@@ -44,8 +44,8 @@ def model_table(args) -> str:
         best = fitting[0]["time_s"]
         close = [r for r in fitting if r["time_s"] <= best * 1.001]
         chosen = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
-    lines = [f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB cores={cores} "
-             f"profile={profile.name}",
+    lines = [(f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB cores={cores} "
+              f"profile={profile.name}"),
              "", "2.5D LU (conflux), words sent per rank (MB = 1e6 bytes):",
              (f"  {'grid':>9} {'v':>4} {'sent max MB':>11} {'mean MB':>8} {'max/mean':>8} "
               f"{'recv max MB':>11} {'msgs max':>8} {'mem MiB':>8} {'time s':>8}")]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io._kernels import dense_local, lu_kernels
+from linalg_io._kernels import dense_local
 from linalg_io.comm.grid import Grid2D
 from linalg_io.lu.blockcyclic import owned_indices
 from linalg_io.lu.hpl import hpl_scaled_residual
