@@ -122,17 +122,23 @@ class ConfluxLU:
         self.done += len(mine)
         return self.trailing_update(l_slice, u_slice, tstart, nxt)
 
+    def _sum_over_layers(self, block: np.ndarray, root_layer: int) -> None:
+        """Reduce `block` over the c layers (fibre) in place onto `root_layer`."""
+        g = self.grid
+        if g.c == 1:
+            return
+        if g.layer == root_layer:
+            g.fibre_comm.Reduce(MPI.IN_PLACE, block, op=MPI.SUM, root=root_layer)
+        else:
+            g.fibre_comm.Reduce(block, None, op=MPI.SUM, root=root_layer)
+
     def reduce_panel(self, s: Step) -> np.ndarray:
         """Sum the active rows of the panel over the layers onto layer lk."""
         g = self.grid
         j0 = self.tiles.local_col_start(g.y, s.k)
         panel = self.matrix.block(self.done, None, j0, j0 + s.w)
         with g.comm.phase("reduce_panel"):
-            if g.c > 1:
-                if g.layer == s.lk:
-                    g.fibre_comm.Reduce(MPI.IN_PLACE, panel, op=MPI.SUM, root=s.lk)
-                else:
-                    g.fibre_comm.Reduce(panel, None, op=MPI.SUM, root=s.lk)
+            self._sum_over_layers(panel, s.lk)
         return panel
 
     def tournament_pivoting(self, s: Step, panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -187,11 +193,7 @@ class ConfluxLU:
         ntrail = len(self.cols) - tstart
         mine_rows = self.matrix.block(self.done, self.done + len(mine), tstart, None)
         with g.comm.phase("push_pivots"):
-            if g.c > 1:
-                if g.layer == s.lk:
-                    g.fibre_comm.Reduce(MPI.IN_PLACE, mine_rows, op=MPI.SUM, root=s.lk)
-                else:
-                    g.fibre_comm.Reduce(mine_rows, None, op=MPI.SUM, root=s.lk)
+            self._sum_over_layers(mine_rows, s.lk)
             if g.layer != s.lk:
                 return None
             owners = self.tiles.owner_row(pivot_ids)
