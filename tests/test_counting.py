@@ -19,6 +19,8 @@ def expected(P):
     e["ring"] = [((r + 1) * D, ((r - 1) % P + 1) * D, 1) for r in ranks]
     e["sendrecv"] = [(20, 20, 1) for r in ranks]
     e["bcast"] = [(100 * D, 100 * D * (P - 1), 1) for r in ranks]
+    e["ibcast"] = [(60 * D if r == P - 1 else 0, 0 if r == P - 1 else 60 * D,
+                    1 if r == P - 1 else 0) for r in ranks]
     e["reduce"] = [((0 if r == 0 else 10 * D) + 7 * D, (10 * D if r == 0 else 0) + 7 * D,
                     (0 if r == 0 else 1) + 1) for r in ranks]
     gv = [(0 if r == P - 1 else (r + 1) * D, (counts.sum() - P) * D if r == P - 1 else 0,
@@ -42,7 +44,7 @@ def measured(request):
     return request.param, run_mpi_json(request.param, "counting_patterns.py", timeout=120)
 
 
-PATTERNS = ["ring", "sendrecv", "bcast", "reduce", "gatherv_scatterv", "allgather", "alltoallv",
+PATTERNS = ["ring", "sendrecv", "bcast", "ibcast", "reduce", "gatherv_scatterv", "allgather", "alltoallv",
             "reduce_scatter", "one_sided", "self_only"]
 
 

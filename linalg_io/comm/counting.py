@@ -212,11 +212,20 @@ class CountedComm:
     # --- collectives ---------------------------------------------------
     def Bcast(self, buf: Any, root: int = 0) -> None:
         self.comm.Bcast(buf, root)
+        self._bcast_counts("Bcast", buf, root)
+
+    def Ibcast(self, buf: Any, root: int = 0) -> MPI.Request:
+        """Nonblocking Bcast, counted as a Bcast when it starts."""
+        request = self.comm.Ibcast(buf, root)
+        self._bcast_counts("Ibcast", buf, root)
+        return request
+
+    def _bcast_counts(self, op: str, buf: Any, root: int) -> None:
         n = nbytes(buf)
         if self.rank == root:
-            self._add("Bcast", n, 0, 1 if n else 0)
+            self._add(op, n, 0, 1 if n else 0)
         else:
-            self._add("Bcast", 0, n, 0)
+            self._add(op, 0, n, 0)
 
     def Reduce(self, sendbuf: Any, recvbuf: Any, op: MPI.Op = MPI.SUM, root: int = 0) -> None:
         self.comm.Reduce(sendbuf, recvbuf, op, root)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from mpi4py import MPI
 
 from linalg_io._kernels import dense_local, lu_kernels
 from linalg_io.comm.grid import Grid2D
@@ -87,38 +88,23 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
     of length N holds the global pivots, identical on every rank. A zero pivot raises
     SingularMatrixError on every rank at the same step.
     """
-    comm = grid.comm
     pivots = np.empty(params.n, dtype=np.int64)
-    nb = params.nb
-    lbuf = np.empty(nb * nb + nb + 1 + a.shape[0] * nb)
     steps = list(plan(grid, params))
+    panels = _PanelBroadcasts(grid, a.shape[0], params.nb)
     factored = None   # the look-ahead: (top, ipiv, info) of this step's panel, done early
     for index, step in enumerate(steps):
         j0, kb, j1 = step.j0, step.kb, step.j1
-        m_below = a.shape[0] - step.below_row
-        strict = kb * (kb - 1) // 2       # the strictly lower triangle of L11
-        lsize = strict + kb + 1 + m_below * kb
-        panel_cols = slice(step.panel_col, step.panel_col + kb)
         if grid.mycol == step.pcol:
-            top, ipiv, info = factored or _factor_panel(grid, a, step, nb)
+            if factored is None:
+                factored = _factor_panel(grid, a, step, params.nb)
+                panels.start(index, step, a, factored)
+            top, ipiv, info = factored
             factored = None
-            l21 = a[step.below_row:, panel_cols]
-            if grid.pc > 1:
-                lbuf[:strict] = top.T[np.triu_indices(kb, 1)]
-                lbuf[strict:strict + kb] = ipiv
-                lbuf[strict + kb] = info
-                lbuf[strict + kb + 1:lsize] = l21.ravel(order="F")
-                with comm.phase("bcast_L"):
-                    grid.row_comm.Bcast(lbuf[:lsize], root=step.pcol)
+            l21 = a[step.below_row:, step.panel_col:step.panel_col + kb]
         else:
-            with comm.phase("bcast_L"):
-                grid.row_comm.Bcast(lbuf[:lsize], root=step.pcol)
-            top = np.zeros((kb, kb), order="F")
-            top.T[np.triu_indices(kb, 1)] = lbuf[:strict]
-            ipiv = lbuf[strict:strict + kb].astype(np.int64)
-            info = int(lbuf[strict + kb])
-            l21 = lbuf[strict + kb + 1:lsize].reshape((m_below, kb), order="F")
+            top, ipiv, info, l21 = panels.receive(index, step)
         if info:
+            panels.finish()
             raise SingularMatrixError(
                 f"matrix is singular: zero pivot in column {info - 1} (U[{info - 1}, {info - 1}] = 0)")
         pivots[j0:j1] = ipiv
@@ -130,21 +116,93 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
             u = trailing[j0:j1]
             dense_local.trsm_lower_unit(top, u)
         else:
-            u = _swap_and_gather_u(grid, trailing, step, ipiv, nb)
+            u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb)
             dense_local.trsm_lower_unit(top, u)
             if grid.myrow == step.prow:
                 trailing[step.top_row:step.top_row + kb] = u
         below = trailing[step.below_row:]
         ahead = steps[index + 1] if index + 1 < len(steps) else None
         if ahead is not None and grid.mycol == ahead.pcol:
-            # look-ahead: update and factor the next panel before the rest of the update,
-            # so the other process columns' update overlaps this panel factorization
+            # look-ahead: update and factor the next panel, and start its broadcast,
+            # before the rest of the update, which the other process columns' update
+            # and their receipt of the next panel overlap
             dense_local.gemm_minus(below[:, :ahead.kb], l21, u[:, :ahead.kb])
-            factored = _factor_panel(grid, a, ahead, nb)
-            dense_local.gemm_minus(below[:, ahead.kb:], l21, u[:, ahead.kb:])
+            factored = _factor_panel(grid, a, ahead, params.nb)
+            panels.start(index + 1, ahead, a, factored)
+            panels.update_progressing(below[:, ahead.kb:], l21, u[:, ahead.kb:])
         else:
             dense_local.gemm_minus(below, l21, u)
+    panels.finish()
     return pivots
+
+
+class _PanelBroadcasts:
+    """bcast_L: the panel root's L part (the strictly lower kb(kb-1)/2 of L11, the kb
+    pivots, info, its rows below the block) to its process row, one Ibcast per step
+    into one of two alternating buffers, so that the root can start step k+1's
+    broadcast during step k's update (the look-ahead) while step k's is still read."""
+
+    def __init__(self, grid: Grid2D, local_rows: int, nb: int) -> None:
+        self.grid = grid
+        self.local_rows = local_rows
+        self.buffers = [np.empty(nb * nb + nb + 1 + local_rows * nb) for _ in range(2)]
+        self.requests: list[MPI.Request | None] = [None, None]
+
+    def _message(self, index: int, step: _Step) -> tuple[np.ndarray, int, int]:
+        """(this step's message buffer, strict, rows below the block), after the
+        broadcast that last used the buffer has completed."""
+        slot = index % 2
+        if self.requests[slot] is not None:
+            self.requests[slot].Wait()
+            self.requests[slot] = None
+        kb = step.kb
+        strict, m_below = kb * (kb - 1) // 2, self.local_rows - step.below_row
+        return self.buffers[slot][:strict + kb + 1 + m_below * kb], strict, m_below
+
+    def start(self, index: int, step: _Step, a: np.ndarray,
+              factored: tuple[np.ndarray, np.ndarray, int]) -> None:
+        """Root: pack step `index`'s factored panel and start its broadcast."""
+        if self.grid.pc == 1:
+            return
+        top, ipiv, info = factored
+        message, strict, _ = self._message(index, step)
+        kb = step.kb
+        message[:strict] = top.T[np.triu_indices(kb, 1)]
+        message[strict:strict + kb] = ipiv
+        message[strict + kb] = info
+        message[strict + kb + 1:] = a[step.below_row:,
+                                      step.panel_col:step.panel_col + kb].ravel(order="F")
+        with self.grid.comm.phase("bcast_L"):
+            self.requests[index % 2] = self.grid.row_comm.Ibcast(message, root=step.pcol)
+
+    def receive(self, index: int, step: _Step) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        """Others: step `index`'s panel as (top, pivots, info, L21)."""
+        message, strict, m_below = self._message(index, step)
+        with self.grid.comm.phase("bcast_L"):
+            self.grid.row_comm.Ibcast(message, root=step.pcol).Wait()
+        kb = step.kb
+        top = np.zeros((kb, kb), order="F")
+        top.T[np.triu_indices(kb, 1)] = message[:strict]
+        ipiv = message[strict:strict + kb].astype(np.int64)
+        info = int(message[strict + kb])
+        return top, ipiv, info, message[strict + kb + 1:].reshape((m_below, kb), order="F")
+
+    def update_progressing(self, c: np.ndarray, l21: np.ndarray, u: np.ndarray) -> None:
+        """c -= l21 @ u in column chunks, testing the broadcasts in flight between them
+        so that MPI moves their data while the root computes."""
+        chunk = max(256, c.shape[1] // 4)
+        for first in range(0, c.shape[1], chunk):
+            dense_local.gemm_minus(c[:, first:first + chunk], l21, u[:, first:first + chunk])
+            for request in self.requests:
+                if request is not None:
+                    request.Test()
+
+    def finish(self) -> None:
+        """Complete every broadcast this rank started."""
+        for slot, request in enumerate(self.requests):
+            if request is not None:
+                request.Wait()
+                self.requests[slot] = None
 
 
 def _factor_panel(grid: Grid2D, a: np.ndarray, step: _Step,

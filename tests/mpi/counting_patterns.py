@@ -47,6 +47,12 @@ for root in range(P):
     assert np.all(buf == root)
 snapshot("bcast")
 
+# Ibcast from the last rank, 60 doubles, completed before the count is read
+buf = np.full(60, 3.0) if r == P - 1 else np.empty(60)
+comm.Ibcast(buf, P - 1).Wait()
+assert np.all(buf == 3.0)
+snapshot("ibcast")
+
 # Reduce (root 0) and Allreduce, also IN_PLACE
 send = np.ones(10)
 total = np.empty(10)
