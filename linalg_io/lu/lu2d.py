@@ -9,7 +9,9 @@ panel    process column k mod Pc factors rows j0..N-1 of the block column. Pr = 
          row at the pivot position, so the pivot search and the in-panel swap are one
          message (HPL's combined pivot-and-swap); then scale and rank-1 update in Cython.
 bcast_L  the panel's root sends its L part (the strictly lower kb(kb-1)/2 of L11, the
-         pivots, info, its rows below) along its process row: one Bcast.
+         pivots, info, its rows below) along its process row: one Ibcast, started as
+         soon as the panel is factored (see update), completed by the others at the
+         start of the step.
 bcast_U  the kb pivot rows, restricted to each rank's trailing columns, are Allgatherv'd
          in the process column straight from the ranks owning them (no separate row
          swap into the diagonal process row, then broadcast); every rank solves
@@ -20,8 +22,11 @@ swap     the diagonal rank sends the top rows displaced by the pivots to the pro
          row order of their step (solve2d applies the pivots step by step).
 update   trailing dgemm A22 -= L21 U12 (Cython, GIL released). Look-ahead of depth 1:
          the process column owning block column k+1 updates those columns first and
-         factors that panel before the rest of its update, so the panel overlaps the
-         other process columns' update (same messages, same order per communicator).
+         factors that panel and starts its bcast_L before the rest of its update
+         (testing the broadcast between column chunks so that it progresses), so the
+         panel and its broadcast overlap the other process columns' update (same
+         messages, same order per communicator). With Pc = 2 each rank then does half
+         the panels and half the update, and neither waits in the steady state.
 
 Per rank (average, Pr, Pc > 1): N^2/(2 Pr Pc) words in bcast_L, between N^2/(2 Pr Pc)
 (no row swaps) and N^2/(2 Pc) (worst-case pivots) in bcast_U + swap, N (NB + 2)/Pc +
