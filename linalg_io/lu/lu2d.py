@@ -195,12 +195,12 @@ class _PanelBroadcasts:
     def update_progressing(self, c: np.ndarray, l21: np.ndarray, u: np.ndarray) -> None:
         """c -= l21 @ u in column chunks, testing the broadcasts in flight between them
         so that MPI moves their data while the root computes."""
-        chunk = max(256, c.shape[1] // 4)
+        in_flight = [request for request in self.requests if request is not None]
+        chunk = max(256, c.shape[1] // 4) if in_flight else max(1, c.shape[1])
         for first in range(0, c.shape[1], chunk):
             dense_local.gemm_minus(c[:, first:first + chunk], l21, u[:, first:first + chunk])
-            for request in self.requests:
-                if request is not None:
-                    request.Test()
+            for request in in_flight:
+                request.Test()
 
     def finish(self) -> None:
         """Complete every broadcast this rank started."""
