@@ -17,6 +17,8 @@ check is the componentwise error against NumPy in float64, as in the tests.
 Run (alone on the machine; OpenBLAS's core-type and L2 overrides unset):
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE flock /tmp/linalg-io-bench.lock \
       .venv/bin/python bench/bench_tsgemm.py [--reps 5] [--json out.json]
+For quick iteration --shapes, --dtypes, --small and --threads pick a subset (default:
+everything).
 """
 
 from __future__ import annotations
@@ -127,6 +129,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--shapes", nargs="+", choices=[s[0] for s in SHAPES],
+                        default=[s[0] for s in SHAPES])
+    parser.add_argument("--dtypes", nargs="+", choices=["float64", "float32"],
+                        default=["float64", "float32"])
+    parser.add_argument("--small", type=int, nargs="+", default=[16, 4],
+                        help="K values (k = n of the small dimensions)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     if kernels.compiled() is None:
@@ -145,9 +153,9 @@ def main() -> None:
         print(f"{'shape':<6} {'m x k x n':<20} {'dtype':<8} {'bound':<8} {'roof GF':>8} "
               f"{'ours GF':>8} {'ours GB/s':>9} {'%roof':>6} {'numpy GF':>9} {'numpy GB/s':>10} "
               f"{'%roof':>6} {'x numpy':>8} {'err/bound':>9}")
-        for dtype in (np.float64, np.float32):
-            for small in (16, 4):
-                for name, kind, m, k_big in SHAPES:
+        for dtype in map(np.dtype, args.dtypes):
+            for small in args.small:
+                for name, kind, m, k_big in (s for s in SHAPES if s[0] in args.shapes):
                     row = bench_shape(name, kind, m, k_big, small, dtype, threads, rates,
                                       args.reps)
                     rows.append(row | {"rates": {key: v / 1e9 for key, v in rates.items()}})

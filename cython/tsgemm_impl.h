@@ -215,6 +215,102 @@ static void F(atb_half)(long r0, long r1, const T *restrict a, const T *restrict
         for (int j = 0; j < H; ++j) c[q * ldc + j] += sum[q][j];
 }
 
+/* ---------------------------------------------------------------------------
+ * C = A B for long rows of A (TSM2R) and n <= 4: dot products instead of broadcasts
+ * (a row of C would fill at most half a float vector). Vectors run along A's rows;
+ * B^T (n x k, ldbt, zero padded to whole vectors) stays in L1/L2. Micro-kernel: R rows
+ * of A x all N columns, U vectors of each row per step (R N U >= 8 chains), horizontal
+ * sums at the end. Per W elements of a row: one load of A, N loads of B^T per R rows.
+ */
+#define TS_DOT_ROWS(nn) ((nn) == 4 ? 3 : (nn) == 3 ? 3 : 4)
+#define TS_DOT_UNROLL(nn) ((nn) == 1 ? 2 : 1)
+
+static inline __attribute__((always_inline)) void F(mk_ab_dot)(
+    const int R, const int N, const T *restrict a, long lda, int kb, const T *restrict bt,
+    long ldbt, T *restrict c, long ldc, int accumulate)
+{
+    enum { U = 2 };
+    const int unroll = TS_DOT_UNROLL(N);
+    V acc[4][4][U];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < N; ++j)
+#pragma GCC unroll 2
+            for (int u = 0; u < unroll; ++u) acc[r][j][u] = F(bc)(0);
+    const int kv = kb / (W * unroll) * (W * unroll);
+    for (int p = 0; p < kv; p += W * unroll) {
+#pragma GCC unroll 2
+        for (int u = 0; u < unroll; ++u) {
+            V ar[4];
+#pragma GCC unroll 4
+            for (int r = 0; r < R; ++r) {
+                ar[r] = F(ld)(a + r * lda + p + u * W);
+                TS_KEEP(ar[r]);
+            }
+#pragma GCC unroll 4
+            for (int j = 0; j < N; ++j) {
+                V bj = F(ld)(bt + j * ldbt + p + u * W);
+#pragma GCC unroll 4
+                for (int r = 0; r < R; ++r) acc[r][j][u] += ar[r] * bj;
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int j = 0; j < N; ++j) {
+            V x = acc[r][j][0];
+            if (unroll > 1) x += acc[r][j][1];
+            T sum = 0;
+            for (int e = 0; e < W; ++e) sum += x[e];
+            for (int p = kv; p < kb; ++p) sum += a[r * lda + p] * bt[j * ldbt + p];
+            c[r * ldc + j] = accumulate ? c[r * ldc + j] + sum : sum;
+        }
+}
+
+#define TS_AB_DOT(RR, NN) case RR * 16 + NN: \
+    F(mk_ab_dot)(RR, NN, a, lda, kb, bt, ldbt, c, ldc, accumulate); break;
+
+static void F(mk_ab_dot_any)(int R, int N, const T *a, long lda, int kb, const T *bt,
+                             long ldbt, T *c, long ldc, int accumulate)
+{
+    switch (R * 16 + N) {
+        TS_AB_DOT(1, 1) TS_AB_DOT(2, 1) TS_AB_DOT(3, 1) TS_AB_DOT(4, 1)
+        TS_AB_DOT(1, 2) TS_AB_DOT(2, 2) TS_AB_DOT(3, 2) TS_AB_DOT(4, 2)
+        TS_AB_DOT(1, 3) TS_AB_DOT(2, 3) TS_AB_DOT(3, 3)
+        TS_AB_DOT(1, 4) TS_AB_DOT(2, 4) TS_AB_DOT(3, 4)
+    }
+}
+
+/* Rows [r0, r1) of C = A B by dot products (n <= 4): B^T unpacked from panel 0 of the
+ * packed B into a buffer of this thread (rows one cache line apart beyond a multiple
+ * of 4 KiB, so that they never share an L1 set); k in panels of TS_KB_BYTES of B^T. */
+static int F(ab_dot_rows)(long r0, long r1, int n, int k, const T *a, long lda,
+                          const T *bp, T *c, long ldc)
+{
+    const long ldbt = (k + W - 1) / W * W + 64 / (long)sizeof(T);
+    T *bt = malloc((size_t)(n * ldbt) * sizeof(T));
+    if (!bt) return -1;
+    for (int j = 0; j < n; ++j)
+        for (long p = 0; p < ldbt; ++p) bt[j * ldbt + p] = p < k ? bp[p * TS_NV_MAX * W + j] : 0;
+    int kb = TS_KB_BYTES / (n * (int)sizeof(T)) / W * W;
+    if (kb > k) kb = k;
+    const int rows = TS_DOT_ROWS(n);
+    for (int p0 = 0; p0 < k; p0 += kb) {
+        const int depth = k - p0 < kb ? k - p0 : kb;
+        long i = r0;
+        for (; i + rows <= r1; i += rows)
+            F(mk_ab_dot_any)(rows, n, a + i * lda + p0, lda, depth, bt + p0, ldbt,
+                             c + i * ldc, ldc, p0 > 0);
+        if (i < r1)
+            F(mk_ab_dot_any)((int)(r1 - i), n, a + i * lda + p0, lda, depth, bt + p0, ldbt,
+                             c + i * ldc, ldc, p0 > 0);
+    }
+    free(bt);
+    return 0;
+}
+
 /* Rows [r0, r1) of C = A B (row-major A and C). k is cut into panels of kb rows of B
  * (TS_KB_BYTES of packed B, kept in L2; all of B when k is small); A is read once
  * (each row segment of a panel once), C is rewritten per k panel (from cache) and
@@ -226,6 +322,8 @@ static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
         F(ab_half)(r0, r1, a, bp, TS_NV_MAX * W, c, stream);
         return;
     }
+    if (n <= TS_DOT_MAX_N && k >= TS_DOT_MIN_K && F(ab_dot_rows)(r0, r1, n, k, a, lda, bp, c, ldc) == 0)
+        return;
     const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
     int kb = TS_KB_BYTES / (panels * TS_NV_MAX * W * (int)sizeof(T));
     if (kb < 8) kb = 8;
@@ -563,6 +661,9 @@ static void F(atb_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
 #undef TS_ROWS_FOR
 #undef TS_AB_C
 #undef TS_AB_F
+#undef TS_AB_DOT
+#undef TS_DOT_ROWS
+#undef TS_DOT_UNROLL
 #undef TS_ATB_C
 #undef TS_ATB_F
 #undef TS_LANE

@@ -8,6 +8,7 @@
 #ifndef LINALG_IO_TSGEMM_KERNELS_H
 #define LINALG_IO_TSGEMM_KERNELS_H
 
+#include <stdlib.h>
 #include <string.h>
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -19,6 +20,14 @@
  * prefetchers follow them) while the panel of B is reused from L2 by every row. */
 #ifndef TS_KB_BYTES
 #define TS_KB_BYTES 262144
+#endif
+
+/* A B with n <= TS_DOT_MAX_N and k >= TS_DOT_MIN_K (long rows, TSM2R): dot products. */
+#ifndef TS_DOT_MAX_N
+#define TS_DOT_MAX_N 4
+#endif
+#ifndef TS_DOT_MIN_K
+#define TS_DOT_MIN_K 64
 #endif
 
 typedef double ts_vd __attribute__((vector_size(32)));

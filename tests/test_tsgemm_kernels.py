@@ -76,6 +76,20 @@ def test_tsm2r_large_inner_dimension_and_wide_n(dtype, order) -> None:
             assert scaled_error(c, a, b) <= k * eps, (m, k, n, threads)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tsm2r_dot_products_for_n_up_to_4(dtype) -> None:
+    """Long rows and n <= 4 (dot-product kernel): row and k tails, several k panels."""
+    rng = np.random.default_rng(7)
+    eps = np.finfo(dtype).eps
+    for n in (1, 2, 3, 4):
+        for m, k in [(13, 64), (7, 67), (10, 301), (5, 16411 if dtype == np.float32 else 8209)]:
+            a, b = operands(rng, (m, k), (k, n), dtype, "C")
+            for threads in (1, 2):
+                c, kernel = kernels.matmul(a, b, threads)
+                assert kernel == "cython ab_rowmajor"
+                assert scaled_error(c, a, b) <= k * eps, (m, k, n, threads)
+
+
 def test_streaming_stores_on_large_aligned_output() -> None:
     """Outputs of >= 4 MiB take the non-temporal store path; the result is the same."""
     rng = np.random.default_rng(4)
