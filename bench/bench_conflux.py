@@ -10,7 +10,13 @@ layers    fixed P (default 16), the layer counts c in --c-list: measured vs mode
 time      N, P=4, one after the other: --algo conflux (auto, then --time-grids) and
           --algo 2d (auto);
 accuracy  every grid of --grids at every N of --acc-n: measured vs a priori model, per
-          rank (largest relative difference over the ranks) and max/mean.
+          rank (largest relative difference over the ranks) and max/mean;
+seeds     every GRID[:V] of --seed-grids at every N of --acc-n, one run per seed of
+          --seeds: per rank measured/model - 1 for the a priori model ("uniform", the
+          tournament's expected pivots) and for the proportional share it replaced,
+          per seed and as mean and spread over the seeds, beside the spread that
+          random pivot positions alone give (sigma_rand: the model over --mc random
+          row orders; E max_rand: the expected largest |deviation| over the ranks).
 
 Traffic is deterministic, so one repetition without warm-up is enough (--reps 1
 --warmup 0 for the traffic points). Run under the bench lock:
@@ -27,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from linalg_io.models import conflux as model
 
 REFERENCE_MB = {  # max per-rank MB sent at N=8192 (ALGORITHMS.md, measured there)
     4: "HPL 178, COnfLUX 191, ScaLAPACK 267",
@@ -75,6 +82,47 @@ def accuracy_row(record: dict) -> str:
             f"{measured.max() / measured.mean():.3f} |")
 
 
+def random_order_deviations(n: int, v: int, grid: list[int], draws: int, seed: int = 0) -> np.ndarray:
+    """[draw, rank] bytes sent over their mean - 1 when the pivots are the rows in a
+    random order (every row equally likely at every step)."""
+    rng = np.random.default_rng(seed)
+    cuts = np.arange(v, n, v)
+    sent = np.array([model.conflux_costs(n, v, *grid, np.split(rng.permutation(n), cuts)).bytes_sent
+                     for _ in range(draws)])
+    return sent / sent.mean(axis=0) - 1
+
+
+def seed_table(records: list[tuple[int, dict]], draws: int) -> str:
+    """Markdown for one grid, v and N over the seeds (see --what seeds)."""
+    first = records[0][1]
+    n, v, grid = first["params"]["n"], first["params"]["nb"], first["params"]["grid"]
+    proportional = model.conflux_costs(n, v, *grid, "proportional").bytes_sent
+    pct = 100.0
+    before, after = [], []
+    for _, record in records:
+        measured = np.array(record["traffic"]["per_rank_bytes_sent"])
+        before.append(pct * (measured / proportional - 1))
+        after.append(pct * (measured / np.array(record["model"]["per_rank_bytes_sent"]) - 1))
+    before, after = np.array(before), np.array(after)
+    noise = pct * random_order_deviations(n, v, grid, draws)
+
+    def ranks(values: np.ndarray, sign: str = "+") -> str:
+        return " ".join(f"{x:{sign}.2f}" for x in values)
+
+    lines = [f"\n#### {'x'.join(map(str, grid))}, v={v}, N={n}\n",
+             "| seed | max over ranks, proportional % | max over ranks, model % | per rank, model % |",
+             "|---|---|---|---|"]
+    lines += [f"| {seed} | {np.abs(b).max():.2f} | {np.abs(a).max():.2f} | {ranks(a)} |"
+              for (seed, _), b, a in zip(records, before, after)]
+    spread = after.std(axis=0, ddof=1) if len(after) > 1 else np.zeros(after.shape[1])
+    lines += [f"| mean, proportional | {np.abs(before).max(axis=1).mean():.2f} | | {ranks(before.mean(axis=0))} |",
+              f"| mean, model | | {np.abs(after).max(axis=1).mean():.2f} | {ranks(after.mean(axis=0))} |",
+              f"| sd over seeds | | | {ranks(spread, '')} |",
+              (f"| sigma_rand, E max_rand | | {np.abs(noise).max(axis=1).mean():.2f} | "
+               f"{ranks(noise.std(axis=0), '')} |")]
+    return "\n".join(lines)
+
+
 HEADER = ("| P | grid | v | sent max MB | mean MB | max/mean | model max MB | model (given pivots) "
           "| recv max MB | HPL residual | time s | by phase (busiest rank, MB) |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -82,8 +130,12 @@ HEADER = ("| P | grid | v | sent max MB | mean MB | max/mean | model max MB | mo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--what", choices=("traffic", "layers", "time", "accuracy", "all"),
+    parser.add_argument("--what", choices=("traffic", "layers", "time", "accuracy", "seeds", "all"),
                         default="all")
+    parser.add_argument("--seed-grids", default="7x1x1,5x1x1,3x1x1,6x1x1,3x1x2,7x1x1:128",
+                        help="GRID or GRID:V (V defaults to --acc-nb)")
+    parser.add_argument("--seeds", default="1,2,3,4,5,6")
+    parser.add_argument("--mc", type=int, default=200, help="random row orders for sigma_rand")
     parser.add_argument("--grids", default="2x2x1,1x2x2,4x1x1,2x2x2,2x4x1,2x3x2,3x2x2,"
                                            "4x4x1,2x4x2,2x2x4,7x1x1")
     parser.add_argument("--acc-n", default="2048,4096")
@@ -139,6 +191,19 @@ def main() -> int:
               "| N | P | grid | v | sent max MB | model max MB | max err % | mean err % | "
               "worst rank err % | given pivots: worst rank err % | max/mean |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+    if args.what in ("seeds", "all"):
+        tables = []
+        for n in (int(x) for x in args.acc_n.split(",")):
+            for spec in args.seed_grids.split(","):
+                grid, _, nb = spec.partition(":")
+                p = int(np.prod([int(d) for d in grid.split("x")]))
+                records = [(seed, point(p, ["--algo", "conflux", "--n", str(n), "--grid", grid,
+                                            "--nb", nb or str(args.acc_nb), "--seed", seed]
+                                        + common))
+                           for seed in args.seeds.split(",")]
+                tables.append(seed_table(records, args.mc))
+        print("\n### a priori model over seeds (measured/model - 1 per rank; dist "
+              f"{args.dist})\n" + "\n".join(tables))
     if args.what in ("time", "all"):
         rows = []
         runs = [("conflux", "auto", "auto")] + [

@@ -22,8 +22,25 @@ scatter_slices       L: (x, ky, lk) scatters b_x (w - s_lk) over the fibre, each
 Only a_x, p_x depend on the matrix (rows move, they are not swapped): `pivots` is
 "none" (the pivots of step k are the rows of tile k, what a diagonally dominant
 matrix gives: exact there), the actual pivot ids of a run (exact for that run),
-or "uniform" (each process row gives pivots in proportion to its active rows: the
-expectation for a random matrix; fractional rows).
+"uniform" (the expectation for a uniformly random matrix, fractional rows; below)
+or "proportional" (each process row gives pivots in proportion to its active rows).
+
+"uniform": the active rows of a random matrix are exchangeable, but the tournament
+is not: each process row offers n_x = min(a_x, w) candidates, folds and butterfly
+rounds merge two candidate sets into min(w, n_1 + n_2) winners, and two full sets
+win about equally often however many rows each stands for. The model splits each
+merge's winners in proportion to n (r/n)^TOURNAMENT_POOL_EXPONENT (r:
+the active rows the set stands for), top-down over the step's merge tree (roles
+rotated by k as in the code, a side never giving more than its n nor less than
+the winners minus the other side's n). With Px a power of two and equal a_x that
+is a_x/sum(a) w, the proportional share. Otherwise (Px = 3, 5, 6, 7, or a process
+row with one tile more) the proportional share is biased: an unpaired role of the
+butterfly wins nearly w/q, a process row with more rows gives little more than
+the others, so its rows go late, under narrow trailing matrices. 7x1x1, N = 2048,
+v = 256, step 0, mean over seeds 1-6 of the pivots per process row: measured 35.5
+31.2 34.3 55.7 32.0 34.0 33.3, this rule 38.9 32.3 32.5 54.7 32.7 32.3 32.5,
+proportional 64 32 ... 32; bytes sent by rank 0, measured/model - 1: -0.1% +- 0.5%,
+proportional -6.1% (bench_conflux.py --what seeds).
 
 Closed form, words sent per rank averaged over ranks (sum of m w over the panels
 = N^2/2): N^2/(2P) [2(c-1) + 1 + 1 + (Px + 1)(c-1)/c] + N v Px (1 + log2 Px)/P
@@ -56,6 +73,12 @@ GEMM_K_REF = 512.0
 # getrf of the tall panels and the triangular solves run at about half gamma (same
 # machine: dgetrf 2048 x 256 16.6 GF/s, dtrsm 20 GF/s, dgemm k = 256 34 GF/s).
 PANEL_RATE = 0.5
+# A tournament merge of two candidate sets (n_i candidates standing for r_i active rows)
+# keeps winners from each in proportion to n_i (r_i/n_i)^beta: beta = 1 would be the
+# proportional share, beta = 0 a coin flip per set. Fitted on the pivots of random
+# matrices (bench_conflux.py --what seeds: Px = 3, 5, 6, 7, v = 128 and 256, N = 2048
+# and 4096, seeds 1-6): 0.2 to 0.3 leaves per-rank biases <= 2%, 1 gives up to 7%.
+TOURNAMENT_POOL_EXPONENT = 0.25
 
 
 def gemm_efficiency(k: np.ndarray) -> np.ndarray:
@@ -68,19 +91,70 @@ def _getrf_flops(m: float, n: float) -> float:
     return max(m, n) * k * k - k**3 / 3.0
 
 
+def merge_tree(px: int, k: int):
+    """The tournament's merges at step k: a process row (int) or a pair (first, second).
+
+    Roles r = (x - k) mod Px; r >= q (q the largest power of two <= Px) folds onto
+    r - q, then the butterfly pairs roles differing in bit 1, 2, ..., q/2."""
+    q = 1
+    while q * 2 <= px:
+        q *= 2
+    nodes = [((r + k) % px, (r + q + k) % px) if r + q < px else (r + k) % px
+             for r in range(q)]
+    while len(nodes) > 1:
+        nodes = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes), 2)]
+    return nodes[0]
+
+
+def tournament_pivots(active: np.ndarray, w: int, k: int,
+                      beta: float = TOURNAMENT_POOL_EXPONENT) -> np.ndarray:
+    """Expected pivots per process row at step k of a random matrix (module doc)."""
+    candidates = np.minimum(active, w)
+
+    def size(node) -> tuple[float, float]:   # (candidates, active rows) of a set
+        if isinstance(node, tuple):
+            (n1, r1), (n2, r2) = size(node[0]), size(node[1])
+            return min(w, n1 + n2), r1 + r2
+        return candidates[node], active[node]
+
+    def weight(n: float, rows: float) -> float:
+        return n * (rows / n) ** beta if n > 0 else 0.0
+
+    owned = np.zeros(len(active))
+
+    def split(node, winners: float) -> None:
+        if not isinstance(node, tuple):
+            owned[node] = winners
+            return
+        (n1, r1), (n2, r2) = size(node[0]), size(node[1])
+        w1, w2 = weight(n1, r1), weight(n2, r2)
+        first = winners * w1 / (w1 + w2) if w1 + w2 > 0 else 0.0
+        first = min(max(first, winners - n2), n1)
+        split(node[0], first)
+        split(node[1], winners - first)
+
+    root = merge_tree(len(active), k)
+    split(root, min(w, size(root)[0]))
+    return owned
+
+
 def _pivot_counts(plan: StepPlan, pivots) -> list[np.ndarray]:
-    """Per step, the pivots owned by each process row (float for "uniform")."""
+    """Per step, the pivots owned by each process row (float for the expectations)."""
     t = plan.tiles
     if isinstance(pivots, str):
         if pivots == "none":
             return [np.bincount(t.owner_row(np.arange(k * t.v, k * t.v + t.width(k))),
                                 minlength=t.px).astype(float) for k in range(t.ntiles)]
-        if pivots != "uniform":
-            raise ValueError(f"pivots must be 'none', 'uniform' or the pivot ids, got {pivots!r}")
+        if pivots not in ("uniform", "proportional"):
+            raise ValueError("pivots must be 'none', 'uniform', 'proportional' or the pivot "
+                             f"ids, got {pivots!r}")
         active = t.rows_per_proc.astype(float)
         out = []
         for k in range(t.ntiles):
-            share = active / active.sum() * t.width(k)
+            if pivots == "uniform":
+                share = tournament_pivots(active, t.width(k), k)
+            else:
+                share = active / active.sum() * t.width(k)
             out.append(share)
             active = active - share
         return out

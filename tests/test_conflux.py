@@ -84,6 +84,27 @@ def test_pivot_assumptions_bracket_and_count_rows():
     assert np.array_equal(exact.bytes_sent, model.conflux_costs(600, 64, 3, 2, 2, "none").bytes_sent)
 
 
+def test_tournament_pivots_follow_the_merge_tree():
+    """The a priori pivots of a random matrix ("uniform"): the tournament's merges."""
+    assert model.merge_tree(7, 0) == (((0, 4), (1, 5)), ((2, 6), 3))
+    assert model.merge_tree(3, 1) == ((1, 0), 2)      # roles rotate with the step
+    # Px a power of two, equal rows: the proportional share
+    even = model.tournament_pivots(np.full(4, 512.0), 256, 5)
+    assert np.allclose(even, 64.0)
+    # Px = 3: the unpaired role holds its own against the folded pair (two rows' worth
+    # of rows count 2^beta, not 2), the pair splits evenly
+    three = model.tournament_pivots(np.full(3, 256.0), 256, 0)
+    pair = 256 * 2**0.25 / (1 + 2**0.25)
+    assert three == pytest.approx([pair / 2, 256 - pair, pair / 2])
+    # step 0 of 7x1x1, N = 2048, v = 256: mean pivots per rank over seeds 1-6 measured
+    # 35.5 31.2 34.3 55.7 32.0 34.0 33.3 (proportional: 64 32 ... 32)
+    seven = model.tournament_pivots(np.array([512.0] + [256.0] * 6), 256, 0)
+    assert seven == pytest.approx([38.9, 32.3, 32.5, 54.7, 32.7, 32.3, 32.5], abs=0.1)
+    # a set gives at most its candidates; every step picks w rows
+    few = model.tournament_pivots(np.array([10.0, 600.0, 600.0]), 256, 2)
+    assert few[0] <= 10 and few.sum() == pytest.approx(256)
+
+
 def test_choose_config_respects_memory():
     profile = load_profile()
     px, py, c, v = model.choose_config(8192, 16, 6e9, profile)

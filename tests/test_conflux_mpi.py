@@ -3,8 +3,12 @@
 One launch per rank count runs several cases (tests/mpi/conflux_cases.py): random
 and diagonally dominant matrices, N not a multiple of v, P = 4, 8, 12, 16 and the
 prime 7, c = 1, 2, 4. Per rank, the measured bytes and messages equal the model
-given the pivots the run chose; at N = 2048 the a priori model (pivots spread
-evenly for random matrices) is within 5% on every rank and max/mean <= 1.15.
+given the pivots the run chose; at N = 2048 the a priori model (the tournament's
+expected pivots for random matrices) is within 5% on every rank and max/mean <= 1.15.
+On 7x1x1 (a folded butterfly, rank 0 with two tiles of rows) the even spread over
+the active rows that the model used before is 5.6% off on rank 0, the tournament
+rule 1.3% (seed 0; over seeds 1-6 a bias of -6.1% vs -0.2%, bench_conflux.py
+--what seeds).
 """
 
 from pathlib import Path
@@ -19,7 +23,7 @@ CASES = {
     8: ["301:2x2x2:32:random", "301:2x2x2:32:diagdom", "2048:2x2x2:128:random"],
     12: ["301:2x3x2:32:random", "301:2x3x2:32:diagdom", "301:3x2x2:40:random"],
     16: ["301:2x2x4:32:random", "301:2x2x4:32:diagdom", "2048:2x2x4:256:random"],
-    7: ["301:7x1x1:32:random", "301:1x7x1:32:diagdom"],
+    7: ["301:7x1x1:32:random", "301:1x7x1:32:diagdom", "2048:7x1x1:256:random"],
 }
 
 
@@ -37,6 +41,9 @@ def test_conflux_correct_and_traffic_equals_model(nranks):
         if r["spec"].startswith("2048"):
             assert r["apriori_rank_rel_err"] <= 0.05, r
             assert r["sent_max"] / r["sent_mean"] <= 1.15, r
+        if r["spec"] == "2048:7x1x1:256:random":
+            assert r["apriori_rank_rel_err"] <= 0.02, r
+            assert r["proportional_rank_rel_err"] >= 0.05, r
         if r["spec"].endswith("diagdom"):
             assert r["apriori_rank_rel_err"] == 0, r
 

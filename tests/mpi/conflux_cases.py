@@ -3,7 +3,8 @@
 argv: cases "N:GRID:V:DIST[:corrupt]" (GRID PxxPyxC, or auto with V auto). For each:
 factor once under a fresh traffic counter, verify (HPL residual), and compare the
 per-rank bytes and messages with models/conflux.py, given the pivots the run chose
-(exact) and a priori (pivots "none" for diagdom, "uniform" otherwise). With
+(exact) and a priori (pivots "none" for diagdom, "uniform" otherwise; also
+"proportional", the even spread over the active rows that "uniform" replaced). With
 ":corrupt", one L block is then perturbed by 1e-6 and verified again
 ("verify_corrupted": the check must fail).
 """
@@ -46,6 +47,7 @@ for spec in sys.argv[1:]:
         exact = conflux_costs(case.n, case.v, case.px, case.py, case.c, case.lu.pivots)
         apriori = conflux_costs(case.n, case.v, case.px, case.py, case.c,
                                 case._pivot_assumption())
+        proportional = conflux_costs(case.n, case.v, case.px, case.py, case.c, "proportional")
         measured = np.array(traffic["per_rank_bytes_sent"])
         results.append({
             "spec": spec, "grid": [case.px, case.py, case.c], "v": case.v, "time_s": elapsed,
@@ -59,6 +61,8 @@ for spec in sys.argv[1:]:
             "apriori_mean": float(apriori.bytes_sent.mean()),
             "apriori_rank_rel_err": float(np.max(np.abs(measured - apriori.bytes_sent)
                                                  / np.maximum(apriori.bytes_sent, 1.0))),
+            "proportional_rank_rel_err": float(np.max(np.abs(measured / proportional.bytes_sent
+                                                             - 1))),
             "by_phase": traffic["by_phase"],
         })
     counted.Barrier()
