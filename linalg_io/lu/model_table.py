@@ -57,7 +57,7 @@ def model_table(args) -> str:
             f"{r['bytes_recv_max'] / 1e6:>11.2f} {r['msgs_max']:>8.0f} {r['mem_bytes'] / 2**20:>8.0f} "
             f"{r['time_s']:>8.3f}")
     lines.append("  * = chosen by --grid auto --nb auto; ! = over the memory limit; "
-                 "pivots assumed spread over the process rows (random matrix)")
+                 "pivots as the tournament spreads them on a random matrix")
     lines += _baseline_2d(n, p, chosen["v"] if chosen else tiles[0], profile)
     bound = lu_lower_bound(n, p, mem / WORD)
     lines += ["", (f"lower bound: {bound['bytes_per_rank'] / 1e6:.2f} MB per rank "
