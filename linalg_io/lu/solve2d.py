@@ -22,9 +22,20 @@ from linalg_io.lu.hpl import hpl_scaled_residual
 from linalg_io.lu.lu2d import LU2DParams, plan
 
 
-def _column_bcast(grid: Grid2D, values: np.ndarray, root: int) -> None:
+def _diagonal_solve(grid: Grid2D, a: np.ndarray, step, y: np.ndarray, solve,
+                    change: np.ndarray, at: int) -> tuple[slice, np.ndarray]:
+    """On the panel's process column: the diagonal rank solves block k of y with its
+    triangle (`solve`), records the difference in change[at:at + kb], and broadcasts
+    the solved block down the process column. Returns (local columns, solved block)."""
+    j0, kb = step.j0, step.kb
+    cols = slice(step.panel_col, step.panel_col + kb)
+    solved = y[j0:j0 + kb].copy()
+    if grid.myrow == step.prow:
+        solve(a[step.top_row:step.top_row + kb, cols], solved.reshape(kb, 1))
+        change[at:at + kb] = solved - y[j0:j0 + kb]
     if grid.pr > 1:
-        grid.col_comm.Bcast(values, root=root)
+        grid.col_comm.Bcast(solved, root=step.prow)
+    return cols, solved
 
 
 def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DParams,
@@ -36,40 +47,29 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
     steps = list(plan(grid, params))
     with grid.comm.phase("verify"):
         for step in steps:
-            j0, kb, j1 = step.j0, step.kb, step.j1
-            for i in range(kb):
+            j0 = step.j0
+            for i in range(step.kb):
                 p = int(pivots[j0 + i])
                 y[j0 + i], y[p] = y[p], y[j0 + i]
             change = np.zeros(n - j0)
             if grid.mycol == step.pcol:
-                cols = slice(step.panel_col, step.panel_col + kb)
-                yk = y[j0:j1].copy()
-                if grid.myrow == step.prow:
-                    tri = a[step.top_row:step.top_row + kb, cols]
-                    dense_local.trsm_lower_unit(tri, yk.reshape(kb, 1))
-                    change[:kb] = yk - y[j0:j1]
-                _column_bcast(grid, yk, step.prow)
+                cols, yk = _diagonal_solve(grid, a, step, y, dense_local.trsm_lower_unit,
+                                           change, 0)
                 below = np.zeros(len(rows) - step.below_row)
                 dense_local.gemv_minus(below, a[step.below_row:, cols], yk)
                 change[rows[step.below_row:] - j0] = below
             grid.comm.Allreduce(MPI.IN_PLACE, change)
             y[j0:] += change
         for step in reversed(steps):
-            j0, kb, j1 = step.j0, step.kb, step.j1
-            change = np.zeros(j1)
+            change = np.zeros(step.j1)
             if grid.mycol == step.pcol:
-                cols = slice(step.panel_col, step.panel_col + kb)
-                xk = y[j0:j1].copy()
-                if grid.myrow == step.prow:
-                    tri = a[step.top_row:step.top_row + kb, cols]
-                    dense_local.trsm_upper(tri, xk.reshape(kb, 1))
-                    change[j0:j1] = xk - y[j0:j1]
-                _column_bcast(grid, xk, step.prow)
+                cols, xk = _diagonal_solve(grid, a, step, y, dense_local.trsm_upper,
+                                           change, step.j0)
                 above = np.zeros(step.top_row)
                 dense_local.gemv_minus(above, a[:step.top_row, cols], xk)
                 change[rows[:step.top_row]] += above
             grid.comm.Allreduce(MPI.IN_PLACE, change)
-            y[:j1] += change
+            y[:step.j1] += change
     return y
 
 
