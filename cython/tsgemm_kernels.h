@@ -30,6 +30,11 @@
 #define TS_DOT_MIN_K 64
 #endif
 
+/* Software prefetch distance of the streamed operands (bytes ahead). */
+#ifndef TS_PF_BYTES
+#define TS_PF_BYTES 2048
+#endif
+
 typedef double ts_vd __attribute__((vector_size(32)));
 typedef float ts_vs __attribute__((vector_size(32)));
 
