@@ -187,7 +187,7 @@ def main() -> int:
                 record = point(p, ["--algo", "conflux", "--n", str(n), "--grid", grid,
                                    "--nb", str(args.acc_nb)] + common)
                 rows.append(accuracy_row(record))
-        print(f"\n### model accuracy (a priori: pivots spread evenly; dist {args.dist})\n\n"
+        print(f"\n### model accuracy (a priori: the tournament's expected pivots; dist {args.dist})\n\n"
               "| N | P | grid | v | sent max MB | model max MB | max err % | mean err % | "
               "worst rank err % | given pivots: worst rank err % | max/mean |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))
