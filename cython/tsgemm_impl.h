@@ -49,14 +49,28 @@ static inline void F(st_part)(T *p, V v, int count)
  * C = A B, A row-major (m x k, lda), B packed, C row-major (ldc).
  * Packed B: column panels of TS_NV_MAX vectors; panel cp holds rows p = 0..k-1,
  * each TS_NV_MAX*W wide, zero padded: bp[(cp * k + p) * TS_NV_MAX * W + j].
- * Micro-kernel: R rows of A times one panel of NV vectors over rows p0..p0+kb-1;
- * pf > 0: software prefetch of A pf bytes ahead of each block (short contiguous rows:
- * the hardware prefetchers alone leave the stream short of the copy bandwidth).
+ * Micro-kernel: R rows of A times one panel of NV vectors over rows p0..p0+kb-1.
+ * Software prefetch of A (the hardware prefetchers alone leave the stream short of the
+ * copy bandwidth): pf > 0, short contiguous rows: pf bytes ahead of each block;
+ * pf_row > 0, long rows: pf_row bytes ahead along each of the R rows, one cache line
+ * per row per strip of 64 bytes of p, running on into the next block's rows at the end.
  */
+static inline void F(pf_rows)(const T *a, long lda, int R, int p, int kb, long pf_row)
+{
+    long q = p + pf_row / (long)sizeof(T);
+    if (q >= kb) {
+        q -= kb;
+        a += R * lda;
+    }
+    for (int r = 0; r < R; ++r) __builtin_prefetch(a + r * lda + q);
+}
+
 static inline __attribute__((always_inline)) void F(mk_ab_c)(
     const int R, const int NV, const int FULL, long blocks, const T *restrict a, long lda, int kb,
-    const T *restrict bp, T *restrict c, long ldc, int ncols, int accumulate, int stream, long pf)
+    const T *restrict bp, T *restrict c, long ldc, int ncols, int accumulate, int stream, long pf,
+    long pf_row)
 {
+    enum { L = 64 / sizeof(T) };
     for (long blk = 0; blk < blocks; ++blk, a += R * lda, c += R * ldc) {
         if (pf)
             for (long l = 0; l < R * lda * (long)sizeof(T); l += 64)
@@ -73,7 +87,10 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
             V odd[12];
 #pragma GCC unroll 12
             for (int r = 0; r < R; ++r) odd[r] = F(bc)(0);
-            for (; p + 1 < kb; p += 2) {
+            while (p + 1 < kb) {
+              const int strip_end = pf_row && p + L < kb ? p + L : kb;
+              if (pf_row) F(pf_rows)(a, lda, R, p, kb, pf_row);
+              for (; p + 1 < strip_end; p += 2) {
                 V b0 = F(ld)(bp + (long)p * TS_NV_MAX * W);
                 V b1 = F(ld)(bp + (long)(p + 1) * TS_NV_MAX * W);
                 TS_KEEP(b0);
@@ -83,11 +100,15 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
                     acc[r][0] += F(bc)(a[r * lda + p]) * b0;
                     odd[r] += F(bc)(a[r * lda + p + 1]) * b1;
                 }
+              }
             }
 #pragma GCC unroll 12
             for (int r = 0; r < R; ++r) acc[r][0] += odd[r];
         }
-        for (; p < kb; ++p) {
+        while (p < kb) {
+          const int strip_end = pf_row && p + L < kb ? p + L : kb;
+          if (pf_row) F(pf_rows)(a, lda, R, p, kb, pf_row);
+          for (; p < strip_end; ++p) {
             V b[4];
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
@@ -100,6 +121,7 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
 #pragma GCC unroll 4
                 for (int v = 0; v < NV; ++v) acc[r][v] += ar * b[v];
             }
+          }
         }
 #pragma GCC unroll 12
         for (int r = 0; r < R; ++r) {
@@ -127,13 +149,13 @@ static inline __attribute__((always_inline)) void F(mk_ab_c)(
 
 #define TS_AB_C(RR, NN) case RR * 16 + NN: \
     if (ncols == NN * W) F(mk_ab_c)(RR, NN, 1, blocks, a, lda, kb, bp, c, ldc, ncols, \
-                                    accumulate, stream, pf); \
-    else F(mk_ab_c)(RR, NN, 0, blocks, a, lda, kb, bp, c, ldc, ncols, accumulate, stream, pf); \
+                                    accumulate, stream, pf, pf_row); \
+    else F(mk_ab_c)(RR, NN, 0, blocks, a, lda, kb, bp, c, ldc, ncols, accumulate, stream, pf, pf_row); \
     break;
 
 static void F(mk_ab_c_any)(int R, int NV, long blocks, const T *a, long lda, int kb,
                            const T *bp, T *c, long ldc, int ncols, int accumulate, int stream,
-                           long pf)
+                           long pf, long pf_row)
 {
     switch (R * 16 + NV) {
         TS_AB_C(1, 1) TS_AB_C(2, 1) TS_AB_C(3, 1) TS_AB_C(4, 1)
@@ -357,13 +379,14 @@ static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
                 if (long_rows && nv == 1 && rows > 4) rows = 4;
                 const T *panel = bp + ((long)cp * k + p0) * TS_NV_MAX * W;
                 const long pf = long_rows || cp > 0 ? 0 : TS_PF_BYTES;
+                const long pf_row = long_rows ? TS_PF_ROW_BYTES : 0;
                 const long full = (i_end - i) / rows, rest = (i_end - i) % rows;
                 F(mk_ab_c_any)(rows, nv, full, a + i * lda + p0, lda, depth, panel,
-                               c + i * ldc + j0, ldc, ncols, accumulate, stream && last, pf);
+                               c + i * ldc + j0, ldc, ncols, accumulate, stream && last, pf, pf_row);
                 if (rest)
                     F(mk_ab_c_any)((int)rest, nv, 1, a + (i + full * rows) * lda + p0, lda,
                                    depth, panel, c + (i + full * rows) * ldc + j0, ldc, ncols,
-                                   accumulate, stream && last, pf);
+                                   accumulate, stream && last, pf, pf_row);
             }
         }
     }

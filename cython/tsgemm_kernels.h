@@ -34,6 +34,9 @@
 #ifndef TS_PF_BYTES
 #define TS_PF_BYTES 2048
 #endif
+#ifndef TS_PF_ROW_BYTES
+#define TS_PF_ROW_BYTES 2048
+#endif
 
 typedef double ts_vd __attribute__((vector_size(32)));
 typedef float ts_vs __attribute__((vector_size(32)));
