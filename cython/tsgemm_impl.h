@@ -249,7 +249,8 @@ static void F(atb_half)(long r0, long r1, const T *restrict a, const T *restrict
  * (a row of C would fill at most half a float vector). Vectors run along A's rows;
  * B^T (n x k, ldbt, zero padded to whole vectors) stays in L1/L2. Micro-kernel: R rows
  * of A x all N columns, U vectors of each row per step (R N U >= 8 chains), horizontal
- * sums at the end. Per W elements of a row: one load of A, N loads of B^T per R rows.
+ * sums at the end. Per W elements of a row: one load of A, N loads of B^T per R rows;
+ * each step prefetches the R rows TS_PF_ROW_BYTES ahead (as in mk_ab_c).
  */
 #define TS_DOT_ROWS(nn) ((nn) == 4 ? 3 : (nn) == 3 ? 3 : 4)
 #define TS_DOT_UNROLL(nn) ((nn) == 1 ? 2 : 1)
@@ -269,6 +270,7 @@ static inline __attribute__((always_inline)) void F(mk_ab_dot)(
             for (int u = 0; u < unroll; ++u) acc[r][j][u] = F(bc)(0);
     const int kv = kb / (W * unroll) * (W * unroll);
     for (int p = 0; p < kv; p += W * unroll) {
+        F(pf_rows)(a, lda, R, p, kb, TS_PF_ROW_BYTES);
 #pragma GCC unroll 2
         for (int u = 0; u < unroll; ++u) {
             V ar[4];
