@@ -29,6 +29,7 @@ cnp.import_array()
 MAX_SMALL = 64
 VECTOR_BYTES = 32
 PANEL_VECTORS = 4
+PARTIAL_GAP_ROWS = 16
 
 cdef extern from "tsgemm_kernels.h" nogil:
     void ab_c_rows_d(long r0, long r1, int n, int k, const double *a, long lda,
@@ -116,6 +117,12 @@ def ab_colmajor(floating[::1, :] a, floating[:, ::1] b, floating[::1, :] c, int 
                 ts_store_fence()
 
 
+def _partials(int threads, int k, int n, dtype) -> np.ndarray:
+    """Zeroed k x n sums, one per thread, PARTIAL_GAP_ROWS rows apart (at least 64 bytes:
+    no cache line written by two threads)."""
+    return np.zeros((threads, k + PARTIAL_GAP_ROWS, n), dtype=dtype)
+
+
 cdef void _sum_partials(floating[:, :, ::1] partial, floating[:, ::1] out) noexcept nogil:
     cdef Py_ssize_t t, p, j
     for p in range(out.shape[0]):
@@ -135,8 +142,7 @@ def atb_rowmajor(floating[:, ::1] a, floating[:, ::1] b, floating[:, ::1] out,
     cdef long r0, r1
     if b.shape[0] != m or out.shape[0] != k or out.shape[1] != n:
         raise ValueError("atb_rowmajor: shapes do not match")
-    partial_array = np.zeros((threads, k, n), dtype=np.asarray(out).dtype)
-    cdef floating[:, :, ::1] partial = partial_array
+    cdef floating[:, :, ::1] partial = _partials(threads, k, n, np.asarray(out).dtype)
     if m > 0 and k > 0 and n > 0:
         for t in prange(threads, nogil=True, num_threads=threads, schedule="static"):
             r0 = split(m, threads, t, 16)
@@ -157,8 +163,7 @@ def atb_colmajor(floating[::1, :] a, floating[::1, :] b, floating[:, ::1] out,
     cdef long r0, r1
     if b.shape[0] != m or out.shape[0] != k or out.shape[1] != n:
         raise ValueError("atb_colmajor: shapes do not match")
-    partial_array = np.zeros((threads, k, n), dtype=np.asarray(out).dtype)
-    cdef floating[:, :, ::1] partial = partial_array
+    cdef floating[:, :, ::1] partial = _partials(threads, k, n, np.asarray(out).dtype)
     if m > 0 and k > 0 and n > 0:
         for t in prange(threads, nogil=True, num_threads=threads, schedule="static"):
             r0 = split(m, threads, t, 16)
