@@ -98,6 +98,10 @@ def test_streaming_stores_on_large_aligned_output() -> None:
         c, _ = kernels.matmul(a, b, 2)
         assert c.nbytes >= kernels.STREAM_MIN_BYTES and c.ctypes.data % 64 == 0
         assert scaled_error(c, a, b) <= 8 * np.finfo(np.float64).eps
+    a, b = operands(rng, (2**18 + 3, 4), (4, 4), np.float32, "C")  # rows 16 bytes apart
+    c, _ = kernels.matmul(a, b, 2)
+    assert kernels._stream_ok(c, row_pairs=True) and not kernels._stream_ok(c)
+    assert scaled_error(c, a, b) <= 4 * np.finfo(np.float32).eps
 
 
 def test_mixed_orders_and_fallbacks_say_what_ran() -> None:

@@ -60,9 +60,13 @@ def cpu_kernel_reason(a: np.ndarray, b: np.ndarray, small: dict[str, int]) -> st
     return None
 
 
-def _stream_ok(c: np.ndarray) -> bool:
+def _stream_ok(c: np.ndarray, row_pairs: bool = False) -> bool:
+    """Non-temporal stores for C: large, 32-byte aligned, rows (columns) 32-byte multiples
+    apart, or 16 bytes apart when the kernel stores pairs of rows (`row_pairs`: row-major
+    k = n = half a vector, one 32-byte store per two rows)."""
     lead = c.strides[0] if c.flags.c_contiguous else c.strides[1]
-    return c.nbytes >= STREAM_MIN_BYTES and c.ctypes.data % 32 == 0 and lead % 32 == 0
+    return c.nbytes >= STREAM_MIN_BYTES and c.ctypes.data % 32 == 0 \
+        and (lead % 32 == 0 or (row_pairs and lead == 16))
 
 
 def _output(out: np.ndarray | None, shape: tuple[int, int], dtype, order: str) -> np.ndarray:
@@ -92,7 +96,9 @@ def matmul(a, b, threads: int = 1, out: np.ndarray | None = None):
     m, n = a.shape[0], b.shape[1]
     if _layout(a) == "C":
         c = _output(out, (m, n), a.dtype, "C")
-        kernels.ab_rowmajor(a, kernels.pack_b(b, a.dtype), c, n, threads, _stream_ok(c))
+        row_pairs = a.shape[1] * a.itemsize == n * a.itemsize == 16
+        kernels.ab_rowmajor(a, kernels.pack_b(b, a.dtype), c, n, threads,
+                            _stream_ok(c, row_pairs))
         return c, "cython ab_rowmajor"
     c = _output(out, (m, n), a.dtype, "F")
     kernels.ab_colmajor(a, np.ascontiguousarray(b), c, threads, _stream_ok(c))
