@@ -486,9 +486,14 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
     for (int q = 0; q < KR; ++q)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[q][v] = F(bc)(0);
+    const long stride = PF && npf < rows ? rows / npf : 1;
+    long countdown = 1, next_line = 0;
     for (long i = 0; i < rows; ++i) {
         V bv[4];
-        if (PF && i < npf) __builtin_prefetch(pf + 64 * i);
+        if (PF && --countdown == 0) {
+            countdown = stride;
+            if (next_line < npf) __builtin_prefetch(pf + 64 * next_line++);
+        }
         const T *bi = b + i * ldb;
         if (FULL) {
 #pragma GCC unroll 4
@@ -543,10 +548,11 @@ static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, lo
     }
 }
 
-/* Prefetch cursor over the next chunk's A rows, then its B rows (64-byte lines):
- * each micro-kernel call of a chunk takes up to one line per row it runs, so that the
- * next chunk's misses are spread over this chunk's arithmetic (the hardware
- * prefetchers alone leave memory idle while a chunk is re-read from L1). */
+/* Prefetch cursor over the next chunk's A rows, then its B rows (64-byte lines),
+ * shared out evenly over the micro-kernel calls (sweeps) of a chunk, each of which
+ * spreads its share evenly over the rows it runs: the next chunk's misses overlap this
+ * chunk's arithmetic at a steady rate (the hardware prefetchers alone leave memory idle
+ * while a chunk is re-read from L1; bursts of prefetches stall on the miss buffers). */
 typedef struct { const char *pa, *pb; long na, nb; } F(pfcur);
 
 static inline void F(pf_take)(F(pfcur) *cur, long want, const char **pf, long *npf)
@@ -568,6 +574,14 @@ static inline void F(pf_take)(F(pfcur) *cur, long want, const char **pf, long *n
 #define TS_ATB_CHUNK_BYTES 12288
 #endif
 
+/* Register tiles of the k rows of C for ncols columns: near-equal heights (16 = 3+3+3+3+2+2,
+ * not 5x3+1: a 1-row tile would have too few accumulator chains). */
+static inline int F(atb_tiles)(int k, int ncols)
+{
+    const int nv = (ncols + W - 1) / W;
+    return (k + TS_ROWS_FOR(nv) - 1) / TS_ROWS_FOR(nv);
+}
+
 static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
                           long ldb, T *c, long ldc)
 {
@@ -583,9 +597,14 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
     const int prefetch = panels > 1 || k > TS_ROWS_FOR((n + W - 1) / W);
     long chunk = (prefetch ? 1 : 2) * TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
     if (chunk < 16) chunk = 16;
+    /* the next chunk's lines are shared out evenly over this chunk's sweeps */
+    int sweeps = 0;
+    for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W)
+        sweeps += F(atb_tiles)(k, n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W);
     for (long i0 = r0; i0 < r1; i0 += chunk) {
         const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
         F(pfcur) cur = {0, 0, 0, 0};
+        long per_sweep = 0;
         const long next = i0 + chunk;
         if (prefetch && next < r1) {
             const long nrows = r1 - next < chunk ? r1 - next : chunk;
@@ -593,18 +612,17 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
             cur.pb = (const char *)(b + next * ldb);
             cur.na = ((nrows - 1) * lda + k) * (long)sizeof(T) / 64 + 1;
             cur.nb = ((nrows - 1) * ldb + n) * (long)sizeof(T) / 64 + 1;
+            per_sweep = (cur.na + cur.nb + sweeps - 1) / sweeps;
         }
         for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
             const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
             const int nv = (ncols + W - 1) / W;
-            /* k rows of C in tiles of near-equal height (16 = 3+3+3+3+2+2, not 5x3+1:
-             * a 1-row tile would have too few accumulator chains) */
-            const int tiles = (k + TS_ROWS_FOR(nv) - 1) / TS_ROWS_FOR(nv);
+            const int tiles = F(atb_tiles)(k, ncols);
             for (int t = 0, q0 = 0; t < tiles; ++t) {
                 const int kr = k / tiles + (t < k % tiles ? 1 : 0);
                 const char *pf = 0;
                 long npf = 0;
-                if (cur.na > 0 || cur.nb > 0) F(pf_take)(&cur, rows, &pf, &npf);
+                if (cur.na > 0 || cur.nb > 0) F(pf_take)(&cur, per_sweep, &pf, &npf);
                 F(mk_atb_c_any)(kr, nv, a + i0 * lda + q0, lda, b + i0 * ldb + j0, ldb, rows,
                                 c + (long)q0 * ldc + j0, ldc, ncols, pf, npf);
                 q0 += kr;
