@@ -571,7 +571,7 @@ static inline void F(pf_take)(F(pfcur) *cur, long want, const char **pf, long *n
 }
 
 #ifndef TS_ATB_CHUNK_BYTES
-#define TS_ATB_CHUNK_BYTES 12288
+#define TS_ATB_CHUNK_BYTES 6144
 #endif
 
 /* Register tiles of the k rows of C for ncols columns: near-equal heights (16 = 3+3+3+3+2+2,
@@ -589,13 +589,14 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
         F(atb_half)(r0, r1, a, b, c, ldc);
         return;
     }
-    /* A and B rows of one chunk in TS_ATB_CHUNK_BYTES: with the next chunk (being
-     * prefetched) they stay in L1 */
+    /* A and B rows of one chunk in TS_ATB_CHUNK_BYTES; the chunk after next is prefetched
+     * during this one's sweeps (one chunk ahead left memory idle part of the time): all
+     * three stay in L1 */
     const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
     /* prefetch only where a chunk is swept more than once (one sweep: a pure stream,
-     * in chunks of twice the size) */
+     * in chunks of four times the size, 24 KiB as before) */
     const int prefetch = panels > 1 || k > TS_ROWS_FOR((n + W - 1) / W);
-    long chunk = (prefetch ? 1 : 2) * TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
+    long chunk = (prefetch ? 1 : 4) * TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
     if (chunk < 16) chunk = 16;
     /* the next chunk's lines are shared out evenly over this chunk's sweeps */
     int sweeps = 0;
@@ -605,7 +606,7 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
         const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
         F(pfcur) cur = {0, 0, 0, 0};
         long per_sweep = 0;
-        const long next = i0 + chunk;
+        const long next = i0 + 2 * chunk;
         if (prefetch && next < r1) {
             const long nrows = r1 - next < chunk ? r1 - next : chunk;
             cur.pa = (const char *)(a + next * lda);
