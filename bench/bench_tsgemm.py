@@ -9,7 +9,10 @@ threads for NumPy, the same count).
 Roofline per shape and thread count: min(copy bandwidth x arithmetic intensity, gemm
 rate), intensity = 2 m k n / (s (A + B + C elements)), gemm rate = NumPy dgemm
 (sgemm for float32) on 2048^3 and copy bandwidth = 2 x bytes / time of a 512 MiB
-threaded memcpy, both measured at the start of this run. Effective GB/s = s (A + B +
+threaded memcpy, both measured at the start of this run. The read-only bandwidth
+(bytes / time of a threaded sum over 512 MiB, no stores) is printed beside: the bound of
+A^T B, which only reads, is below the copy-based roofline where a core reads slower
+than it copies with non-temporal stores. Effective GB/s = s (A + B +
 C elements) / time. Times: best of --reps; both sides write C into a buffer allocated
 once (np.matmul(..., out=)), so neither pays the page faults of a fresh output. The
 check is the componentwise error against NumPy in float64, as in the tests.
@@ -63,6 +66,7 @@ def machine_rates(threads: int, reps: int) -> dict:
     rates["copy"] = 2 * src.nbytes / best_time(
         lambda: compiled.stream_copy(raw_src, raw_dst, threads), reps)
     rates["numpy_copy"] = 2 * src.nbytes / best_time(lambda: np.copyto(dst, src), reps)
+    rates["read"] = src.nbytes / best_time(lambda: compiled.stream_read(src, threads), reps)
     return rates
 
 
@@ -148,7 +152,8 @@ def main() -> None:
     for threads in args.threads:
         rates = machine_rates(threads, args.reps)
         print(f"\nthreads={threads}: dgemm {rates['float64'] / 1e9:.1f} GFLOP/s, sgemm "
-              f"{rates['float32'] / 1e9:.1f} GFLOP/s, copy {rates['copy'] / 1e9:.1f} GB/s "
+              f"{rates['float32'] / 1e9:.1f} GFLOP/s, copy {rates['copy'] / 1e9:.1f} GB/s, "
+              f"read-only {rates['read'] / 1e9:.1f} GB/s "
               f"(numpy copyto, 1 thread: {rates['numpy_copy'] / 1e9:.1f} GB/s)")
         print(f"{'shape':<6} {'m x k x n':<20} {'dtype':<8} {'bound':<8} {'roof GF':>8} "
               f"{'ours GF':>8} {'ours GB/s':>9} {'%roof':>6} {'numpy GF':>9} {'numpy GB/s':>10} "

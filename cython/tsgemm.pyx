@@ -15,6 +15,7 @@ ab_colmajor(a, b, c, threads, stream)             c = a @ b; a, c F-ordered, b C
 atb_rowmajor(a, b, out, threads)                  out = a.T @ b; a, b C-ordered
 atb_colmajor(a, b, out, threads)                  out = a.T @ b; a, b F-ordered
 stream_copy(src, dst, threads)                    dst[:] = src (for bandwidth probes)
+stream_read(src, threads)                         sum of src, read once (bandwidth probe)
 `stream` = 1 writes C with non-temporal stores (C must be 32-byte aligned with rows,
 or columns, a multiple of 32 bytes apart).
 """
@@ -49,6 +50,7 @@ cdef extern from "tsgemm_kernels.h" nogil:
     void atb_f_rows_s(long r0, long r1, int n, int k, const float *a, long lda,
                       const float *b, long ldb, float *c, long ldc)
     void ts_store_fence()
+    double ts_read_sum(const double *p, long n)
 
 
 cdef inline long split(long m, int parts, int part, long align) noexcept nogil:
@@ -190,3 +192,19 @@ def stream_copy(const unsigned char[::1] src, unsigned char[::1] dst, int thread
         r1 = split(size, threads, t + 1, 4096)
         if r1 > r0:
             memcpy(&dst[r0], &src[r0], r1 - r0)
+
+
+def stream_read(const double[::1] src, int threads) -> float:
+    """Sum of src with one contiguous piece per thread (a read-only bandwidth probe)."""
+    cdef long size = src.shape[0]
+    cdef int t
+    cdef long r0, r1
+    cdef double total = 0
+    if size == 0:
+        return 0.0
+    for t in prange(threads, nogil=True, num_threads=threads, schedule="static"):
+        r0 = split(size, threads, t, 512)
+        r1 = split(size, threads, t + 1, 512)
+        if r1 > r0:
+            total += ts_read_sum(&src[r0], r1 - r0)
+    return total

@@ -594,7 +594,7 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
      * three stay in L1 */
     const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
     /* prefetch only where a chunk is swept more than once (one sweep: a pure stream,
-     * in chunks of four times the size, 24 KiB as before) */
+     * in chunks of four times the size: 24 KiB) */
     const int prefetch = panels > 1 || k > TS_ROWS_FOR((n + W - 1) / W);
     long chunk = (prefetch ? 1 : 4) * TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
     if (chunk < 16) chunk = 16;

@@ -109,6 +109,24 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #undef TS_MASKSTORE
 #undef TS_STORE_HALF
 
+/* Sum of p[0..n) with 4 independent vector chains: a read-only bandwidth probe (each
+ * element read once, no stores). */
+static inline double ts_read_sum(const double *p, long n)
+{
+    ts_vd s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 += ld_d(p + i);
+        s1 += ld_d(p + i + 4);
+        s2 += ld_d(p + i + 8);
+        s3 += ld_d(p + i + 12);
+    }
+    s0 += s1 + s2 + s3;
+    double sum = s0[0] + s0[1] + s0[2] + s0[3];
+    for (; i < n; ++i) sum += p[i];
+    return sum;
+}
+
 /* Order stores issued with TS_STREAM before the results are read elsewhere. */
 static inline void ts_store_fence(void)
 {

@@ -104,6 +104,15 @@ def test_streaming_stores_on_large_aligned_output() -> None:
     assert scaled_error(c, a, b) <= 4 * np.finfo(np.float32).eps
 
 
+def test_bandwidth_probes() -> None:
+    src = np.arange(100003, dtype=np.float64)
+    dst = np.empty_like(src)
+    for threads in (1, 2):
+        assert kernels.compiled().stream_read(src, threads) == src.sum()
+        kernels.compiled().stream_copy(src.view(np.uint8), dst.view(np.uint8), threads)
+        assert np.array_equal(dst, src)
+
+
 def test_mixed_orders_and_fallbacks_say_what_ran() -> None:
     rng = np.random.default_rng(5)
     a = np.asarray(rng.standard_normal((101, 6)), order="C")
