@@ -68,16 +68,7 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #define TS_STREAM(p, v) st_d((p), (v))
 #endif
 #include "tsgemm_impl.h"
-#undef T
-#undef V
-#undef W
-#undef SFX
-#undef TS_STREAM
-#undef TS_BCAST
-#undef TS_MASK
-#undef TS_MASKLOAD
-#undef TS_MASKSTORE
-#undef TS_STORE_HALF
+#include "tsgemm_undef.h"
 
 #define T float
 #define V ts_vs
@@ -98,16 +89,7 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #define TS_STREAM(p, v) st_s((p), (v))
 #endif
 #include "tsgemm_impl.h"
-#undef T
-#undef V
-#undef W
-#undef SFX
-#undef TS_STREAM
-#undef TS_BCAST
-#undef TS_MASK
-#undef TS_MASKLOAD
-#undef TS_MASKSTORE
-#undef TS_STORE_HALF
+#include "tsgemm_undef.h"
 
 /* Sum of p[0..n) with 4 independent vector chains: a read-only bandwidth probe (each
  * element read once, no stores). */
