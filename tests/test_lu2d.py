@@ -53,14 +53,24 @@ def _measured(result):
             np.array([t["msgs"] for t in traffic]))
 
 
-def test_traffic_exact_without_swaps(eight_rank_results):
-    cases = [r for r in eight_rank_results
-             if r["case"].get("dist") == "diagdom" and not r["case"].get("check_factors")]
+def _traffic_results(results, dist):
+    """The TRAFFIC_CASES results for `dist`, each checked for a passing HPL residual."""
+    cases = [r for r in results
+             if r["case"].get("dist") == dist and not r["case"].get("check_factors")]
     assert len(cases) == len(TRAFFIC_CASES)
     for result in cases:
+        assert result["residual"] < 16, result["case"]
+    return cases
+
+
+def _plan(case, pivoting):
+    return lu2d_plan_counts(case["n"], case["nb"], *case["grid"], pivoting)
+
+
+def test_traffic_exact_without_swaps(eight_rank_results):
+    for result in _traffic_results(eight_rank_results, "diagdom"):
         case = result["case"]
-        assert result["residual"] < 16
-        model = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "none")
+        model = _plan(case, "none")
         sent, recv, msgs = _measured(result)
         assert np.array_equal(sent, sum(model["sent"].values()).reshape(-1)), case
         assert np.array_equal(recv, sum(model["recv"].values()).reshape(-1)), case
@@ -71,21 +81,16 @@ def test_traffic_exact_without_swaps(eight_rank_results):
 
 
 def test_traffic_inside_band_with_swaps(eight_rank_results):
-    cases = [r for r in eight_rank_results
-             if r["case"].get("dist") == "random" and not r["case"].get("check_factors")]
-    assert len(cases) == len(TRAFFIC_CASES)
-    for result in cases:
+    for result in _traffic_results(eight_rank_results, "random"):
         case = result["case"]
-        assert result["residual"] < 16
-        low = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "none")
-        high = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "worst")
+        low, high = _plan(case, "none"), _plan(case, "worst")
         sent, recv, msgs = _measured(result)
         for measured, key in ((sent, "sent"), (recv, "recv")):
             assert np.all(measured >= sum(low[key].values()).reshape(-1)), (case, key)
             assert np.all(measured <= sum(high[key].values()).reshape(-1)), (case, key)
         assert np.all(msgs >= low["msgs"].reshape(-1)) and np.all(msgs <= high["msgs"].reshape(-1))
         assert sent.max() > sum(low["sent"].values()).max()   # random pivots do swap rows
-        expected = lu2d_plan_counts(case["n"], case["nb"], *case["grid"], "expected")
+        expected = _plan(case, "expected")
         assert sent.max() == pytest.approx(sum(expected["sent"].values()).max(), rel=0.05), case
 
 
