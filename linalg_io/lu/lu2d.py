@@ -157,9 +157,7 @@ class _PanelBroadcasts:
         """(this step's message buffer, strict, rows below the block), after the
         broadcast that last used the buffer has completed."""
         slot = index % 2
-        if self.requests[slot] is not None:
-            self.requests[slot].Wait()
-            self.requests[slot] = None
+        self._complete(slot)
         kb = step.kb
         strict, m_below = kb * (kb - 1) // 2, self.local_rows - step.below_row
         return self.buffers[slot][:strict + kb + 1 + m_below * kb], strict, m_below
@@ -196,18 +194,24 @@ class _PanelBroadcasts:
         """c -= l21 @ u in column chunks, testing the broadcasts in flight between them
         so that MPI moves their data while the root computes."""
         in_flight = [request for request in self.requests if request is not None]
-        chunk = max(256, c.shape[1] // 4) if in_flight else max(1, c.shape[1])
+        if not in_flight:
+            dense_local.gemm_minus(c, l21, u)
+            return
+        chunk = max(256, c.shape[1] // 4)
         for first in range(0, c.shape[1], chunk):
             dense_local.gemm_minus(c[:, first:first + chunk], l21, u[:, first:first + chunk])
             for request in in_flight:
                 request.Test()
 
+    def _complete(self, slot: int) -> None:
+        if self.requests[slot] is not None:
+            self.requests[slot].Wait()
+            self.requests[slot] = None
+
     def finish(self) -> None:
         """Complete every broadcast this rank started."""
-        for slot, request in enumerate(self.requests):
-            if request is not None:
-                request.Wait()
-                self.requests[slot] = None
+        for slot in range(len(self.requests)):
+            self._complete(slot)
 
 
 def _factor_panel(grid: Grid2D, a: np.ndarray, step: _Step,
