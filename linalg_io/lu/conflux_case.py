@@ -30,6 +30,7 @@ from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 from linalg_io.lu.conflux_layout import StepPlan
 from linalg_io.lu.hpl import hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import check_finite, open_source
+from linalg_io.lu.model_table import default_memory
 from linalg_io.models import conflux as model
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import load_profile
@@ -43,17 +44,11 @@ def node_rank_and_size(comm: MPI.Comm) -> tuple[int, int]:
     return rank, size
 
 
-def default_memory_per_rank(comm: MPI.Comm) -> int:
-    """Node memory divided by the ranks sharing the node."""
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-               // node_rank_and_size(comm)[1])
-
-
-def shared_cores(comm: MPI.Comm) -> int:
+def shared_cores(ranks: int, ranks_on_node: int) -> int:
     """Cores of all the nodes the ranks run on (this node's cores times the number of
     nodes, the nodes taken alike): the model's `cores` (oversubscribed when < ranks)."""
     per_node = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return int(per_node or 1) * max(1, comm.Get_size() // node_rank_and_size(comm)[1])
+    return int(per_node or 1) * max(1, ranks // ranks_on_node)
 
 
 def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile,
@@ -91,8 +86,9 @@ class ConfluxCase:
                                   opts.get("file"))
         self.n = n = self.source.n
         self.seed = config.seed
-        mem = opts.get("mem") or default_memory_per_rank(comm.comm)
-        self.cores = shared_cores(comm.comm)
+        node_rank, ranks_on_node = node_rank_and_size(comm.comm)
+        mem = opts.get("mem") or default_memory(ranks_on_node)
+        self.cores = shared_cores(comm.size, ranks_on_node)
         choice = None
         if comm.rank == 0:   # the model's search runs once; an InputError is agreed below
             try:
@@ -121,7 +117,7 @@ class ConfluxCase:
             from linalg_io.kernels.gpu import select_device_for_rank
             from linalg_io.lu.conflux_gpu import DeviceKernels, DeviceMatrix
 
-            select_device_for_rank(node_rank_and_size(comm.comm)[0])
+            select_device_for_rank(node_rank)
             self.matrix = DeviceMatrix(self.shape)
             kernels = DeviceKernels()
         else:

@@ -21,9 +21,9 @@ from linalg_io.models.profile import load_profile
 WORD = 8
 
 
-def default_memory(p: int) -> int:
-    """This machine's memory over p ranks (the model assumes they share one node)."""
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // p)
+def default_memory(ranks_on_node: int) -> int:
+    """This machine's memory over the ranks sharing it (`model lu` assumes all P do)."""
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // ranks_on_node)
 
 
 def model_table(args) -> str:
