@@ -10,12 +10,15 @@ Roofline per shape and thread count: min(copy bandwidth x arithmetic intensity, 
 rate), intensity = 2 m k n / (s (A + B + C elements)), gemm rate = NumPy dgemm
 (sgemm for float32) on 2048^3 and copy bandwidth = 2 x bytes / time of a 512 MiB
 threaded memcpy, both measured at the start of this run. The read-only bandwidth
-(bytes / time of a threaded sum over 512 MiB, no stores) is printed beside: the bound of
-A^T B, which only reads, is below the copy-based roofline where a core reads slower
-than it copies with non-temporal stores. Effective GB/s = s (A + B +
-C elements) / time. Times: best of --reps; both sides write C into a buffer allocated
-once (np.matmul(..., out=)), so neither pays the page faults of a fresh output. The
-check is the componentwise error against NumPy in float64, as in the tests.
+(bytes / time of a threaded sum over 512 MiB, no stores, each thread reading its piece
+as 4 far-apart streams in turn: one core here reads faster that way than from one
+stream) is printed beside; for the products that only read (A^T B; TSM2R, whose C is
+tiny) the last column is the percentage of min(read bandwidth x intensity, gemm rate),
+the bound of a kernel that only reads. Effective GB/s = s (A + B + C elements) / time.
+Times: best of --reps rounds in which our kernel and NumPy take turns (both see the
+same load); both write C into a buffer allocated once (np.matmul(..., out=)), so
+neither pays the page faults of a fresh output. The check is the componentwise error
+against NumPy in float64, as in the tests.
 
 Run (alone on the machine; OpenBLAS's core-type and L2 overrides unset):
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE flock /tmp/linalg-io-bench.lock \
@@ -41,14 +44,22 @@ SHAPES = (("TSM2L", "ab", 2**22, None), ("A^T B", "atb", 2**22, None),
           ("TSM2R", "ab", 8192, 8192))
 
 
-def best_time(run, reps: int) -> float:
-    run()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
+def best_times(runs, reps: int) -> list[float]:
+    """Best time of each of `runs` over `reps` rounds, the runs taking turns within a
+    round (after one warm-up call each) so that all of them see the same machine load."""
+    for run in runs:
         run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    best = [float("inf")] * len(runs)
+    for _ in range(reps):
+        for i, run in enumerate(runs):
+            start = time.perf_counter()
+            run()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+def best_time(run, reps: int) -> float:
+    return best_times([run], reps)[0]
 
 
 def machine_rates(threads: int, reps: int) -> dict:
@@ -111,11 +122,14 @@ def bench_shape(name: str, kind: str, m: int, k_big: int | None, small: int, dty
     flops = 2.0 * m * k * n
     nbytes = np.dtype(dtype).itemsize * elements
     with threadpool_limits(threads):
-        t_ours = best_time(ours, reps)
-        t_numpy = best_time(theirs, reps)
+        t_ours, t_numpy = best_times([ours, theirs], reps)
     gemm = rates[np.dtype(dtype).name]
     memory_bound = rates["copy"] * flops / nbytes
     roof = min(memory_bound, gemm)
+    # read-only products (A^T B, and TSM2R whose C is tiny): bound by the read rate too
+    output_elements = k * n if kind == "atb" else m * n
+    read_roof = min(rates["read"] * flops / nbytes, gemm) \
+        if output_elements * 100 < elements else None
     return {
         "shape": name, "m": m, "k": k, "n": n, "dtype": np.dtype(dtype).name,
         "threads": threads, "kernel": kernel, "bound": "memory" if memory_bound < gemm
@@ -123,10 +137,16 @@ def bench_shape(name: str, kind: str, m: int, k_big: int | None, small: int, dty
         "ours_gflops": flops / t_ours / 1e9, "ours_gbps": nbytes / t_ours / 1e9,
         "numpy_gflops": flops / t_numpy / 1e9, "numpy_gbps": nbytes / t_numpy / 1e9,
         "ours_pct_roof": 100 * flops / t_ours / roof,
+        "read_roofline_gflops": read_roof and read_roof / 1e9,
+        "ours_pct_read_roof": read_roof and 100 * flops / t_ours / read_roof,
         "numpy_pct_roof": 100 * flops / t_numpy / roof,
         "speedup": t_numpy / t_ours, "rel_err": error,
         "err_bound": (m if kind == "atb" else k) * float(np.finfo(dtype).eps),
     }
+
+
+def pct_or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def main() -> None:
@@ -153,11 +173,11 @@ def main() -> None:
         rates = machine_rates(threads, args.reps)
         print(f"\nthreads={threads}: dgemm {rates['float64'] / 1e9:.1f} GFLOP/s, sgemm "
               f"{rates['float32'] / 1e9:.1f} GFLOP/s, copy {rates['copy'] / 1e9:.1f} GB/s, "
-              f"read-only {rates['read'] / 1e9:.1f} GB/s "
+              f"read-only (4 streams a thread) {rates['read'] / 1e9:.1f} GB/s "
               f"(numpy copyto, 1 thread: {rates['numpy_copy'] / 1e9:.1f} GB/s)")
         print(f"{'shape':<6} {'m x k x n':<20} {'dtype':<8} {'bound':<8} {'roof GF':>8} "
               f"{'ours GF':>8} {'ours GB/s':>9} {'%roof':>6} {'numpy GF':>9} {'numpy GB/s':>10} "
-              f"{'%roof':>6} {'x numpy':>8} {'err/bound':>9}")
+              f"{'%roof':>6} {'x numpy':>8} {'err/bound':>9} {'%read roof':>10}")
         for dtype in map(np.dtype, args.dtypes):
             for small in args.small:
                 for name, kind, m, k_big in (s for s in SHAPES if s[0] in args.shapes):
@@ -170,8 +190,8 @@ def main() -> None:
                           f"{row['ours_gflops']:>8.1f} {row['ours_gbps']:>9.1f} "
                           f"{row['ours_pct_roof']:>6.0f} {row['numpy_gflops']:>9.1f} "
                           f"{row['numpy_gbps']:>10.1f} {row['numpy_pct_roof']:>6.0f} "
-                          f"{row['speedup']:>8.2f} {row['rel_err'] / row['err_bound']:>9.1e}",
-                          flush=True)
+                          f"{row['speedup']:>8.2f} {row['rel_err'] / row['err_bound']:>9.1e} "
+                          f"{pct_or_dash(row['ours_pct_read_roof']):>10}", flush=True)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(rows, out, indent=1)

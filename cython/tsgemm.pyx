@@ -15,7 +15,8 @@ ab_colmajor(a, b, c, threads, stream)             c = a @ b; a, c F-ordered, b C
 atb_rowmajor(a, b, out, threads)                  out = a.T @ b; a, b C-ordered
 atb_colmajor(a, b, out, threads)                  out = a.T @ b; a, b F-ordered
 stream_copy(src, dst, threads)                    dst[:] = src (for bandwidth probes)
-stream_read(src, threads)                         sum of src, read once (bandwidth probe)
+stream_read(src, threads)                         sum of src, read once (bandwidth probe:
+                                                  4 far-apart streams per thread)
 `stream` = 1 writes C with non-temporal stores (C must be 32-byte aligned with rows,
 or columns, a multiple of 32 bytes apart).
 """
@@ -195,7 +196,8 @@ def stream_copy(const unsigned char[::1] src, unsigned char[::1] dst, int thread
 
 
 def stream_read(const double[::1] src, int threads) -> float:
-    """Sum of src with one contiguous piece per thread (a read-only bandwidth probe)."""
+    """Sum of src with one contiguous piece per thread, each read as 4 interleaved streams
+    (a read-only bandwidth probe)."""
     cdef long size = src.shape[0]
     cdef int t
     cdef long r0, r1

@@ -210,10 +210,31 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
         }
 }
 
-/* C += A^T B over rows [r0, r1), A and B (m x H) contiguous row-major, C row-major
- * (ldc): U pairs of rows per step, H accumulators per pair (8 chains). */
-static void F(atb_half)(long r0, long r1, const T *restrict a, const T *restrict b,
-                        T *restrict c, long ldc)
+/* One-pass A^T B (one register tile covers C, n <= TS_ATB_TWO_MAX_NV vectors) over many
+ * rows: where the second of two parts starts (0: read as one part). One core reads faster
+ * from four sequential streams (A and B of two parts) than from two; the second part
+ * starts TS_ATB_SKEW bytes of A past half way (no power-of-two distance between them)
+ * and is as long as the first, so rows [r0 + half, parts_at) are left over. */
+#ifndef TS_ATB_SKEW
+#define TS_ATB_SKEW (1L << 20)
+#endif
+#ifndef TS_ATB_TWO_MAX_NV
+#define TS_ATB_TWO_MAX_NV 2
+#endif
+static inline long F(atb_parts_at)(long r0, long r1, int n, long lda, int sweeps)
+{
+    const long skew = TS_ATB_SKEW / (lda * (long)sizeof(T));
+    if (sweeps != 1 || (n + W - 1) / W > TS_ATB_TWO_MAX_NV || r1 - r0 < 8 * skew)
+        return 0;
+    return r1 - ((r1 - r0) / 2 - skew);
+}
+
+/* C += A^T B over rows [r0, r1) (and, TWO = 1, rows [r0 + d, r1 + d) too, two parts at
+ * once), A and B (m x H) contiguous row-major, C row-major (ldc): U pairs of rows per
+ * step, H accumulators per pair (8 chains). */
+static inline __attribute__((always_inline)) void F(atb_half_rows)(
+    const int TWO, long r0, long r1, long d, const T *restrict a, const T *restrict b,
+    T *restrict c, long ldc)
 {
     enum { H = W / 2, U = 8 / H };
     V acc[U][H];
@@ -222,14 +243,16 @@ static void F(atb_half)(long r0, long r1, const T *restrict a, const T *restrict
 #pragma GCC unroll 4
         for (int q = 0; q < H; ++q) acc[u][q] = F(bc)(0);
     long i = r0;
-    for (; i + 2 * U <= r1; i += 2 * U) {
+    for (; i + 2 * U <= r1; i += 2 * U)
+#pragma GCC unroll 2
+        for (int h = 0; h < 1 + TWO; ++h)
 #pragma GCC unroll 4
-        for (int u = 0; u < U; ++u) {
-            V av = F(ld)(a + (i + 2 * u) * H), bv = F(ld)(b + (i + 2 * u) * H);
+            for (int u = 0; u < U; ++u) {
+                const long row = i + h * d + 2 * u;
+                V av = F(ld)(a + row * H), bv = F(ld)(b + row * H);
 #pragma GCC unroll 4
-            for (int q = 0; q < H; ++q) acc[u][q] += TS_LANE(av, q) * bv;
-        }
-    }
+                for (int q = 0; q < H; ++q) acc[u][q] += TS_LANE(av, q) * bv;
+            }
     T sum[H][H];
     for (int q = 0; q < H; ++q)
         for (int j = 0; j < H; ++j) {
@@ -238,10 +261,24 @@ static void F(atb_half)(long r0, long r1, const T *restrict a, const T *restrict
             sum[q][j] = x;
         }
     for (; i < r1; ++i)
-        for (int q = 0; q < H; ++q)
-            for (int j = 0; j < H; ++j) sum[q][j] += a[i * H + q] * b[i * H + j];
+        for (int h = 0; h < 1 + TWO; ++h)
+            for (int q = 0; q < H; ++q)
+                for (int j = 0; j < H; ++j)
+                    sum[q][j] += a[(i + h * d) * H + q] * b[(i + h * d) * H + j];
     for (int q = 0; q < H; ++q)
         for (int j = 0; j < H; ++j) c[q * ldc + j] += sum[q][j];
+}
+
+static void F(atb_half)(long r0, long r1, const T *a, const T *b, T *c, long ldc)
+{
+    const long parts_at = F(atb_parts_at)(r0, r1, W / 2, W / 2, 1);
+    if (!parts_at) {
+        F(atb_half_rows)(0, r0, r1, 0, a, b, c, ldc);
+        return;
+    }
+    const long half = r1 - parts_at;
+    F(atb_half_rows)(1, r0, r0 + half, parts_at - r0, a, b, c, ldc);
+    F(atb_half_rows)(0, r0 + half, parts_at, 0, a, b, c, ldc);
 }
 
 /* ---------------------------------------------------------------------------
@@ -475,11 +512,14 @@ static void F(ab_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
 /* ---------------------------------------------------------------------------
  * C += A^T B over rows [r0, r1), A row-major (m x k, lda), B row-major (m x n, ldb),
  * C row-major k x n (ldc, private to the caller). Rows in chunks whose A and B rows
- * fit in L1 together; per chunk, register tiles of KR rows of C x NV vectors. */
+ * fit in L1 together; per chunk, register tiles of KR rows of C x NV vectors.
+ * TWO = 1: row i of a second pair (a2, b2) too, into the same accumulators (two parts of
+ * a one-pass product read at once). */
 static inline __attribute__((always_inline)) void F(mk_atb_c)(
     const int KR, const int NV, const int FULL, const T *restrict a, long lda,
     const T *restrict b, long ldb, long rows, T *restrict c, long ldc, int ncols,
-    const int PF, const char *pf, long npf)
+    const int PF, const char *pf, long npf, const int TWO, const T *restrict a2,
+    const T *restrict b2)
 {
     V acc[12][4];
 #pragma GCC unroll 12
@@ -489,28 +529,31 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
     const long stride = PF && npf < rows ? rows / npf : 1;
     long countdown = 1, next_line = 0;
     for (long i = 0; i < rows; ++i) {
-        V bv[4];
         if (PF && --countdown == 0) {
             countdown = stride;
             if (next_line < npf) __builtin_prefetch(pf + 64 * next_line++);
         }
-        const T *bi = b + i * ldb;
-        if (FULL) {
+#pragma GCC unroll 2
+        for (int h = 0; h < 1 + TWO; ++h) {
+            const T *ai = (h ? a2 : a) + i * lda, *bi = (h ? b2 : b) + i * ldb;
+            V bv[4];
+            if (FULL) {
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) {
-                bv[v] = F(ld)(bi + v * W);
-                if (v < 3) TS_KEEP(bv[v]);
+                for (int v = 0; v < NV; ++v) {
+                    bv[v] = F(ld)(bi + v * W);
+                    if (v < 3) TS_KEEP(bv[v]);
+                }
+            } else {
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v)
+                    bv[v] = F(ld_part)(bi + v * W, ncols - v * W < W ? ncols - v * W : W);
             }
-        } else {
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v)
-                bv[v] = F(ld_part)(bi + v * W, ncols - v * W < W ? ncols - v * W : W);
-        }
 #pragma GCC unroll 12
-        for (int q = 0; q < KR; ++q) {
-            V aq = F(bc)(a[i * lda + q]);
+            for (int q = 0; q < KR; ++q) {
+                V aq = F(bc)(ai[q]);
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) acc[q][v] += aq * bv[v];
+                for (int v = 0; v < NV; ++v) acc[q][v] += aq * bv[v];
+            }
         }
     }
 #pragma GCC unroll 12
@@ -527,16 +570,22 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
         }
 }
 
+/* a2 != 0 (one-pass products with NV <= TS_ATB_TWO_MAX_NV only): two parts at once */
 #define TS_ATB_C(RR, NN) case RR * 16 + NN: \
-    if (ncols != NN * W) \
-        F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf); \
+    if (NN <= TS_ATB_TWO_MAX_NV && a2 && ncols != NN * W) \
+        F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
+    else if (NN <= TS_ATB_TWO_MAX_NV && a2) \
+        F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
+    else if (ncols != NN * W) \
+        F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf, 0, a, b); \
     else if (npf > 0) \
-        F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 1, pf, npf); \
-    else F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf); \
+        F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 1, pf, npf, 0, a, b); \
+    else F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf, 0, a, b); \
     break;
 
 static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, long ldb,
-                            long rows, T *c, long ldc, int ncols, const char *pf, long npf)
+                            long rows, T *c, long ldc, int ncols, const char *pf, long npf,
+                            const T *a2, const T *b2)
 {
     switch (KR * 16 + NV) {
         TS_ATB_C(1, 1) TS_ATB_C(2, 1) TS_ATB_C(3, 1) TS_ATB_C(4, 1)
@@ -602,6 +651,18 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
     int sweeps = 0;
     for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W)
         sweeps += F(atb_tiles)(k, n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W);
+    const long parts_at = F(atb_parts_at)(r0, r1, n, lda, sweeps);
+    if (parts_at > 0) {
+        /* one pass over rows [r0, r0 + half) and [parts_at, parts_at + half) at once; the
+         * rows between are left to the chunks below */
+        const long half = r1 - parts_at;
+        for (long i = 0; i < half; i += chunk)
+            F(mk_atb_c_any)(k, (n + W - 1) / W, a + (r0 + i) * lda, lda, b + (r0 + i) * ldb, ldb,
+                            half - i < chunk ? half - i : chunk, c, ldc, n, 0, 0,
+                            a + (parts_at + i) * lda, b + (parts_at + i) * ldb);
+        r0 += half;
+        r1 = parts_at;
+    }
     for (long i0 = r0; i0 < r1; i0 += chunk) {
         const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
         F(pfcur) cur = {0, 0, 0, 0};
@@ -625,7 +686,7 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
                 long npf = 0;
                 if (cur.na > 0 || cur.nb > 0) F(pf_take)(&cur, per_sweep, &pf, &npf);
                 F(mk_atb_c_any)(kr, nv, a + i0 * lda + q0, lda, b + i0 * ldb + j0, ldb, rows,
-                                c + (long)q0 * ldc + j0, ldc, ncols, pf, npf);
+                                c + (long)q0 * ldc + j0, ldc, ncols, pf, npf, 0, 0);
                 q0 += kr;
             }
         }

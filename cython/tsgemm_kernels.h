@@ -91,21 +91,37 @@ typedef float ts_vs __attribute__((vector_size(32)));
 #include "tsgemm_impl.h"
 #include "tsgemm_undef.h"
 
-/* Sum of p[0..n) with 4 independent vector chains: a read-only bandwidth probe (each
- * element read once, no stores). */
+/* Sum of p[0..n) read once, as TS_READ_STREAMS sequential streams visited one cache line
+ * at a time, each starting TS_READ_SKEW bytes beyond an equal split (no power-of-two
+ * distance between them); what the split leaves over is read after. A read-only
+ * bandwidth probe: one core here reads faster from several far-apart streams than
+ * from one (the same-process numbers are in bench/bench_tsgemm.py's output). */
+#define TS_READ_STREAMS 4
+#define TS_READ_SKEW (1L << 20)
 static inline double ts_read_sum(const double *p, long n)
 {
-    ts_vd s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-    long i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 += ld_d(p + i);
-        s1 += ld_d(p + i + 4);
-        s2 += ld_d(p + i + 8);
-        s3 += ld_d(p + i + 12);
+    enum { S = TS_READ_STREAMS, L = 8 };
+    const long skew = TS_READ_SKEW / sizeof(double);
+    long len = n > S * skew ? (n - (S - 1) * skew) / S / L * L : 0;
+    ts_vd acc[S][2];
+    for (int s = 0; s < S; ++s) acc[s][0] = acc[s][1] = (ts_vd){0};
+    for (long i = 0; i < len; i += L)
+        for (int s = 0; s < S; ++s) {
+            const double *q = p + s * (len + skew) + i;
+            acc[s][0] += ld_d(q);
+            acc[s][1] += ld_d(q + 4);
+        }
+    ts_vd total = {0};
+    for (int s = 0; s < S; ++s) total += acc[s][0] + acc[s][1];
+    double sum = total[0] + total[1] + total[2] + total[3];
+    if (len == 0) {
+        for (long i = 0; i < n; ++i) sum += p[i];
+        return sum;
     }
-    s0 += s1 + s2 + s3;
-    double sum = s0[0] + s0[1] + s0[2] + s0[3];
-    for (; i < n; ++i) sum += p[i];
+    for (int s = 0; s < S; ++s) {
+        const long gap_end = s + 1 < S ? (s + 1) * (len + skew) : n;
+        for (long i = s * (len + skew) + len; i < gap_end; ++i) sum += p[i];
+    }
     return sum;
 }
 

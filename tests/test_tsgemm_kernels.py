@@ -76,6 +76,30 @@ def test_tsm2r_large_inner_dimension_and_wide_n(dtype, order) -> None:
             assert scaled_error(c, a, b) <= k * eps, (m, k, n, threads)
 
 
+# (k, n) of one-pass A^T B (one register tile covers C): A B^T vectors full and partial,
+# and the half-vector kernel (k = n = 2 in float64, 4 in float32)
+ONE_PASS_SHAPES = {np.float64: [(1, 1), (2, 2), (4, 4), (3, 8), (6, 6), (5, 3)],
+                   np.float32: [(1, 1), (4, 4), (6, 8), (3, 16), (5, 11)]}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_atb_one_pass_read_in_two_parts(dtype) -> None:
+    """Row ranges long enough (8 MiB of A per thread) to be read as two parts at once:
+    small integers, so every summation order is exact in both dtypes (|sums| < 2^24)."""
+    rng = np.random.default_rng(5)
+    itemsize = np.dtype(dtype).itemsize
+    for k, n in ONE_PASS_SHAPES[dtype]:
+        skew_rows = 2**20 // (k * itemsize)
+        for threads in (1, 3):
+            m = 8 * skew_rows * threads + 2 * skew_rows + 12345
+            a = rng.integers(-2, 3, (m, k)).astype(dtype)
+            b = rng.integers(-2, 3, (m, n)).astype(dtype)
+            c, kernel = kernels.matmul_tn(a, b, threads)
+            assert kernel == "cython atb_rowmajor"
+            expected = a.astype(np.int64).T @ b.astype(np.int64)
+            assert np.array_equal(c.astype(np.int64), expected), (k, n, m, threads)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tsm2r_dot_products_for_n_up_to_4(dtype) -> None:
     """Long rows and n <= 4 (dot-product kernel): row and k tails, several k panels."""
@@ -105,12 +129,15 @@ def test_streaming_stores_on_large_aligned_output() -> None:
 
 
 def test_bandwidth_probes() -> None:
-    src = np.arange(100003, dtype=np.float64)
-    dst = np.empty_like(src)
-    for threads in (1, 2):
-        assert kernels.compiled().stream_read(src, threads) == src.sum()
-        kernels.compiled().stream_copy(src.view(np.uint8), dst.view(np.uint8), threads)
-        assert np.array_equal(dst, src)
+    # 100003 elements: read as one tail; 2^20 + 12345: four streams, the gaps between
+    # them and the tail (integers, so every summation order is exact)
+    for size in (100003, 2**20 + 12345):
+        src = np.arange(size, dtype=np.float64)
+        dst = np.empty_like(src)
+        for threads in (1, 2, 3):
+            assert kernels.compiled().stream_read(src, threads) == size * (size - 1) // 2
+            kernels.compiled().stream_copy(src.view(np.uint8), dst.view(np.uint8), threads)
+            assert np.array_equal(dst, src)
 
 
 def test_mixed_orders_and_fallbacks_say_what_ran() -> None:
