@@ -9,14 +9,16 @@ threads for NumPy, the same count).
 Roofline per shape and thread count: min(copy bandwidth x arithmetic intensity, gemm
 rate), intensity = 2 m k n / (s (A + B + C elements)), gemm rate = NumPy dgemm
 (sgemm for float32) on 2048^3 and copy bandwidth = 2 x bytes / time of a 512 MiB
-threaded memcpy, both measured at the start of this run. The read-only bandwidth
+threaded memcpy, both measured in the same rounds as the shape (this machine's memory
+bandwidth drifts by tens of percent within minutes; the line above each table gives
+the rates measured once at the start of the thread count). The read-only bandwidth
 (bytes / time of a threaded sum over 512 MiB, no stores, each thread reading its piece
 as 4 far-apart streams in turn: one core here reads faster that way than from one
 stream) is printed beside; for the products that only read (A^T B; TSM2R, whose C is
 tiny) the last column is the percentage of min(read bandwidth x intensity, gemm rate),
 the bound of a kernel that only reads. Effective GB/s = s (A + B + C elements) / time.
-Times: best of --reps rounds in which our kernel and NumPy take turns (both see the
-same load); both write C into a buffer allocated once (np.matmul(..., out=)), so
+Times: best of --reps rounds in which our kernel, NumPy and the rate probes take turns
+(all see the same load); both write C into a buffer allocated once (np.matmul(..., out=)), so
 neither pays the page faults of a fresh output. The check is the componentwise error
 against NumPy in float64, as in the tests.
 
@@ -44,7 +46,13 @@ SHAPES = (("TSM2L", "ab", 2**22, None), ("A^T B", "atb", 2**22, None),
           ("TSM2R", "ab", 8192, 8192))
 
 
-def best_times(runs, reps: int) -> list[float]:
+# With more than one thread, OpenBLAS's workers spin for ~0.1 s after a call and would
+# take a core from whatever runs next (an OpenMP kernel or probe): every timed run starts
+# after this pause.
+SETTLE_SECONDS = 0.15
+
+
+def best_times(runs, reps: int, threads: int) -> list[float]:
     """Best time of each of `runs` over `reps` rounds, the runs taking turns within a
     round (after one warm-up call each) so that all of them see the same machine load."""
     for run in runs:
@@ -52,33 +60,54 @@ def best_times(runs, reps: int) -> list[float]:
     best = [float("inf")] * len(runs)
     for _ in range(reps):
         for i, run in enumerate(runs):
+            if threads > 1:
+                time.sleep(SETTLE_SECONDS)
             start = time.perf_counter()
             run()
             best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
-def best_time(run, reps: int) -> float:
-    return best_times([run], reps)[0]
+class MachineProbes:
+    """The runs that measure the roofline's rates with this many threads: gemm on 2048^3
+    (per dtype), memcpy and the read-only sum over 512 MiB. Each is (run, work): rate =
+    work / best time (flop/s, or bytes/s with copy counting read + write)."""
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        rng = np.random.default_rng(0)
+        self.square = {np.dtype(t).name: rng.random((2048, 2048)).astype(t)
+                       for t in (np.float64, np.float32)}
+        self.src = np.ones(2**29 // 8)
+        self.dst = np.empty_like(self.src)
+
+    def gemm(self, dtype: str):
+        square = self.square[dtype]
+        return partial(np.matmul, square, square), 2 * 2048**3
+
+    def copy(self):
+        compiled, raw_src, raw_dst = kernels.compiled(), self.src.view(np.uint8), \
+            self.dst.view(np.uint8)
+        return partial(compiled.stream_copy, raw_src, raw_dst, self.threads), 2 * self.src.nbytes
+
+    def read(self):
+        return partial(kernels.compiled().stream_read, self.src, self.threads), self.src.nbytes
+
+    def numpy_copy(self):
+        return partial(np.copyto, self.dst, self.src), 2 * self.src.nbytes
 
 
-def machine_rates(threads: int, reps: int) -> dict:
-    """gemm rates (float64, float32) and copy bandwidth with this many threads."""
-    compiled = kernels.compiled()
-    rates = {}
-    with threadpool_limits(threads):
-        for dtype in (np.float64, np.float32):
-            a = np.random.default_rng(0).random((2048, 2048)).astype(dtype)
-            rates[np.dtype(dtype).name] = 2 * 2048**3 / best_time(partial(np.matmul, a, a),
-                                                                   reps)
-    src = np.ones(2**29 // 8)
-    dst = np.empty_like(src)
-    raw_src, raw_dst = src.view(np.uint8), dst.view(np.uint8)
-    rates["copy"] = 2 * src.nbytes / best_time(
-        lambda: compiled.stream_copy(raw_src, raw_dst, threads), reps)
-    rates["numpy_copy"] = 2 * src.nbytes / best_time(lambda: np.copyto(dst, src), reps)
-    rates["read"] = src.nbytes / best_time(lambda: compiled.stream_read(src, threads), reps)
-    return rates
+def rates_of(probes: dict, times: list[float]) -> dict:
+    return {name: work / t for (name, (_, work)), t in zip(probes.items(), times)}
+
+
+def machine_rates(probes: MachineProbes, reps: int) -> dict:
+    """All rates at once (the header line of a thread count)."""
+    runs = {"float64": probes.gemm("float64"), "float32": probes.gemm("float32"),
+            "copy": probes.copy(), "read": probes.read(), "numpy_copy": probes.numpy_copy()}
+    with threadpool_limits(probes.threads):
+        return rates_of(runs, best_times([run for run, _ in runs.values()], reps,
+                                         probes.threads))
 
 
 def scaled_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
@@ -90,7 +119,10 @@ def scaled_error(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
 
 
 def bench_shape(name: str, kind: str, m: int, k_big: int | None, small: int, dtype,
-                threads: int, rates: dict, reps: int) -> dict:
+                probes: MachineProbes, reps: int) -> dict:
+    """Our kernel and NumPy on one shape, the roofline's rates measured in the same rounds
+    (memory bandwidth on this machine drifts by tens of percent within minutes)."""
+    threads = probes.threads
     rng = np.random.default_rng(1)
     k = k_big if k_big is not None else small
     n = small
@@ -121,9 +153,13 @@ def bench_shape(name: str, kind: str, m: int, k_big: int | None, small: int, dty
     del c
     flops = 2.0 * m * k * n
     nbytes = np.dtype(dtype).itemsize * elements
+    machine = {"gemm": probes.gemm(np.dtype(dtype).name), "copy": probes.copy(),
+               "read": probes.read()}
     with threadpool_limits(threads):
-        t_ours, t_numpy = best_times([ours, theirs], reps)
-    gemm = rates[np.dtype(dtype).name]
+        t_ours, t_numpy, *t_machine = best_times(
+            [ours, theirs] + [run for run, _ in machine.values()], reps, threads)
+    rates = rates_of(machine, t_machine)
+    gemm = rates["gemm"]
     memory_bound = rates["copy"] * flops / nbytes
     roof = min(memory_bound, gemm)
     # read-only products (A^T B, and TSM2R whose C is tiny): bound by the read rate too
@@ -142,6 +178,7 @@ def bench_shape(name: str, kind: str, m: int, k_big: int | None, small: int, dty
         "numpy_pct_roof": 100 * flops / t_numpy / roof,
         "speedup": t_numpy / t_ours, "rel_err": error,
         "err_bound": (m if kind == "atb" else k) * float(np.finfo(dtype).eps),
+        "rates": {key: value / 1e9 for key, value in rates.items()},
     }
 
 
@@ -170,7 +207,8 @@ def main() -> None:
           f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE')}")
     rows = []
     for threads in args.threads:
-        rates = machine_rates(threads, args.reps)
+        probes = MachineProbes(threads)
+        rates = machine_rates(probes, args.reps)
         print(f"\nthreads={threads}: dgemm {rates['float64'] / 1e9:.1f} GFLOP/s, sgemm "
               f"{rates['float32'] / 1e9:.1f} GFLOP/s, copy {rates['copy'] / 1e9:.1f} GB/s, "
               f"read-only (4 streams a thread) {rates['read'] / 1e9:.1f} GB/s "
@@ -181,9 +219,8 @@ def main() -> None:
         for dtype in map(np.dtype, args.dtypes):
             for small in args.small:
                 for name, kind, m, k_big in (s for s in SHAPES if s[0] in args.shapes):
-                    row = bench_shape(name, kind, m, k_big, small, dtype, threads, rates,
-                                      args.reps)
-                    rows.append(row | {"rates": {key: v / 1e9 for key, v in rates.items()}})
+                    row = bench_shape(name, kind, m, k_big, small, dtype, probes, args.reps)
+                    rows.append(row)
                     dims = f"{m}x{row['k']}x{row['n']}"
                     print(f"{name:<6} {dims:<20} {row['dtype']:<8} "
                           f"{row['bound']:<8} {row['roofline_gflops']:>8.1f} "
