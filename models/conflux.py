@@ -58,8 +58,8 @@ import numpy as np
 from linalg_io.models.costs import RankCosts
 from linalg_io.models.profile import MachineProfile
 
+from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.grid_shapes import divisors
-from linalg_io.lu.conflux_layout import StepPlan
 
 WORD = 8
 PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "scatter_slices")

@@ -35,15 +35,10 @@ from __future__ import annotations
 import numpy as np
 from linalg_io.models.costs import RankCosts
 
-from linalg_io.lu.blockcyclic import numroc
+from linalg_io.layout.blockcyclic import counts_from
 
 WORD = 8
 PIVOTING = ("worst", "none", "expected")
-
-
-def _suffix_counts(g0: int, n: int, nb: int, nprocs: int) -> np.ndarray:
-    return np.array([numroc(n, nb, p, nprocs) - numroc(g0, nb, p, nprocs)
-                     for p in range(nprocs)], dtype=np.int64)
 
 
 def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> dict:
@@ -66,8 +61,8 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst")
         kb = min(nb, n - j0)
         j1 = j0 + kb
         prow, pcol = k % pr, k % pc
-        m_below = _suffix_counts(j1, n, nb, pr).reshape(-1, 1) + 0 * cols
-        n_trail = _suffix_counts(j1, n, nb, pc).reshape(1, -1) + 0 * rows
+        m_below = counts_from(j1, n, nb, pr).reshape(-1, 1) + 0 * cols
+        n_trail = counts_from(j1, n, nb, pc).reshape(1, -1) + 0 * rows
         diag_row = rows == prow
         in_pcol = cols == pcol
         # panel: kb Allgatherv calls in process column pcol

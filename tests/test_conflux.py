@@ -8,8 +8,8 @@ from mpi4py import MPI
 
 from linalg_io.cli import main as cli_main
 from linalg_io.comm.counting import CountedComm
+from linalg_io.layout.conflux_layout import StepPlan, TileMap, slice_sizes
 from linalg_io.lu.conflux import HostKernels
-from linalg_io.lu.conflux_layout import StepPlan, TileMap, slice_sizes
 from linalg_io.lu.tournament import select_rows, tournament
 
 

@@ -5,7 +5,7 @@ import pytest
 from linalg_io.models.lu2d import closed_form_words, lu2d_costs, lu2d_plan_counts, lu_lower_bound
 
 from linalg_io.errors import InputError
-from linalg_io.lu.blockcyclic import (
+from linalg_io.layout.blockcyclic import (
     counts_from,
     global_to_local,
     local_to_global,

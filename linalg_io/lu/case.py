@@ -12,9 +12,9 @@ import numpy as np
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
 from linalg_io.errors import InputError
+from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import parse_grid, square_2d
-from linalg_io.lu.blockcyclic import owned_indices
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2DParams, lu2d
 from linalg_io.lu.matrix_source import check_finite, open_source

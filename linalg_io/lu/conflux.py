@@ -1,6 +1,6 @@
 """2.5D LU with tournament pivoting (COnfLUX, Kwasniewski et al., PPoPP'21) on Px x Py x c ranks.
 
-Layout (`linalg_io.lu.conflux_layout`): v x v tiles block-cyclic over every Px x Py
+Layout (`linalg_io.layout.conflux_layout`): v x v tiles block-cyclic over every Px x Py
 layer; all c layers keep the same local block, and the matrix is the *sum* of the
 layers (layer 0 starts with A, the others with zeros). Rows are moved, not swapped:
 a rank keeps its rows, in a local order where the rows already chosen as pivots
@@ -45,7 +45,7 @@ from scipy.linalg.blas import dtrsm
 from linalg_io._kernels.dense_local import gemm_minus, getrf
 from linalg_io.comm.grid import Grid3D
 from linalg_io.errors import SingularMatrixError
-from linalg_io.lu.conflux_layout import Step, StepPlan
+from linalg_io.layout.conflux_layout import Step, StepPlan
 from linalg_io.lu.tournament import tournament
 
 

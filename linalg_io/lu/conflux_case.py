@@ -24,10 +24,10 @@ from mpi4py import MPI
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
 from linalg_io.errors import InputError
+from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import parse_grid
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
-from linalg_io.lu.conflux_layout import StepPlan
 from linalg_io.lu.hpl import hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import check_finite, open_source
 from linalg_io.lu.model_table import default_memory

@@ -45,7 +45,7 @@ from mpi4py import MPI
 from linalg_io._kernels import dense_local, lu_kernels
 from linalg_io.comm.grid import Grid2D
 from linalg_io.errors import SingularMatrixError
-from linalg_io.lu.blockcyclic import global_to_local, numroc, owned_indices, owner
+from linalg_io.layout.blockcyclic import global_to_local, numroc, owned_indices, owner
 
 
 @dataclass(frozen=True)

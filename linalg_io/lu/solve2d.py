@@ -17,7 +17,7 @@ from mpi4py import MPI
 
 from linalg_io._kernels import dense_local
 from linalg_io.comm.grid import Grid2D
-from linalg_io.lu.blockcyclic import owned_indices
+from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.lu.hpl import hpl_scaled_residual
 from linalg_io.lu.lu2d import LU2DParams, plan
 

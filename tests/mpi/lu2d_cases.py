@@ -16,8 +16,8 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
+from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
-from linalg_io.lu.blockcyclic import owned_indices
 from linalg_io.lu.lu2d import LU2DParams, gather_lapack_form, lu2d
 from linalg_io.lu.matrix_source import open_source
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve
