@@ -570,7 +570,8 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
         }
 }
 
-/* a2 != 0 (one-pass products with NV <= TS_ATB_TWO_MAX_NV only): two parts at once */
+/* a2 != 0 (atb_c_rows passes it for one-pass products with NV <= TS_ATB_TWO_MAX_NV):
+ * two parts at once; the NN test keeps the two-part body out of the wider tiles. */
 #define TS_ATB_C(RR, NN) case RR * 16 + NN: \
     if (NN <= TS_ATB_TWO_MAX_NV && a2 && ncols != NN * W) \
         F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
