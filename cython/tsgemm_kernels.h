@@ -95,8 +95,8 @@ typedef float ts_vs __attribute__((vector_size(32)));
  * at a time, each starting TS_READ_SKEW bytes beyond an equal split (no power-of-two
  * distance between them); what the split leaves over is read after. A read-only
  * bandwidth probe: on one core of the development machine four such streams read
- * 1.25-1.45x as fast as one (over 1 GiB, runs taken back to back: 12.2-14.0 against
- * 9.8-10.0 GB/s in a slow hour, 20.3 against 11.9-16.8 in others). */
+ * 1.2-1.7x as fast as one (1 GiB, runs taken back to back: 12.2-14.0 against 9.8-10.0
+ * GB/s in a slow hour, 20.3 against 11.9 in a fast one). */
 #define TS_READ_STREAMS 4
 #define TS_READ_SKEW (1L << 20)
 static inline double ts_read_sum(const double *p, long n)
