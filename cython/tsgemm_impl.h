@@ -210,24 +210,21 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
         }
 }
 
-/* A^T B over many rows with few register tiles (sweeps of a chunk): where the second of
- * two parts starts (0: read as one part). Both parts are read at once, row i of each in
- * the same step, without software prefetch: one core reads faster from four sequential
- * streams (A and B of two parts) followed by the hardware prefetchers than from two,
- * whether or not prefetched ahead (measured side by side: +20-50% on A^T B with k = n
- * in 4..16, -14% with float32 k = n = 32, 11 sweeps, where prefetching wins). The second
- * part starts TS_ATB_SKEW bytes of A past half way (no power-of-two distance between
- * the parts) and is as long as the first, so rows [r0 + half, parts_at) are left over. */
+/* One-pass A^T B (one register tile covers C, n <= TS_ATB_TWO_MAX_NV vectors) over many
+ * rows: where the second of two parts starts (0: read as one part). One core reads faster
+ * from four sequential streams (A and B of two parts) than from two; the second part
+ * starts TS_ATB_SKEW bytes of A past half way (no power-of-two distance between them)
+ * and is as long as the first, so rows [r0 + half, parts_at) are left over. */
 #ifndef TS_ATB_SKEW
 #define TS_ATB_SKEW (1L << 20)
 #endif
-#ifndef TS_ATB_TWO_MAX_SWEEPS
-#define TS_ATB_TWO_MAX_SWEEPS 8
+#ifndef TS_ATB_TWO_MAX_NV
+#define TS_ATB_TWO_MAX_NV 2
 #endif
-static inline long F(atb_parts_at)(long r0, long r1, long lda, int sweeps)
+static inline long F(atb_parts_at)(long r0, long r1, int n, long lda, int sweeps)
 {
     const long skew = TS_ATB_SKEW / (lda * (long)sizeof(T));
-    if (sweeps > TS_ATB_TWO_MAX_SWEEPS || r1 - r0 < 8 * skew)
+    if (sweeps != 1 || (n + W - 1) / W > TS_ATB_TWO_MAX_NV || r1 - r0 < 8 * skew)
         return 0;
     return r1 - ((r1 - r0) / 2 - skew);
 }
@@ -274,7 +271,7 @@ static inline __attribute__((always_inline)) void F(atb_half_rows)(
 
 static void F(atb_half)(long r0, long r1, const T *a, const T *b, T *c, long ldc)
 {
-    const long parts_at = F(atb_parts_at)(r0, r1, W / 2, 1);
+    const long parts_at = F(atb_parts_at)(r0, r1, W / 2, W / 2, 1);
     if (!parts_at) {
         F(atb_half_rows)(0, r0, r1, 0, a, b, c, ldc);
         return;
@@ -573,11 +570,12 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
         }
 }
 
-/* a2 != 0: two parts at once (see atb_parts_at) */
+/* a2 != 0 (atb_c_rows passes it for one-pass products with NV <= TS_ATB_TWO_MAX_NV):
+ * two parts at once; the NN test keeps the two-part body out of the wider tiles. */
 #define TS_ATB_C(RR, NN) case RR * 16 + NN: \
-    if (a2 && ncols != NN * W) \
+    if (NN <= TS_ATB_TWO_MAX_NV && a2 && ncols != NN * W) \
         F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
-    else if (a2) \
+    else if (NN <= TS_ATB_TWO_MAX_NV && a2) \
         F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
     else if (ncols != NN * W) \
         F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf, 0, a, b); \
@@ -654,27 +652,15 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
     int sweeps = 0;
     for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W)
         sweeps += F(atb_tiles)(k, n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W);
-    const long parts_at = F(atb_parts_at)(r0, r1, lda, sweeps);
+    const long parts_at = F(atb_parts_at)(r0, r1, n, lda, sweeps);
     if (parts_at > 0) {
-        /* rows [r0, r0 + half) and [parts_at, parts_at + half) at once, in chunks of half
-         * the rows per part where they are swept more than once (the two stay in L1); the
-         * rows between are left to the prefetching chunks below */
-        const long half = r1 - parts_at, step = sweeps == 1 ? chunk : (chunk + 1) / 2;
-        for (long i = 0; i < half; i += step) {
-            const long rows = half - i < step ? half - i : step;
-            for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
-                const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
-                const int tiles = F(atb_tiles)(k, ncols);
-                for (int t = 0, q0 = 0; t < tiles; ++t) {
-                    const int kr = k / tiles + (t < k % tiles ? 1 : 0);
-                    F(mk_atb_c_any)(kr, (ncols + W - 1) / W, a + (r0 + i) * lda + q0, lda,
-                                    b + (r0 + i) * ldb + j0, ldb, rows, c + (long)q0 * ldc + j0,
-                                    ldc, ncols, 0, 0, a + (parts_at + i) * lda + q0,
-                                    b + (parts_at + i) * ldb + j0);
-                    q0 += kr;
-                }
-            }
-        }
+        /* one pass over rows [r0, r0 + half) and [parts_at, parts_at + half) at once; the
+         * rows between are left to the chunks below */
+        const long half = r1 - parts_at;
+        for (long i = 0; i < half; i += chunk)
+            F(mk_atb_c_any)(k, (n + W - 1) / W, a + (r0 + i) * lda, lda, b + (r0 + i) * ldb, ldb,
+                            half - i < chunk ? half - i : chunk, c, ldc, n, 0, 0,
+                            a + (parts_at + i) * lda, b + (parts_at + i) * ldb);
         r0 += half;
         r1 = parts_at;
     }
