@@ -87,9 +87,9 @@ class MachineProbes:
         return partial(np.matmul, square, square), 2 * 2048**3
 
     def copy(self):
-        compiled, raw_src, raw_dst = kernels.compiled(), self.src.view(np.uint8), \
-            self.dst.view(np.uint8)
-        return partial(compiled.stream_copy, raw_src, raw_dst, self.threads), 2 * self.src.nbytes
+        run = partial(kernels.compiled().stream_copy, self.src.view(np.uint8),
+                      self.dst.view(np.uint8), self.threads)
+        return run, 2 * self.src.nbytes
 
     def read(self):
         return partial(kernels.compiled().stream_read, self.src, self.threads), self.src.nbytes
