@@ -214,7 +214,7 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
  * rows: where the second of two parts starts (0: read as one part). One core reads faster
  * from four sequential streams (A and B of two parts) than from two (NumPy-allocated
  * operands, same process: +15-20% for k = n = 4 in both dtypes; reading the multi-tile
- * products, k = n = 16, this way gave -19% to +7%, so they keep prefetched chunks). The
+ * products, k = n = 16, this way gave -19% to +15%, so they keep prefetched chunks). The
  * second part starts TS_ATB_SKEW bytes of A past half way (no power-of-two distance
  * between them) and is as long as the first, so rows [r0 + half, parts_at) are left
  * over. */
