@@ -53,12 +53,13 @@ Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py) (redundant U solves on layer l
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 from linalg_io.models.costs import RankCosts
 from linalg_io.models.profile import MachineProfile
 
-from linalg_io.layout.conflux_layout import StepPlan
+from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.grid_shapes import divisors
 
 WORD = 8
@@ -96,9 +97,7 @@ def merge_tree(px: int, k: int):
 
     Roles r = (x - k) mod Px; r >= q (q the largest power of two <= Px) folds onto
     r - q, then the butterfly pairs roles differing in bit 1, 2, ..., q/2."""
-    q = 1
-    while q * 2 <= px:
-        q *= 2
+    q = butterfly_size(px)
     nodes = [((r + k) % px, (r + q + k) % px) if r + q < px else (r + k) % px
              for r in range(q)]
     while len(nodes) > 1:
@@ -111,6 +110,7 @@ def tournament_pivots(active: np.ndarray, w: int, k: int,
     """Expected pivots per process row at step k of a random matrix (module doc)."""
     candidates = np.minimum(active, w)
 
+    @cache
     def size(node) -> tuple[float, float]:   # (candidates, active rows) of a set
         if isinstance(node, tuple):
             (n1, r1), (n2, r2) = size(node[0]), size(node[1])
@@ -211,9 +211,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     flops = np.zeros(shape)
     L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
     active = tiles.rows_per_proc.astype(float)
-    q = 1
-    while q * 2 <= px:
-        q *= 2
+    q = butterfly_size(px)
     rounds = q.bit_length() - 1
     slow_flops = np.zeros(shape)   # flop-equivalents lost by the dgemm's small inner dimension
     share = float(cores) if cores is not None and cores < c * px * py else None

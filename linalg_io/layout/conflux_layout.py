@@ -76,6 +76,12 @@ class TileMap:
                          for y in range(self.py)], dtype=np.int64)
 
 
+def butterfly_size(px: int) -> int:
+    """Ranks in the tournament's butterfly over a process column of px: the largest power
+    of two <= px (ranks beyond it fold onto it first)."""
+    return 1 << (px.bit_length() - 1)
+
+
 def slice_sizes(w: int, c: int) -> np.ndarray:
     """Columns of a w-wide panel taken by each of the c layers."""
     return np.array([w // c + (l < w % c) for l in range(c)], dtype=np.int64)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from linalg_io.comm.counting import CountedComm
+from linalg_io.layout.conflux_layout import butterfly_size
 
 Getrf = Callable[[np.ndarray, np.ndarray], int]
 
@@ -83,9 +84,7 @@ def tournament(col_comm: CountedComm, panel: np.ndarray, ids: np.ndarray, w: int
         return (virtual + shift) % size
 
     packed, factors = select_rows(panel, ids, w, getrf)
-    q = 1
-    while q * 2 <= size:
-        q *= 2
+    q = butterfly_size(size)
     incoming = np.empty((w, w + 1), order="F")
     if rank >= q:
         col_comm.Send(packed, real(rank - q), tag=71)
