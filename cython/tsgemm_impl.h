@@ -210,27 +210,24 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
         }
 }
 
-/* One-pass A^T B (one register tile covers C, n <= TS_ATB_TWO_MAX_NV vectors) over many
- * rows: where the second of two parts starts (0: read as one part). One core reads faster
- * from four sequential streams (A and B of two parts) than from two (NumPy-allocated
- * operands, same process: +15-20% for k = n = 4 in both dtypes; reading the multi-tile
- * products, k = n = 16, this way gave -19% to +15%, so they keep prefetched chunks). The
- * second part starts TS_ATB_SKEW bytes of A past half way (no power-of-two distance
- * between them) and is as long as the first, so rows [r0 + half, parts_at) are left
- * over. */
+/* One core reads faster from four sequential streams (A and B of two parts) than from
+ * two: the row range is read as two parts at once where each is long enough, the second
+ * starting TS_ATB_SKEW bytes of A past half way (no power-of-two distance between them)
+ * and as long as the first; rows [r0 + half, r0 + half + skew) and the last one left
+ * over go after. Returns half (0: one part). */
 #ifndef TS_ATB_SKEW
 #define TS_ATB_SKEW (1L << 20)
 #endif
+static inline long F(atb_half_rows_of)(long r0, long r1, long lda, long *skew)
+{
+    *skew = TS_ATB_SKEW / (lda * (long)sizeof(T));
+    return r1 - r0 < 8 * *skew ? 0 : (r1 - r0 - *skew) / 2;
+}
+/* One-pass A^T B reads two parts at once only for C of at most TS_ATB_TWO_MAX_NV vectors
+ * per row (NumPy-allocated operands, same process: +15-20% for k = n = 4 in both dtypes). */
 #ifndef TS_ATB_TWO_MAX_NV
 #define TS_ATB_TWO_MAX_NV 2
 #endif
-static inline long F(atb_parts_at)(long r0, long r1, int n, long lda, int sweeps)
-{
-    const long skew = TS_ATB_SKEW / (lda * (long)sizeof(T));
-    if (sweeps != 1 || (n + W - 1) / W > TS_ATB_TWO_MAX_NV || r1 - r0 < 8 * skew)
-        return 0;
-    return r1 - ((r1 - r0) / 2 - skew);
-}
 
 /* C += A^T B over rows [r0, r1) (and, TWO = 1, rows [r0 + d, r1 + d) too, two parts at
  * once), A and B (m x H) contiguous row-major, C row-major (ldc): U pairs of rows per
@@ -274,14 +271,15 @@ static inline __attribute__((always_inline)) void F(atb_half_rows)(
 
 static void F(atb_half)(long r0, long r1, const T *a, const T *b, T *c, long ldc)
 {
-    const long parts_at = F(atb_parts_at)(r0, r1, W / 2, W / 2, 1);
-    if (!parts_at) {
+    long skew;
+    const long half = F(atb_half_rows_of)(r0, r1, W / 2, &skew);
+    if (half == 0) {
         F(atb_half_rows)(0, r0, r1, 0, a, b, c, ldc);
         return;
     }
-    const long half = r1 - parts_at;
-    F(atb_half_rows)(1, r0, r0 + half, parts_at - r0, a, b, c, ldc);
-    F(atb_half_rows)(0, r0 + half, parts_at, 0, a, b, c, ldc);
+    F(atb_half_rows)(1, r0, r0 + half, half + skew, a, b, c, ldc);
+    F(atb_half_rows)(0, r0 + half, r0 + half + skew, 0, a, b, c, ldc);
+    F(atb_half_rows)(0, r0 + 2 * half + skew, r1, 0, a, b, c, ldc);
 }
 
 /* ---------------------------------------------------------------------------
@@ -514,44 +512,33 @@ static void F(ab_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
 
 /* ---------------------------------------------------------------------------
  * C += A^T B over rows [r0, r1), A row-major (m x k, lda), B row-major (m x n, ldb),
- * C row-major k x n (ldc, private to the caller). Rows in chunks whose A and B rows
- * fit in L1 together; per chunk, register tiles of KR rows of C x NV vectors.
- * TWO = 1: row i of a second pair (a2, b2) too, into the same accumulators (two parts of
- * a one-pass product read at once). */
+ * C row-major k x n (ldc, private to the caller).
+ *
+ * One register tile covers C (k <= TS_ROWS_FOR(ceil(n / W)), n <= 4 W): mk_atb_c keeps C
+ * in KR x NV accumulators and reads each row once; TWO = 1: row i of a second pair
+ * (a2, b2) too, into the same accumulators (two parts of the row range read at once). */
 static inline __attribute__((always_inline)) void F(mk_atb_c)(
-    const int KR, const int NV, const int FULL, const T *restrict a, long lda,
+    const int KR, const int NV, const int FULL, const int TWO, const T *restrict a, long lda,
     const T *restrict b, long ldb, long rows, T *restrict c, long ldc, int ncols,
-    const int PF, const char *pf, long npf, const int TWO, const T *restrict a2,
-    const T *restrict b2)
+    const T *restrict a2, const T *restrict b2)
 {
-    V acc[12][4];
-#pragma GCC unroll 12
+    V acc[6][4];
+#pragma GCC unroll 6
     for (int q = 0; q < KR; ++q)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[q][v] = F(bc)(0);
-    const long stride = PF && npf < rows ? rows / npf : 1;
-    long countdown = 1, next_line = 0;
     for (long i = 0; i < rows; ++i) {
-        if (PF && --countdown == 0) {
-            countdown = stride;
-            if (next_line < npf) __builtin_prefetch(pf + 64 * next_line++);
-        }
 #pragma GCC unroll 2
         for (int h = 0; h < 1 + TWO; ++h) {
             const T *ai = (h ? a2 : a) + i * lda, *bi = (h ? b2 : b) + i * ldb;
             V bv[4];
-            if (FULL) {
 #pragma GCC unroll 4
-                for (int v = 0; v < NV; ++v) {
-                    bv[v] = F(ld)(bi + v * W);
-                    if (v < 3) TS_KEEP(bv[v]);
-                }
-            } else {
-#pragma GCC unroll 4
-                for (int v = 0; v < NV; ++v)
-                    bv[v] = F(ld_part)(bi + v * W, ncols - v * W < W ? ncols - v * W : W);
+            for (int v = 0; v < NV; ++v) {
+                if (FULL || v + 1 < NV) bv[v] = F(ld)(bi + v * W);
+                else bv[v] = F(ld_part)(bi + v * W, ncols - v * W);
+                if (v < 3) TS_KEEP(bv[v]);
             }
-#pragma GCC unroll 12
+#pragma GCC unroll 6
             for (int q = 0; q < KR; ++q) {
                 V aq = F(bc)(ai[q]);
 #pragma GCC unroll 4
@@ -559,81 +546,135 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
             }
         }
     }
-#pragma GCC unroll 12
+#pragma GCC unroll 6
     for (int q = 0; q < KR; ++q)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
             T *cq = c + q * ldc + v * W;
-            if (FULL) {
+            if (FULL || v + 1 < NV) {
                 F(st)(cq, F(ld)(cq) + acc[q][v]);
             } else {
-                int count = ncols - v * W < W ? ncols - v * W : W;
+                int count = ncols - v * W;
                 F(st_part)(cq, F(ld_part)(cq, count) + acc[q][v], count);
             }
         }
 }
 
-/* a2 != 0 (atb_c_rows passes it for one-pass products with NV <= TS_ATB_TWO_MAX_NV):
- * two parts at once; the NN test keeps the two-part body out of the wider tiles. */
 #define TS_ATB_C(RR, NN) case RR * 16 + NN: \
-    if (NN <= TS_ATB_TWO_MAX_NV && a2 && ncols != NN * W) \
-        F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
-    else if (NN <= TS_ATB_TWO_MAX_NV && a2) \
-        F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, 0, 1, a2, b2); \
-    else if (ncols != NN * W) \
-        F(mk_atb_c)(RR, NN, 0, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf, 0, a, b); \
-    else if (npf > 0) \
-        F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 1, pf, npf, 0, a, b); \
-    else F(mk_atb_c)(RR, NN, 1, a, lda, b, ldb, rows, c, ldc, ncols, 0, pf, npf, 0, a, b); \
+    if (full && two) F(mk_atb_c)(RR, NN, 1, 1, a, lda, b, ldb, rows, c, ldc, ncols, a2, b2); \
+    else if (two) F(mk_atb_c)(RR, NN, 0, 1, a, lda, b, ldb, rows, c, ldc, ncols, a2, b2); \
+    else if (full) F(mk_atb_c)(RR, NN, 1, 0, a, lda, b, ldb, rows, c, ldc, ncols, a, b); \
+    else F(mk_atb_c)(RR, NN, 0, 0, a, lda, b, ldb, rows, c, ldc, ncols, a, b); \
     break;
 
+/* a2 != 0: two parts at once (the wider tiles, NV > TS_ATB_TWO_MAX_NV, never get one) */
 static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, long ldb,
-                            long rows, T *c, long ldc, int ncols, const char *pf, long npf,
-                            const T *a2, const T *b2)
+                            long rows, T *c, long ldc, int ncols, const T *a2, const T *b2)
 {
+    const int full = ncols == NV * W, two = a2 != 0;
     switch (KR * 16 + NV) {
-        TS_ATB_C(1, 1) TS_ATB_C(2, 1) TS_ATB_C(3, 1) TS_ATB_C(4, 1)
-        TS_ATB_C(5, 1) TS_ATB_C(6, 1) TS_ATB_C(7, 1) TS_ATB_C(8, 1)
-        TS_ATB_C(9, 1) TS_ATB_C(10, 1) TS_ATB_C(11, 1) TS_ATB_C(12, 1)
+        TS_ATB_C(1, 1) TS_ATB_C(2, 1) TS_ATB_C(3, 1) TS_ATB_C(4, 1) TS_ATB_C(5, 1) TS_ATB_C(6, 1)
         TS_ATB_C(1, 2) TS_ATB_C(2, 2) TS_ATB_C(3, 2) TS_ATB_C(4, 2) TS_ATB_C(5, 2) TS_ATB_C(6, 2)
         TS_ATB_C(1, 3) TS_ATB_C(2, 3) TS_ATB_C(3, 3) TS_ATB_C(4, 3)
         TS_ATB_C(1, 4) TS_ATB_C(2, 4) TS_ATB_C(3, 4)
     }
 }
 
-/* Prefetch cursor over the next chunk's A rows, then its B rows (64-byte lines),
- * shared out evenly over the micro-kernel calls (sweeps) of a chunk, each of which
- * spreads its share evenly over the rows it runs: the next chunk's misses overlap this
- * chunk's arithmetic at a steady rate (the hardware prefetchers alone leave memory idle
- * while a chunk is re-read from L1; bursts of prefetches stall on the miss buffers). */
-typedef struct { const char *pa, *pb; long na, nb; } F(pfcur);
+/* Larger C (more than one register tile): C in L1, each row of A and B read once, U rows
+ * per step. A step keeps the U rows' B vectors of one group of at most 4 columns vectors
+ * in registers and, for each q < k, updates row q of C with U broadcasts A[i + u][q]: per
+ * C vector one load, U FMAs and one store. Per step and group of NV vectors: U k NV FMAs,
+ * k NV loads and stores of C (L1, store-forwarded), U k broadcasts, U NV loads of B. The
+ * register tiles swept over L1-resident chunks that this replaced (the same reads, C in
+ * registers) overlapped those sweeps with the memory stream so little that a core ran at
+ * ~60% of this (2^22 x 16 rows, same process: 20 -> 33 GFLOP/s fp64, 43 -> 70 fp32).
+ * TWO = 1: the same steps for the rows d further on, in alternate steps. */
+#define TS_ATB_L1_ROWS(nv) ((nv) == 1 ? 7 : (nv) == 2 ? 4 : 3)
 
-static inline void F(pf_take)(F(pfcur) *cur, long want, const char **pf, long *npf)
+static inline __attribute__((always_inline)) void F(atb_l1_steps)(
+    const int U, const int NV, const int FULL, const int TWO, const T *restrict a, long lda,
+    const T *restrict b, long ldb, long steps, long d, int k, int ncols, T *restrict c,
+    long ldc)
 {
-    if (cur->na > 0) {
-        *pf = cur->pa;
-        *npf = want < cur->na ? want : cur->na;
-        cur->pa += 64 * *npf;
-        cur->na -= *npf;
-    } else {
-        *pf = cur->pb;
-        *npf = want < cur->nb ? want : cur->nb;
-        cur->pb += 64 * *npf;
-        cur->nb -= *npf;
+    for (long s = 0; s < steps; ++s, a += U * lda, b += U * ldb)
+#pragma GCC unroll 2
+        for (int h = 0; h < 1 + TWO; ++h) {
+            const T *as = a + h * d * lda, *bs = b + h * d * ldb;
+            V bv[7][4];
+#pragma GCC unroll 7
+            for (int u = 0; u < U; ++u)
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    if (FULL || v + 1 < NV) bv[u][v] = F(ld)(bs + u * ldb + v * W);
+                    else bv[u][v] = F(ld_part)(bs + u * ldb + v * W, ncols - v * W);
+                    TS_KEEP(bv[u][v]);
+                }
+#pragma GCC unroll 4
+            for (int q = 0; q < k; ++q) {
+                V aq[7];
+#pragma GCC unroll 7
+                for (int u = 0; u < U; ++u) aq[u] = F(bc)(as[u * lda + q]);
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) {
+                    T *cq = c + q * ldc + v * W;
+                    V x = F(ld)(cq);
+#pragma GCC unroll 7
+                    for (int u = 0; u < U; ++u) x += aq[u] * bv[u][v];
+                    F(st)(cq, x);
+                }
+            }
+            /* C stays in memory (L1): GCC would otherwise keep all of it in registers
+             * across steps, which do not hold it (spills) */
+            __asm__ volatile("" ::: "memory");
+        }
+}
+
+#define TS_ATB_L1(UU, NN) case UU * 16 + NN: \
+    if (full && two) F(atb_l1_steps)(UU, NN, 1, 1, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
+    else if (two) F(atb_l1_steps)(UU, NN, 0, 1, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
+    else if (full) F(atb_l1_steps)(UU, NN, 1, 0, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
+    else F(atb_l1_steps)(UU, NN, 0, 0, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
+    break;
+
+static void F(atb_l1_steps_any)(int U, int NV, const T *a, long lda, const T *b, long ldb,
+                                long steps, long d, int k, int ncols, T *c, long ldc)
+{
+    const int full = ncols == NV * W, two = d != 0;
+    switch (U * 16 + NV) {
+        TS_ATB_L1(7, 1) TS_ATB_L1(4, 2) TS_ATB_L1(3, 3) TS_ATB_L1(3, 4)
+        TS_ATB_L1(1, 1) TS_ATB_L1(1, 2) TS_ATB_L1(1, 3) TS_ATB_L1(1, 4)
     }
 }
 
 #ifndef TS_ATB_CHUNK_BYTES
-#define TS_ATB_CHUNK_BYTES 6144
+#define TS_ATB_CHUNK_BYTES 65536
 #endif
 
-/* Register tiles of the k rows of C for ncols columns: near-equal heights (16 = 3+3+3+3+2+2,
- * not 5x3+1: a 1-row tile would have too few accumulator chains). */
-static inline int F(atb_tiles)(int k, int ncols)
+/* Rows [i0, i0 + rows) (and, d != 0, [i0 + d, i0 + d + rows) in alternate steps) into the
+ * padded C buffer cb (k x ldcb): groups of at most 4 column vectors, each swept over a
+ * chunk of TS_ATB_CHUNK_BYTES of rows (L2) before the next group (one group: one sweep). */
+static void F(atb_l1_range)(long i0, long rows, long d, int n, int k, const T *a, long lda,
+                            const T *b, long ldb, T *cb, long ldcb)
 {
-    const int nv = (ncols + W - 1) / W;
-    return (k + TS_ROWS_FOR(nv) - 1) / TS_ROWS_FOR(nv);
+    const int groups = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
+    long chunk = groups == 1 ? rows : TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
+    if (chunk < 16) chunk = 16;
+    for (long s0 = i0; s0 < i0 + rows; s0 += chunk) {
+        const long len = i0 + rows - s0 < chunk ? i0 + rows - s0 : chunk;
+        for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
+            const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
+            const int nv = (ncols + W - 1) / W, u = TS_ATB_L1_ROWS(nv);
+            const long full = len / u * u;
+            F(atb_l1_steps_any)(u, nv, a + s0 * lda, lda, b + s0 * ldb + j0, ldb, len / u, d,
+                                k, ncols, cb + j0, ldcb);
+            F(atb_l1_steps_any)(1, nv, a + (s0 + full) * lda, lda, b + (s0 + full) * ldb + j0,
+                                ldb, len - full, d, k, ncols, cb + j0, ldcb);
+        }
+    }
 }
+
+/* Callers keep k, n <= TS_ATB_MAX (kernels.py: MAX_SMALL) */
+#define TS_ATB_MAX 64
 
 static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
                           long ldb, T *c, long ldc)
@@ -642,65 +683,36 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
         F(atb_half)(r0, r1, a, b, c, ldc);
         return;
     }
-    /* A and B rows of one chunk in TS_ATB_CHUNK_BYTES; the chunk after next is prefetched
-     * during this one's sweeps (one chunk ahead left memory idle part of the time): all
-     * three stay in L1 */
-    const int panels = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
-    /* prefetch only where a chunk is swept more than once (one sweep: a pure stream,
-     * in chunks of four times the size: 24 KiB) */
-    const int prefetch = panels > 1 || k > TS_ROWS_FOR((n + W - 1) / W);
-    long chunk = (prefetch ? 1 : 4) * TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
-    if (chunk < 16) chunk = 16;
-    /* the next chunk's lines are shared out evenly over this chunk's sweeps */
-    int sweeps = 0;
-    for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W)
-        sweeps += F(atb_tiles)(k, n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W);
-    const long parts_at = F(atb_parts_at)(r0, r1, n, lda, sweeps);
-    if (parts_at > 0) {
-        /* one pass over rows [r0, r0 + half) and [parts_at, parts_at + half) at once; the
-         * rows between are left to the chunks below */
-        const long half = r1 - parts_at;
-        for (long i = 0; i < half; i += chunk)
-            F(mk_atb_c_any)(k, (n + W - 1) / W, a + (r0 + i) * lda, lda, b + (r0 + i) * ldb, ldb,
-                            half - i < chunk ? half - i : chunk, c, ldc, n, 0, 0,
-                            a + (parts_at + i) * lda, b + (parts_at + i) * ldb);
-        r0 += half;
-        r1 = parts_at;
+    long skew;
+    const long half = F(atb_half_rows_of)(r0, r1, lda, &skew);
+    const long second = r0 + half + skew, rest = r0 + 2 * half + skew;
+    const int nv = (n + W - 1) / W;
+    if (nv <= TS_NV_MAX && k <= TS_ROWS_FOR(nv)) {
+        if (half == 0 || nv > TS_ATB_TWO_MAX_NV) {
+            F(mk_atb_c_any)(k, nv, a + r0 * lda, lda, b + r0 * ldb, ldb, r1 - r0, c, ldc, n, 0, 0);
+            return;
+        }
+        F(mk_atb_c_any)(k, nv, a + r0 * lda, lda, b + r0 * ldb, ldb, half, c, ldc, n,
+                        a + second * lda, b + second * ldb);
+        F(mk_atb_c_any)(k, nv, a + (r0 + half) * lda, lda, b + (r0 + half) * ldb, ldb, skew, c,
+                        ldc, n, 0, 0);
+        F(mk_atb_c_any)(k, nv, a + rest * lda, lda, b + rest * ldb, ldb, r1 - rest, c, ldc, n,
+                        0, 0);
+        return;
     }
-    for (long i0 = r0; i0 < r1; i0 += chunk) {
-        const long rows = r1 - i0 < chunk ? r1 - i0 : chunk;
-        F(pfcur) cur = {0, 0, 0, 0};
-        long per_sweep = 0;
-        const long next = i0 + 2 * chunk;
-        if (prefetch && next < r1) {
-            const long nrows = r1 - next < chunk ? r1 - next : chunk;
-            cur.pa = (const char *)(a + next * lda);
-            cur.pb = (const char *)(b + next * ldb);
-            cur.na = ((nrows - 1) * lda + k) * (long)sizeof(T) / 64 + 1;
-            cur.nb = ((nrows - 1) * ldb + n) * (long)sizeof(T) / 64 + 1;
-            per_sweep = (cur.na + cur.nb + sweeps - 1) / sweeps;
-        }
-        for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
-            const int ncols = n - j0 < TS_NV_MAX * W ? n - j0 : TS_NV_MAX * W;
-            const int nv = (ncols + W - 1) / W;
-            const int tiles = F(atb_tiles)(k, ncols);
-            for (int t = 0, q0 = 0; t < tiles; ++t) {
-                const int kr = k / tiles + (t < k % tiles ? 1 : 0);
-                const char *pf = 0;
-                long npf = 0;
-                if (cur.na > 0 || cur.nb > 0) F(pf_take)(&cur, per_sweep, &pf, &npf);
-                F(mk_atb_c_any)(kr, nv, a + i0 * lda + q0, lda, b + i0 * ldb + j0, ldb, rows,
-                                c + (long)q0 * ldc + j0, ldc, ncols, pf, npf, 0, 0);
-                q0 += kr;
-            }
-        }
-        while (cur.na > 0 || cur.nb > 0) {
-            const char *pf = 0;
-            long npf = 0;
-            F(pf_take)(&cur, 1L << 40, &pf, &npf);
-            for (long l = 0; l < npf; ++l) __builtin_prefetch(pf + 64 * l);
-        }
+    /* C in L1: a zero-padded private copy (whole vectors, no masked stores), added to c */
+    const long ldcb = (long)nv * W;
+    T cb[TS_ATB_MAX * TS_ATB_MAX] __attribute__((aligned(64)));
+    memset(cb, 0, (size_t)(k * ldcb) * sizeof(T));
+    if (half == 0) {
+        F(atb_l1_range)(r0, r1 - r0, 0, n, k, a, lda, b, ldb, cb, ldcb);
+    } else {
+        F(atb_l1_range)(r0, half, half + skew, n, k, a, lda, b, ldb, cb, ldcb);
+        F(atb_l1_range)(r0 + half, skew, 0, n, k, a, lda, b, ldb, cb, ldcb);
+        F(atb_l1_range)(rest, r1 - rest, 0, n, k, a, lda, b, ldb, cb, ldcb);
     }
+    for (int q = 0; q < k; ++q)
+        for (int j = 0; j < n; ++j) c[q * ldc + j] += cb[q * ldcb + j];
 }
 
 /* ---------------------------------------------------------------------------
@@ -784,5 +796,8 @@ static void F(atb_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
 #undef TS_DOT_ROWS
 #undef TS_DOT_UNROLL
 #undef TS_ATB_C
+#undef TS_ATB_L1
+#undef TS_ATB_L1_ROWS
+#undef TS_ATB_MAX
 #undef TS_ATB_F
 #undef TS_LANE

@@ -100,6 +100,30 @@ def test_atb_one_pass_read_in_two_parts(dtype) -> None:
             assert np.array_equal(c.astype(np.float64), expected), (k, n, m, threads)
 
 
+# (k, n) of A^T B with C in L1 (more than one register tile): one group of column vectors,
+# full and partial; several groups (rows in chunks swept once per group), partial last one
+L1_SHAPES = {np.float64: [(16, 16), (4, 16), (13, 5), (7, 33), (64, 64)],
+             np.float32: [(16, 16), (7, 3), (9, 40), (64, 64)]}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_atb_c_in_l1_two_parts_and_column_groups(dtype) -> None:
+    """Row ranges long enough (8 MiB of A per thread) to be read as two parts in alternate
+    steps, plus the rows between and after them; exact with small integers."""
+    rng = np.random.default_rng(6)
+    itemsize = np.dtype(dtype).itemsize
+    for k, n in L1_SHAPES[dtype]:
+        skew_rows = 2**20 // (k * itemsize)
+        for threads in (1, 3):
+            m = 8 * skew_rows * threads + 2 * skew_rows + 1237
+            a = rng.integers(-2, 3, (m, k)).astype(dtype)
+            b = rng.integers(-2, 3, (m, n)).astype(dtype)
+            c, kernel = kernels.matmul_tn(a, b, threads)
+            assert kernel == "cython atb_rowmajor"
+            expected = a.astype(np.float64).T @ b.astype(np.float64)  # exact: |sums| < 2^24
+            assert np.array_equal(c.astype(np.float64), expected), (k, n, m, threads)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tsm2r_dot_products_for_n_up_to_4(dtype) -> None:
     """Long rows and n <= 4 (dot-product kernel): row and k tails, several k panels."""
