@@ -560,12 +560,14 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
         }
 }
 
+/* FN(R, N, FULL, TWO, ...) with FULL and TWO the compile-time forms of full and two */
+#define TS_FULL_TWO(FN, R, N, ...) \
+    if (full && two) FN(R, N, 1, 1, __VA_ARGS__); \
+    else if (two) FN(R, N, 0, 1, __VA_ARGS__); \
+    else if (full) FN(R, N, 1, 0, __VA_ARGS__); \
+    else FN(R, N, 0, 0, __VA_ARGS__);
 #define TS_ATB_C(RR, NN) case RR * 16 + NN: \
-    if (full && two) F(mk_atb_c)(RR, NN, 1, 1, a, lda, b, ldb, rows, c, ldc, ncols, a2, b2); \
-    else if (two) F(mk_atb_c)(RR, NN, 0, 1, a, lda, b, ldb, rows, c, ldc, ncols, a2, b2); \
-    else if (full) F(mk_atb_c)(RR, NN, 1, 0, a, lda, b, ldb, rows, c, ldc, ncols, a, b); \
-    else F(mk_atb_c)(RR, NN, 0, 0, a, lda, b, ldb, rows, c, ldc, ncols, a, b); \
-    break;
+    TS_FULL_TWO(F(mk_atb_c), RR, NN, a, lda, b, ldb, rows, c, ldc, ncols, a2, b2) break;
 
 /* a2 != 0: two parts at once (the wider tiles, NV > TS_ATB_TWO_MAX_NV, never get one) */
 static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, long ldb,
@@ -630,11 +632,7 @@ static inline __attribute__((always_inline)) void F(atb_l1_steps)(
 }
 
 #define TS_ATB_L1(UU, NN) case UU * 16 + NN: \
-    if (full && two) F(atb_l1_steps)(UU, NN, 1, 1, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
-    else if (two) F(atb_l1_steps)(UU, NN, 0, 1, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
-    else if (full) F(atb_l1_steps)(UU, NN, 1, 0, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
-    else F(atb_l1_steps)(UU, NN, 0, 0, a, lda, b, ldb, steps, d, k, ncols, c, ldc); \
-    break;
+    TS_FULL_TWO(F(atb_l1_steps), UU, NN, a, lda, b, ldb, steps, d, k, ncols, c, ldc) break;
 
 static void F(atb_l1_steps_any)(int U, int NV, const T *a, long lda, const T *b, long ldb,
                                 long steps, long d, int k, int ncols, T *c, long ldc)
@@ -796,6 +794,7 @@ static void F(atb_f_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
 #undef TS_DOT_ROWS
 #undef TS_DOT_UNROLL
 #undef TS_ATB_C
+#undef TS_FULL_TWO
 #undef TS_ATB_L1
 #undef TS_ATB_L1_ROWS
 #undef TS_ATB_MAX

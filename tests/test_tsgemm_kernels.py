@@ -76,19 +76,24 @@ def test_tsm2r_large_inner_dimension_and_wide_n(dtype, order) -> None:
             assert scaled_error(c, a, b) <= k * eps, (m, k, n, threads)
 
 
-# (k, n) of one-pass A^T B (one register tile covers C): A B^T vectors full and partial,
-# and the half-vector kernel (k = n = 2 in float64, 4 in float32)
-ONE_PASS_SHAPES = {np.float64: [(1, 1), (2, 2), (4, 4), (3, 8), (6, 6), (5, 3)],
-                   np.float32: [(1, 1), (4, 4), (6, 8), (3, 16), (5, 11)]}
+# (k, n) of A^T B read as two parts: one register tile covers C (A B^T vectors full and
+# partial, and the half-vector kernel: k = n = 2 in float64, 4 in float32), then C in L1
+# (one group of column vectors, full and partial; several groups, rows in chunks swept
+# once per group, a partial last one)
+TWO_PART_SHAPES = {np.float64: [(1, 1), (2, 2), (4, 4), (3, 8), (6, 6), (5, 3),
+                                (16, 16), (4, 16), (13, 5), (7, 33), (64, 64)],
+                   np.float32: [(1, 1), (4, 4), (6, 8), (3, 16), (5, 11),
+                                (16, 16), (7, 3), (9, 40), (64, 64)]}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_atb_one_pass_read_in_two_parts(dtype) -> None:
-    """Row ranges long enough (8 MiB of A per thread) to be read as two parts at once:
-    small integers, so every summation order is exact in both dtypes (|sums| < 2^24)."""
+def test_atb_read_in_two_parts(dtype) -> None:
+    """Row ranges long enough (8 MiB of A per thread) to be read as two parts at once, plus
+    the rows between and after them: small integers, so every summation order is exact in
+    both dtypes (|sums| < 2^24)."""
     rng = np.random.default_rng(5)
     itemsize = np.dtype(dtype).itemsize
-    for k, n in ONE_PASS_SHAPES[dtype]:
+    for k, n in TWO_PART_SHAPES[dtype]:
         skew_rows = 2**20 // (k * itemsize)
         for threads in (1, 3):
             m = 8 * skew_rows * threads + 2 * skew_rows + 12345
@@ -97,30 +102,6 @@ def test_atb_one_pass_read_in_two_parts(dtype) -> None:
             c, kernel = kernels.matmul_tn(a, b, threads)
             assert kernel == "cython atb_rowmajor"
             expected = a.astype(np.float64).T @ b.astype(np.float64)  # exact: |sums| < 2^53
-            assert np.array_equal(c.astype(np.float64), expected), (k, n, m, threads)
-
-
-# (k, n) of A^T B with C in L1 (more than one register tile): one group of column vectors,
-# full and partial; several groups (rows in chunks swept once per group), partial last one
-L1_SHAPES = {np.float64: [(16, 16), (4, 16), (13, 5), (7, 33), (64, 64)],
-             np.float32: [(16, 16), (7, 3), (9, 40), (64, 64)]}
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_atb_c_in_l1_two_parts_and_column_groups(dtype) -> None:
-    """Row ranges long enough (8 MiB of A per thread) to be read as two parts in alternate
-    steps, plus the rows between and after them; exact with small integers."""
-    rng = np.random.default_rng(6)
-    itemsize = np.dtype(dtype).itemsize
-    for k, n in L1_SHAPES[dtype]:
-        skew_rows = 2**20 // (k * itemsize)
-        for threads in (1, 3):
-            m = 8 * skew_rows * threads + 2 * skew_rows + 1237
-            a = rng.integers(-2, 3, (m, k)).astype(dtype)
-            b = rng.integers(-2, 3, (m, n)).astype(dtype)
-            c, kernel = kernels.matmul_tn(a, b, threads)
-            assert kernel == "cython atb_rowmajor"
-            expected = a.astype(np.float64).T @ b.astype(np.float64)  # exact: |sums| < 2^24
             assert np.array_equal(c.astype(np.float64), expected), (k, n, m, threads)
 
 
