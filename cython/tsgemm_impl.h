@@ -583,7 +583,7 @@ static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, lo
 }
 
 /* Larger C (more than one register tile): C in L1, each row of A and B read once, U rows
- * per step. A step keeps the U rows' B vectors of one group of at most 4 columns vectors
+ * per step. A step keeps the U rows' B vectors of one group of at most 4 column vectors
  * in registers and, for each q < k, updates row q of C with U broadcasts A[i + u][q]: per
  * C vector one load, U FMAs and one store. Per step and group of NV vectors: U k NV FMAs,
  * k NV loads and stores of C (L1, store-forwarded), U k broadcasts, U NV loads of B. The
@@ -593,7 +593,8 @@ static void F(mk_atb_c_any)(int KR, int NV, const T *a, long lda, const T *b, lo
  * before -> after: fp64 17.5-18.6 -> 22.5-23.5 GFLOP/s, fp32 41.6-42.0 -> 48.0-49.0
  * (64-byte aligned operands in a C harness: fp64 18.4 -> 27.6); rows resident in L2
  * (1024 rows, repeated), same hour: fp64 22-25 -> 32-36.
- * TWO = 1: the same steps for the rows d further on, in alternate steps. */
+ * TWO = 1: the same steps for the rows d further on, in alternate steps. U per NV: U NV
+ * B vectors, U broadcasts and one C vector fit the 16 ymm registers. */
 #define TS_ATB_L1_ROWS(nv) ((nv) == 1 ? 7 : (nv) == 2 ? 4 : 3)
 
 static inline __attribute__((always_inline)) void F(atb_l1_steps)(
