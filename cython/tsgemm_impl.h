@@ -211,17 +211,10 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
 }
 
 /* One core reads faster from four sequential streams (A and B of two parts) than from
- * two: the row range is read as two parts at once where each is long enough, the second
- * starting TS_ATB_SKEW bytes of A past half way (no power-of-two distance between them)
- * and as long as the first; rows [r0 + half, r0 + half + skew) and the last one left
- * over go after. Returns half (0: one part). */
-#ifndef TS_ATB_SKEW
-#define TS_ATB_SKEW (1L << 20)
-#endif
-static inline long F(atb_half_rows_of)(long r0, long r1, long lda, long *skew)
+ * two: long row ranges are read as two parts at once (ts_two_parts). */
+static inline int F(atb_parts)(long r0, long r1, long lda, ts_part part[3])
 {
-    *skew = TS_ATB_SKEW / (lda * (long)sizeof(T));
-    return r1 - r0 < 8 * *skew ? 0 : (r1 - r0 - *skew) / 2;
+    return ts_two_parts(r0, r1, TS_PART_SKEW / (lda * (long)sizeof(T)), part);
 }
 /* One-pass A^T B reads two parts at once only for C of at most TS_ATB_TWO_MAX_NV vectors
  * per row (NumPy-allocated operands, same process: +15-20% for k = n = 4 in both dtypes). */
@@ -271,15 +264,12 @@ static inline __attribute__((always_inline)) void F(atb_half_rows)(
 
 static void F(atb_half)(long r0, long r1, const T *a, const T *b, T *c, long ldc)
 {
-    long skew;
-    const long half = F(atb_half_rows_of)(r0, r1, W / 2, &skew);
-    if (half == 0) {
-        F(atb_half_rows)(0, r0, r1, 0, a, b, c, ldc);
-        return;
+    ts_part part[3];
+    for (int p = 0, parts = F(atb_parts)(r0, r1, W / 2, part); p < parts; ++p) {
+        const long i = part[p].i, d = part[p].d;
+        if (d) F(atb_half_rows)(1, i, i + part[p].rows, d, a, b, c, ldc);
+        else F(atb_half_rows)(0, i, i + part[p].rows, 0, a, b, c, ldc);
     }
-    F(atb_half_rows)(1, r0, r0 + half, half + skew, a, b, c, ldc);
-    F(atb_half_rows)(0, r0 + half, r0 + half + skew, 0, a, b, c, ldc);
-    F(atb_half_rows)(0, r0 + 2 * half + skew, r1, 0, a, b, c, ldc);
 }
 
 /* ---------------------------------------------------------------------------
@@ -659,8 +649,8 @@ static void F(atb_l1_range)(long i0, long rows, long d, int n, int k, const T *a
                             const T *b, long ldb, T *cb, long ldcb)
 {
     const int groups = (n + TS_NV_MAX * W - 1) / (TS_NV_MAX * W);
-    long chunk = groups == 1 ? rows : TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
-    if (chunk < 16) chunk = 16;
+    const long chunk = groups == 1 ? rows
+                                   : TS_ATB_CHUNK_BYTES / ((long)(k + n) * (long)sizeof(T));
     for (long s0 = i0; s0 < i0 + rows; s0 += chunk) {
         const long len = i0 + rows - s0 < chunk ? i0 + rows - s0 : chunk;
         for (int j0 = 0; j0 < n; j0 += TS_NV_MAX * W) {
@@ -685,34 +675,27 @@ static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, 
         F(atb_half)(r0, r1, a, b, c, ldc);
         return;
     }
-    long skew;
-    const long half = F(atb_half_rows_of)(r0, r1, lda, &skew);
-    const long second = r0 + half + skew, rest = r0 + 2 * half + skew;
     const int nv = (n + W - 1) / W;
+    ts_part part[3];
+    const int parts = F(atb_parts)(r0, r1, lda, part);
     if (nv <= TS_NV_MAX && k <= TS_ROWS_FOR(nv)) {
-        if (half == 0 || nv > TS_ATB_TWO_MAX_NV) {
+        if (nv > TS_ATB_TWO_MAX_NV) {
             F(mk_atb_c_any)(k, nv, a + r0 * lda, lda, b + r0 * ldb, ldb, r1 - r0, c, ldc, n, 0, 0);
             return;
         }
-        F(mk_atb_c_any)(k, nv, a + r0 * lda, lda, b + r0 * ldb, ldb, half, c, ldc, n,
-                        a + second * lda, b + second * ldb);
-        F(mk_atb_c_any)(k, nv, a + (r0 + half) * lda, lda, b + (r0 + half) * ldb, ldb, skew, c,
-                        ldc, n, 0, 0);
-        F(mk_atb_c_any)(k, nv, a + rest * lda, lda, b + rest * ldb, ldb, r1 - rest, c, ldc, n,
-                        0, 0);
+        for (int p = 0; p < parts; ++p) {
+            const long i = part[p].i, d = part[p].d;
+            F(mk_atb_c_any)(k, nv, a + i * lda, lda, b + i * ldb, ldb, part[p].rows, c, ldc, n,
+                            d ? a + (i + d) * lda : 0, d ? b + (i + d) * ldb : 0);
+        }
         return;
     }
     /* C in L1: a zero-padded private copy (whole vectors, no masked stores), added to c */
     const long ldcb = (long)nv * W;
     T cb[TS_ATB_MAX * TS_ATB_MAX] __attribute__((aligned(64)));
     memset(cb, 0, (size_t)(k * ldcb) * sizeof(T));
-    if (half == 0) {
-        F(atb_l1_range)(r0, r1 - r0, 0, n, k, a, lda, b, ldb, cb, ldcb);
-    } else {
-        F(atb_l1_range)(r0, half, half + skew, n, k, a, lda, b, ldb, cb, ldcb);
-        F(atb_l1_range)(r0 + half, skew, 0, n, k, a, lda, b, ldb, cb, ldcb);
-        F(atb_l1_range)(rest, r1 - rest, 0, n, k, a, lda, b, ldb, cb, ldcb);
-    }
+    for (int p = 0; p < parts; ++p)
+        F(atb_l1_range)(part[p].i, part[p].rows, part[p].d, n, k, a, lda, b, ldb, cb, ldcb);
     for (int q = 0; q < k; ++q)
         for (int j = 0; j < n; ++j) c[q * ldc + j] += cb[q * ldcb + j];
 }
