@@ -242,6 +242,10 @@ static inline __attribute__((always_inline)) void F(atb_half_rows)(
 #pragma GCC unroll 4
             for (int u = 0; u < U; ++u) {
                 const long row = i + h * d + 2 * u;
+                if (u == 0) {
+                    ts_prefetch_span(a + row * H, 2 * U * H * sizeof(T), TS_ATB_PF_BYTES);
+                    ts_prefetch_span(b + row * H, 2 * U * H * sizeof(T), TS_ATB_PF_BYTES);
+                }
                 V av = F(ld)(a + row * H), bv = F(ld)(b + row * H);
 #pragma GCC unroll 4
                 for (int q = 0; q < H; ++q) acc[u][q] += TS_LANE(av, q) * bv;
@@ -521,6 +525,8 @@ static inline __attribute__((always_inline)) void F(mk_atb_c)(
 #pragma GCC unroll 2
         for (int h = 0; h < 1 + TWO; ++h) {
             const T *ai = (h ? a2 : a) + i * lda, *bi = (h ? b2 : b) + i * ldb;
+            ts_prefetch_span(ai, lda * sizeof(T), TS_ATB_PF_BYTES);
+            ts_prefetch_span(bi, ldb * sizeof(T), TS_ATB_PF_BYTES);
             V bv[4];
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) {
@@ -596,6 +602,8 @@ static inline __attribute__((always_inline)) void F(atb_l1_steps)(
 #pragma GCC unroll 2
         for (int h = 0; h < 1 + TWO; ++h) {
             const T *as = a + h * d * lda, *bs = b + h * d * ldb;
+            ts_prefetch_span(as, U * lda * sizeof(T), TS_ATB_PF_BYTES);
+            ts_prefetch_span(bs, U * ldb * sizeof(T), TS_ATB_PF_BYTES);
             V bv[7][4];
 #pragma GCC unroll 7
             for (int u = 0; u < U; ++u)

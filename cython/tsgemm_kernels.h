@@ -65,6 +65,22 @@ static inline int ts_two_parts(long r0, long r1, long skew, ts_part part[3])
 #define TS_PF_ROW_BYTES 2048
 #endif
 
+/* A^T B reads four streams (A and B of two parts) with no reuse; software prefetch this
+ * far ahead in each (same process, NumPy arrays 2^22 x K, one thread, none -> 1 KiB:
+ * fp64 K = 16 20.8-22.8 -> 23.6-26.1 GFLOP/s, K = 4 5.9-6.3 -> 6.8-7.1). */
+#ifndef TS_ATB_PF_BYTES
+#define TS_ATB_PF_BYTES 1024
+#endif
+
+/* Prefetch the cache lines that start in [p + ahead, p + ahead + bytes): called for
+ * consecutive spans of a stream, every line ahead of it is asked for once. */
+static inline void ts_prefetch_span(const void *p, long bytes, long ahead)
+{
+    const unsigned long from = (unsigned long)p + ahead, to = from + bytes;
+    for (unsigned long line = (from + 63) & ~63UL; line < to; line += 64)
+        __builtin_prefetch((const void *)line);
+}
+
 typedef double ts_vd __attribute__((vector_size(32)));
 typedef float ts_vs __attribute__((vector_size(32)));
 
