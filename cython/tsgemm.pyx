@@ -61,17 +61,27 @@ cdef inline long split(long m, int parts, int part, long align) noexcept nogil:
     return min(m, size * part)
 
 
-def pack_b(b, dtype) -> np.ndarray:
-    """B (k x n) as column panels of PANEL_VECTORS vectors, zero padded:
-    shape (panels, k, PANEL_VECTORS * W), W = 32 bytes / itemsize."""
-    k, n = b.shape
+def packed_b_shape(k: int, n: int, dtype) -> tuple[int, int, int]:
+    """Shape of the buffer pack_b fills: (panels, k, PANEL_VECTORS * W), W = 32 bytes /
+    itemsize."""
     width = PANEL_VECTORS * VECTOR_BYTES // np.dtype(dtype).itemsize
-    panels = (n + width - 1) // width
-    packed = np.zeros((panels, k, width), dtype=dtype)
+    return (n + width - 1) // width, k, width
+
+
+def pack_b(b, packed) -> None:
+    """B (k x n) into `packed` (packed_b_shape; the caller aligns it to 64 bytes) as
+    column panels of at most PANEL_VECTORS vectors: panel cp, of `cols` columns, is k
+    rows of `cols` rounded up to whole vectors, zero padded, contiguous from the start
+    of packed[cp] (tsgemm_impl.h reads each row of B as whole cache lines)."""
+    k, n = b.shape
+    panels, _, width = packed.shape
+    vector = VECTOR_BYTES // packed.itemsize
     for cp in range(panels):
         cols = min(width, n - cp * width)
-        packed[cp, :, :cols] = b[:, cp * width:cp * width + cols]
-    return packed
+        row = (cols + vector - 1) // vector * vector
+        rows = packed[cp].reshape(-1)[:k * row].reshape(k, row)
+        rows[:, :cols] = b[:, cp * width:cp * width + cols]
+        rows[:, cols:] = 0
 
 
 def ab_rowmajor(floating[:, ::1] a, floating[:, :, ::1] b_packed, floating[:, ::1] c,

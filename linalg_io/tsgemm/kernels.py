@@ -97,8 +97,10 @@ def matmul(a, b, threads: int = 1, out: np.ndarray | None = None):
     if _layout(a) == "C":
         c = _output(out, (m, n), a.dtype, "C")
         row_pairs = a.shape[1] * a.itemsize == n * a.itemsize == 16
-        kernels.ab_rowmajor(a, kernels.pack_b(b, a.dtype), c, n, threads,
-                            _stream_ok(c, row_pairs))
+        panels, k, width = kernels.packed_b_shape(b.shape[0], n, a.dtype)
+        packed = aligned_empty((panels, k * width), a.dtype, "C").reshape(panels, k, width)
+        kernels.pack_b(b, packed)
+        kernels.ab_rowmajor(a, packed, c, n, threads, _stream_ok(c, row_pairs))
         return c, "cython ab_rowmajor"
     c = _output(out, (m, n), a.dtype, "F")
     kernels.ab_colmajor(a, np.ascontiguousarray(b), c, threads, _stream_ok(c))
