@@ -43,9 +43,9 @@ cdef extern from "tsgemm_kernels.h" nogil:
     void ab_f_rows_s(long r0, long r1, int n, int k, const float *a, long lda,
                      const float *b, long ldb, float *c, long ldc, int stream)
     void atb_c_rows_d(long r0, long r1, int n, int k, const double *a, long lda,
-                      const double *b, long ldb, double *c, long ldc)
+                      const double *b, long ldb, double *c, long ldc, int alone)
     void atb_c_rows_s(long r0, long r1, int n, int k, const float *a, long lda,
-                      const float *b, long ldb, float *c, long ldc)
+                      const float *b, long ldb, float *c, long ldc, int alone)
     void atb_f_rows_d(long r0, long r1, int n, int k, const double *a, long lda,
                       const double *b, long ldb, double *c, long ldc)
     void atb_f_rows_s(long r0, long r1, int n, int k, const float *a, long lda,
@@ -162,9 +162,11 @@ def atb_rowmajor(floating[:, ::1] a, floating[:, ::1] b, floating[:, ::1] out,
             r1 = split(m, threads, t + 1, 16)
             if r1 > r0:
                 if floating is double:
-                    atb_c_rows_d(r0, r1, n, k, &a[0, 0], k, &b[0, 0], n, &partial[t, 0, 0], n)
+                    atb_c_rows_d(r0, r1, n, k, &a[0, 0], k, &b[0, 0], n, &partial[t, 0, 0], n,
+                                 threads == 1)
                 else:
-                    atb_c_rows_s(r0, r1, n, k, &a[0, 0], k, &b[0, 0], n, &partial[t, 0, 0], n)
+                    atb_c_rows_s(r0, r1, n, k, &a[0, 0], k, &b[0, 0], n, &partial[t, 0, 0], n,
+                                 threads == 1)
     _sum_partials(partial, out)
 
 
