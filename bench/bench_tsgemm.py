@@ -18,7 +18,8 @@ stream) is printed beside; for the products that only read (A^T B; TSM2R, whose 
 tiny) the last column is the percentage of min(read bandwidth x intensity, gemm rate),
 the bound of a kernel that only reads. Effective GB/s = s (A + B + C elements) / time.
 Times: best of --reps rounds in which our kernel, NumPy and the rate probes take turns
-(all see the same load); both write C into a buffer allocated once (np.matmul(..., out=)), so
+(all see the same load); both write C into a buffer allocated once (np.matmul(..., out=)),
+half a page from A modulo 4 KiB as matmul allocates it (kernels.aligned_empty), so
 neither pays the page faults of a fresh output. The check is the componentwise error
 against NumPy in float64, as in the tests.
 
@@ -141,8 +142,10 @@ def bench_shape(name: str, kind: str, m: int, k_big: int | None, small: int, dty
                              / np.maximum(np.abs(a.T).astype(np.float64) @ np.abs(b), 1e-300)))
     else:
         b = rng.random((k, n), dtype=np.float64).astype(dtype)
-        c_ours = kernels.aligned_empty((m, n), dtype, "C")
-        c_numpy = np.empty((m, n), dtype=dtype)
+        # both outputs half a page from A modulo 4 KiB (what matmul allocates: no 4K
+        # aliasing between the loads of A and the stores of C)
+        c_ours = kernels.aligned_empty((m, n), dtype, "C", away_from=a)
+        c_numpy = kernels.aligned_empty((m, n), dtype, "C", away_from=a)
         def ours():
             return kernels.matmul(a, b, threads, out=c_ours)
 

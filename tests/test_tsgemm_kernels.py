@@ -213,3 +213,17 @@ def test_output_buffer_is_reused_when_it_fits() -> None:
         assert c is out and scaled_error(c, a, b) <= 7 * np.finfo(np.float64).eps
         wrong = np.empty((501, 9), order="F" if order == "C" else "C")
         assert kernels.matmul(a, b, 1, out=wrong)[0] is not wrong
+
+
+def test_new_output_is_half_a_page_from_a() -> None:
+    """C allocated by matmul starts on a 64-byte boundary 1984-2048 bytes past A modulo
+    4 KiB (no 4K aliasing between A's loads and C's stores), for any offset of A."""
+    rng = np.random.default_rng(7)
+    raw = rng.standard_normal(4096 + 64 * 5)
+    b = rng.standard_normal((5, 3))
+    for shift in range(0, 4096 // 8, 37):
+        a = raw[shift:shift + 64 * 5].reshape(64, 5)
+        c, _ = kernels.matmul(a, b, 1)
+        gap = (c.ctypes.data - a.ctypes.data) % 4096
+        assert c.ctypes.data % 64 == 0 and 2048 - 64 < gap <= 2048, (shift, gap)
+        assert scaled_error(c, a, b) <= 5 * np.finfo(np.float64).eps
