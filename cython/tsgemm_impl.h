@@ -354,9 +354,10 @@ static void F(mk_ab_dot_any)(int R, int N, const T *a, long lda, int kb, const T
     }
 }
 
-/* Rows [r0, r1) of C = A B by dot products (n <= 4): B^T unpacked from the packed B
- * (one panel of one vector) into a buffer of this thread (rows one cache line apart beyond a multiple
- * of 4 KiB, so that they never share an L1 set); k in panels of TS_KB_BYTES of B^T. */
+/* Rows [r0, r1) of C = A B by dot products (n <= 4): B^T unpacked from the packed B (one
+ * panel of one vector) into a buffer of this thread (rows one cache line apart beyond a
+ * multiple of 4 KiB, so that they never share an L1 set); k in panels of TS_KB_BYTES of
+ * B^T. */
 static int F(ab_dot_rows)(long r0, long r1, int n, int k, const T *a, long lda,
                           const T *bp, T *c, long ldc)
 {

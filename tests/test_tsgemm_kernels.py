@@ -66,10 +66,13 @@ def test_atb_every_k_and_n_up_to_32_odd_m(dtype, order) -> None:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_tsm2r_large_inner_dimension_and_wide_n(dtype, order) -> None:
-    """TSM2R: A large and regular (k panels, several column panels of B up to n = 64)."""
+    """TSM2R: A large and regular (k panels, several column panels of B up to n = 64;
+    k panels of B rows narrower than a full panel: n = 5, and n = 33 whose last column
+    panel is one vector)."""
     rng = np.random.default_rng(3)
     eps = np.finfo(dtype).eps
-    for m, k, n in [(515, 1031, 16), (333, 700, 64), (97, 2000, 5), (61, 1001, 7), (1, 300, 33)]:
+    for m, k, n in [(515, 1031, 16), (333, 700, 64), (97, 2000, 5), (61, 1001, 7), (1, 300, 33),
+                    (37, 9000, 5), (45, 2100, 33)]:
         a, b = operands(rng, (m, k), (k, n), dtype, order)
         for threads in (1, 2):
             c, _ = kernels.matmul(a, b, threads)
