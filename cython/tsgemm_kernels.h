@@ -66,8 +66,9 @@ static inline int ts_two_parts(long r0, long r1, long skew, ts_part part[3])
 #endif
 
 /* A^T B reads four streams (A and B of two parts) with no reuse; software prefetch this
- * far ahead in each (same process, NumPy arrays 2^22 x K, one thread, none -> 1 KiB:
- * fp64 K = 16 20.8-22.8 -> 23.6-26.1 GFLOP/s, K = 4 5.9-6.3 -> 6.8-7.1). */
+ * far ahead in each (same process, NumPy arrays 2^22 x K, one thread, none -> 1 KiB, five
+ * and four paired runs: fp64 K = 16 17.2-22.8 -> 20.8-26.1 GFLOP/s; K = 4 4.0-6.4 ->
+ * 4.2-6.3, +31% in one run, -2% to +8% in the others). */
 #ifndef TS_ATB_PF_BYTES
 #define TS_ATB_PF_BYTES 1024
 #endif
