@@ -193,8 +193,11 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
     enum { H = W / 2 };
     V bq[H];
 #pragma GCC unroll 4
-    for (int q = 0; q < H; ++q)
-        for (int e = 0; e < W; ++e) bq[q][e] = b[q * ldb + e % H];
+    for (int q = 0; q < H; ++q) {
+        V row = {0};
+        for (int e = 0; e < W; ++e) row[e] = b[q * ldb + e % H];
+        bq[q] = row;
+    }
     if (stream && ((unsigned long)(c + r0 * H) % 32) != 0) stream = 0;
     long i = r0;
 #pragma GCC unroll 2
