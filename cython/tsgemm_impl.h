@@ -218,13 +218,22 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
 }
 
 /* One core reads faster from four sequential streams (A and B of two parts) than from
- * two: long row ranges are read as two parts at once (ts_two_parts). */
-static inline int F(atb_parts)(long r0, long r1, long lda, ts_part part[3])
+ * two: two = 1, long row ranges are read as two parts at once (ts_two_parts); two = 0, as
+ * one part. Which paths of atb_c_rows read two parts:
+ * - one register tile covering C: only for C of at most TS_ATB_TWO_MAX_NV vectors per row
+ *   (NumPy-allocated operands, same process: +15-20% for k = n = 4 in both dtypes);
+ * - the half-vector kernel: only when its thread streams alone (A, B 2^22 x 4 float, same
+ *   process, 2 threads: one part faster by 8-20% in 6 of 8 paired runs, e.g. 18.6 against
+ *   16.2 GB/s, within 5% in the other 2; one thread: two parts faster, 13.9 against 12.2);
+ * - C in L1: always. */
+static inline int F(atb_parts)(long r0, long r1, long lda, int two, ts_part part[3])
 {
+    if (!two) {
+        part[0] = (ts_part){r0, r1 - r0, 0};
+        return 1;
+    }
     return ts_two_parts(r0, r1, TS_PART_SKEW / (lda * (long)sizeof(T)), part);
 }
-/* One-pass A^T B reads two parts at once only for C of at most TS_ATB_TWO_MAX_NV vectors
- * per row (NumPy-allocated operands, same process: +15-20% for k = n = 4 in both dtypes). */
 #ifndef TS_ATB_TWO_MAX_NV
 #define TS_ATB_TWO_MAX_NV 2
 #endif
@@ -271,20 +280,6 @@ static inline __attribute__((always_inline)) void F(atb_half_rows)(
                     sum[q][j] += a[(i + h * d) * H + q] * b[(i + h * d) * H + j];
     for (int q = 0; q < H; ++q)
         for (int j = 0; j < H; ++j) c[q * ldc + j] += sum[q][j];
-}
-
-/* alone = 0 (other threads stream too): one part. A, B 2^22 x 4 float, NumPy arrays, same
- * process, 2 threads: one part faster by 8-20% in 6 of 8 paired runs (e.g. 18.6 against
- * 16.2 GB/s), within 5% in the other 2; one thread: two parts faster (13.9 against 12.2). */
-static void F(atb_half)(long r0, long r1, const T *a, const T *b, T *c, long ldc, int alone)
-{
-    ts_part part[3] = {{r0, r1 - r0, 0}};
-    const int parts = alone ? F(atb_parts)(r0, r1, W / 2, part) : 1;
-    for (int p = 0; p < parts; ++p) {
-        const long i = part[p].i, d = part[p].d;
-        if (d) F(atb_half_rows)(1, i, i + part[p].rows, d, a, b, c, ldc);
-        else F(atb_half_rows)(0, i, i + part[p].rows, 0, a, b, c, ldc);
-    }
 }
 
 /* ---------------------------------------------------------------------------
@@ -691,22 +686,18 @@ static void F(atb_l1_range)(long i0, long rows, long d, int n, int k, const T *a
 static void F(atb_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, const T *b,
                           long ldb, T *c, long ldc, int alone)
 {
-    if (k == W / 2 && n == W / 2 && lda == k && ldb == n) {
-        F(atb_half)(r0, r1, a, b, c, ldc, alone);
-        return;
-    }
-    const int nv = (n + W - 1) / W;
+    const int half = k == W / 2 && n == W / 2 && lda == k && ldb == n;
+    const int nv = (n + W - 1) / W, one_tile = nv <= TS_NV_MAX && k <= TS_ROWS_FOR(nv);
+    const int two = half ? alone : one_tile ? nv <= TS_ATB_TWO_MAX_NV : 1;
     ts_part part[3];
-    const int parts = F(atb_parts)(r0, r1, lda, part);
-    if (nv <= TS_NV_MAX && k <= TS_ROWS_FOR(nv)) {
-        if (nv > TS_ATB_TWO_MAX_NV) {
-            F(mk_atb_c_any)(k, nv, a + r0 * lda, lda, b + r0 * ldb, ldb, r1 - r0, c, ldc, n, 0, 0);
-            return;
-        }
+    const int parts = F(atb_parts)(r0, r1, lda, two, part);
+    if (half || one_tile) {
         for (int p = 0; p < parts; ++p) {
-            const long i = part[p].i, d = part[p].d;
-            F(mk_atb_c_any)(k, nv, a + i * lda, lda, b + i * ldb, ldb, part[p].rows, c, ldc, n,
-                            d ? a + (i + d) * lda : 0, d ? b + (i + d) * ldb : 0);
+            const long i = part[p].i, e = i + part[p].rows, d = part[p].d;
+            if (half && d) F(atb_half_rows)(1, i, e, d, a, b, c, ldc);
+            else if (half) F(atb_half_rows)(0, i, e, 0, a, b, c, ldc);
+            else F(mk_atb_c_any)(k, nv, a + i * lda, lda, b + i * ldb, ldb, part[p].rows, c,
+                                 ldc, n, d ? a + (i + d) * lda : 0, d ? b + (i + d) * ldb : 0);
         }
         return;
     }
