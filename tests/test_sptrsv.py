@@ -219,8 +219,9 @@ class _DeviceArray(np.ndarray):
         return np.asarray(self).copy()
 
 
-def _numpy_as_cupy(monkeypatch):
-    """Patch sptrsv_gpu to run on NumPy; the CUDA kernel becomes its sequential meaning."""
+def _numpy_as_cupy(monkeypatch, emulator=None):
+    """Patch sptrsv_gpu to run on NumPy; the CUDA kernel becomes its sequential meaning, or,
+    given the host emulator (tests/cuda_emulator.py), the kernel source itself."""
     import sys
     import types
 
@@ -251,13 +252,15 @@ def _numpy_as_cupy(monkeypatch):
 
     monkeypatch.setattr(gpu, "require_cupy", lambda: standin)
     monkeypatch.setattr(gpu, "select_device_for_rank", lambda rank: 0)
-    monkeypatch.setattr(gpu, "_kernel", lambda: kernel)
+    monkeypatch.setattr(gpu, "_kernel", lambda: emulator.sptrsv if emulator else kernel)
     return gpu
 
 
+@pytest.mark.parametrize("kernel", ["sequential", "emulated"])
 @pytest.mark.parametrize("spec", ["lap3d:6", "rand:400:0.01:30"])
-def test_gpu_local_solve_staging_with_numpy_standin(monkeypatch, spec):
-    gpu = _numpy_as_cupy(monkeypatch)
+def test_gpu_local_solve_staging_with_numpy_standin(monkeypatch, request, spec, kernel):
+    emulator = request.getfixturevalue("cuda_emulator") if kernel == "emulated" else None
+    gpu = _numpy_as_cupy(monkeypatch, emulator)
     lower = load_matrix(spec)
     b = np.random.default_rng(3).standard_normal((lower.shape[0], 2))
     reference = spsolve_triangular(lower, b, lower=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +37,42 @@ def _kernel():
     return module.get_function("sptrsv_syncfree_csc")
 
 
+class BlockArrays(NamedTuple):
+    """Host arrays of one diagonal block rows start..end-1 as the kernel takes them."""
+
+    colptr: np.ndarray     # int64, CSC of the strictly lower block
+    rowidx: np.ndarray     # int32
+    val: np.ndarray
+    diag: np.ndarray
+    in_degree: np.ndarray  # int32: off-diagonal nonzeros of each row inside the block
+    outside: sp.csr_matrix  # the rows' entries in other columns (block rows x n_cols)
+
+
+def block_arrays(csr: sp.csr_matrix, diag: np.ndarray, start: int, end: int,
+                 n_cols: int) -> BlockArrays:
+    """Split rows start..end-1 of the strictly lower `csr` (n_rows x n_cols) into the
+    diagonal block (CSC, columns start..end-1) and the rest."""
+    lo, hi = csr.indptr[start], csr.indptr[end]
+    row = np.repeat(np.arange(end - start), np.diff(csr.indptr[start:end + 1]))
+    col = csr.indices[lo:hi].astype(np.int64)
+    data = csr.data[lo:hi]
+    inside = (col >= start) & (col < end)
+    size = end - start
+    block = sp.csc_matrix((data[inside], (row[inside], col[inside] - start)),
+                          shape=(size, size))
+    block.sort_indices()
+    outside = sp.csr_matrix((data[~inside], (row[~inside], col[~inside])), shape=(size, n_cols))
+    return BlockArrays(block.indptr.astype(np.int64), block.indices.astype(np.int32),
+                       block.data, np.asarray(diag[start:end]),
+                       np.bincount(row[inside], minlength=size).astype(np.int32), outside)
+
+
+def launch_shape(size: int) -> tuple[int, int]:
+    """(blocks, threads per block) of the kernel on a block of `size` columns: a warp per
+    column, WARPS_PER_BLOCK warps a block."""
+    return (size + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK, 32 * WARPS_PER_BLOCK
+
+
 class _Block:
     """Device data of one diagonal block: its CSC, in-degrees, diagonal, outside part."""
 
@@ -43,24 +80,14 @@ class _Block:
                  n_cols: int) -> None:
         import cupyx.scipy.sparse as csp
 
-        lo, hi = csr.indptr[start], csr.indptr[end]
-        row = np.repeat(np.arange(end - start), np.diff(csr.indptr[start:end + 1]))
-        col = csr.indices[lo:hi].astype(np.int64)
-        data = csr.data[lo:hi]
-        inside = (col >= start) & (col < end)
-        block = sp.csc_matrix((data[inside], (row[inside], col[inside] - start)),
-                              shape=(end - start, end - start))
-        block.sort_indices()
+        host = block_arrays(csr, diag, start, end, n_cols)
         self.size = end - start
-        self.colptr = cupy.asarray(block.indptr.astype(np.int64))
-        self.rowidx = cupy.asarray(block.indices.astype(np.int32))
-        self.val = cupy.asarray(block.data)
-        self.diag = cupy.asarray(diag[start:end])
-        self.in_degree = cupy.asarray(
-            np.bincount(row[inside], minlength=self.size).astype(np.int32))
-        outside = sp.csr_matrix((data[~inside], (row[~inside], col[~inside])),
-                                shape=(self.size, n_cols))
-        self.outside = csp.csr_matrix(outside) if outside.nnz else None
+        self.colptr = cupy.asarray(host.colptr)
+        self.rowidx = cupy.asarray(host.rowidx)
+        self.val = cupy.asarray(host.val)
+        self.diag = cupy.asarray(host.diag)
+        self.in_degree = cupy.asarray(host.in_degree)
+        self.outside = csp.csr_matrix(host.outside) if host.outside.nnz else None
 
 
 def _run_block(cupy, block: _Block, left, x_out) -> None:
@@ -69,8 +96,7 @@ def _run_block(cupy, block: _Block, left, x_out) -> None:
         return
     in_degree = block.in_degree.copy()
     next_column = cupy.zeros(1, dtype=np.int32)
-    threads = 32 * WARPS_PER_BLOCK
-    grid = (block.size + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK
+    grid, threads = launch_shape(block.size)
     _kernel()((grid,), (threads,), (block.colptr, block.rowidx, block.val, block.diag, left,
                                     in_degree, x_out, np.int32(block.size),
                                     np.int32(left.shape[1]), next_column))

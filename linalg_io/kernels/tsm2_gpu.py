@@ -91,24 +91,36 @@ def shape_class(kernel: str, m: int, k: int, n: int) -> str:
     return f"{kernel}:m{_pow2(m)}:k{_pow2(k)}:n{_pow2(n)}"
 
 
+def launch_shape(kernel: str, tile, m: int, k: int, n: int, itemsize: int,
+                 sms: int) -> tuple[tuple[int, int], int, int]:
+    """(grid, threads per block, dynamic shared bytes) of one launch on a device with `sms`
+    multiprocessors: grid = (row blocks, column tiles of T2). tsm2r: one block per T1 rows
+    of A; tsm2l: at most 8 blocks per SM in all (each thread strides over rows), B's
+    k x T2 slice in dynamic shared memory."""
+    t1, t2, _ = tile
+    column_tiles = (n + t2 - 1) // t2
+    row_blocks = (m + t1 - 1) // t1
+    if kernel == "tsm2r":
+        return (row_blocks, column_tiles), t1, 0
+    return (max(1, min(row_blocks, 8 * sms // column_tiles)), column_tiles), t1, k * t2 * itemsize
+
+
+def leading_dimensions(m: int, k: int, n: int, row_major: bool) -> tuple[int, int]:
+    """(lda, ldc) of A (m x k) and C (m x n), both in the same order."""
+    return (k, n) if row_major else (m, m)
+
+
 def _launch(cupy, kernel: str, tile, a, b, c, row_major: bool) -> None:
     m, k = a.shape
     n = b.shape[1]
-    t1, t2, _ = tile
     function = _module(cupy, kernel, a.dtype.name, row_major).get_function(
         name_expression(kernel, a.dtype.name, tile, row_major))
-    lda = k if row_major else m
-    ldc = n if row_major else m
-    column_tiles = (n + t2 - 1) // t2
-    row_blocks = (m + t1 - 1) // t1
-    shared = 0
-    if kernel == "tsm2l":
-        sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-        row_blocks = max(1, min(row_blocks, 8 * sms // column_tiles))
-        shared = k * t2 * a.itemsize
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    grid, threads, shared = launch_shape(kernel, tile, m, k, n, a.itemsize, sms)
+    lda, ldc = leading_dimensions(m, k, n, row_major)
     args = (a, b, c, cupy.int64(m), cupy.int32(k), cupy.int32(n), cupy.int64(lda),
             cupy.int64(ldc))
-    function((row_blocks, column_tiles), (t1,), args, shared_mem=shared)
+    function(grid, (threads,), args, shared_mem=shared)
 
 
 def _time(cupy, run, reps: int = 3) -> float:

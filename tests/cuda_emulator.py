@@ -1,0 +1,94 @@
+"""The CUDA kernels of linalg_io/kernels/cuda compiled for the host (tests/cuda_host) and
+called through ctypes with NumPy arrays, launched with the geometry the CuPy launchers
+compute, so tests check the kernel sources themselves on a machine without a GPU.
+
+`build(directory)` compiles them with g++ (C++20, threads) into an `Emulator`; TSM2_TILES
+lists the (T1, T2, T3) built, every one of them an autotuner candidate.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from linalg_io.kernels import sptrsv_gpu, tsm2_gpu
+
+HOST_DIR = Path(__file__).resolve().parent / "cuda_host"
+GXX = shutil.which("g++")
+TSM2_TILES = {"tsm2r": [(64, 4, 2), (128, 8, 4), (64, 32, 8)],
+              "tsm2l": [(128, 4, 1), (128, 16, 4), (256, 32, 2)]}
+_P = ctypes.c_void_p
+
+
+def _host_source(source: Path, directory: Path) -> Path:
+    """A copy of a kernel source whose dynamic shared memory names the driver's array."""
+    copy = directory / source.name
+    copy.write_text(source.read_text().replace("extern __shared__", "extern"))
+    return copy
+
+
+def build(directory: Path) -> Emulator:
+    table = directory / "tsm2_table.inc"
+    table.write_text("".join(
+        f"TSM2_KERNEL({kernel}, {ctype}, {t1}, {t2}, {t3}, {layout})\n"
+        for kernel, tiles in TSM2_TILES.items() for (t1, t2, t3) in tiles
+        for ctype in ("float", "double") for layout in ("false", "true")))
+    library = directory / "kernels_host.so"
+    command = [GXX, "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC", "-Wall", "-Werror",
+               "-Wno-unknown-pragmas", f"-I{HOST_DIR}",
+               f'-DTSM2_SOURCE="{_host_source(tsm2_gpu.SOURCE, directory)}"',
+               f'-DSPTRSV_SOURCE="{_host_source(sptrsv_gpu.KERNEL_SOURCE, directory)}"',
+               f'-DTSM2_TABLE="{table}"', str(HOST_DIR / "kernels_host.cpp"), "-o", str(library)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"g++ failed on the emulated kernels:\n{done.stderr[-4000:]}")
+    return Emulator(library)
+
+
+def _pointer(array: np.ndarray) -> ctypes.c_void_p:
+    return _P(array.ctypes.data)
+
+
+class Emulator:
+    def __init__(self, library: Path) -> None:
+        self.lib = ctypes.CDLL(str(library))
+        self.lib.tsm2_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint,
+                                         ctypes.c_uint, ctypes.c_long, _P, _P, _P,
+                                         ctypes.c_longlong, ctypes.c_int, ctypes.c_int,
+                                         ctypes.c_longlong, ctypes.c_longlong]
+        self.lib.sptrsv_launch.argtypes = [ctypes.c_uint, ctypes.c_uint] + [_P] * 7 + [
+            ctypes.c_int, ctypes.c_int, _P]
+
+    def tsm2(self, kernel: str, tile, a: np.ndarray, b: np.ndarray, sms: int) -> np.ndarray:
+        """C = A B by one launch of the kernel as tsm2_gpu._launch sets it up, on a device
+        with `sms` multiprocessors; C starts as NaN, so any element not written shows."""
+        row_major = bool(a.flags.c_contiguous)
+        m, k = a.shape
+        n = b.shape[1]
+        b = np.ascontiguousarray(b)
+        c = np.full((m, n), np.nan, dtype=a.dtype, order="C" if row_major else "F")
+        grid, threads, shared = tsm2_gpu.launch_shape(kernel, tile, m, k, n, a.itemsize, sms)
+        lda, ldc = tsm2_gpu.leading_dimensions(m, k, n, row_major)
+        name = tsm2_gpu.name_expression(kernel, a.dtype.name, tile, row_major)
+        status = self.lib.tsm2_launch(name.encode(), grid[0], grid[1], threads, shared,
+                                      _pointer(a), _pointer(b), _pointer(c), m, k, n, lda, ldc)
+        if status != 0:
+            raise ValueError(f"{name}: not built by the emulator or too much shared memory "
+                             f"({shared} bytes): status {status}")
+        return c
+
+    def sptrsv(self, grid, block, args) -> None:
+        """The sync-free kernel called as CuPy calls it: kernel(grid, block, args), with
+        NumPy arrays where CuPy passes device arrays."""
+        colptr, rowidx, val, diag, left, in_degree, x, m, nrhs, next_column = args
+        arrays = (colptr, rowidx, val, diag, left, in_degree, x)
+        for array, dtype in zip(arrays, (np.int64, np.int32, np.float64, np.float64,
+                                         np.float64, np.int32, np.float64)):
+            if array.dtype != dtype or not array.flags.c_contiguous:
+                raise TypeError(f"sptrsv_launch wants contiguous {np.dtype(dtype)} arrays")
+        self.lib.sptrsv_launch(grid[0], block[0], *(_pointer(a) for a in arrays), int(m),
+                               int(nrhs), _pointer(next_column))
