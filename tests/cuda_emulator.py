@@ -2,8 +2,8 @@
 called through ctypes with NumPy arrays, launched with the geometry the CuPy launchers
 compute, so tests check the kernel sources themselves on a machine without a GPU.
 
-`build(directory)` compiles them with g++ (C++20, threads) into an `Emulator`; TSM2_TILES
-lists the (T1, T2, T3) built, every one of them an autotuner candidate.
+`build(directory)` compiles them with g++ (C++20, threads) into an `Emulator`, with every
+(T1, T2, T3) the autotuner may pick (tsm2_gpu.candidates) for both types and layouts.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from linalg_io.kernels import sptrsv_gpu, tsm2_gpu
 
 HOST_DIR = Path(__file__).resolve().parent / "cuda_host"
 GXX = shutil.which("g++")
-TSM2_TILES = {"tsm2r": [(64, 4, 2), (128, 8, 4), (64, 32, 8)],
-              "tsm2l": [(128, 4, 1), (128, 16, 4), (256, 32, 2)]}
 _P = ctypes.c_void_p
 
 
@@ -35,8 +33,9 @@ def build(directory: Path) -> Emulator:
     table = directory / "tsm2_table.inc"
     table.write_text("".join(
         f"TSM2_KERNEL({kernel}, {ctype}, {t1}, {t2}, {t3}, {layout})\n"
-        for kernel, tiles in TSM2_TILES.items() for (t1, t2, t3) in tiles
-        for ctype in ("float", "double") for layout in ("false", "true")))
+        for kernel in ("tsm2r", "tsm2l") for dtype, ctype in (("float32", "float"),
+                                                              ("float64", "double"))
+        for (t1, t2, t3) in tsm2_gpu.candidates(kernel, dtype) for layout in ("false", "true")))
     library = directory / "kernels_host.so"
     command = [GXX, "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC", "-Wall", "-Werror",
                "-Wno-unknown-pragmas", f"-I{HOST_DIR}",
