@@ -3,7 +3,9 @@ called through ctypes with NumPy arrays, launched with the geometry the CuPy lau
 compute, so tests check the kernel sources themselves on a machine without a GPU.
 
 `build(directory)` compiles them with g++ (C++20, threads) into an `Emulator`, with every
-(T1, T2, T3) the autotuner may pick (tsm2_gpu.candidates) for both types and layouts.
+(T1, T2, T3) the autotuner may pick (tsm2_gpu.candidates) for both types and layouts;
+`cupy_standin` puts them behind the few CuPy calls tsm2_gpu makes, so that its launcher
+and autotuner run whole.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -73,11 +77,7 @@ class Emulator:
         grid, threads, shared = tsm2_gpu.launch_shape(kernel, tile, m, k, n, a.itemsize, sms)
         lda, ldc = tsm2_gpu.leading_dimensions(m, k, n, row_major)
         name = tsm2_gpu.name_expression(kernel, a.dtype.name, tile, row_major)
-        status = self.lib.tsm2_launch(name.encode(), grid[0], grid[1], threads, shared,
-                                      _pointer(a), _pointer(b), _pointer(c), m, k, n, lda, ldc)
-        if status != 0:
-            raise ValueError(f"{name}: not built by the emulator or too much shared memory "
-                             f"({shared} bytes): status {status}")
+        _Function(self.lib, name)(grid, (threads,), (a, b, c, m, k, n, lda, ldc), shared)
         return c
 
     def sptrsv(self, grid, block, args) -> None:
@@ -89,5 +89,70 @@ class Emulator:
                                          np.float64, np.int32, np.float64)):
             if array.dtype != dtype or not array.flags.c_contiguous:
                 raise TypeError(f"sptrsv_launch wants contiguous {np.dtype(dtype)} arrays")
-        self.lib.sptrsv_launch(grid[0], block[0], *(_pointer(a) for a in arrays), int(m),
-                               int(nrhs), _pointer(next_column))
+        m, nrhs = int(m), int(nrhs)
+        if colptr.size != m + 1 or min(rowidx.size, val.size) < colptr[-1] \
+                or min(diag.size, in_degree.size) < m or min(left.size, x.size) < m * nrhs:
+            raise ValueError("sptrsv_launch: arrays too small for m and nrhs (the kernel "
+                             "would access them out of bounds)")
+        self.lib.sptrsv_launch(grid[0], block[0], *(_pointer(a) for a in arrays), m, nrhs,
+                               _pointer(next_column))
+
+
+class _Function:
+    """A RawModule function of tsm2.cu as CuPy calls it: f(grid, block, args, shared_mem)."""
+
+    def __init__(self, lib, name: str) -> None:
+        self.lib, self.name = lib, name
+
+    def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
+        a, b, c, m, k, n, lda, ldc = args
+        self._check_bounds(a, b, c, int(m), int(k), int(n), int(lda), int(ldc))
+        status = self.lib.tsm2_launch(self.name.encode(), grid[0], grid[1], block[0],
+                                      shared_mem, _pointer(a), _pointer(b), _pointer(c),
+                                      int(m), int(k), int(n), int(lda), int(ldc))
+        if status != 0:
+            raise RuntimeError(f"{self.name}: emulated launch failed (status {status})")
+
+    def _check_bounds(self, a, b, c, m: int, k: int, n: int, lda: int, ldc: int) -> None:
+        """What a GPU would report as an illegal address (here: a crash of the test run):
+        the leading dimensions and sizes that make the kernel stay inside A, B and C."""
+        row_major = self.name.endswith("true>")
+        for name, array, rows, cols, lead in (("A", a, m, k, lda), ("C", c, m, n, ldc)):
+            inner, outer = (cols, rows) if row_major else (rows, cols)
+            if lead < inner or array.size < (outer - 1) * lead + inner:
+                raise ValueError(f"{self.name}: {name} ({array.shape}) with leading dimension "
+                                 f"{lead} would be accessed out of bounds")
+        if b.size < k * n:
+            raise ValueError(f"{self.name}: B ({b.shape}) smaller than k x n = {k} x {n}")
+
+
+def cupy_standin(emulator: Emulator, sms: int) -> SimpleNamespace:
+    """The part of CuPy that tsm2_gpu uses, over NumPy arrays and the emulated kernels: a
+    device called "host emulator" with `sms` multiprocessors, RawModule functions that
+    launch on the host, events timed with perf_counter."""
+
+    class RawModule:
+        def __init__(self, code: str, options, name_expressions) -> None:
+            assert code == tsm2_gpu.SOURCE.read_text()
+            self.names = set(name_expressions)
+
+        def get_function(self, name: str) -> _Function:
+            if name not in self.names:
+                raise KeyError(f"{name} was not among the module's name_expressions")
+            return _Function(emulator.lib, name)
+
+    class Event:
+        def record(self) -> None:
+            self.time = time.perf_counter()
+
+        def synchronize(self) -> None:
+            pass
+
+    device = SimpleNamespace(id=0, attributes={"MultiProcessorCount": sms})
+    cuda = SimpleNamespace(
+        Device=lambda: device, Event=Event,
+        get_elapsed_time=lambda start, stop: 1e3 * (stop.time - start.time),
+        runtime=SimpleNamespace(getDeviceProperties=lambda _: {"name": b"host emulator"}),
+        driver=SimpleNamespace(CUDADriverError=RuntimeError))
+    return SimpleNamespace(RawModule=RawModule, cuda=cuda, int32=np.int32, int64=np.int64,
+                           ascontiguousarray=np.ascontiguousarray, empty=np.empty)

@@ -8,6 +8,8 @@ checked to fail here); it says nothing of speed. Skipped only without g++.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -74,3 +76,36 @@ def test_syncfree_kernel_source_matches_scipy(cuda_emulator, spec, nrhs) -> None
     assert np.abs(x - reference).max() <= 1e-12 * np.abs(reference).max()
     assert not in_degree.any()
     assert next_column[0] == grid * threads // 32
+
+
+def test_cupy_launcher_and_autotuner_run_whole_on_the_emulator(cuda_emulator, tmp_path,
+                                                               monkeypatch) -> None:
+    """tsm2_gpu.matmul as on a GPU (module with every candidate, the autotuner timing each,
+    its JSON cache, the launch and its argument order), the kernels emulated: results
+    against NumPy, one cache entry per shape class, reused by the next call."""
+    import cuda_emulator as emulation
+
+    monkeypatch.setattr(tsm2_gpu, "require_cupy",
+                        lambda: emulation.cupy_standin(cuda_emulator, SMS))
+    monkeypatch.setenv("LINALG_IO_TSM2_CACHE", str(tmp_path / "tsm2.json"))
+    monkeypatch.setattr(tsm2_gpu, "_choices", None)
+    monkeypatch.setattr(tsm2_gpu, "_modules", {})
+    rng = np.random.default_rng(5)
+    cases = [(np.float64, "C", (300, 9, 5)), (np.float32, "F", (260, 33, 3)),
+             (np.float64, "F", (90, 100, 7)), (np.float32, "C", (65, 130, 17))]
+    for dtype, order, (m, k, n) in cases:
+        a = np.asarray(rng.standard_normal((m, k)), dtype=dtype, order=order)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        c, kernel = tsm2_gpu.matmul(a, b)
+        assert kernel.startswith("tsm2l" if k <= tsm2_gpu.TSM2L_MAX_K else "tsm2r"), kernel
+        assert c.flags.c_contiguous == (order == "C")
+        assert scaled_error(c, a, b) <= k * np.finfo(dtype).eps, (m, k, n, kernel)
+        assert tsm2_gpu.matmul(a, b)[1] == kernel
+    cache = json.loads((tmp_path / "tsm2.json").read_text())
+    assert len(cache) == len(cases)
+    assert all(key.startswith("host emulator|") for key in cache)
+    for key, entry in cache.items():
+        dtype = key.split("|")[1]
+        kernel = key.split("|")[3].split(":")[0]
+        assert entry["candidates"] == len(tsm2_gpu.candidates(kernel, dtype))
+        assert tuple(entry["tile"]) in tsm2_gpu.candidates(kernel, dtype)
