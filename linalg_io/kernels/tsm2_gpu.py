@@ -23,7 +23,9 @@ from linalg_io.kernels.gpu import require_cupy
 
 SOURCE = Path(__file__).with_name("cuda") / "tsm2.cu"
 TSM2L_MAX_K = 64
-STATIC_SHARED_LIMIT = 48 * 1024
+# shared memory a block may use without opting in: tsm2r's static double-buffered tile of
+# B, tsm2l's dynamic k x T2 slice of B
+SHARED_LIMIT = 48 * 1024
 _TILES = {
     "tsm2r": [(t1, t2, t3) for t1 in (64, 128, 256) for t2 in (4, 8, 16, 32)
               for t3 in (2, 4, 8)],
@@ -65,7 +67,7 @@ def candidates(kernel: str, dtype: str) -> list[tuple[int, int, int]]:
     static shared memory, which must stay within 48 KiB."""
     itemsize = 4 if dtype == "float32" else 8
     return [tile for tile in _TILES[kernel]
-            if kernel != "tsm2r" or 2 * tile[0] * tile[1] * itemsize <= STATIC_SHARED_LIMIT]
+            if kernel != "tsm2r" or 2 * tile[0] * tile[1] * itemsize <= SHARED_LIMIT]
 
 
 def name_expression(kernel: str, dtype: str, tile: tuple[int, int, int], row_major: bool) -> str:
@@ -147,9 +149,12 @@ def tune(kernel: str, a, b, c, row_major: bool) -> tuple[int, int, int]:
     choices = _load_choices()
     if key in choices:
         return tuple(choices[key]["tile"])
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     timings = {}
     for tile in candidates(kernel, a.dtype.name):
-        if kernel == "tsm2l" and a.shape[1] * tile[1] * a.itemsize > 48 * 1024:
+        _, _, shared = launch_shape(kernel, tile, a.shape[0], a.shape[1], b.shape[1], a.itemsize,
+                                    sms)
+        if shared > SHARED_LIMIT:
             continue
         try:
             timings[tile] = _time(cupy, partial(_launch, cupy, kernel, tile, a, b, c, row_major))

@@ -29,7 +29,7 @@ def compiled():
     return tsgemm
 
 
-def aligned_empty(shape: tuple[int, int], dtype, order: str,
+def aligned_empty(shape: tuple[int, ...], dtype, order: str,
                   away_from: np.ndarray | None = None) -> np.ndarray:
     """An uninitialised array whose data starts on a 64-byte boundary.
 
@@ -113,8 +113,7 @@ def matmul(a, b, threads: int = 1, out: np.ndarray | None = None):
     if _layout(a) == "C":
         c = _output(out, (m, n), a, "C")
         row_pairs = a.shape[1] * a.itemsize == n * a.itemsize == 16
-        panels, k, width = kernels.packed_b_shape(b.shape[0], n, a.dtype)
-        packed = aligned_empty((panels, k * width), a.dtype, "C").reshape(panels, k, width)
+        packed = aligned_empty(kernels.packed_b_shape(b.shape[0], n, a.dtype), a.dtype, "C")
         kernels.pack_b(b, packed)
         kernels.ab_rowmajor(a, packed, c, n, threads, _stream_ok(c, row_pairs))
         return c, "cython ab_rowmajor"
