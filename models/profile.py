@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from linalg_io.errors import InputError
+
 DEFAULT_PROFILE_PATH = Path(__file__).with_name("default_profile.json")
 
 
@@ -36,9 +38,26 @@ class MachineProfile:
         return json.dumps(asdict(self), indent=2)
 
 
+NUMBERS = ("alpha_s", "beta_s_per_byte", "gamma_flops", "mem_bw_bytes_per_s")
+
+
 def load_profile(path: str | Path | None = None) -> MachineProfile:
-    """Read a profile JSON (the shipped default when `path` is None)."""
+    """Read a profile JSON (the shipped default when `path` is None); InputError when
+    it is not a JSON object with the four rates as positive numbers."""
     source = Path(path) if path is not None else DEFAULT_PROFILE_PATH
-    data = json.loads(source.read_text())
+    try:
+        data = json.loads(source.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"machine profile {source} is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"machine profile {source} is not a JSON object")
+    missing = [key for key in NUMBERS if key not in data]
+    if missing:
+        raise InputError(f"machine profile {source} lacks {', '.join(missing)} "
+                         "(write one with `linalg-io calibrate --write`)")
+    bad = [key for key in NUMBERS if isinstance(data[key], bool)
+           or not isinstance(data[key], (int, float)) or not data[key] > 0]
+    if bad:
+        raise InputError(f"machine profile {source}: {', '.join(bad)} must be positive numbers")
     fields = MachineProfile.__dataclass_fields__
     return MachineProfile(**{k: v for k, v in data.items() if k in fields})

@@ -55,3 +55,31 @@ def test_usage_error_exits_2():
     out = subprocess.run(CLI + ["lu", "--n", "-3"], capture_output=True, text=True, timeout=60,
                          check=False)
     assert out.returncode == 2 and "positive integer" in out.stderr
+
+
+def test_bad_machine_profile_is_bad_input(tmp_path: Path):
+    not_json = tmp_path / "not_json.json"
+    not_json.write_text("{alpha: 1")
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps({"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}))
+    negative = tmp_path / "negative.json"
+    negative.write_text(json.dumps({"alpha_s": 1e-6, "beta_s_per_byte": 1e-10,
+                                    "gamma_flops": -1, "mem_bw_bytes_per_s": "fast"}))
+    cases = [(not_json, f"machine profile {not_json} is not JSON: "),
+             (missing, f"machine profile {missing} lacks gamma_flops, mem_bw_bytes_per_s "),
+             (negative, (f"machine profile {negative}: gamma_flops, mem_bw_bytes_per_s must "
+                         "be positive numbers"))]
+    for path, message in cases:
+        out = subprocess.run(CLI + ["model", "tsgemm", "--variant", "atb", "--m", "1000",
+                                    "--n", "4", "--k", "4", "--p", "2", "--profile", str(path)],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 2, out.stderr
+        (line,) = out.stderr.strip().splitlines()
+        assert line.startswith(f"linalg-io: error: {message}"), line
+    records = tmp_path / "runs.jsonl"
+    result = run_cli(2, ["tsgemm", "--variant", "atb", "--m", "1000", "--n", "4", "--k", "4",
+                         "--profile", str(missing), "--out", str(records)], check=False)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
+    assert len(lines) == 2 and all("lacks gamma_flops" in line for line in lines)
+    assert not records.exists()
