@@ -46,8 +46,9 @@ Closed form, words sent per rank averaged over ranks (sum of m w over the panels
 = N^2/2): N^2/(2P) [2(c-1) + 1 + 1 + (Px + 1)(c-1)/c] + N v Px (1 + log2 Px)/P
 (reduce panel and pivot rows, allgather of the pivot rows, L broadcast, L and U
 scatters, L00 and tournament). c = 1: N^2/P + N v Px (1 + log2 Px)/P.
-Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py) (redundant U solves on layer lk)
-+ panels and tournament.
+Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py c) (U solves on layer lk: every
+rank of the layer solves w^2 t_y, redundant over the Px process rows; each layer is lk
+for 1/c of the panels) + panels and tournament.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The one place that imports CuPy: a clear exit-3 error when it or a GPU is missing."""
+"""The gate of every GPU path: CuPy and a GPU, or a clear exit-3 error. Modules that
+import cupy/cupyx themselves do so only on data this gate let through (`info` probes
+for CuPy on its own, to report it)."""
 
 from __future__ import annotations
 
