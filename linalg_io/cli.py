@@ -83,9 +83,12 @@ def add_lu_problem(parser: argparse.ArgumentParser) -> None:
                              "conflux: 2.5D LU with tournament pivoting")
     parser.add_argument("--n", type=positive_int, help="matrix order (from the file with --dist file)")
     parser.add_argument("--nb", type=int_or_auto, default="auto",
-                        help="block (2d) or tile size v (conflux); 'auto' lets the model choose")
+                        help="block (2d) or tile size v (conflux); auto: 2d takes 128 when "
+                             "every rank holds >= 2048 rows and columns, else 64; conflux: "
+                             "the model's choice")
     parser.add_argument("--grid", default="auto",
-                        help="PrxPc (2d), PxxPyxC (conflux) or auto (model-chosen)")
+                        help="PrxPc (2d), PxxPyxC (conflux) or auto (2d: the squarest Pr <= Pc; "
+                             "conflux: the model's choice)")
     parser.add_argument("--mem", type=byte_size,
                         help="memory per rank for the model's choice (default: node memory / ranks)")
 
@@ -157,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 ("sptrsv", add_sptrsv_problem)):
         sub = families.add_parser(family, help=f"model of the {family} algorithms")
         add_problem(sub)
+        if family == "lu":   # the model shows both algorithms unless told one
+            sub.set_defaults(algo=None)
         sub.add_argument("--p", type=positive_int, required=True, help="number of ranks")
         sub.add_argument("--profile", metavar="PROFILE.json")
 

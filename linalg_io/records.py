@@ -26,7 +26,7 @@ def new_run_id() -> str:
 
 
 def utc_timestamp() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _jsonable(value: Any) -> Any:

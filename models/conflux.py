@@ -360,6 +360,9 @@ def _costs(counts: dict, pivots) -> RankCosts:
                      formula=f"{FORMULA} (pivots: {label})")
 
 
+MEMORY = "the 2.5D layout's memory per rank (memory_words)"
+
+
 def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
     """Per-rank words of the busiest rank: the local block, the copy of A it restarts
     each repetition from (layer 0) and checks the residual with, the factors kept for

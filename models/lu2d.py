@@ -132,8 +132,12 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> Ra
                      formula=f"{FORMULA} (pivoting={pivoting})")
 
 
-def lu_lower_bound(n: int, p: int, mem_words: float) -> dict:
-    """Communication lower bound of LU: 2 N^3 / (3 P sqrt(M)) words per rank."""
+def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:
+    """Communication lower bound of LU: 2 N^3 / (3 P sqrt(M)) words per rank, M the
+    memory per rank in words. The bound falls as M grows, so the record says which M it
+    took (`memory`, and `mem_words`): a 2D and a 2.5D run of one problem hold different
+    M, and their distances to the bound compare only with that in view."""
     words = 2.0 * n**3 / (3.0 * p * np.sqrt(mem_words))
-    return {"bytes_per_rank": float(words * WORD),
-            "formula": "2 N^3 / (3 P sqrt(M)) words per rank, M = memory per rank in words"}
+    return {"bytes_per_rank": float(words * WORD), "mem_words": float(mem_words),
+            "formula": (f"2 N^3 / (3 P sqrt(M)) words per rank, M = {memory} "
+                        f"= {mem_words:.4g} words")}

@@ -1,8 +1,11 @@
 """2.5D LU (conflux) without MPI jobs: tile maps, tournament selection, the model, the CLI table."""
 
+import re
+
 import numpy as np
 import pytest
 from linalg_io.models import conflux as model
+from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.profile import load_profile
 from mpi4py import MPI
 
@@ -139,6 +142,40 @@ def test_time_is_critical_path_or_shared_core_work():
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
     assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G"]) == 0
     text = capsys.readouterr().out
-    assert "2.5D LU (conflux)" in text and "2D baseline" in text and "lower bound" in text
+    assert "2.5D LU (conflux)" in text and "2D LU (block-cyclic" in text
     assert sum(line.startswith("*") for line in text.splitlines()) == 1
     assert "   2x2x4" in text
+    # one row per 2D grid, NB as `lu --algo 2d --nb auto` picks it (128 only on 4x4,
+    # where every rank holds 2048 rows and columns)
+    rows_2d = [line.split() for line in text.splitlines()
+               if re.match(r" +\d+x\d+ ", line) and len(line.split()) == 8]
+    assert [(row[0], row[1]) for row in rows_2d] == [
+        ("1x16", "64"), ("2x8", "64"), ("4x4", "128"), ("8x2", "64"), ("16x1", "64")]
+    bounds = [line for line in text.splitlines() if re.match(r" +[0-9.]+ MB  ", line)]
+    assert len(bounds) == 3 and "M = N^2/P = 4.194e+06 words" in bounds[2]
+
+
+def test_model_lu_algo_grid_and_nb_pick_the_rows(capsys):
+    assert cli_main(["model", "lu", "--n", "8192", "--p", "4", "--algo", "2d", "--grid", "2x2",
+                     "--nb", "128"]) == 0
+    text = capsys.readouterr().out
+    assert "2.5D" not in text
+    (row,) = [line.split() for line in text.splitlines() if line.startswith("      2x2")]
+    expected = lu2d_costs(8192, 128, 2, 2, "expected")
+    assert row[:2] == ["2x2", "128"]
+    assert float(row[2]) == pytest.approx(expected.bytes_sent.max() / 1e6, abs=0.006)
+    assert int(row[4]) == expected.msgs_sent.max()
+    assert float(row[5]) == pytest.approx(lu2d_costs(8192, 128, 2, 2, "none").bytes_sent.max() / 1e6,
+                                          abs=0.006)
+    bound = lu_lower_bound(8192, 4, 8192**2 / 4, "N^2/P")
+    assert f"{bound['bytes_per_rank'] / 1e6:>11.2f} MB  what a 2D run records" in text
+    assert cli_main(["model", "lu", "--n", "8192", "--p", "4", "--algo", "conflux", "--grid",
+                     "2x2x1", "--nb", "256", "--mem", "2G"]) == 0
+    text = capsys.readouterr().out
+    assert "2D LU" not in text
+    (row,) = [line.split() for line in text.splitlines() if line.startswith("*")]
+    exact = model.conflux_costs(8192, 256, 2, 2, 1, "uniform")
+    assert row[1:3] == ["2x2x1", "256"]
+    words = model.memory_words(8192, 256, 2, 2, 1)
+    assert f"M = {model.MEMORY} = {words:.4g} words" in text
+    assert float(row[3]) == pytest.approx(exact.bytes_sent.max() / 1e6, abs=0.006)

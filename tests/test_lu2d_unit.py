@@ -7,13 +7,13 @@ from linalg_io.models.lu2d import closed_form_words, lu2d_costs, lu2d_plan_count
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import (
     counts_from,
+    default_nb,
     global_to_local,
     local_to_global,
     numroc,
     owned_indices,
     owner,
 )
-from linalg_io.lu.case import default_nb
 from linalg_io.lu.matrix_source import check_finite, open_source
 
 
@@ -76,9 +76,10 @@ def test_model_band_and_closed_form(n, nb, pr, pc):
 def test_model_large_2x2_below_scalapack():
     worst = lu2d_costs(8192, 128, 2, 2, "worst").bytes_sent.max()
     assert worst <= 267e6
-    bound = lu_lower_bound(8192, 4, 8192**2 / 4)
+    bound = lu_lower_bound(8192, 4, 8192**2 / 4, "N^2/P")
     assert bound["bytes_per_rank"] == pytest.approx(8 * 2 * 8192**3 / (3 * 4 * 4096))
-    assert "sqrt(M)" in bound["formula"]
+    assert bound["mem_words"] == 8192**2 / 4
+    assert bound["formula"].endswith("sqrt(M)) words per rank, M = N^2/P = 1.678e+07 words")
 
 
 def test_default_nb():

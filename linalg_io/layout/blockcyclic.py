@@ -52,3 +52,10 @@ def counts_from(g0: int, n: int, nb: int, nprocs: int) -> np.ndarray:
     """Per process: how many owned indices lie in g0..n-1 (all processes, src 0)."""
     return np.array([numroc(n, nb, p, nprocs) - numroc(g0, nb, p, nprocs)
                      for p in range(nprocs)], dtype=np.int64)
+
+
+def default_nb(n: int, pr: int, pc: int) -> int:
+    """NB for `lu --algo 2d --nb auto`: 128 when every rank keeps at least 2048 columns
+    and rows of its own (dgemm efficiency), else 64; never above N."""
+    local = n // max(pr, pc)
+    return max(1, min(n, 128 if local >= 2048 else 64))

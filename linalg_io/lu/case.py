@@ -12,7 +12,7 @@ import numpy as np
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
 from linalg_io.errors import InputError
-from linalg_io.layout.blockcyclic import owned_indices
+from linalg_io.layout.blockcyclic import default_nb, owned_indices
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import parse_grid, square_2d
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
@@ -30,13 +30,6 @@ def make_case(comm: CountedComm, config: Any):
 
         return make_conflux_case(comm, config)
     return LU2DCase(comm, config)
-
-
-def default_nb(n: int, pr: int, pc: int) -> int:
-    """NB for --nb auto: 128 when every rank keeps at least 2048 columns and rows of
-    its own (dgemm efficiency), else 64; never above N."""
-    local = n // max(pr, pc)
-    return max(1, min(n, 128 if local >= 2048 else 64))
 
 
 def _agree_error(comm: CountedComm, message: str | None) -> None:
@@ -117,11 +110,9 @@ class LU2DCase:
     def lower_bound(self) -> dict:
         n, p = self.lu_params.n, self.grid.comm.size
         mem = self.config.options.get("mem")
-        mem_words = mem / 8 if mem else n * n / p
-        bound = lu_lower_bound(n, p, mem_words)
-        if not mem:
-            bound["formula"] += " (M = N^2/P, the 2D layout's memory)"
-        return bound
+        if mem:
+            return lu_lower_bound(n, p, mem / 8, "the --mem memory per rank")
+        return lu_lower_bound(n, p, n * n / p, "N^2/P, the 2D layout's memory per rank")
 
     def describe(self) -> str:
         return (f"N={self.lu_params.n} NB={self.lu_params.nb} "

@@ -160,7 +160,7 @@ class ConfluxCase:
 
     def lower_bound(self) -> dict:
         words = model.memory_words(self.n, self.v, self.px, self.py, self.c)
-        return lu_lower_bound(self.n, self.comm.size, words)
+        return lu_lower_bound(self.n, self.comm.size, words, model.MEMORY)
 
     # --- verification ------------------------------------------------------
     def verify(self) -> dict:

@@ -1,11 +1,16 @@
 """`linalg-io model lu`: predicted traffic and time of every LU configuration, no MPI.
 
-Lists the 2.5D candidates (Px x Py x c, v) with words sent (busiest rank and mean),
-messages, memory per rank and the predicted time, marks the one --grid auto / --nb
-auto would run, then the 2D baseline (every Pr x Pc, NB = v) and the lower bound
-2 N^3 / (3 P sqrt(M)) with M = the per-rank memory limit in words. The 2.5D times
-assume the P ranks share this machine's cores (oversubscribed when P > cores, as
-`linalg-io lu --np P` runs them here; `linalg_io.models.conflux.conflux_plan_counts`).
+`--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c, v; those of --grid
+and --nb when given) with words sent (busiest rank and mean), messages, memory per rank
+and the predicted time, marking the one `lu --algo conflux` would run with the same
+--grid/--nb/--mem. The 2.5D times assume the P ranks share this machine's cores
+(oversubscribed when P > cores, as `linalg-io lu --np P` runs them here;
+`linalg_io.models.conflux.conflux_plan_counts`).
+`--algo 2d` (or no --algo): the 2D block-cyclic LU on every Pr x Pc (or --grid) with
+the NB `lu --algo 2d` takes (--nb, else default_nb), the pivoting a run records
+("expected") and its band (no swaps .. worst case).
+Then the lower bound 2 N^3 / (3 P sqrt(M)) for the --mem memory per rank (else this
+node's memory / P) and for the M each run records (2D: N^2/P; 2.5D: its layout's).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import os
 
 from linalg_io.errors import InputError
+from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.layout.grid_shapes import divisors, parse_grid
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
@@ -32,9 +38,34 @@ def model_table(args) -> str:
     n, p = args.n, args.p
     profile = load_profile(getattr(args, "profile", None))
     mem = args.mem or default_memory(p)
-    tiles = conflux.TILE_SIZES if args.nb == "auto" else (int(args.nb),)
-    shape = None if args.grid == "auto" else parse_grid(args.grid, p, 3)
+    algos = (args.algo,) if args.algo else ("conflux", "2d")
+    grid = None if args.grid == "auto" else args.grid
     cores = len(os.sched_getaffinity(0))   # one node, as default_memory
+    lines = [(f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB cores={cores} "
+              f"profile={profile.name}")]
+    bounds = [("--mem or node memory / P", lu_lower_bound(n, p, mem / WORD,
+                                                           "the memory per rank above"))]
+    if "conflux" in algos:
+        chosen, conflux_lines = _conflux_table(args, n, p, mem, profile, grid, cores)
+        lines += conflux_lines
+        if chosen:
+            label = f"what the marked 2.5D run records ({chosen['px']}x{chosen['py']}x{chosen['c']}, v={chosen['v']})"
+            bounds.append((label, lu_lower_bound(
+                n, p, conflux.memory_words(n, chosen["v"], chosen["px"], chosen["py"], chosen["c"]),
+                conflux.MEMORY)))
+    if "2d" in algos:
+        lines += _baseline_2d(n, p, args.nb, grid, profile)
+        bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
+    lines += ["", "lower bound, words sent per rank (MB = 1e6 bytes):"]
+    lines += [f"  {bound['bytes_per_rank'] / 1e6:>11.2f} MB  {label}: {bound['formula']}"
+              for label, bound in bounds]
+    return "\n".join(lines)
+
+
+def _conflux_table(args, n: int, p: int, mem: int, profile, grid: str | None,
+                   cores: int) -> tuple[dict | None, list[str]]:
+    tiles = conflux.TILE_SIZES if args.nb == "auto" else (int(args.nb),)
+    shape = None if grid is None else parse_grid(grid, p, 3)
     rows = [r for r in conflux.candidate_table(n, p, mem, profile, tiles, cores)
             if shape is None or (r["px"], r["py"], r["c"]) == shape]
     rows.sort(key=lambda r: r["time_s"])
@@ -44,9 +75,7 @@ def model_table(args) -> str:
         best = fitting[0]["time_s"]
         close = [r for r in fitting if r["time_s"] <= best * 1.001]
         chosen = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
-    lines = [(f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB cores={cores} "
-              f"profile={profile.name}"),
-             "", "2.5D LU (conflux), words sent per rank (MB = 1e6 bytes):",
+    lines = ["", "2.5D LU (conflux), words sent per rank (MB = 1e6 bytes):",
              (f"  {'grid':>9} {'v':>4} {'sent max MB':>11} {'mean MB':>8} {'max/mean':>8} "
               f"{'recv max MB':>11} {'msgs max':>8} {'mem MiB':>8} {'time s':>8}")]
     for r in rows:
@@ -56,24 +85,27 @@ def model_table(args) -> str:
             f"{r['bytes_sent_mean'] / 1e6:>8.2f} {r['bytes_sent_max'] / r['bytes_sent_mean']:>8.3f} "
             f"{r['bytes_recv_max'] / 1e6:>11.2f} {r['msgs_max']:>8.0f} {r['mem_bytes'] / 2**20:>8.0f} "
             f"{r['time_s']:>8.3f}")
-    lines.append("  * = chosen by --grid auto --nb auto; ! = over the memory limit; "
-                 "pivots as the tournament spreads them on a random matrix")
-    lines += _baseline_2d(n, p, chosen["v"] if chosen else tiles[0], profile)
-    bound = lu_lower_bound(n, p, mem / WORD)
-    lines += ["", (f"lower bound: {bound['bytes_per_rank'] / 1e6:.2f} MB per rank "
-                   f"({bound['formula']})")]
-    return "\n".join(lines)
+    lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb}` runs; "
+                 "! = over the memory limit; pivots as the tournament spreads them on a "
+                 "random matrix")
+    return chosen, lines
 
 
-def _baseline_2d(n: int, p: int, nb: int, profile) -> list[str]:
-    lines = ["", (f"2D baseline (block-cyclic, partial pivoting, NB={nb}), words sent per rank; "
-                  "time from the 2D model (per-rank alpha-beta-gamma sum):"),
-             f"  {'grid':>9} {'pivoting':>8} {'sent max MB':>11} {'mean MB':>8} {'time s':>8}"]
-    for pr in divisors(p):
-        pc = p // pr
-        for pivoting in ("worst", "none"):
-            costs = lu2d_costs(n, nb, pr, pc, pivoting)
-            lines.append(f"  {pr:>5}x{pc:<3} {pivoting:>8} {costs.bytes_sent.max() / 1e6:>11.2f} "
-                         f"{costs.bytes_sent.mean() / 1e6:>8.2f} "
-                         f"{costs.times(profile).max():>8.3f}")
+def _baseline_2d(n: int, p: int, nb_option, grid: str | None, profile) -> list[str]:
+    shapes = [parse_grid(grid, p, 2)] if grid is not None else [(pr, p // pr) for pr in divisors(p)]
+    lines = ["", ("2D LU (block-cyclic, partial pivoting), words sent per rank (MB = 1e6 bytes); "
+                  "pivots as a run's record assumes them (expected: uniform over the active "
+                  "rows) and the band from no row swaps to the worst case; time from the 2D "
+                  "model (per-rank alpha-beta-gamma sum):"),
+             (f"  {'grid':>9} {'NB':>4} {'sent max MB':>11} {'mean MB':>8} {'msgs max':>8} "
+              f"{'none MB':>8} {'worst MB':>8} {'time s':>8}")]
+    for pr, pc in shapes:
+        nb = default_nb(n, pr, pc) if nb_option == "auto" else int(nb_option)
+        costs = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("expected", "none", "worst")}
+        expected = costs["expected"]
+        lines.append(f"  {pr:>5}x{pc:<3} {nb:>4} {expected.bytes_sent.max() / 1e6:>11.2f} "
+                     f"{expected.bytes_sent.mean() / 1e6:>8.2f} {expected.msgs_sent.max():>8.0f} "
+                     f"{costs['none'].bytes_sent.max() / 1e6:>8.2f} "
+                     f"{costs['worst'].bytes_sent.max() / 1e6:>8.2f} "
+                     f"{expected.times(profile).max():>8.3f}")
     return lines

@@ -91,7 +91,7 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
             images=images,
             formulas={"model": _formulas(part, "model.formula"),
                       "lower bound": _formulas(part, "lower_bound.formula")}))
-    generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    generated = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = out / "index.html"
     index.write_text(html.render_page(out, sources, sections, summary, generated))
     if not quiet:
