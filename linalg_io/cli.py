@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
         add_problem(sub)
         if family == "lu":   # the model shows both algorithms unless told one
             sub.set_defaults(algo=None)
+        if family == "sptrsv":
+            sub.add_argument("--seed", type=int, default=0,
+                             help="seed of a rand: matrix, as `sptrsv --seed` (0)")
         sub.add_argument("--p", type=positive_int, required=True, help="number of ranks")
         sub.add_argument("--profile", metavar="PROFILE.json")
 

@@ -139,10 +139,24 @@ def test_model_counts_equal_plan_batches():
     assert sum(len(s.outgoing) for s in locals_) == plan.nbatches
 
 
-def test_model_command_prints_both_algorithms():
+def test_model_command_prints_both_algorithms(capsys):
     from linalg_io.cli import main
 
-    assert main(["model", "sptrsv", "--matrix", "lap3d:8", "--p", "4", "--nrhs", "2"]) == 0
+    for seed in (1, 2):
+        assert main(["model", "sptrsv", "--matrix", SHALLOW, "--p", "4", "--nrhs", "2",
+                     "--seed", str(seed)]) == 0
+        text = capsys.readouterr().out
+        lower = load_matrix(SHALLOW, seed=seed)
+        assert f" nnz={lower.nnz} " in text.splitlines()[0]
+        levels = analysis.levels(lower)
+        owner = analysis.partition_rows(lower, levels, 4, "nnz")
+        for algo in ("levelset", "syncfree"):
+            costs = sptrsv_costs(lower.indptr, lower.indices, levels, owner, 4, 2, algo)
+            (line,) = [row.split() for row in text.splitlines() if row.startswith(f"{algo} ")
+                       and row.split()[1] == "max"]
+            assert [int(x) for x in line[2:5]] == [costs.bytes_sent.max(),
+                                                   costs.bytes_recv.max(), costs.msgs_sent.max()]
+    assert load_matrix(SHALLOW, seed=1).nnz != load_matrix(SHALLOW, seed=2).nnz
 
 
 # --- multi-rank solves ------------------------------------------------------------------

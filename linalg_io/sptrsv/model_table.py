@@ -14,7 +14,7 @@ from linalg_io.sptrsv.matrices import as_lower, load_matrix
 
 def model_table(args: argparse.Namespace) -> str:
     """A text table: one line per (algorithm, rank), then the totals and the lower bound."""
-    matrix = load_matrix(args.matrix, args.upper, args.tril, getattr(args, "seed", 0))
+    matrix = load_matrix(args.matrix, args.upper, args.tril, args.seed)
     lower = as_lower(matrix, args.upper)
     levels = analysis.levels(lower)
     owner = analysis.partition_rows(lower, levels, args.p, args.partition)
