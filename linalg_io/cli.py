@@ -57,23 +57,28 @@ def byte_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512M, 2G)") from None
 
 
-def common_options() -> argparse.ArgumentParser:
+COMMON_OPTIONS = {
+    "np": {"type": positive_int, "metavar": "P",
+           "help": "outside MPI: relaunch under the venv's mpiexec with P ranks"},
+    "backend": {"choices": ("cpu", "gpu"), "default": "cpu",
+                "help": "local kernels on the CPU (Cython/BLAS) or one GPU per rank (CuPy)"},
+    "reps": {"type": positive_int, "default": 5, "help": "timed repetitions (5)"},
+    "warmup": {"type": nonnegative_int, "default": 1, "help": "untimed repetitions first (1)"},
+    "seed": {"type": int, "default": 0, "help": "seed of the generated inputs (0)"},
+    "out": {"metavar": "FILE.jsonl", "help": "append the run's record here"},
+    "threads": {"type": positive_int, "default": 1, "help": "BLAS/OpenMP threads per rank (1)"},
+    "profile": {"metavar": "PROFILE.json",
+                "help": "machine profile for the model's time (default: the shipped one)"},
+    "quiet": {"action": "store_true", "help": "no summary line or progress"},
+}
+
+
+def common_options(names=tuple(COMMON_OPTIONS)) -> argparse.ArgumentParser:
+    """The options of SPEC section 2 that a command uses (a tool takes only its own)."""
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("common options")
-    group.add_argument("--np", type=positive_int, metavar="P",
-                       help="outside MPI: relaunch under the venv's mpiexec with P ranks")
-    group.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
-                       help="local kernels on the CPU (Cython/BLAS) or one GPU per rank (CuPy)")
-    group.add_argument("--reps", type=positive_int, default=5, help="timed repetitions (5)")
-    group.add_argument("--warmup", type=nonnegative_int, default=1,
-                       help="untimed repetitions first (1)")
-    group.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (0)")
-    group.add_argument("--out", metavar="FILE.jsonl", help="append the run's record here")
-    group.add_argument("--threads", type=positive_int, default=1,
-                       help="BLAS/OpenMP threads per rank (1)")
-    group.add_argument("--profile", metavar="PROFILE.json",
-                       help="machine profile for the model's time (default: the shipped one)")
-    group.add_argument("--quiet", action="store_true", help="no summary line or progress")
+    for name in names:
+        group.add_argument(f"--{name}", **COMMON_OPTIONS[name])
     return common
 
 
@@ -130,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
         return commands.add_parser(name, help=help_text, description=help_text,
                                    parents=list(parents))
 
-    info = command("info", "MPI library, ranks, hosts, BLAS, CuPy/GPUs, built kernels")
+    info = command("info", "MPI library, ranks, hosts, BLAS, CuPy/GPUs, built kernels",
+                   parents=(common_options(("np", "threads")),))
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     lu = command("lu", "distributed LU factorization, verified with the HPL scaled residual")
@@ -145,11 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     sptrsv = command("sptrsv", "distributed sparse triangular solve, checked against SciPy")
     add_sptrsv_problem(sptrsv)
 
-    pingpong = command("pingpong", "one-way latency and bandwidth between ranks 0 and 1")
+    pingpong = command("pingpong", "one-way latency and bandwidth between ranks 0 and 1",
+                       parents=(common_options(("np", "reps", "warmup", "out", "threads",
+                                                "quiet")),))
     pingpong.add_argument("--min-bytes", type=byte_size, default=8)
     pingpong.add_argument("--max-bytes", type=byte_size, default=64 * 2**20)
 
-    calibrate = command("calibrate", "measure alpha, beta, gamma and memory bandwidth; write a profile")
+    calibrate = command("calibrate", "measure alpha, beta, gamma and memory bandwidth; write a profile",
+                        parents=(common_options(("np", "reps", "threads", "quiet")),))
     calibrate.add_argument("--write", metavar="PROFILE.json", default="profile.json",
                            help="where to write the machine profile (profile.json)")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import platform
+import socket
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +14,12 @@ import numpy
 import scipy
 
 import linalg_io._kernels
+
+
+def gather_hosts(world) -> list[str] | None:
+    """Collective over `world`: the sorted distinct host names on rank 0, None elsewhere."""
+    hosts = world.gather(socket.gethostname(), root=0)
+    return sorted(set(hosts)) if hosts is not None else None
 
 
 def built_kernels() -> list[str]:

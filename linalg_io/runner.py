@@ -21,7 +21,6 @@ an algorithm that detects an error on some ranks only must first make it collect
 from __future__ import annotations
 
 import importlib
-import socket
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -91,10 +90,11 @@ def run_benchmark(config: RunConfig) -> int:
     MPI.Pcontrol(0)
     traffic = traffic_summary(counted.counter, world, config.reps)
     verify = world.bcast(agreed(world, case.verify), root=0)
-    hosts = world.gather(socket.gethostname(), root=0)
+    from linalg_io.envinfo import gather_hosts
+
+    hosts = gather_hosts(world)
     if rank == 0:
-        record = build_record(config, case, world.Get_size(), times, verify, traffic,
-                              sorted(set(hosts)))
+        record = build_record(config, case, world.Get_size(), times, verify, traffic, hosts)
         if config.out:
             from linalg_io.records import append_record
 

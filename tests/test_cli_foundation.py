@@ -26,14 +26,17 @@ def test_info_relaunches_under_mpiexec_with_np():
 
 def test_pingpong_record_and_calibrated_profile(tmp_path: Path):
     records = tmp_path / "pp.jsonl"
-    run_cli(2, ["pingpong", "--max-bytes", "128K", "--reps", "2", "--out", str(records)])
+    run_cli(2, ["pingpong", "--max-bytes", "128K", "--reps", "2", "--warmup", "3",
+                "--out", str(records)])
     (record,) = read_records([records])
     sizes = [row["bytes"] for row in record["results"]]
     assert sizes == [8, 32, 128, 512, 2048, 8192, 32768, 131072]
     assert record["verify"]["passed"]
-    # rank 0 sends every size iters*(reps+1) times: the counted bytes say exactly that
-    expected = sum(row["bytes"] * row["iters"] * 3 for row in record["results"])
+    # per timed rep, ranks 0 and 1 each send every size iters times (warm-ups uncounted)
+    expected = sum(row["bytes"] * row["iters"] for row in record["results"])
     assert record["traffic"]["bytes_sent"]["max"] == expected
+    assert record["traffic"]["msgs_sent"]["max"] == sum(row["iters"] for row in record["results"])
+    assert len(record["hosts"]) == 1 and record["threads_per_rank"] == 1
     profile_path = tmp_path / "profile.json"
     run_cli(2, ["calibrate", "--reps", "2", "--write", str(profile_path), "--quiet"])
     profile = load_profile(profile_path)

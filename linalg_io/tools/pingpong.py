@@ -1,9 +1,13 @@
 """`linalg-io pingpong`: one-way latency and bandwidth between ranks 0 and 1.
 
-For each message size (powers of 4 from --min-bytes to --max-bytes): a warm-up
-exchange, a barrier, then `iters` round trips of Send/Recv; one-way time =
-round trip / 2 (as mpi4py's bench). Ranks other than 0 and 1 wait at the barrier.
-Writes one record (kernel "pingpong") with the table in `results`.
+For each message size (powers of 4 from --min-bytes to --max-bytes): --warmup
+untimed rounds, then --reps timed ones; a round is a barrier and `iters` round trips
+of Send/Recv, one-way time = round trip / 2 (as mpi4py's bench), best of the timed
+rounds. Ranks other than 0 and 1 wait at the barriers. Writes one record (kernel
+"pingpong") with the table in `results`; its `times_s` are the one-way times per
+message size (not per rep), its traffic is what the timed rounds of one rep (every
+size once) send, counted only inside MPI.Pcontrol(1) ... MPI.Pcontrol(0) as the
+runner's.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ def iterations_for(nbytes: int) -> int:
     return int(max(5, min(1000, 1e8 // max(nbytes, 1))))
 
 
-def measure(comm: CountedComm, sizes: list[int], reps: int) -> list[dict]:
-    """One-way time per size: the best of `reps` timings of `iters` round trips."""
+def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int) -> list[dict]:
+    """One-way time per size: the best of `reps` timed rounds of `iters` round trips,
+    after `warmup` rounds on the uncounted communicator."""
     rank = comm.rank
     rows = []
     for nbytes in sizes:
@@ -41,18 +46,23 @@ def measure(comm: CountedComm, sizes: list[int], reps: int) -> list[dict]:
             buf[:] = np.arange(nbytes) % 251
         iters = iterations_for(nbytes)
         best = float("inf")
-        for rep in range(reps + 1):
-            comm.Barrier()
+        for rep in range(warmup + reps):
+            timed = rep >= warmup
+            link = comm if timed else comm.comm
+            link.Barrier()
+            if timed:
+                MPI.Pcontrol(1)
             start = MPI.Wtime()
             for _ in range(iters):
                 if rank == 0:
-                    comm.Send(buf, 1, 7)
-                    comm.Recv(buf, 1, 8)
+                    link.Send(buf, 1, 7)
+                    link.Recv(buf, 1, 8)
                 elif rank == 1:
-                    comm.Recv(buf, 0, 7)
-                    comm.Send(buf, 0, 8)
+                    link.Recv(buf, 0, 7)
+                    link.Send(buf, 0, 8)
             elapsed = (MPI.Wtime() - start) / iters / 2
-            if rep > 0:
+            if timed:
+                MPI.Pcontrol(0)
                 best = min(best, elapsed)
         ok = bool(np.array_equal(buf, np.arange(nbytes) % 251)) if rank < 2 else True
         rows.append({"bytes": nbytes, "iters": iters, "one_way_s": best,
@@ -60,15 +70,16 @@ def measure(comm: CountedComm, sizes: list[int], reps: int) -> list[dict]:
     return rows
 
 
-def run_pingpong(min_bytes: int, max_bytes: int, reps: int) -> tuple[list[dict] | None, dict | None]:
-    """Collective over COMM_WORLD; rank 0 gets (rows, traffic), others (None, None)."""
+def run_pingpong(min_bytes: int, max_bytes: int, reps: int,
+                 warmup: int = 1) -> tuple[list[dict] | None, dict | None]:
+    """Collective over COMM_WORLD; rank 0 gets (rows, traffic per rep), others (None, None)."""
     world = MPI.COMM_WORLD
     if world.Get_size() < 2:
         raise InputError("pingpong needs at least 2 ranks (use --np 2)")
     counted = CountedComm(world)
-    rows = measure(counted, message_sizes(min_bytes, max_bytes), reps)
+    rows = measure(counted, message_sizes(min_bytes, max_bytes), reps, warmup)
     ok = world.allreduce(all(r["data_ok"] for r in rows), op=MPI.LAND)
-    traffic = traffic_summary(counted.counter, world, 1)
+    traffic = traffic_summary(counted.counter, world, reps)
     if world.Get_rank() != 0:
         return None, None
     for row in rows:
@@ -86,11 +97,13 @@ def format_table(rows: list[dict]) -> str:
 
 def main(args, argv: list[str]) -> int:
     from linalg_io.comm.agree import agreed
+    from linalg_io.envinfo import gather_hosts
     from linalg_io.tools.record import append_tool_record
 
     world = MPI.COMM_WORLD
     rows, traffic = agreed(world, lambda: run_pingpong(args.min_bytes, args.max_bytes,
-                                                       args.reps))
+                                                       args.reps, args.warmup))
+    hosts = gather_hosts(world)
     if world.Get_rank() != 0:
         return 0
     passed = all(r["data_ok"] for r in rows)
@@ -101,5 +114,5 @@ def main(args, argv: list[str]) -> int:
                            {"min_bytes": args.min_bytes, "max_bytes": args.max_bytes},
                            [r["one_way_s"] for r in rows],
                            {"metric": "data_ok", "value": float(passed), "threshold": 1.0,
-                            "passed": passed}, traffic, {"results": rows})
+                            "passed": passed}, traffic, {"results": rows}, hosts, args.threads)
     return 0 if passed else 1

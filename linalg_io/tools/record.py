@@ -12,13 +12,13 @@ from linalg_io.records import SCHEMA_VERSION, append_record, new_run_id, utc_tim
 
 def append_tool_record(path: str, argv: list[str], kernel: str, algo: str, params: dict,
                        times: list[float], verify: dict, traffic: dict | None,
-                       extra: dict) -> None:
+                       extra: dict, hosts: list[str], threads: int) -> None:
     """Rank 0: append one record; `extra` holds the tool's own results."""
     record = {
         "schema": SCHEMA_VERSION, "run_id": new_run_id(), "timestamp": utc_timestamp(),
         "git_commit": envinfo.git_commit(), "command": argv, "kernel": kernel, "algo": algo,
         "backend": "cpu", "dtype": "float64", "params": params,
-        "nranks": MPI.COMM_WORLD.Get_size(), "threads_per_rank": 1, "hosts": [],
+        "nranks": MPI.COMM_WORLD.Get_size(), "threads_per_rank": threads, "hosts": hosts,
         "times_s": times,
         "time_s": {"min": min(times), "median": statistics.median(times), "max": max(times)},
         "gflops": None, "verify": verify, "traffic": traffic, "model": None,
