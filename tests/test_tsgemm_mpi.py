@@ -62,6 +62,7 @@ def test_cli_record_has_traffic_model_and_bandwidth() -> None:
     assert record["traffic"]["bytes_sent"]["max"] == record["model"]["bytes_sent"]["max"] \
         == 16 * 16 * 8
     assert record["params"]["local_kernel"] == "cython atb_rowmajor"
+    assert record["params"]["grid"] == [2, 1, 1]
     assert record["params"]["effective_gbps"] > 0
     assert record["params"]["memory_bytes"] == 8 * (40001 * 32 + 2 * 16 * 16)
     assert record["gflops"] > 0 and record["model"]["time_s"] > 0

@@ -71,7 +71,7 @@ class TsgemmCase:
         self._build_inputs()
         self.params = {
             "m": self.m, "n": self.n, "k": self.k, "dtype": self.dtype.name,
-            "order": self.order, "dist": dist, "grid": list(self.grid_shape),
+            "order": self.order, "dist": dist, "grid": [*self.grid_shape, 1],   # [Pr, Pc, c]
             "variant": self.variant,
         }
 
