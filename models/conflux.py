@@ -393,6 +393,10 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, cores)
     block = _costs(counts, pivots).record_block(profile)
     block["time_s"] = counts["time_s"]
+    block["time_formula"] = ("critical path M(F_0) + sum_k [M(S_k) + M(U_k + F_{k+1})] of "
+                             "per-rank pieces alpha msgs + beta max(sent, recv) + flops / "
+                             "gamma' (panel, solves and update; M = slowest rank, or the "
+                             "makespan when ranks share cores; conflux_plan_counts)")
     return block
 
 

@@ -22,6 +22,10 @@ class RankCosts:
     flops: np.ndarray
     formula: str
 
+    # what `times` computes, for the record (SPEC section 5's alpha-beta-gamma sum, with
+    # a rank's bytes the larger of what it sends and receives)
+    TIME_FORMULA = "alpha msgs + beta max(sent, recv) + flops / gamma, slowest rank"
+
     def times(self, profile: MachineProfile) -> np.ndarray:
         """alpha * msgs + beta * bytes + flops / gamma, per rank (bytes = max(sent, recv))."""
         moved = np.maximum(self.bytes_sent, self.bytes_recv)
@@ -40,6 +44,7 @@ class RankCosts:
             "msgs_sent": mm(self.msgs_sent),
             "flops": mm(self.flops),
             "time_s": float(self.times(profile).max()),
+            "time_formula": self.TIME_FORMULA,
             "formula": self.formula,
             "per_rank_bytes_sent": np.asarray(self.bytes_sent, dtype=float).tolist(),
         }

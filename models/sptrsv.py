@@ -35,6 +35,9 @@ class SptrsvCosts(RankCosts):
     critical_levels: int = 0
     message_levels: int = 0
 
+    TIME_FORMULA = ("stream bytes / mem_bw + alpha (msgs + message levels) + beta max(sent, "
+                    "recv), slowest rank (the solve is memory-bound: no flops term)")
+
     def times(self, profile: MachineProfile) -> np.ndarray:
         moved = np.maximum(self.bytes_sent, self.bytes_recv)
         return (self.stream_bytes / profile.mem_bw_bytes_per_s

@@ -6,7 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from linalg_io.models.lu2d import lu2d_plan_counts
+from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts
+from linalg_io.models.profile import load_profile
 from mpi_harness import run_cli, run_cli_records, run_mpi_json
 
 FACTOR_CASES = [  # (grid, n, nb): N not a multiple of NB or of the grid in most
@@ -108,6 +109,16 @@ def test_cli_record_on_2x3_grid():
     assert traffic["per_rank_bytes_sent"] == pytest.approx(model["per_rank_bytes_sent"])
     assert {"panel", "bcast_L", "bcast_U"} <= set(traffic["by_phase"])
     assert model["pivoting"] == "none" and record["lower_bound"]["bytes_per_rank"] > 0
+    # the time is the alpha-beta-gamma sum the record names, on the slowest rank
+    costs, profile = lu2d_costs(250, 32, 2, 3, "none"), load_profile()
+    expected_time = (profile.alpha_s * costs.msgs_sent + profile.beta_s_per_byte
+                     * np.maximum(costs.bytes_sent, costs.bytes_recv)
+                     + costs.flops / profile.gamma_flops).max()
+    assert model["time_s"] == pytest.approx(expected_time, rel=1e-12)
+    assert model["time_formula"] == "alpha msgs + beta max(sent, recv) + flops / gamma, slowest rank"
+    assert record["lower_bound"]["mem_words"] == pytest.approx(250**2 / 6)
+    assert "M = N^2/P, the 2D layout's memory per rank = 1.042e+04 words" in \
+        record["lower_bound"]["formula"]
 
 
 def test_singular_matrix_fails_cleanly_on_all_ranks(tmp_path):
