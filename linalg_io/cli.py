@@ -50,11 +50,13 @@ def byte_size(text: str) -> int:
     units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     text = text.strip().upper().removesuffix("B").removesuffix("I")
     try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(float(text))
+        size = int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units \
+            else int(float(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512M, 2G)") from None
+    if size <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive size, got {text!r}")
+    return size
 
 
 COMMON_OPTIONS = {
@@ -244,10 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command in MPI_COMMANDS:
-            from linalg_io.comm.launch import relaunch, under_mpi_launcher
+            from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
+            if args.np:
+                check_launched_size(args.np)
             code = run_mpi_command(args, argv)
             if code != 0:
                 from linalg_io.comm.agree import exit_agreed
@@ -262,6 +266,6 @@ def main(argv: list[str] | None = None) -> int:
 
             exit_agreed(error.exit_code)
         return error.exit_code
-    except (FileNotFoundError, PermissionError, IsADirectoryError) as error:
+    except OSError as error:   # a path the user gave: missing, a file for a directory, ...
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
         return InputError.exit_code

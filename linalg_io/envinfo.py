@@ -35,11 +35,15 @@ def built_kernels() -> list[str]:
 
 
 def blas_info() -> list[dict]:
-    """BLAS/OpenMP libraries loaded, as threadpoolctl sees them."""
+    """BLAS/OpenMP libraries loaded, as threadpoolctl sees them. Only the BLAS and OpenMP
+    pools, and only plain values: SciPy's Matrix Market reader registers a pool of its
+    own whose `version` is a function (no JSON for the record)."""
     from threadpoolctl import threadpool_info
 
     keep = ("internal_api", "version", "num_threads", "architecture", "threading_layer")
-    return [{k: lib.get(k) for k in keep if k in lib} for lib in threadpool_info()]
+    plain = (str, int, float, type(None))
+    return [{k: lib[k] for k in keep if k in lib and isinstance(lib[k], plain)}
+            for lib in threadpool_info() if lib.get("user_api") in ("blas", "openmp")]
 
 
 def cupy_info() -> tuple[str | None, str | None]:

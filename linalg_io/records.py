@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from linalg_io.errors import InputError
+
 SCHEMA_VERSION = 1
 REQUIRED_KEYS = ("schema", "run_id", "timestamp", "kernel", "algo", "params", "nranks",
                  "time_s", "verify", "traffic", "model")
@@ -37,14 +39,19 @@ def _jsonable(value: Any) -> Any:
 
 
 def append_record(path: str | os.PathLike, record: dict) -> None:
-    """Append `record` as one whole line to the JSON-lines file `path`."""
+    """Append `record` as one whole line to the JSON-lines file `path`. A file whose last
+    line was cut short (an interrupted writer of another tool) gets a newline first, so
+    that the new record is a line of its own and readers skip only the cut one."""
     line = (json.dumps(record, default=_jsonable, sort_keys=False) + "\n").encode()
     path = Path(path)
     if path.parent != Path(""):
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
         written = os.write(fd, line)
         if written != len(line):
             raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
@@ -58,15 +65,20 @@ def read_records(paths: Iterable[str | os.PathLike]) -> list[dict]:
     records = []
     for path in paths:
         with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if not line.endswith("\n"):
-                    break
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(record, dict) and record.get("schema") == SCHEMA_VERSION:
-                    records.append(record)
+            try:
+                lines = handle.readlines()
+            except UnicodeDecodeError:
+                raise InputError(f"{path} is not a JSON-lines records file (not UTF-8 text)") \
+                    from None
+        for line in lines:
+            if not line.endswith("\n"):
+                break
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and record.get("schema") == SCHEMA_VERSION:
+                records.append(record)
     return records
 
 

@@ -21,10 +21,14 @@ an algorithm that detects an error on some ranks only must first make it collect
 from __future__ import annotations
 
 import importlib
+import os
 import statistics
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from linalg_io.errors import InputError
 
 FAMILIES = {
     "lu": "linalg_io.lu.case",
@@ -65,6 +69,7 @@ def run_benchmark(config: RunConfig) -> int:
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
+    agreed(world, lambda: check_outputs(config, rank))
     threadpool_limits(config.threads)
     counted = CountedComm(world)
     factory = importlib.import_module(FAMILIES[config.command]).make_case
@@ -93,16 +98,45 @@ def run_benchmark(config: RunConfig) -> int:
     from linalg_io.envinfo import gather_hosts
 
     hosts = gather_hosts(world)
-    if rank == 0:
+
+    def write_record() -> None:
+        if rank != 0:
+            return
         record = build_record(config, case, world.Get_size(), times, verify, traffic, hosts)
         if config.out:
             from linalg_io.records import append_record
 
-            append_record(config.out, record)
+            try:
+                append_record(config.out, record)
+            except OSError as error:
+                raise InputError(f"cannot append the record to {config.out}: {error}") from None
         if not config.quiet:
             print(summary_line(case, record), flush=True)
-    world.Barrier()
+
+    agreed(world, write_record)   # every rank leaves with rank 0's write error, if any
     return 0 if verify["passed"] else 1
+
+
+def check_outputs(config: RunConfig, rank: int) -> None:
+    """Before any work: the machine profile reads (every rank; the models use it), and on
+    rank 0, the writer, the records file can be appended to (InputError otherwise)."""
+    from linalg_io.models.profile import load_profile
+
+    try:
+        load_profile(config.profile)
+    except OSError as error:
+        raise InputError(f"machine profile {config.profile}: {error.strerror}") from None
+    if rank != 0 or not config.out:
+        return
+    out = Path(config.out)
+    parent = next((p for p in out.absolute().parents if p.exists()), None)
+    if out.exists() and not out.is_file():
+        raise InputError(f"--out {out}: not a file")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise InputError(f"--out {out}: not writable")
+    if not out.exists() and (parent is None or not parent.is_dir()
+                             or not os.access(parent, os.W_OK | os.X_OK)):
+        raise InputError(f"--out {out}: cannot create it under {parent}")
 
 
 def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], verify: dict,

@@ -58,6 +58,23 @@ def test_usage_error_exits_2():
     out = subprocess.run(CLI + ["lu", "--n", "-3"], capture_output=True, text=True, timeout=60,
                          check=False)
     assert out.returncode == 2 and "positive integer" in out.stderr
+    for size in ("0", "-5G"):
+        out = subprocess.run(CLI + ["model", "lu", "--n", "64", "--p", "2", f"--mem={size}"],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 2 and "must be a positive size" in out.stderr, out.stderr
+
+
+def test_inputs_a_run_cannot_honour_fail_on_every_rank():
+    cases = [(["info", "--np", "3"],
+              "--np 3, but the launcher started 2 ranks (drop --np under mpiexec/srun)"),
+             (["lu", "--algo", "2d", "--n", "64", "--nb", "100"], "--nb must lie in 1..N = 64, got 100"),
+             (["lu", "--n", "64", "--file", "m.npy"], "--file m.npy is read only with --dist file (got --dist random)")]
+    for args, message in cases:
+        result = run_cli(2, args, timeout=60, check=False)
+        lines = [line for line in result.stderr.splitlines()
+                 if line.startswith("linalg-io: error:")]
+        assert result.returncode == 2 and len(lines) == 2, result.stderr
+        assert all(line.endswith(message) for line in lines), lines
 
 
 def test_bad_machine_profile_is_bad_input(tmp_path: Path):
@@ -86,3 +103,45 @@ def test_bad_machine_profile_is_bad_input(tmp_path: Path):
     lines = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
     assert len(lines) == 2 and all("lacks gamma_flops" in line for line in lines)
     assert not records.exists()
+
+
+def _error_lines(result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
+
+
+def test_unwritable_out_and_unreadable_profile_fail_before_the_run_on_every_rank(tmp_path):
+    """Checked before any work: an --out that cannot take a record, a --profile that does
+    not read (lu 2d and sptrsv use it only in rank 0's model, after the run)."""
+    directory = tmp_path / "a_directory"
+    directory.mkdir()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me\n")
+    cases = [(["lu", "--n", "64", "--out", str(directory)], f"--out {directory}: not a file"),
+             (["lu", "--n", "64", "--out", str(a_file / "r.jsonl")],
+              f"--out {a_file / 'r.jsonl'}: cannot create it under {a_file}"),
+             (["sptrsv", "--matrix", "lap2d:8", "--profile", str(tmp_path / "none.json")],
+              f"machine profile {tmp_path / 'none.json'}: No such file or directory")]
+    for args, message in cases:
+        result = run_cli(2, args + ["--reps", "1"], timeout=60, check=False)
+        assert result.returncode == 2, result.stderr
+        lines = _error_lines(result)
+        assert len(lines) == 2 and all(line.endswith(message) for line in lines), lines
+        assert "reps" not in result.stdout and "PASSED" not in result.stdout
+    assert a_file.read_text() == "keep me\n" and not any(directory.iterdir())
+
+
+def test_record_of_a_matrix_market_run(tmp_path):
+    """Reading a .mtx loads SciPy's reader, which threadpoolctl lists with a function for
+    its version: the record's env keeps only plain BLAS/OpenMP facts."""
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    path = tmp_path / "lower.mtx"
+    scipy.io.mmwrite(path, sp.csr_matrix(np.tril(np.ones((30, 30))) + 29 * np.eye(30)))
+    records = tmp_path / "runs.jsonl"
+    run_cli(2, ["sptrsv", "--matrix", str(path), "--reps", "1", "--out", str(records)],
+            timeout=60)
+    (record,) = read_records([records])
+    assert record["verify"]["passed"] and record["params"]["matrix"] == str(path)
+    assert {entry["internal_api"] for entry in record["env"]["blas"]} >= {"openblas"}

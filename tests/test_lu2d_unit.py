@@ -119,6 +119,8 @@ def test_matrix_source_files(tmp_path):
         open_source("file", None)
     with pytest.raises(InputError, match="--n"):
         open_source("random", None)
+    with pytest.raises(InputError, match="read only with --dist file"):
+        open_source("random", 6, path=str(tmp_path / "a.npy"))
     nan = np.ones((2, 2), order="F")
     nan[1, 0] = np.nan
     assert "non-finite" in check_finite(nan)

@@ -97,3 +97,13 @@ def test_concurrent_appends_never_interleave(tmp_path):
     for writer in range(writers):  # each writer's records stay in its own order
         mine = [r["run_id"] for r in records if r["run_id"].startswith(f"{writer}-")]
         assert mine == [f"{writer}-{i}" for i in range(count)]
+
+
+def test_append_after_a_cut_last_line_keeps_the_new_record(tmp_path):
+    path = tmp_path / "r.jsonl"
+    append_record(path, make_record(run_id="whole"))
+    with open(path, "a") as handle:
+        handle.write('{"schema": 1, "run_id": "cut", "kern')   # an interrupted writer
+    append_record(path, make_record(run_id="after"))
+    assert [r["run_id"] for r in read_records([path])] == ["whole", "after"]
+    assert path.read_text().count("\n") == 3

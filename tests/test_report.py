@@ -211,7 +211,7 @@ def test_missing_inputs_are_input_errors(tmp_path):
         build_report([foreign], tmp_path / "out")
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(b"\xff\xfe\x00\x81" * 10 + b"\n")
-    with pytest.raises(InputError, match="not a text file"):
+    with pytest.raises(InputError, match="not a JSON-lines records file \\(not UTF-8 text\\)"):
         build_report([binary], tmp_path / "out")
     with pytest.raises(InputError, match="not a file"):
         build_report([tmp_path], tmp_path / "out")
@@ -223,6 +223,10 @@ def test_cli_report_bad_input_exits_2(results, tmp_path, capsys):
                  "--out", str(tmp_path / "r")]) == 2
     assert "nope.jsonl: no such results file" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+    assert main(["report", str(results), "--out", str(results / "sub")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"linalg-io: error: --out {results / 'sub'}: cannot create the directory: " \
+                   "Not a directory"
 
 
 def test_several_files_make_one_report(results, tmp_path, monkeypatch):

@@ -95,6 +95,9 @@ def test_mtx_checks(tmp_path):
         load_matrix(str(tmp_path / "rect.mtx"))
     with pytest.raises(InputError, match="expected lap2d"):
         load_matrix("lap4d:3")
+    (tmp_path / "empty.mtx").write_text("%%MatrixMarket matrix coordinate real general\n0 0 0\n")
+    with pytest.raises(InputError, match="0 x 0"):
+        load_matrix(str(tmp_path / "empty.mtx"))
 
 
 # --- analysis and model -----------------------------------------------------------------

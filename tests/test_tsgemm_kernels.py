@@ -230,3 +230,11 @@ def test_new_output_is_half_a_page_from_a() -> None:
         gap = (c.ctypes.data - a.ctypes.data) % 4096
         assert c.ctypes.data % 64 == 0 and 2048 - 64 < gap <= 2048, (shift, gap)
         assert scaled_error(c, a, b) <= 5 * np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_empty_inner_dimension_gives_zeros(order) -> None:
+    a = np.empty((50, 0), order=order)
+    out = np.full((50, 2), np.nan, order=order)
+    c, kernel = kernels.matmul(a, np.empty((0, 2)), out=out)
+    assert kernel == "matmul (k = 0)" and c.shape == (50, 2) and not c.any()

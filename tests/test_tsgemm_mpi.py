@@ -26,7 +26,9 @@ def cases_for(p: int) -> list[dict]:
                  "order": order, "dist": "2d", "threads": 2},
             ]
     cases += [{"variant": "tsm2r", "m": 64, "n": 4, "k": 3, "dtype": "float64", "order": "C",
-               "dist": "2d"},  # k < Pc: empty B pieces
+               "dist": "2d"},
+              {"variant": "tsm2r", "m": 64, "n": 4, "k": 1, "dtype": "float64", "order": "C",
+               "dist": "2d"},  # k < Pc (P > 1): a process column with no columns of A
               {"variant": "tsm2r", "m": 123, "n": 65, "k": 40, "dtype": "float64",
                "order": "C", "dist": "auto"},  # n > 64: BLAS, said so
               {"variant": "atb", "m": 3, "n": 2, "k": 1, "dtype": "float64", "order": "C"}]

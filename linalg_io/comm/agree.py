@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from mpi4py import MPI
 
-from linalg_io.errors import LinalgIOError, error_from_code
+from linalg_io.errors import InputError, LinalgIOError, error_from_code
 
 T = TypeVar("T")
 
@@ -17,7 +17,8 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
 
     Collective over `comm` (a raw communicator: the check is not counted traffic).
     The error of the lowest failing rank wins, prefixed with that rank when the
-    failure was not on every rank.
+    failure was not on every rank. A MemoryError (inputs too large for this node) is
+    bad input too.
     """
     try:
         result = action()
@@ -25,6 +26,9 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
     except LinalgIOError as error:
         result = None
         failure = (error.exit_code, str(error))
+    except MemoryError as error:
+        result = None
+        failure = (InputError.exit_code, f"not enough memory on this node: {error}")
     failures = comm.allgather(failure)
     failed = [(rank, f) for rank, f in enumerate(failures) if f is not None]
     if failed:

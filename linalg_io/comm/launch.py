@@ -18,7 +18,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from linalg_io.errors import EnvironmentProblem
+from linalg_io.errors import EnvironmentProblem, InputError
 
 LAUNCHER_RANK_VARIABLES = (
     "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS",
@@ -31,6 +31,16 @@ def under_mpi_launcher() -> bool:
     if any(v in os.environ for v in LAUNCHER_RANK_VARIABLES):
         return True
     return "SLURM_STEP_ID" in os.environ and "SLURM_PROCID" in os.environ
+
+
+def check_launched_size(np_option: int) -> None:
+    """--np given to a process the launcher started: it must name the job's size."""
+    from mpi4py import MPI
+
+    size = MPI.COMM_WORLD.Get_size()
+    if size != np_option:
+        raise InputError(f"--np {np_option}, but the launcher started {size} ranks "
+                         "(drop --np under mpiexec/srun)")
 
 
 def find_mpiexec() -> str:

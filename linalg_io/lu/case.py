@@ -62,8 +62,8 @@ class LU2DCase:
         pr, pc = square_2d(comm.size) if grid_text == "auto" else parse_grid(grid_text, comm.size, 2)
         nb = options.get("nb", "auto") or "auto"
         nb = default_nb(n, pr, pc) if nb == "auto" else int(nb)
-        if nb < 1:
-            raise InputError(f"--nb must be positive, got {nb}")
+        if not 1 <= nb <= n:
+            raise InputError(f"--nb must lie in 1..N = {n}, got {nb}")
         self.grid = Grid2D.create(comm, pr, pc)
         self.lu_params = LU2DParams(n=n, nb=nb)
         self.params = {"n": n, "nb": nb, "grid": [pr, pc, 1], "dist": source.kind,

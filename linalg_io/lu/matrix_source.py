@@ -84,6 +84,8 @@ def _load_array(path: Path) -> np.ndarray:
 
 def open_source(dist: str, n: int | None, seed: int = 0, path: str | None = None) -> MatrixSource:
     """The matrix of a run: generated (`dist` in random, diagdom) or from `path`."""
+    if path and dist != "file":
+        raise InputError(f"--file {path} is read only with --dist file (got --dist {dist})")
     if dist in KINDS:
         if n is None:
             raise InputError(f"--n is required with --dist {dist}")

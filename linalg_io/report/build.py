@@ -37,9 +37,6 @@ def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tu
             raise InputError(f"{path}: not a file (expected a JSON-lines results file)")
         try:
             found = read_records([path])
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not a text file (expected JSON lines of linalg-io "
-                             "records)") from None
         except OSError as error:
             raise InputError(f"{path}: cannot read: {error.strerror}") from None
         if not found:
@@ -71,7 +68,10 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"--out {out}: cannot create the directory: {error.strerror}") from None
 
     summary = tables.summary_table(frame)
     summary.to_csv(out / "summary.csv", index=False)

@@ -89,6 +89,8 @@ def read_mtx(path: str, upper: bool, take_triangle: bool) -> sp.csr_matrix:
         matrix = sp.coo_matrix(matrix)
     if matrix.shape[0] != matrix.shape[1]:
         raise InputError(f"{path}: matrix is {matrix.shape[0]} x {matrix.shape[1]}, must be square")
+    if matrix.shape[0] == 0:
+        raise InputError(f"{path}: matrix is 0 x 0 (nothing to solve)")
     if np.iscomplexobj(matrix.data):
         raise InputError(f"{path}: complex matrices are not supported")
     csr = _canonical(matrix)
