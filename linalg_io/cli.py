@@ -269,3 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:   # a path the user gave: missing, a file for a directory, ...
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
         return InputError.exit_code
+    except Exception:
+        if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
+            from linalg_io.comm.agree import abort_world
+
+            abort_world()
+        raise

@@ -31,18 +31,25 @@ def run_mpi(nranks: int, argv: list[str], timeout: float = 120, threads: int = 1
     command = mpiexec_command(nranks, argv, flavour, mpiexec)
     full_env = mpi_environment(threads, flavour)
     full_env.update(env or {})
-    process = subprocess.Popen(command, env=full_env, stdout=subprocess.PIPE,
+    return run_job(command, full_env, timeout, check)
+
+
+def run_job(command: list[str], env: dict, timeout: float,
+            check: bool = True) -> subprocess.CompletedProcess:
+    """Run an mpiexec command line in its own session: a job that outlives `timeout` is
+    killed whole (every rank) and fails the test as hung."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
-        pytest.fail(f"MPI job hung (> {timeout} s, killed): {' '.join(argv)}\n"
+        pytest.fail(f"MPI job hung (> {timeout} s, killed): {' '.join(command)}\n"
                     f"stdout:\n{stdout[-3000:]}\nstderr:\n{stderr[-3000:]}")
     result = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     if check and result.returncode != 0:
-        pytest.fail(f"MPI job failed (exit {result.returncode}): {' '.join(argv)}\n"
+        pytest.fail(f"MPI job failed (exit {result.returncode}): {' '.join(command)}\n"
                     f"stdout:\n{stdout[-3000:]}\nstderr:\n{stderr[-3000:]}")
     return result
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from linalg_io.models.profile import load_profile
-from mpi_harness import run_cli
+from mpi_harness import run_cli, run_job
 
 from linalg_io.records import read_records
 
@@ -145,3 +145,17 @@ def test_record_of_a_matrix_market_run(tmp_path):
     (record,) = read_records([records])
     assert record["verify"]["passed"] and record["params"]["matrix"] == str(path)
     assert {entry["internal_api"] for entry in record["env"]["blas"]} >= {"openblas"}
+
+
+def test_a_bug_on_one_rank_aborts_the_job_instead_of_hanging():
+    """No `python -m mpi4py` here (it would abort by itself): the CLI's own handler must."""
+    from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
+
+    mpiexec = find_mpiexec()
+    flavour = mpiexec_flavour(mpiexec)
+    command = [mpiexec, "-n", "2"] + (["--oversubscribe"] if flavour == "openmpi" else []) \
+        + [sys.executable, str(Path(__file__).parent / "mpi" / "uncaught.py"), "tsgemm",
+           "--variant", "atb", "--m", "1000", "--n", "4", "--k", "4", "--reps", "1"]
+    out = run_job(command, mpi_environment(1, flavour), timeout=90, check=False)
+    assert out.returncode != 0
+    assert "RuntimeError: injected bug in rank 0's record" in out.stderr

@@ -56,3 +56,18 @@ def exit_agreed(code: int) -> None:
     if MPI.Is_initialized() and not MPI.Is_finalized():
         MPI.Finalize()
     os._exit(code)
+
+
+def abort_world(code: int = 1) -> None:
+    """An exception that the ranks did not agree on (a bug, not bad input): print it on
+    this rank and abort the whole job, since the other ranks may wait in a collective
+    for this one (as `python -m mpi4py` does; a plain `srun linalg-io` would hang)."""
+    import sys
+    import traceback
+
+    from mpi4py import MPI
+
+    traceback.print_exc()
+    sys.stderr.flush()
+    if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+        MPI.COMM_WORLD.Abort(code)
