@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of linalg-io, for a machine with a GPU and CuPy.
-# Run from the repository root: bash bench/gpu_check.sh  (each family appends its lines).
+# bash bench/gpu_check.sh (from anywhere; each family appends its lines). Exits 3 at once
+# when the Python it uses (PY, default .venv/bin/python) has no CuPy or sees no GPU: the
+# GPU tests would only be skipped then, and a pass would mean nothing.
 set -u
+cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
+if ! "$PY" -c 'import sys, cupy; sys.exit(cupy.cuda.runtime.getDeviceCount() == 0)' 2>/dev/null; then
+  echo "gpu_check: $PY has no CuPy or sees no GPU (pip install -e '.[gpu]')" >&2
+  exit 3
+fi
 status=0
 trap 'exit $status' EXIT  # the script fails if any appended check failed
 

@@ -1,10 +1,11 @@
 """SpTRSV on one GPU: our sync-free kernel against cuSPARSE and SciPy, then P ranks on GPUs.
 
-single   lap3d:64, lap2d:1024 and lap3d:128 (or --matrices): median time of
-         `solve_triangular_gpu` (kernels/cuda/sptrsv_syncfree.cu, in-degree counters and
-         atomics), cupyx.scipy.sparse.linalg.spsolve_triangular (cuSPARSE, analysis
-         included and, separately, with the matrix already on the device) and SciPy on the
-         CPU; agreement between them. Device times from CUDA events, medians of --reps.
+single   lap3d:64, lap2d:1024 and lap3d:128 (or --matrices): median time of our
+         sync-free kernel (kernels/cuda/sptrsv_syncfree.cu, in-degree counters and
+         atomics; `DeviceTriangular`, the matrix split and uploaded before timing),
+         cupyx.scipy.sparse.linalg.spsolve_triangular (cuSPARSE, the matrix already on the
+         device, its analysis inside each call) and SciPy on the CPU; agreement between
+         them. Device times from CUDA events, medians of --reps.
 parallel `linalg-io sptrsv --backend gpu --np P` for P in --p-list, both algorithms:
          median time and measured vs modelled traffic (host-staged MPI).
 
@@ -39,20 +40,22 @@ def device_time(cupy, action, reps: int) -> float:
 
 
 def single(matrix: str, reps: int) -> str:
+    from linalg_io.kernels.gpu import require_cupy
+
+    cupy = require_cupy()   # before any cupyx import: exit 3 with a clear line without CuPy
     import cupyx.scipy.sparse as csp
     from cupyx.scipy.sparse.linalg import spsolve_triangular as cusparse_solve
     from scipy.sparse.linalg import spsolve_triangular
 
-    from linalg_io.kernels.gpu import require_cupy
-    from linalg_io.kernels.sptrsv_gpu import solve_triangular_gpu
+    from linalg_io.kernels.sptrsv_gpu import DeviceTriangular
     from linalg_io.sptrsv.matrices import load_matrix
 
-    cupy = require_cupy()
     lower = load_matrix(matrix)
     b_host = np.random.default_rng(0).standard_normal(lower.shape[0])
     b = cupy.asarray(b_host)
     lower_gpu = csp.csr_matrix(lower)
-    ours = device_time(cupy, lambda: solve_triangular_gpu(lower, b), reps)
+    prepared = DeviceTriangular(lower)
+    ours = device_time(cupy, lambda: prepared.solve(b), reps)
     cusparse = device_time(cupy, lambda: cusparse_solve(lower_gpu, b, lower=True), reps)
     cpu_times = []
     for _ in range(max(3, reps // 3)):
@@ -60,7 +63,7 @@ def single(matrix: str, reps: int) -> str:
         reference = spsolve_triangular(lower, b_host, lower=True)
         cpu_times.append(time.perf_counter() - start)
     scipy_time = statistics.median(cpu_times)
-    x = cupy.asnumpy(solve_triangular_gpu(lower, b))
+    x = cupy.asnumpy(prepared.solve(b))
     x_cusparse = cupy.asnumpy(cusparse_solve(lower_gpu, b, lower=True))
     scale = np.abs(reference).max()
     return (f"| {matrix} | {lower.shape[0]} | {lower.nnz} | {ours * 1e3:.3f} | "
@@ -91,4 +94,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from linalg_io.errors import LinalgIOError
+
+    try:
+        sys.exit(main())
+    except LinalgIOError as error:
+        print(f"gpu_sptrsv: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)

@@ -10,9 +10,11 @@ Run: python bench/gpu_tsgemm.py [--m 33554432] [--N 16384] [--peak-tbs 4.3]
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import partial
 
 from linalg_io.kernels import tsm2_gpu
+from linalg_io.kernels.gpu import require_cupy
 
 
 def timed(cupy, run, reps: int) -> float:
@@ -35,7 +37,7 @@ def main() -> None:
     parser.add_argument("--peak-tbs", type=float, default=4.3)
     parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
-    cupy = tsm2_gpu.require_device()
+    cupy = require_cupy()
     peak = args.peak_tbs * 1e12
     print(f"{'kernel':<6} {'dtype':<8} {'shape':<28} {'ours GF/s':>10} {'ours GB/s':>10} "
           f"{'%peak':>6} {'cupy GF/s':>10} {'cupy GB/s':>10} {'%peak':>6} {'speedup':>8}  tile")
@@ -61,4 +63,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from linalg_io.errors import LinalgIOError
+
+    try:
+        main()
+    except LinalgIOError as error:
+        print(f"gpu_tsgemm: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)

@@ -109,3 +109,30 @@ def test_cupy_launcher_and_autotuner_run_whole_on_the_emulator(cuda_emulator, tm
         kernel = key.split("|")[3].split(":")[0]
         assert entry["candidates"] == len(tsm2_gpu.candidates(kernel, dtype))
         assert tuple(entry["tile"]) in tsm2_gpu.candidates(kernel, dtype)
+
+
+def test_autotuner_cache_survives_a_corrupt_file_and_merges_with_other_writers(
+        cuda_emulator, tmp_path, monkeypatch) -> None:
+    """A cut-off cache (another rank died mid-write in an older version) is read as empty;
+    saving merges with what other processes wrote meanwhile and leaves no temporary files."""
+    import cuda_emulator as emulation
+
+    monkeypatch.setattr(tsm2_gpu, "require_cupy",
+                        lambda: emulation.cupy_standin(cuda_emulator, SMS))
+    path = tmp_path / "tsm2.json"
+    path.write_text('{"other device|float64|x": {"tile": [6')
+    monkeypatch.setenv("LINALG_IO_TSM2_CACHE", str(path))
+    monkeypatch.setattr(tsm2_gpu, "_choices", None)
+    monkeypatch.setattr(tsm2_gpu, "_modules", {})
+    a = np.random.default_rng(1).standard_normal((200, 8))
+    b = np.random.default_rng(2).standard_normal((8, 4))
+    c, _ = tsm2_gpu.matmul(a, b)
+    assert scaled_error(c, a, b) <= 8 * np.finfo(np.float64).eps
+    (mine,) = json.loads(path.read_text())
+    # another process adds its choice while this one keeps its own in memory
+    path.write_text(json.dumps({"other writer|float32|y": {"tile": [128, 4, 1]},
+                                mine: json.loads(path.read_text())[mine]}))
+    a32 = a.astype(np.float32)
+    tsm2_gpu.matmul(a32, b.astype(np.float32))
+    assert len(json.loads(path.read_text())) == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["tsm2.json"]

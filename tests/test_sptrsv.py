@@ -244,13 +244,15 @@ def _numpy_as_cupy(monkeypatch, emulator=None):
 
     import linalg_io.kernels.sptrsv_gpu as gpu
 
-    def device(a, dtype=None):
-        return np.array(a, dtype=dtype).view(_DeviceArray)
+    def device(a, dtype=None, order="K"):
+        return np.array(a, dtype=dtype, order=order).view(_DeviceArray)
 
+    stream = types.SimpleNamespace(synchronize=lambda: None)
     standin = types.SimpleNamespace(
         asarray=device, array=device,
         zeros=lambda *a, **k: np.zeros(*a, **k).view(_DeviceArray),
-        empty_like=lambda a: np.empty_like(a).view(_DeviceArray))
+        empty=lambda *a, **k: np.empty(*a, **k).view(_DeviceArray),
+        cuda=types.SimpleNamespace(get_current_stream=lambda: stream))
     sparse = types.ModuleType("cupyx.scipy.sparse")
     sparse.csr_matrix = sp.csr_matrix
     for name, module in (("cupyx", types.ModuleType("cupyx")),
@@ -268,7 +270,6 @@ def _numpy_as_cupy(monkeypatch, emulator=None):
                 in_degree[rowidx[k]] -= 1
 
     monkeypatch.setattr(gpu, "require_cupy", lambda: standin)
-    monkeypatch.setattr(gpu, "select_device_for_rank", lambda rank: 0)
     monkeypatch.setattr(gpu, "_kernel", lambda: emulator.sptrsv if emulator else kernel)
     return gpu
 
@@ -283,6 +284,9 @@ def test_gpu_local_solve_staging_with_numpy_standin(monkeypatch, request, spec, 
     reference = spsolve_triangular(lower, b, lower=True)
     whole = gpu.solve_triangular_gpu(lower, b)
     assert np.abs(whole - reference).max() < 1e-12
+    # right-hand sides in Fortran order: the kernel reads rows, so they are copied to C order
+    fortran = gpu.solve_triangular_gpu(lower, np.asfortranarray(b))
+    assert np.abs(fortran - reference).max() < 1e-12
     levels = analysis.levels(lower)
     owner = analysis.partition_rows(lower, levels, 3, "level")
     plan = analysis.comm_plan(lower, owner, levels, 3)
@@ -296,8 +300,26 @@ def test_gpu_local_solve_staging_with_numpy_standin(monkeypatch, request, spec, 
             local.ghosts_arrived(batch.target_pos, batch.target_pos + batch.local.size)
         for segment in range(system.nsegments):
             local.solve(system.segment_ptr[segment], system.segment_ptr[segment + 1])
+        local.finish()
         assert np.abs(local.solution() - reference[system.rows]).max() < 1e-12
         for batch in system.outgoing:
             packed = np.empty((batch.local.size, 2))
             local.pack(batch.local, packed)
             assert np.array_equal(packed, local.solution()[batch.local])
+
+
+def test_block_arrays_count_duplicate_entries_once():
+    """A CSR with a duplicated entry: the CSC sums it into one, and the in-degree the
+    kernel waits on must count it once (twice would make the sync-free kernel spin)."""
+    from linalg_io.kernels.sptrsv_gpu import block_arrays
+
+    rows, cols = np.array([1, 2, 2, 2]), np.array([0, 0, 1, 1])   # (2, 1) twice
+    strict = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32), (rows, cols)),
+                           shape=(3, 3))
+    strict.has_canonical_format = False
+    strict.indices, strict.data = cols.astype(np.int32), np.array([1.0, 2.0, 3.0, 4.0])
+    strict.indptr = np.array([0, 0, 1, 4], dtype=np.int32)
+    arrays = block_arrays(strict, np.array([1.0, 2.0, 3.0]), 0, 3, 3)
+    assert arrays.in_degree.tolist() == [0, 1, 2]
+    assert arrays.colptr.tolist() == [0, 2, 3, 3] and arrays.val.dtype == np.float64
+    assert sorted(arrays.val.tolist()) == [1.0, 2.0, 7.0]

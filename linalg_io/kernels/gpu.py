@@ -25,7 +25,8 @@ def require_cupy():
 
 
 def select_device_for_rank(local_rank: int) -> int:
-    """One rank per GPU: rank i of a node uses GPU i mod (GPUs on the node)."""
+    """One rank per GPU: rank i of a node (`linalg_io.comm.node.node_rank_and_size`, taken
+    on every rank before anything can fail) uses GPU i mod (GPUs on the node)."""
     cupy = require_cupy()
     device = local_rank % cupy.cuda.runtime.getDeviceCount()
     cupy.cuda.Device(device).use()

@@ -9,12 +9,12 @@ on the device and copied down (`pack`). A segment of rows start..end-1 is solved
     left = b[start:end] - L_outside @ x_ext      (cuSPARSE SpMV/SpMM: values already known)
     sync-free kernel on the block L[start:end, start:end]   (kernels/cuda/sptrsv_syncfree.cu)
 
-`solve_triangular_gpu` runs the kernel on a whole lower-triangular matrix (one GPU).
+`DeviceTriangular` holds a whole lower-triangular matrix on one GPU, prepared once, and
+solves with it; `solve_triangular_gpu` prepares and solves in one call.
 """
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -22,12 +22,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from linalg_io.kernels.gpu import require_cupy, select_device_for_rank
+from linalg_io.kernels.gpu import require_cupy
 
 KERNEL_SOURCE = Path(__file__).with_name("cuda") / "sptrsv_syncfree.cu"
 WARPS_PER_BLOCK = 4
-LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                        "PMI_LOCAL_RANK")
 
 
 @cache
@@ -62,9 +60,11 @@ def block_arrays(csr: sp.csr_matrix, diag: np.ndarray, start: int, end: int,
                           shape=(size, size))
     block.sort_indices()
     outside = sp.csr_matrix((data[~inside], (row[~inside], col[~inside])), shape=(size, n_cols))
+    # in-degrees from the CSC itself: duplicates of the CSR are summed into one entry there,
+    # and the kernel decrements once per CSC entry (a larger count would spin forever)
     return BlockArrays(block.indptr.astype(np.int64), block.indices.astype(np.int32),
-                       block.data, np.asarray(diag[start:end]),
-                       np.bincount(row[inside], minlength=size).astype(np.int32), outside)
+                       block.data.astype(np.float64), np.asarray(diag[start:end], np.float64),
+                       np.bincount(block.indices, minlength=size).astype(np.int32), outside)
 
 
 def launch_shape(size: int) -> tuple[int, int]:
@@ -106,9 +106,7 @@ class GpuLocalSolve:
     """One rank's local solve on its GPU (see module doc)."""
 
     def __init__(self, system, host: np.ndarray) -> None:
-        cupy = require_cupy()
-        local_rank = next((int(os.environ[v]) for v in LOCAL_RANK_VARIABLES if v in os.environ), 0)
-        select_device_for_rank(local_rank)
+        cupy = require_cupy()   # the device: chosen by the caller (one rank per GPU)
         self.cupy = cupy
         self.system = system
         self.ghosts = host
@@ -153,6 +151,9 @@ class GpuLocalSolve:
         first = self.system.n_local
         self.x[first + lo:first + hi] = self.cupy.asarray(self.ghosts[lo:hi])
 
+    def finish(self) -> None:
+        self.cupy.cuda.get_current_stream().synchronize()
+
     def solution(self) -> np.ndarray:
         return self.x[:self.system.n_local].get()
 
@@ -160,13 +161,23 @@ class GpuLocalSolve:
         return self.x.get()
 
 
+class DeviceTriangular:
+    """A lower-triangular CSR matrix on the GPU, split and uploaded once for the kernel."""
+
+    def __init__(self, lower: sp.csr_matrix) -> None:
+        self.cupy = require_cupy()
+        self.n = lower.shape[0]
+        strict = sp.tril(lower, k=-1, format="csr")
+        self.block = _Block(self.cupy, strict, lower.diagonal(), 0, self.n, self.n)
+
+    def solve(self, b):
+        """x with lower @ x = b (b: (n,) or (n, r), any order; the kernel reads rows)."""
+        left = self.cupy.array(b, dtype=np.float64, order="C").reshape(self.n, -1)
+        x = self.cupy.empty(left.shape)
+        _run_block(self.cupy, self.block, left, x)
+        return x.reshape(b.shape)
+
+
 def solve_triangular_gpu(lower: sp.csr_matrix, b):
-    """x with lower @ x = b on the GPU by the sync-free kernel (b: CuPy, (n,) or (n, r))."""
-    cupy = require_cupy()
-    diag = lower.diagonal()
-    strict = sp.tril(lower, k=-1, format="csr")
-    block = _Block(cupy, strict, diag, 0, lower.shape[0], lower.shape[0])
-    left = cupy.array(b, dtype=np.float64).reshape(lower.shape[0], -1)
-    x = cupy.empty_like(left)
-    _run_block(cupy, block, left, x)
-    return x.reshape(b.shape)
+    """x with lower @ x = b on the GPU by the sync-free kernel (b: (n,) or (n, r))."""
+    return DeviceTriangular(lower).solve(b)

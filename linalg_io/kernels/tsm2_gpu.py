@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from functools import partial
 from pathlib import Path
 
@@ -36,30 +37,37 @@ _modules: dict = {}
 _choices: dict | None = None
 
 
-def require_device():
-    """The cupy module with a GPU selected (EnvironmentProblem, exit 3, otherwise)."""
-    return require_cupy()
-
-
 def cache_path() -> Path:
     default = Path.home() / ".cache" / "linalg-io" / "tsm2_tuning.json"
     return Path(os.environ.get("LINALG_IO_TSM2_CACHE", default))
 
 
+def _read_cache(path: Path) -> dict:
+    """The cached choices; an unreadable or foreign file counts as empty (it is rewritten)."""
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _load_choices() -> dict:
     global _choices
     if _choices is None:
-        path = cache_path()
-        _choices = json.loads(path.read_text()) if path.exists() else {}
+        _choices = _read_cache(cache_path())
     return _choices
 
 
 def _save_choices() -> None:
+    """Merge this process's choices into the file: several ranks (or jobs) tuning at once
+    each write a temporary file of their own and rename it over the cache (atomic)."""
     path = cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(_choices, indent=1, sort_keys=True))
-    tmp.replace(path)
+    merged = {**_read_cache(path), **_choices}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(merged, indent=1, sort_keys=True))
+    os.replace(tmp, path)
 
 
 def candidates(kernel: str, dtype: str) -> list[tuple[int, int, int]]:

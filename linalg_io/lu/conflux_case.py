@@ -23,6 +23,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
+from linalg_io.comm.node import node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.generate import vector_entries
@@ -34,14 +35,6 @@ from linalg_io.lu.model_table import default_memory
 from linalg_io.models import conflux as model
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import load_profile
-
-
-def node_rank_and_size(comm: MPI.Comm) -> tuple[int, int]:
-    """This rank's index among the ranks sharing its node, and their number."""
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    rank, size = node.Get_rank(), node.Get_size()
-    node.Free()
-    return rank, size
 
 
 def shared_cores(ranks: int, ranks_on_node: int) -> int:

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.node import node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
@@ -24,12 +25,14 @@ from linalg_io.sptrsv import analysis
 from linalg_io.sptrsv.matrices import as_lower, load_matrix
 
 
-def _local_solver_class(backend: str):
+def _local_solver_class(backend: str, comm: CountedComm):
     if backend == "gpu":
-        from linalg_io.kernels.gpu import require_cupy
+        from linalg_io.kernels.gpu import require_cupy, select_device_for_rank
         from linalg_io.kernels.sptrsv_gpu import GpuLocalSolve
 
+        node_rank = node_rank_and_size(comm.comm)[0]   # collective: before a failure
         require_cupy()
+        select_device_for_rank(node_rank)
         return GpuLocalSolve
     from linalg_io.sptrsv.local import CpuLocalSolve
 
@@ -73,7 +76,7 @@ class SptrsvCase:
         self.b = rng.standard_normal((n, self.nrhs))
         b_lower = self.b[::-1] if self.upper else self.b
         self.b_local = np.ascontiguousarray(b_lower[self.system.rows])
-        solver_class = _local_solver_class(config.backend)
+        solver_class = _local_solver_class(config.backend, comm)
         host, window = executor_class.allocate_host(comm, solver_class.host_rows(self.system),
                                                     self.nrhs)
         self.local = solver_class(self.system, host)
@@ -87,9 +90,11 @@ class SptrsvCase:
     def setup_rep(self) -> None:
         self.local.load_rhs(self.b_local)
         self.executor.reset()
+        self.local.finish()
 
     def run(self) -> None:
         self.executor.run()
+        self.local.finish()   # a GPU's queued kernels belong to the timed run
 
     def verify(self) -> dict:
         world = self.comm.comm

@@ -1,12 +1,13 @@
 """The local part of a rank's solve on the CPU: the vector [local rows | ghosts] and its kernel.
 
-The executors (level-set, synchronization-free) talk to a local solver through five
+The executors (level-set, synchronization-free) talk to a local solver through six
 calls, so the GPU solver (`linalg_io.kernels.sptrsv_gpu.GpuLocalSolve`) plugs in the same way:
 ``host_rows(system)`` (rows of the host buffer it needs: here the whole extended
 vector, the ghosts starting at row ``ghost_row(n_local)``), ``load_rhs(b)``,
 ``solve(start, end)`` (local rows in solve order), ``pack(idx, out)``
 (solved values into a host send buffer), ``ghosts_arrived(lo, hi)`` (host ghost rows
-lo..hi-1 now hold received values) and ``solution()``; ``ghosts`` is the part of the
+lo..hi-1 now hold received values), ``finish()`` (wait until queued work is done: the
+run's timer stops after it) and ``solution()``; ``ghosts`` is the part of the
 host buffer that messages and one-sided Puts land in. The executor allocates the host
 buffer (window memory for the one-sided executor), so it never moves.
 """
@@ -48,6 +49,9 @@ class CpuLocalSolve:
 
     def ghosts_arrived(self, lo: int, hi: int) -> None:
         """Nothing to do: ghosts live in the vector the kernel reads."""
+
+    def finish(self) -> None:
+        """Nothing to do: the CPU kernel has returned."""
 
     def solution(self) -> np.ndarray:
         return self.x[:self.system.n_local]
