@@ -26,11 +26,13 @@ options, named as on its command line without dashes: ``nrhs``, ``min-bytes`` or
 Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P --out OUT``,
 so a failing point is reported and the sweep goes on; the sweep exits 0 when every
 point passed, else with the worst code of its points (3 environment > 2 bad input >
-1 verification failed or killed; 130 when interrupted with ^C, after the summary
-of what ran). ``--resume`` skips a point whose command line
-(the record's ``command``, less its ``--out``) is already in the records file.
-At the end a summary table of the points' records is printed, and with ``--report``
-the report of the whole records file is written.
+1 verification failed or killed; 130 when interrupted with ^C or SIGTERM, after the
+summary of what ran; the running point's process group is killed either way).
+``--resume`` skips a point whose command line (the record's ``command``, less its
+``--out``) is already in the records file; a skipped point keeps its record's
+verdict (a FAILED record fails the sweep). At the end a summary table of the records
+this sweep wrote or skipped on is printed (never an older record of a point that
+failed now), and with ``--report`` the report of the whole records file is written.
 """
 
 from __future__ import annotations
@@ -188,6 +190,9 @@ def _point(where: str, command: str, options: dict[str, argparse.Action],
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or timeout <= 0):
         raise InputError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
+    # keys beside args that change what runs, so that two points never share a label
+    shown += [f"{key}={common[key]}" for key in ("threads", "backend", "seed", "profile")
+              if key in common]
     label = " ".join([command] + shown + [f"P={common['np']}"])
     return SweepPoint(argv=tuple(argv), label=label, timeout=timeout,
                       args=tuple((str(k), v) for k, v in args.items()))
@@ -284,7 +289,8 @@ def _outcome(launched: Launched, seconds: float, timeout: float | None,
              wrote_record: bool) -> tuple[str, int]:
     """The progress word of a finished point and its exit code for the sweep's."""
     if launched.timed_out:
-        return f"TIMEOUT after {timeout:g}s", 1
+        return f"TIMEOUT after {timeout:g}s" + (" (after writing its record)"
+                                                  if wrote_record else ""), 1
     code = launched.returncode
     if code in (0, 1) and not wrote_record:
         return f"ERROR (exit {code}, no record written) {seconds:.1f}s", 1
@@ -301,6 +307,51 @@ def _tail(output: str, lines: int = 15) -> str:
     """The last lines of a point's output, without the MPI launcher's rulers."""
     kept = [line for line in output.rstrip().splitlines() if line.strip(" -")][-lines:]
     return "".join(f"    | {line}\n" for line in kept)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
+                launch: Launcher, codes: list[int], counts: dict, this_sweep: dict) -> None:
+    """Run (or skip) each point in turn, printing its progress line; a skipped point
+    keeps the status of its record (a FAILED one fails the sweep)."""
+    total = len(points)
+    for number, point in enumerate(points, start=1):
+        key = command_key(point.argv)
+        print(f"[{number}/{total}] {point.label} ... ", end="", flush=True)
+        if key in done:
+            passed = bool((recorded[key].get("verify") or {}).get("passed"))
+            print(f"skipped (recorded in {out}{'' if passed else ', FAILED there'})", flush=True)
+            counts["skipped"] += 1
+            this_sweep[key] = recorded[key]
+            if not passed:
+                codes.append(1)
+            continue
+        command = [sys.executable, "-m", "linalg_io", *point.argv, "--out", str(out)]
+        start = time.monotonic()
+        try:
+            launched = launch(command, point.timeout)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            codes.append(INTERRUPTED)
+            return
+        seconds = time.monotonic() - start
+        before = recorded.get(key)
+        recorded.update(records_by_command(out))
+        after = recorded.get(key)
+        wrote = after is not None and (before is None or after.get("run_id") != before.get("run_id"))
+        if wrote:
+            this_sweep[key] = after
+        status, code = _outcome(launched, seconds, point.timeout, wrote)
+        print(status, flush=True)
+        if code:
+            print(_tail(launched.output), end="", flush=True)
+            codes.append(code)
+            counts["failed"] += 1
+        else:
+            counts["passed"] += 1
 
 
 def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) -> int:
@@ -321,39 +372,19 @@ def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) ->
     codes = []
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     total = len(points)
-    for number, point in enumerate(points, start=1):
-        print(f"[{number}/{total}] {point.label} ... ", end="", flush=True)
-        if command_key(point.argv) in done:
-            print(f"skipped (recorded in {out})", flush=True)
-            counts["skipped"] += 1
-            continue
-        command = [sys.executable, "-m", "linalg_io", *point.argv, "--out", str(out)]
-        start = time.monotonic()
-        try:
-            launched = launch(command, point.timeout)
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
-            codes.append(INTERRUPTED)
-            break
-        seconds = time.monotonic() - start
-        before = recorded.get(command_key(point.argv))
-        recorded = records_by_command(out)
-        after = recorded.get(command_key(point.argv))
-        wrote = after is not None and (before is None or after.get("run_id") != before.get("run_id"))
-        status, code = _outcome(launched, seconds, point.timeout, wrote)
-        print(status, flush=True)
-        if code:
-            print(_tail(launched.output), end="", flush=True)
-            codes.append(code)
-            counts["failed"] += 1
-        else:
-            counts["passed"] += 1
-
+    this_sweep = {}   # command key -> the record this sweep wrote or skipped on
+    # a kill (SIGTERM from `timeout`, scancel, kill) ends the sweep as ^C does: the running
+    # point's process group is killed with it instead of running on and writing records
+    previous_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _run_points(points, out, recorded, done, launch, codes, counts, this_sweep)
+    finally:
+        signal.signal(signal.SIGTERM, previous_term)
     shown = {}
     for point in points:
         key = command_key(point.argv)
-        if key in recorded and key not in shown:
-            shown[key] = (point, recorded[key])
+        if key in this_sweep and key not in shown:
+            shown[key] = (point, this_sweep[key])
     print()
     if shown:
         import pandas as pd

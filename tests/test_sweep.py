@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import textwrap
 import time
@@ -268,3 +269,50 @@ def test_subprocess_launcher_passes_exit_codes_and_kills_on_timeout():
     slow = launch_subprocess([sys.executable, "-c", child], 1.0)
     assert slow.timed_out and "started" in slow.output
     assert time.monotonic() - start < 10  # the grandchild `sleep` died with its group
+
+
+def test_resume_keeps_a_recorded_failure_and_the_table_shows_this_sweeps_records(tmp_path,
+                                                                                  capsys):
+    out = tmp_path / "r.jsonl"
+    path = write(tmp_path, "runs: [{command: lu, np: [2, 4], args: {n: 8}}]")
+    launcher = FakeLauncher({"--np 4": 1})
+    assert run_sweep(sweep_args(path, out=out), launch=launcher) == 1
+    capsys.readouterr()
+    assert run_sweep(sweep_args(path, out=out, resume=True), launch=FakeLauncher()) == 1
+    text = capsys.readouterr().out
+    assert f"[2/2] lu n=8 P=4 ... skipped (recorded in {out}, FAILED there)" in text
+    assert "2 points: 0 passed, 0 failed, 2 skipped" in text
+    # a point that now fails without a record: no row from an older run stands for it
+    launcher.exit_codes = {"--np 4": 2}   # (one launcher: its run ids stay distinct)
+    assert run_sweep(sweep_args(path, out=out), launch=launcher) == 2
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("lu ")]
+    assert len(rows) == 1 and " 2 " in rows[0]
+
+
+def test_points_differing_beside_args_get_their_own_labels(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    path = write(tmp_path, "runs: [{command: lu, np: 2, threads: [1, 2], args: {n: 8}}]")
+    assert run_sweep(sweep_args(path, out=out), launch=FakeLauncher()) == 0
+    text = capsys.readouterr().out
+    assert "[1/2] lu n=8 threads=1 P=2 ... PASSED" in text
+    assert "[2/2] lu n=8 threads=2 P=2 ... PASSED" in text
+
+
+def test_sigterm_ends_the_sweep_and_kills_the_running_point(tmp_path):
+    """`timeout`, scancel or kill send SIGTERM: the point's whole process group must die
+    with the sweep (it used to run on and append records after the sweep had gone)."""
+    marker = tmp_path / "still_running"
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"out: {tmp_path / 'r.jsonl'}\nruns: [{{command: lu, np: 1, args: {{n: 8}}}}]\n")
+    child = (f"import subprocess, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+             "import test_sweep as t, linalg_io.sweep as s; "
+             f"s.run_sweep(t.sweep_args({str(sweep)!r}), launch=lambda c, to: "
+             f"s.launch_subprocess(['sh', '-c', 'sleep 3; touch {marker}'], None))")
+    process = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.5)
+    process.terminate()
+    output, _ = process.communicate(timeout=30)
+    time.sleep(3)
+    assert "interrupted" in output, output
+    assert not marker.exists()
