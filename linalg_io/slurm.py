@@ -54,6 +54,12 @@ def find_template(name: str) -> Path:
                      f"{', '.join(available) or 'none found'})")
 
 
+# characters that make the shell do more than split words, and the commands whose record
+# the templates write with --out
+SHELL_SPECIAL = set(";&|`$()<>\\\"'\n*?[]{}#")
+BENCHMARKS = ("lu", "tsgemm", "sptrsv")
+
+
 def parse_sets(pairs: list[str]) -> dict[str, str]:
     """['n=4096', 'algo=2d'] -> {'n': '4096', 'algo': '2d'}; keys lower-cased, '-' -> '_'."""
     values = {}
@@ -64,7 +70,16 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
             raise InputError(f"--set {pair!r}: expected KEY=VALUE with KEY a placeholder name")
         if key in DEDICATED:
             raise InputError(f"--set {key}=...: use --{key.replace('_', '-')} instead")
+        if not value.strip():
+            raise InputError(f"--set {key}=: empty value")
+        unsafe = sorted(set(value) & SHELL_SPECIAL)
+        if unsafe:
+            raise InputError(f"--set {key}={value!r}: the script pastes values as words; "
+                             f"{' '.join(unsafe)} would be read by the shell")
         values[key] = value
+    if "args" in values and values["args"].split()[0] not in BENCHMARKS:
+        raise InputError(f"--set args={values['args']!r}: must start with one of "
+                         f"{', '.join(BENCHMARKS)} (the script adds --threads and --out)")
     return values
 
 

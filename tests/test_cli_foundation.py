@@ -159,3 +159,11 @@ def test_a_bug_on_one_rank_aborts_the_job_instead_of_hanging():
     out = run_job(command, mpi_environment(1, flavour), timeout=90, check=False)
     assert out.returncode != 0
     assert "RuntimeError: injected bug in rank 0's record" in out.stderr
+
+
+def test_pingpong_sizes_end_with_the_largest_asked_for():
+    from linalg_io.tools.pingpong import message_sizes
+
+    assert message_sizes(8, 64 * 1024) == [8, 32, 128, 512, 2048, 8192, 32768, 65536]
+    assert message_sizes(8, 131072)[-2:] == [32768, 131072]
+    assert message_sizes(5, 5) == [5]

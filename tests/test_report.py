@@ -249,12 +249,34 @@ def test_notebook_cells_run_headless(results, tmp_path, monkeypatch, capsys):
     (tmp_path / "results" / "run.jsonl").write_bytes(results.read_bytes())
     (tmp_path / "notebooks").mkdir()
     monkeypatch.delenv("LINALG_IO_RESULTS", raising=False)
-    monkeypatch.chdir(tmp_path / "notebooks")  # as Jupyter runs it: ../results/*.jsonl
-    namespace: dict = {}
-    for source in cells:
-        exec(compile(source, str(NOTEBOOK), "exec"), namespace)  # noqa: S102 (our notebook)
-    assert len(namespace["frame"]) == 4
-    assert set(namespace["by_kernel"]) == {"lu", "tsgemm"}
-    assert len(namespace["figures"]) == 7
-    assert "4 records from 1 files" in capsys.readouterr().out
+    # as Jupyter runs it (../results/*.jsonl) and as papermill does (results/*.jsonl)
+    for where in (tmp_path / "notebooks", tmp_path):
+        monkeypatch.chdir(where)
+        namespace: dict = {}
+        for source in cells:
+            exec(compile(source, str(NOTEBOOK), "exec"), namespace)  # noqa: S102 (our notebook)
+        assert len(namespace["frame"]) == 4
+        assert set(namespace["by_kernel"]) == {"lu", "tsgemm"}
+        assert len(namespace["figures"]) == 7
+        assert "4 records from 1 files" in capsys.readouterr().out
     assert os.listdir(tmp_path / "notebooks") == []  # the notebook writes nothing
+    assert sorted(os.listdir(tmp_path)) == ["notebooks", "results"]
+    (tmp_path / "elsewhere" / "deeper").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "elsewhere" / "deeper")
+    with pytest.raises(FileNotFoundError, match="no records files match results/"):
+        exec(compile(cells[0], str(NOTEBOOK), "exec"), {})  # noqa: S102
+
+
+def test_a_run_given_twice_counts_once_and_pingpong_has_its_best_bandwidth(results, tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setattr(plots, "kernel_figures", lambda frame, kernel: {})  # tables only
+    pings = tmp_path / "pp.jsonl"
+    record = make_record(kernel="pingpong", algo="sendrecv", params={"min_bytes": 8},
+                         nranks=2, lower_bound=None, run_id="pp-a")
+    record["results"] = [{"bytes": 8, "one_way_s": 2e-6, "bandwidth_Bps": 4e6},
+                         {"bytes": 1 << 20, "one_way_s": 2e-4, "bandwidth_Bps": 5.24288e9}]
+    append_record(pings, record)
+    build_report([results, results, pings], tmp_path / "r", quiet=True)
+    assert len(pd.read_csv(tmp_path / "r" / "summary.csv")) == 5
+    (row,) = pd.read_csv(tmp_path / "r" / "pingpong.csv").to_dict("records")
+    assert row["bandwidth_MB_s"] == pytest.approx(5242.88) and math.isnan(row["time_median_s"])

@@ -87,6 +87,16 @@ def test_placeholder_errors():
         render("lu_sweep", "--time", "1h")
     with pytest.raises(InputError, match="no slurm template 'nope'.*lu_sweep, single"):
         render("nope")
+    # values are pasted into the script as words: nothing the shell would act on, no
+    # empty value, and `single` runs a benchmark (it adds --threads and --out)
+    with pytest.raises(InputError, match=r"; would be read by the shell"):
+        render("lu_sweep", "--set", "sizes=1024; rm -rf x")
+    with pytest.raises(InputError, match=r"\$ \( \) would be read by the shell"):
+        render("single", "--set", "args=lu --n $(echo 9)")
+    with pytest.raises(InputError, match="sizes=: empty value"):
+        render("lu_sweep", "--set", "sizes=")
+    with pytest.raises(InputError, match="must start with one of lu, tsgemm, sptrsv"):
+        render("single", "--set", "args=info --json")
 
 
 def test_template_by_path_with_its_own_placeholders(tmp_path):

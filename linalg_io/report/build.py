@@ -26,9 +26,12 @@ from linalg_io.report import html, plots, tables
 
 
 def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tuple[str, int]]]:
-    """All records of the files, and (file, records) per file; InputError for a bad file."""
+    """All records of the files, each run once (a file given twice, or records copied
+    between files, do not count twice: the first of a run_id is kept), and (file, records
+    kept) per file; InputError for a bad file."""
     records: list[dict] = []
     sources = []
+    seen: set[str] = set()
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -42,8 +45,10 @@ def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tu
         if not found:
             raise InputError(f"{path}: no linalg-io records in it (expected JSON lines with "
                              "\"schema\": 1, as written by --out)")
-        records.extend(found)
-        sources.append((str(path), len(found)))
+        new = [r for r in found if r.get("run_id") is None or r["run_id"] not in seen]
+        seen.update(r["run_id"] for r in new if r.get("run_id") is not None)
+        records.extend(new)
+        sources.append((str(path), len(new)))
     if not sources:
         raise InputError("no results files given")
     return records, sources

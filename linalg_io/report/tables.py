@@ -42,7 +42,8 @@ RUN_COLUMNS = {
                              "M = N^2/P can fall below 1 (compare at scale and the same M)",
     "msgs_max": "measured messages sent, busiest rank",
     "model_msgs_max": "model messages sent, busiest rank",
-    "bandwidth_MB_s": "busiest rank's bytes sent / median time",
+    "bandwidth_MB_s": "busiest rank's bytes sent / median time (pingpong: the best of its "
+                      "message sizes)",
     "model_time_s": "model's predicted time",
     "run_id": "record id",
 }
@@ -149,6 +150,13 @@ def run_table(frame: pd.DataFrame) -> pd.DataFrame:
     table["msgs_max"] = column(frame, "traffic.msgs_sent.max")
     table["model_msgs_max"] = column(frame, "model.msgs_sent.max")
     table["bandwidth_MB_s"] = _ratio(sent_max, column(frame, "time_s.median")) / MB
+    if "results" in frame and "kernel" in frame:
+        # pingpong: times_s are per message size, so no time or bandwidth of a whole run;
+        # its bandwidth is the best of its message sizes
+        pingpong = frame["kernel"] == "pingpong"
+        table.loc[pingpong, "time_median_s"] = np.nan
+        table.loc[pingpong, "bandwidth_MB_s"] = frame.loc[pingpong, "results"].map(
+            lambda rows: max(row["bandwidth_Bps"] for row in rows) / MB)
     table["model_time_s"] = column(frame, "model.time_s")
     table["run_id"] = _text_column(frame, "run_id")
     order = ["algo"] + [c for c in table.columns if c not in RUN_COLUMNS] + ["P"]

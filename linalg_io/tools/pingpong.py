@@ -1,6 +1,6 @@
 """`linalg-io pingpong`: one-way latency and bandwidth between ranks 0 and 1.
 
-For each message size (powers of 4 from --min-bytes to --max-bytes): --warmup
+For each message size (--min-bytes times powers of 4, then --max-bytes): --warmup
 untimed rounds, then --reps timed ones; a round is a barrier and `iters` round trips
 of Send/Recv, one-way time = round trip / 2 (as mpi4py's bench), best of the timed
 rounds. Ranks other than 0 and 1 wait at the barriers. Writes one record (kernel
@@ -27,6 +27,8 @@ def message_sizes(min_bytes: int, max_bytes: int) -> list[int]:
     while size <= max_bytes:
         sizes.append(size)
         size *= 4
+    if sizes[-1] != max_bytes:   # the largest size asked for is always measured
+        sizes.append(max_bytes)
     return sizes
 
 
