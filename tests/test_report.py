@@ -280,3 +280,19 @@ def test_a_run_given_twice_counts_once_and_pingpong_has_its_best_bandwidth(resul
     assert len(pd.read_csv(tmp_path / "r" / "summary.csv")) == 5
     (row,) = pd.read_csv(tmp_path / "r" / "pingpong.csv").to_dict("records")
     assert row["bandwidth_MB_s"] == pytest.approx(5242.88) and math.isnan(row["time_median_s"])
+
+
+def test_a_new_report_drops_the_files_of_the_older_one_it_does_not_rewrite(results, tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setattr(plots, "kernel_figures", lambda frame, kernel: {})  # tables only
+    other = tmp_path / "other.jsonl"
+    append_record(other, make_record(kernel="sptrsv", algo="syncfree", run_id="sp-a",
+                                     params={"matrix": "lap2d:256", "nrhs": 1},
+                                     lower_bound=None))
+    out = tmp_path / "r"
+    build_report([results, other], out, quiet=True)
+    assert (out / "sptrsv.csv").exists()
+    (out / "my_notes.txt").write_text("mine")
+    build_report([results], out, quiet=True)
+    assert not (out / "sptrsv.csv").exists() and not (out / "sptrsv.md").exists()
+    assert (out / "my_notes.txt").read_text() == "mine" and (out / "lu.csv").exists()

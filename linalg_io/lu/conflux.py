@@ -295,6 +295,9 @@ class HostMatrix:
     def swap_rows(self, i: int, j: int) -> None:
         self.at[:, [i, j]] = self.at[:, [j, i]]
 
+    def finish(self) -> None:
+        """Nothing queued: the CPU work has returned."""
+
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
         """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t) (strided dgemm)."""
         corner_t = self.at[c0:c0 + u_slice_t.shape[0], r0:]

@@ -45,6 +45,10 @@ class DeviceMatrix:
     def swap_rows(self, i: int, j: int) -> None:
         self.a[[i, j]] = self.a[[j, i]]
 
+    def finish(self) -> None:
+        """Wait for the queued kernels and copies (the timer stops after this)."""
+        self.cp.cuda.get_current_stream().synchronize()
+
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
         """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t) (cuBLAS dgemm)."""
         corner = self.a[r0:, c0:c0 + u_slice_t.shape[0]]

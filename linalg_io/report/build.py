@@ -65,6 +65,24 @@ def _formulas(frame: pd.DataFrame, name: str) -> list[str]:
     return [f"{algo}: {formula}" for algo, formula in pairs.itertuples(index=False)]
 
 
+MANIFEST = ".linalg-io-report"
+
+
+def _forget_older_files(out: Path, written: list[str]) -> None:
+    """Delete what an earlier report in `out` wrote and this one did not (a plot of a
+    kernel or P no longer in the records would sit there unlinked); files of the user's
+    own are never touched: only names the earlier report listed in its manifest."""
+    manifest = out / MANIFEST
+    try:
+        earlier = set(manifest.read_text().split("\n")) if manifest.exists() else set()
+    except OSError:
+        earlier = set()
+    for name in sorted(earlier - set(written)):
+        if name and "/" not in name and name != MANIFEST:
+            (out / name).unlink(missing_ok=True)
+    manifest.write_text("\n".join(sorted(written)) + "\n")
+
+
 def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
                  quiet: bool = False) -> Path:
     """Write the report of the records in `paths` into `out_dir`; return index.html's path."""
@@ -81,6 +99,7 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
     summary = tables.summary_table(frame)
     summary.to_csv(out / "summary.csv", index=False)
     (out / "summary.md").write_text(tables.to_markdown(summary))
+    written = ["summary.csv", "summary.md", "index.html"]
     sections = []
     for kernel, table in tables.kernel_tables(frame).items():
         stem = file_stem(kernel)
@@ -91,6 +110,7 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
         for name, figure in plots.kernel_figures(part, stem).items():
             figure.savefig(out / f"{name}.png", dpi=100)
             images.append(f"{name}.png")
+        written += [f"{stem}.csv", f"{stem}.md"] + images
         sections.append(html.KernelSection(
             kernel=kernel, table=table, files=[f"{stem}.csv", f"{stem}.md"] + images,
             images=images,
@@ -99,6 +119,7 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
     generated = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = out / "index.html"
     index.write_text(html.render_page(out, sources, sections, summary, generated))
+    _forget_older_files(out, written)
     if not quiet:
         print(f"report: {len(records)} records, {len(sections)} kernels -> {index}",
               file=sys.stderr, flush=True)
