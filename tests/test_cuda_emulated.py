@@ -105,8 +105,9 @@ def test_cupy_launcher_and_autotuner_run_whole_on_the_emulator(cuda_emulator, tm
     assert len(cache) == len(cases)
     assert all(key.startswith("host emulator|") for key in cache)
     for key, entry in cache.items():
-        dtype = key.split("|")[1]
-        kernel = key.split("|")[3].split(":")[0]
+        device, sms, dtype, _, shape_class = key.split("|")
+        assert (device, sms) == ("host emulator", f"{SMS} SMs")
+        kernel = shape_class.split(":")[0]
         assert entry["candidates"] == len(tsm2_gpu.candidates(kernel, dtype))
         assert tuple(entry["tile"]) in tsm2_gpu.candidates(kernel, dtype)
 
@@ -136,3 +137,24 @@ def test_autotuner_cache_survives_a_corrupt_file_and_merges_with_other_writers(
     tsm2_gpu.matmul(a32, b.astype(np.float32))
     assert len(json.loads(path.read_text())) == 3
     assert [p.name for p in tmp_path.iterdir()] == ["tsm2.json"]
+
+
+def test_a_cached_tile_that_is_no_candidate_is_tuned_again(cuda_emulator, tmp_path,
+                                                           monkeypatch) -> None:
+    import cuda_emulator as emulation
+
+    monkeypatch.setattr(tsm2_gpu, "require_cupy",
+                        lambda: emulation.cupy_standin(cuda_emulator, SMS))
+    path = tmp_path / "tsm2.json"
+    monkeypatch.setenv("LINALG_IO_TSM2_CACHE", str(path))
+    monkeypatch.setattr(tsm2_gpu, "_choices", None)
+    monkeypatch.setattr(tsm2_gpu, "_modules", {})
+    a = np.random.default_rng(1).standard_normal((200, 8))
+    b = np.random.default_rng(2).standard_normal((8, 4))
+    tsm2_gpu.matmul(a, b)
+    (key,) = json.loads(path.read_text())
+    tsm2_gpu._choices[key]["tile"] = [999, 4, 1]   # from an older candidate list
+    c, kernel = tsm2_gpu.matmul(a, b)
+    assert "t1=999" not in kernel and scaled_error(c, a, b) <= 8 * np.finfo(np.float64).eps
+    assert tuple(json.loads(path.read_text())[key]["tile"]) in tsm2_gpu.candidates("tsm2l",
+                                                                                   "float64")

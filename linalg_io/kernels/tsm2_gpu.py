@@ -20,6 +20,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
+from linalg_io.errors import EnvironmentProblem
 from linalg_io.kernels.gpu import require_cupy
 
 SOURCE = Path(__file__).with_name("cuda") / "tsm2.cu"
@@ -120,12 +121,26 @@ def leading_dimensions(m: int, k: int, n: int, row_major: bool) -> tuple[int, in
     return (k, n) if row_major else (m, m)
 
 
+_devices: dict = {}
+
+
+def _device(cupy) -> tuple[str, int]:
+    """(name, multiprocessors) of the current device, asked once per device: the queries
+    cost far more than a small launch and would sit inside every timed call."""
+    key = (id(cupy), cupy.cuda.Device().id)
+    if key not in _devices:
+        name = cupy.cuda.runtime.getDeviceProperties(key[1])["name"]
+        _devices[key] = (name.decode() if isinstance(name, bytes) else name,
+                         cupy.cuda.Device().attributes["MultiProcessorCount"])
+    return _devices[key]
+
+
 def _launch(cupy, kernel: str, tile, a, b, c, row_major: bool) -> None:
     m, k = a.shape
     n = b.shape[1]
     function = _module(cupy, kernel, a.dtype.name, row_major).get_function(
         name_expression(kernel, a.dtype.name, tile, row_major))
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    sms = _device(cupy)[1]
     grid, threads, shared = launch_shape(kernel, tile, m, k, n, a.itemsize, sms)
     lda, ldc = leading_dimensions(m, k, n, row_major)
     args = (a, b, c, cupy.int64(m), cupy.int32(k), cupy.int32(n), cupy.int64(lda),
@@ -150,14 +165,13 @@ def tune(kernel: str, a, b, c, row_major: bool) -> tuple[int, int, int]:
     """The cached (T1, T2, T3) for this device and shape class, timing all candidates
     on these operands the first time."""
     cupy = require_cupy()
-    device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
-    device = device.decode() if isinstance(device, bytes) else device
-    key = "|".join([device, a.dtype.name, "C" if row_major else "F",
+    device, sms = _device(cupy)
+    # the SM count too: a MIG slice has the device's name and fewer SMs (tsm2l's grid)
+    key = "|".join([device, f"{sms} SMs", a.dtype.name, "C" if row_major else "F",
                     shape_class(kernel, a.shape[0], a.shape[1], b.shape[1])])
     choices = _load_choices()
-    if key in choices:
+    if key in choices and tuple(choices[key]["tile"]) in candidates(kernel, a.dtype.name):
         return tuple(choices[key]["tile"])
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     timings = {}
     for tile in candidates(kernel, a.dtype.name):
         _, _, shared = launch_shape(kernel, tile, a.shape[0], a.shape[1], b.shape[1], a.itemsize,
@@ -168,6 +182,9 @@ def tune(kernel: str, a, b, c, row_major: bool) -> tuple[int, int, int]:
             timings[tile] = _time(cupy, partial(_launch, cupy, kernel, tile, a, b, c, row_major))
         except cupy.cuda.driver.CUDADriverError:
             continue
+    if not timings:
+        raise EnvironmentProblem(f"{kernel}: no tile of the autotuner launched on {device} "
+                                 f"for A {a.shape}, B {b.shape}")
     best = min(timings, key=timings.get)
     choices[key] = {"tile": list(best), "seconds": timings[best],
                     "candidates": len(timings)}
