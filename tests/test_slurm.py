@@ -74,29 +74,23 @@ def test_optional_lines_and_overrides():
     assert '${SLURM_JOB_ID' not in script and 'exit "$status"' in script
 
 
-def test_placeholder_errors():
-    with pytest.raises(InputError, match=r"no value for \{args\} \(give --set args=VALUE\)"):
-        render("single")
-    with pytest.raises(InputError, match=r"no placeholder \{sizez\} for --set"):
-        render("lu_sweep", "--set", "sizez=1")
-    with pytest.raises(InputError, match="use --nodes instead"):
-        render("lu_sweep", "--set", "nodes=2")
-    with pytest.raises(InputError, match="expected KEY=VALUE"):
-        render("lu_sweep", "--set", "sizes")
-    with pytest.raises(InputError, match="--time '1h'"):
-        render("lu_sweep", "--time", "1h")
-    with pytest.raises(InputError, match="no slurm template 'nope'.*lu_sweep, single"):
-        render("nope")
+@pytest.mark.parametrize("args,message", [
+    (("single",), r"no value for \{args\} \(give --set args=VALUE\)"),
+    (("lu_sweep", "--set", "sizez=1"), r"no placeholder \{sizez\} for --set"),
+    (("lu_sweep", "--set", "nodes=2"), "use --nodes instead"),
+    (("lu_sweep", "--set", "sizes"), "expected KEY=VALUE"),
+    (("lu_sweep", "--time", "1h"), "--time '1h'"),
+    (("nope",), "no slurm template 'nope'.*lu_sweep, single"),
     # values are pasted into the script as words: nothing the shell would act on, no
     # empty value, and `single` runs a benchmark (it adds --threads and --out)
-    with pytest.raises(InputError, match=r"; would be read by the shell"):
-        render("lu_sweep", "--set", "sizes=1024; rm -rf x")
-    with pytest.raises(InputError, match=r"\$ \( \) would be read by the shell"):
-        render("single", "--set", "args=lu --n $(echo 9)")
-    with pytest.raises(InputError, match="sizes=: empty value"):
-        render("lu_sweep", "--set", "sizes=")
-    with pytest.raises(InputError, match="must start with one of lu, tsgemm, sptrsv"):
-        render("single", "--set", "args=info --json")
+    (("lu_sweep", "--set", "sizes=1024; rm -rf x"), "; would be read by the shell"),
+    (("single", "--set", "args=lu --n $(echo 9)"), r"\$ \( \) would be read by the shell"),
+    (("lu_sweep", "--set", "sizes="), "sizes=: empty value"),
+    (("single", "--set", "args=info --json"), "must start with one of lu, tsgemm, sptrsv"),
+])
+def test_placeholder_errors(args, message):
+    with pytest.raises(InputError, match=message):
+        render(*args)
 
 
 def test_template_by_path_with_its_own_placeholders(tmp_path):
