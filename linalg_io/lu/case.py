@@ -116,4 +116,4 @@ class LU2DCase:
 
     def describe(self) -> str:
         return (f"N={self.lu_params.n} NB={self.lu_params.nb} "
-                f"P={self.grid.pr} Q={self.grid.pc}")
+                f"grid={self.grid.pr}x{self.grid.pc}")
