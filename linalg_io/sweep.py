@@ -310,6 +310,7 @@ def _tail(output: str, lines: int = 15) -> str:
 
 
 def _interrupt(signum, frame) -> None:
+    """SIGTERM handler: unwind as ^C does (the launcher kills the point's group)."""
     raise KeyboardInterrupt
 
 
