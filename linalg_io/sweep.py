@@ -28,8 +28,8 @@ so a failing point is reported and the sweep goes on; the sweep exits 0 when eve
 point passed, else with the worst code of its points (3 environment > 2 bad input >
 1 verification failed or killed; 130 when interrupted with ^C or SIGTERM, after the
 summary of what ran; the running point's process group is killed either way).
-``--resume`` skips a point whose command line (the record's ``command``, less its
-``--out``) is already in the records file; a skipped point keeps its record's
+``--resume`` skips a point whose command line sets the same options as a record's
+``command`` (its ``--out`` aside; order and written-out defaults do not matter); a skipped point keeps its record's
 verdict (a FAILED record fails the sweep). At the end a summary table of the records
 this sweep wrote or skipped on is printed (never an older record of a point that
 failed now), and with ``--report`` the report of the whole records file is written.
@@ -46,6 +46,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -101,12 +102,18 @@ def launch_subprocess(command: list[str], timeout: float | None) -> Launched:
 
 # --- reading and checking the sweep file -------------------------------------------------
 
-def _command_options(command: str) -> dict[str, argparse.Action]:
-    """The options of `linalg-io COMMAND`, by dest, from the CLI's own parser."""
+@cache
+def _parser() -> argparse.ArgumentParser:
+    """The CLI's own parser (built once): the sweep checks and compares by it."""
     from linalg_io.cli import build_parser
 
-    parser = build_parser()
-    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return build_parser()
+
+
+def _command_options(command: str) -> dict[str, argparse.Action]:
+    """The options of `linalg-io COMMAND`, by dest, from the CLI's own parser."""
+    subcommands = next(a for a in _parser()._actions
+                       if isinstance(a, argparse._SubParsersAction))
     return {action.dest: action for action in subcommands.choices[command]._actions
             if action.option_strings and action.dest != "help"}
 
@@ -239,17 +246,27 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
 # --- running ------------------------------------------------------------------------------
 
 def command_key(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """A command line (after the program name) less its --out: what --resume compares."""
-    key = []
-    skip = False
-    for word in argv:
-        if skip:
-            skip = False
-        elif word == "--out":
-            skip = True
-        elif not word.startswith("--out="):
-            key.append(word)
-    return tuple(key)
+    """What --resume compares: the options a command line (after the program name) sets,
+    defaults filled in and in a fixed order, less its --out; so reordered options or a
+    default written out name the same run. A line the CLI cannot parse (a record of an
+    older version) compares as its words less --out."""
+    import contextlib
+    import io
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parsed = vars(_parser().parse_args(list(argv)))
+    except SystemExit:
+        words, skip = [], False
+        for word in argv:
+            if skip:
+                skip = False
+            elif word == "--out":
+                skip = True
+            elif not word.startswith("--out="):
+                words.append(word)
+        return tuple(words)
+    return tuple(f"{name}={parsed[name]!r}" for name in sorted(parsed) if name != "out")
 
 
 def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:

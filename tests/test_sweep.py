@@ -229,9 +229,13 @@ def test_interrupt_stops_the_sweep_after_a_summary(tmp_path, capsys):
 
 
 def test_resume_compares_the_command_without_its_out(tmp_path):
-    assert command_key(["lu", "--n", "8", "--out", "a.jsonl", "--np", "2"]) == \
-        ("lu", "--n", "8", "--np", "2")
-    assert command_key(["lu", "--out=b.jsonl", "--n", "8"]) == ("lu", "--n", "8")
+    # the options a line sets, not its words: --out, order and written-out defaults aside
+    same = [["lu", "--n", "8", "--out", "a.jsonl", "--np", "2"],
+            ["lu", "--np", "2", "--out=b.jsonl", "--n", "8"],
+            ["lu", "--n", "8", "--np", "2", "--algo", "2d", "--reps", "5"]]
+    assert len({command_key(argv) for argv in same}) == 1
+    assert command_key(["lu", "--n", "8", "--np", "2", "--reps", "4"]) != command_key(same[0])
+    assert command_key(["lu", "--bogus", "--out", "x", "--n", "8"]) == ("lu", "--bogus", "--n", "8")
     out = tmp_path / "r.jsonl"
     append_record(out, make_record(command=["linalg-io", "lu", "--n", "8", "--np", "2",
                                             "--out", "/elsewhere/r.jsonl"]))
