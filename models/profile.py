@@ -8,7 +8,7 @@ beside this file was calibrated on the 2-core development machine.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from pathlib import Path
 
 from linalg_io.errors import InputError
@@ -38,7 +38,9 @@ class MachineProfile:
         return json.dumps(asdict(self), indent=2)
 
 
-NUMBERS = ("alpha_s", "beta_s_per_byte", "gamma_flops", "mem_bw_bytes_per_s")
+# the rates: every field without a default
+NUMBERS = tuple(name for name, field in MachineProfile.__dataclass_fields__.items()
+                if field.default is MISSING)
 
 
 def load_profile(path: str | Path | None = None) -> MachineProfile:

@@ -16,7 +16,6 @@ import scipy.sparse as sp
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.node import node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
@@ -27,12 +26,10 @@ from linalg_io.sptrsv.matrices import as_lower, load_matrix
 
 def _local_solver_class(backend: str, comm: CountedComm):
     if backend == "gpu":
-        from linalg_io.kernels.gpu import require_cupy, select_device_for_rank
+        from linalg_io.kernels.gpu import select_device_for_node
         from linalg_io.kernels.sptrsv_gpu import GpuLocalSolve
 
-        node_rank = node_rank_and_size(comm.comm)[0]   # collective: before a failure
-        require_cupy()
-        select_device_for_rank(node_rank)
+        select_device_for_node(comm.comm)
         return GpuLocalSolve
     from linalg_io.sptrsv.local import CpuLocalSolve
 

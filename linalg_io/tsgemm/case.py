@@ -23,7 +23,6 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.node import node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.models import tsgemm as model
 from linalg_io.models.profile import load_profile
@@ -62,11 +61,9 @@ class TsgemmCase:
         self.grid_shape = model.grid_for(self.variant, comm.size, dist)
         self.device = None
         if config.backend == "gpu":
-            from linalg_io.kernels.gpu import require_cupy, select_device_for_rank
+            from linalg_io.kernels.gpu import select_device_for_node
 
-            node_rank = node_rank_and_size(comm.comm)[0]   # collective: before a failure
-            self.device = require_cupy()
-            select_device_for_rank(node_rank)
+            self.device = select_device_for_node(comm.comm)
         self.algo = self.variant if self.variant != "tsm2r" else f"tsm2r-{dist}"
         self.run_times: list[float] = []
         self.local_kernel = "none"

@@ -101,12 +101,12 @@ def matmul(a, b, threads: int = 1, out: np.ndarray | None = None):
     across calls it saves the page faults of a fresh m x n array); otherwise a new one."""
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"A is {a.shape}, B is {b.shape}: inner dimensions differ")
-    if a.shape[1] == 0:   # C = 0 (a process column of a 2D grid wider than k holds no A)
-        return a @ b, "matmul (k = 0)"
     if not isinstance(a, np.ndarray):
         from linalg_io.kernels import tsm2_gpu
 
         return tsm2_gpu.matmul(a, b)
+    if a.shape[1] == 0:   # C = 0 (a process column of a 2D grid wider than k holds no A)
+        return a @ b, "matmul (k = 0)"
     reason = cpu_kernel_reason(a, b, {"n": b.shape[1]})
     if reason is not None:
         return a @ b, f"blas ({reason})"
