@@ -247,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in MPI_COMMANDS:
             from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
+            from linalg_io.comm.wire import request_monitoring
+
+            request_monitoring()   # before MPI_Init: Open MPI counts the wire traffic
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)

@@ -10,7 +10,15 @@ An algorithm family plugs in through a *case factory* ``make_case(comm, config)`
 ``flops()``       flops of one repetition (for GFLOP/s),
 ``model()``       the record's `model` block (``RankCosts.record_block``),
 ``lower_bound()`` ``{bytes_per_rank, formula}`` or None,
-``describe()``    the parameters as a short string for the summary line.
+``describe()``    the parameters as a short string for the summary line,
+and optionally ``logical_unavailable`` (str): why the package's logical counter
+cannot see the run's messages (a library such as ScaLAPACK sends them itself);
+the record's logical traffic is then null with that reason, the wire counts stay.
+
+Traffic: the logical counter (every call through the CountedComm) and the wire
+counter (`linalg_io.comm.wire`, what the MPI library moved) both cover exactly the
+timed ``run()`` calls, the counted region that ``MPI.Pcontrol(1)``/``(0)`` bracket;
+neither sees the barriers, the timing reduction or the error agreement around them.
 
 Errors: a `LinalgIOError` raised in the factory, `setup_rep`, `run` or `verify` is
 agreed across ranks (every rank prints the same one line and exits with its code);
@@ -66,6 +74,7 @@ def run_benchmark(config: RunConfig) -> int:
     from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
     from linalg_io.comm.summary import traffic_summary
+    from linalg_io.comm.wire import WireCounter, open_wire
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -74,17 +83,27 @@ def run_benchmark(config: RunConfig) -> int:
     counted = CountedComm(world)
     factory = importlib.import_module(FAMILIES[config.command]).make_case
     case = agreed(world, lambda: factory(counted, config))
+    wire = open_wire(world)
+
+    def counted_run() -> None:
+        if isinstance(wire, WireCounter):
+            wire.start()
+        case.run()
+        if isinstance(wire, WireCounter):
+            wire.stop()
 
     def one_rep() -> float:
         agreed(world, case.setup_rep)
         world.Barrier()
         start = MPI.Wtime()
-        agreed(world, case.run)
+        agreed(world, counted_run)
         return MPI.Wtime() - start
 
     for _ in range(config.warmup):
         one_rep()
     counted.counter.reset()
+    if isinstance(wire, WireCounter):
+        wire.reset()
     times = []
     MPI.Pcontrol(1)
     for rep in range(config.reps):
@@ -93,7 +112,8 @@ def run_benchmark(config: RunConfig) -> int:
         if rank == 0 and not config.quiet and elapsed > 1.0:
             print(f"  rep {rep + 1}/{config.reps}: {elapsed:.3f} s", file=sys.stderr, flush=True)
     MPI.Pcontrol(0)
-    traffic = traffic_summary(counted.counter, world, config.reps)
+    traffic = traffic_summary(counted.counter, wire, world, config.reps,
+                              getattr(case, "logical_unavailable", None))
     verify = world.bcast(agreed(world, case.verify), root=0)
     from linalg_io.envinfo import gather_hosts
 
@@ -173,14 +193,31 @@ def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], 
     }
 
 
+def _megabytes(block: dict | None, *path: str) -> str:
+    """block[path...] / 1e6 as text, 'n/a' where the block or a key is missing."""
+    for key in path:
+        if not isinstance(block, dict) or block.get(key) is None:
+            return "n/a"
+        block = block[key]
+    return f"{block / 1e6:.3f}"
+
+
 def summary_line(case: Any, record: dict) -> str:
-    """One greppable line per run, in the spirit of HPL's."""
+    """One greppable line per run, in the spirit of HPL's, led by the bytes each rank
+    received (logical, the quantity the I/O lower bound bounds) and the bytes the MPI
+    library moved (wire, sent/received), the busiest rank's, with the model's beside."""
     median = record["time_s"]["median"]
-    sent = record["traffic"]["bytes_sent"]["max"] / 1e6
-    model = record["model"]["bytes_sent"]["max"] / 1e6
+    traffic, model = record["traffic"], record["model"] or {}
     gflops = record["gflops"] or 0.0
     status = "PASSED" if record["verify"]["passed"] else "FAILED"
+    wire = (f"wire_max={_megabytes(traffic['wire'], 'bytes_sent', 'max')}/"
+            f"{_megabytes(traffic['wire'], 'bytes_recv', 'max')}MB"
+            if traffic.get("wire") else "wire=n/a")
     return (f"{case.kernel:<7} {case.algo:<9} {case.describe()} P={record['nranks']} "
-            f"time={median:.4g}s GFLOP/s={gflops:.3f} sent_max={sent:.3f}MB "
-            f"model={model:.3f}MB {record['verify']['metric']}={record['verify']['value']:.3g} "
-            f"{status}")
+            f"time={median:.4g}s GFLOP/s={gflops:.3f} "
+            f"recv_max={_megabytes(traffic, 'bytes_recv', 'max')}MB "
+            f"(model {_megabytes(model, 'bytes_recv', 'max')}) {wire} "
+            f"(model {_megabytes(model.get('wire'), 'bytes_sent', 'max')}/"
+            f"{_megabytes(model.get('wire'), 'bytes_recv', 'max')}) "
+            f"sent_max={_megabytes(traffic, 'bytes_sent', 'max')}MB "
+            f"{record['verify']['metric']}={record['verify']['value']:.3g} {status}")

@@ -6,7 +6,9 @@ whole job when one rank raises, instead of leaving the others in a deadlock).
 With Open MPI it adds ``--oversubscribe --bind-to none`` (when P exceeds the cores,
 Open MPI then yields while waiting, so idle ranks do not slow computing ones), excludes the UCX
 one-sided component (``OMPI_MCA_osc=^ucx``: it fails on a single node without
-InfiniBand; osc rdma/sm work), and allows root only when running as root.
+InfiniBand; osc rdma/sm work), turns on Open MPI's traffic monitoring
+(``OMPI_MCA_pml_monitoring_enable=1``, read by `linalg_io.comm.wire`; a value the user
+set is kept), and allows root only when running as root.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from linalg_io.comm.wire import MONITORING_VARIABLE
 from linalg_io.errors import EnvironmentProblem, InputError
 
 LAUNCHER_RANK_VARIABLES = (
@@ -78,6 +81,7 @@ def mpi_environment(threads: int, flavour: str) -> dict[str, str]:
         env[name] = str(threads)
     if flavour == "openmpi":
         env.setdefault("OMPI_MCA_osc", "^ucx")
+        env.setdefault(MONITORING_VARIABLE, "1")
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"

@@ -17,6 +17,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.summary import traffic_summary
+from linalg_io.comm.wire import WireCounter, open_wire
 from linalg_io.errors import InputError
 
 
@@ -37,9 +38,11 @@ def iterations_for(nbytes: int) -> int:
     return int(max(5, min(1000, 1e8 // max(nbytes, 1))))
 
 
-def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int) -> list[dict]:
+def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int,
+            wire: WireCounter | str) -> list[dict]:
     """One-way time per size: the best of `reps` timed rounds of `iters` round trips,
-    after `warmup` rounds on the uncounted communicator."""
+    after `warmup` rounds on the uncounted communicator (the timed rounds are the
+    counted region of both counters)."""
     rank = comm.rank
     rows = []
     for nbytes in sizes:
@@ -54,6 +57,8 @@ def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int) -> list
             link.Barrier()
             if timed:
                 MPI.Pcontrol(1)
+                if isinstance(wire, WireCounter):
+                    wire.start()
             start = MPI.Wtime()
             for _ in range(iters):
                 if rank == 0:
@@ -64,6 +69,8 @@ def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int) -> list
                     link.Send(buf, 0, 8)
             elapsed = (MPI.Wtime() - start) / iters / 2
             if timed:
+                if isinstance(wire, WireCounter):
+                    wire.stop()
                 MPI.Pcontrol(0)
                 best = min(best, elapsed)
         ok = bool(np.array_equal(buf, np.arange(nbytes) % 251)) if rank < 2 else True
@@ -79,9 +86,10 @@ def run_pingpong(min_bytes: int, max_bytes: int, reps: int,
     if world.Get_size() < 2:
         raise InputError("pingpong needs at least 2 ranks (use --np 2)")
     counted = CountedComm(world)
-    rows = measure(counted, message_sizes(min_bytes, max_bytes), reps, warmup)
+    wire = open_wire(world)
+    rows = measure(counted, message_sizes(min_bytes, max_bytes), reps, warmup, wire)
     ok = world.allreduce(all(r["data_ok"] for r in rows), op=MPI.LAND)
-    traffic = traffic_summary(counted.counter, world, reps)
+    traffic = traffic_summary(counted.counter, wire, world, reps)
     if world.Get_rank() != 0:
         return None, None
     for row in rows:

@@ -36,7 +36,7 @@ for spec in sys.argv[1:]:
     case.run()
     elapsed = world.allreduce(MPI.Wtime() - start, op=MPI.MAX)
     msgs = np.array(world.gather(counted.counter.msgs_sent, root=0) or [])
-    traffic = traffic_summary(counted.counter, world, 1)
+    traffic = traffic_summary(counted.counter, "not measured here", world, 1)
     verify = case.verify()
     corrupted = None
     if corrupt:

@@ -1,0 +1,182 @@
+"""Wire traffic: the bytes the MPI library itself moved, from Open MPI's monitoring.
+
+The logical counter (`linalg_io.comm.counting`) counts what the package hands to MPI.
+What MPI then moves (a broadcast forwarded along a chain or tree, an allreduce's
+ring, a one-sided put) is counted by Open MPI's monitoring components when
+``pml_monitoring_enable=1`` is set before MPI_Init (`request_monitoring` sets it, the
+``--np`` launcher too; under mpirun/srun ``--mca pml_monitoring_enable 1`` or
+``OMPI_MCA_pml_monitoring_enable=1`` does the same). They expose, per peer in
+COMM_WORLD, through MPI_T performance variables (read here with ctypes):
+
+  pml_monitoring_messages_size/_count      bytes/messages this rank sent to each peer
+                                           through the PML: point-to-point and every
+                                           collective's internal messages, on any
+                                           communicator (peers are world ranks);
+  osc_monitoring_messages_sent_size/_count one-sided data this rank put or accumulated
+                                           into each peer;
+  osc_monitoring_messages_recv_size/_count one-sided data this rank read (Get) from
+                                           each peer.
+
+A rank's wire bytes sent = its PML bytes + its puts + what others read from it; its
+wire bytes received = what the others' PML and puts sent to it + what it read
+(messages to itself left out). Messages: PML messages, puts, accumulates and Get
+requests by this rank, and the data replies of others' Gets.
+The per-peer vectors are exchanged after the counted region (`wire_summary`, an
+Alltoall on the raw communicator). Collectives that bypass the PML (shared-memory
+collective components such as coll/xhc, HCOLL, UCC) are not seen; the record's
+`source` names what was read.
+
+Where no such counters exist (MPICH, Open MPI without monitoring) the counter is
+unavailable with a reason and the record's `traffic.wire` is null, never a guess.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:   # importing mpi4py.MPI initializes MPI: the launcher imports this module
+    from mpi4py import MPI
+
+MONITORING_VARIABLE = "OMPI_MCA_pml_monitoring_enable"
+# MPI_T_PVAR_CLASS_SIZE in Open MPI's mpi.h (the class the monitoring variables use)
+PVAR_CLASS_SIZE = 2
+# the per-peer variables, in the rows of a snapshot
+PVARS = (
+    "pml_monitoring_messages_size", "pml_monitoring_messages_count",
+    "osc_monitoring_messages_sent_size", "osc_monitoring_messages_sent_count",
+    "osc_monitoring_messages_recv_size", "osc_monitoring_messages_recv_count",
+)
+PML_SIZE, PML_COUNT, PUT_SIZE, PUT_COUNT, GET_SIZE, GET_COUNT = range(len(PVARS))
+
+
+def request_monitoring() -> None:
+    """Ask Open MPI to monitor this process's traffic (before MPI_Init; a value the user
+    set, such as 0, is kept). Other MPI libraries ignore the variable."""
+    os.environ.setdefault(MONITORING_VARIABLE, "1")
+
+
+class WireUnavailable(Exception):
+    """The MPI library offers no per-peer traffic counters here; the message says why."""
+
+
+class WireCounter:
+    """Per-peer bytes and messages sent by this rank, as Open MPI's monitoring counts
+    them, summed over the regions between `start()` and `stop()`.
+
+    Construct with `WireCounter.open(world)` (collective: every rank must get the
+    same outcome, so the record is either whole or null on all ranks).
+    """
+
+    def __init__(self, lib: ctypes.CDLL, session: ctypes.c_void_p,
+                 handles: list[ctypes.c_void_p], size: int, source: str) -> None:
+        self._lib = lib
+        self._session = session
+        self._handles = handles
+        self.size = size
+        self.source = source
+        self.totals = np.zeros((len(PVARS), size), dtype=np.int64)
+        self._mark: np.ndarray | None = None
+
+    @classmethod
+    def open(cls, world: MPI.Comm) -> WireCounter:
+        """Bind the monitoring variables to `world`; WireUnavailable with the reason
+        (the same on every rank) when they cannot be had."""
+        try:
+            counter, problem = cls._bind(world), None
+        except WireUnavailable as error:
+            counter, problem = None, str(error)
+        problems = [p for p in world.allgather(problem) if p is not None]
+        if problems:
+            raise WireUnavailable(problems[0])
+        return counter
+
+    @classmethod
+    def _bind(cls, world: MPI.Comm) -> WireCounter:
+        from mpi4py import MPI
+
+        vendor, version = MPI.get_vendor()
+        name = f"{vendor} {'.'.join(map(str, version))}"
+        if vendor != "Open MPI":
+            raise WireUnavailable(f"{name} has no per-peer traffic counters through MPI_T "
+                                  "(the wire counter reads Open MPI's monitoring)")
+        lib = ctypes.CDLL(MPI.__file__)   # libmpi's symbols through mpi4py's module
+        provided = ctypes.c_int()
+        if lib.MPI_T_init_thread(ctypes.c_int(MPI.THREAD_SINGLE), ctypes.byref(provided)):
+            raise WireUnavailable(f"{name}: MPI_T_init_thread failed")
+        session = ctypes.c_void_p()
+        if lib.MPI_T_pvar_session_create(ctypes.byref(session)):
+            raise WireUnavailable(f"{name}: no MPI_T performance-variable session")
+        comm_handle = ctypes.c_void_p(MPI._handleof(world))
+        handles = []
+        for pvar in PVARS:
+            index = ctypes.c_int()
+            if lib.MPI_T_pvar_get_index(pvar.encode(), ctypes.c_int(PVAR_CLASS_SIZE),
+                                        ctypes.byref(index)):
+                setting = os.environ.get(MONITORING_VARIABLE)
+                why = (f"monitoring is off ({MONITORING_VARIABLE}={setting})"
+                       if setting not in (None, "1", "2") else
+                       "its monitoring components are not loaded (run with "
+                       "--mca pml_monitoring_enable 1, or OMPI_MCA_pml_monitoring_enable=1, "
+                       "set before MPI_Init)")
+                raise WireUnavailable(f"{name}: no MPI_T variable {pvar}: {why}")
+            handle, count = ctypes.c_void_p(), ctypes.c_int()
+            if lib.MPI_T_pvar_handle_alloc(session, index, ctypes.byref(comm_handle),
+                                           ctypes.byref(handle), ctypes.byref(count)) \
+                    or count.value != world.Get_size():
+                raise WireUnavailable(f"{name}: cannot bind {pvar} to MPI_COMM_WORLD")
+            if lib.MPI_T_pvar_start(session, handle):
+                raise WireUnavailable(f"{name}: cannot start {pvar}")
+            handles.append(handle)
+        source = f"{name} monitoring (MPI_T {PVARS[PML_SIZE]}, osc_monitoring_*)"
+        return cls(lib, session, handles, world.Get_size(), source)
+
+    def snapshot(self) -> np.ndarray:
+        """The variables now, one row per entry of PVARS, one column per world peer."""
+        values = np.zeros((len(PVARS), self.size), dtype=np.uint64)
+        for row, handle in zip(values, self._handles):
+            if self._lib.MPI_T_pvar_read(self._session, handle, row.ctypes.data_as(ctypes.c_void_p)):
+                raise RuntimeError("MPI_T_pvar_read failed on a started monitoring variable")
+        return values.astype(np.int64)
+
+    def start(self) -> None:
+        """Open a counted region."""
+        self._mark = self.snapshot()
+
+    def stop(self) -> None:
+        """Close the counted region: add what moved since `start()` to the totals."""
+        self.totals += self.snapshot() - self._mark
+        self._mark = None
+
+    def reset(self) -> None:
+        self.totals[:] = 0
+
+
+def per_rank_wire(counter: WireCounter, world: MPI.Comm) -> tuple[int, int, int]:
+    """(bytes sent, bytes received, messages sent) of this rank over the counted regions.
+
+    Collective over `world` (raw communicator: the exchange is not in any region).
+    A rank's messages to itself (a communicator of size 1, a self-send) cross no link
+    and are left out, as the logical rules leave them out."""
+    t = counter.totals.copy()
+    t[:, world.Get_rank()] = 0
+    sent_to = t[PML_SIZE] + t[PUT_SIZE]          # to each peer, by this rank's PML and puts
+    read_from = t[GET_SIZE]                       # this rank's Gets, from each peer
+    exchanged = np.stack([sent_to, read_from, t[GET_COUNT]]).T.copy()
+    incoming = np.empty_like(exchanged)
+    world.Alltoall(exchanged, incoming)           # row j: what peer j counted for me
+    sent = int(sent_to.sum() + incoming[:, 1].sum())
+    received = int(incoming[:, 0].sum() + read_from.sum())
+    msgs = int(t[PML_COUNT].sum() + t[PUT_COUNT].sum() + incoming[:, 2].sum())
+    return sent, received, msgs
+
+
+def open_wire(world: MPI.Comm) -> WireCounter | str:
+    """The wire counter, or the reason there is none (collective over `world`)."""
+    try:
+        return WireCounter.open(world)
+    except WireUnavailable as error:
+        return str(error)
