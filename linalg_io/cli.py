@@ -217,7 +217,13 @@ def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
                            threads=args.threads, backend=args.backend, quiet=args.quiet,
                            profile=args.profile)
         return run_benchmark(config)
+    from mpi4py import MPI
+
+    from linalg_io.comm.agree import agreed
+    from linalg_io.threads import hold_pools
+
     module = importlib.import_module(f"linalg_io.tools.{args.command}")
+    agreed(MPI.COMM_WORLD, lambda: hold_pools(args.threads))
     return module.main(args, ["linalg-io"] + argv)
 
 
@@ -241,11 +247,21 @@ def run_local_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _world_rank() -> int:
+    """This process's rank in COMM_WORLD (0 without MPI)."""
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD.Get_rank() if MPI.Is_initialized() else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
         if args.command in MPI_COMMANDS:
+            from linalg_io.threads import export_thread_counts
+
+            export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
             from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
             from linalg_io.comm.wire import request_monitoring
 
@@ -263,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
             return code
         return run_local_command(args)
     except LinalgIOError as error:
-        print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
+        if not getattr(error, "agreed", False) or _world_rank() == 0:   # an agreed error once
+            print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
         if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
             from linalg_io.comm.agree import exit_agreed
 

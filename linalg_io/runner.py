@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from linalg_io.errors import InputError
+from linalg_io.progress import progress
+from linalg_io.threads import check_pools, hold_pools
 
 FAMILIES = {
     "lu": "linalg_io.lu.case",
@@ -69,7 +71,6 @@ def _median_etc(times: list[float]) -> dict[str, float]:
 def run_benchmark(config: RunConfig) -> int:
     """Run one benchmark on all ranks of COMM_WORLD; return the process exit code."""
     from mpi4py import MPI
-    from threadpoolctl import threadpool_limits
 
     from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
@@ -79,10 +80,13 @@ def run_benchmark(config: RunConfig) -> int:
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     agreed(world, lambda: check_outputs(config, rank))
-    threadpool_limits(config.threads)
+    agreed(world, lambda: hold_pools(config.threads))   # before the case's first BLAS call
     counted = CountedComm(world)
     factory = importlib.import_module(FAMILIES[config.command]).make_case
-    case = agreed(world, lambda: factory(counted, config))
+    with progress("set-up", rank == 0 and not config.quiet):
+        case = agreed(world, lambda: factory(counted, config))
+    # the pools of the libraries the case loaded too, read back on every rank
+    agreed(world, lambda: hold_pools(config.threads))
     wire = open_wire(world)
 
     def counted_run() -> None:
@@ -99,8 +103,9 @@ def run_benchmark(config: RunConfig) -> int:
         agreed(world, counted_run)
         return MPI.Wtime() - start
 
-    for _ in range(config.warmup):
-        one_rep()
+    for warm in range(config.warmup):
+        with progress(f"warm-up {warm + 1}/{config.warmup}", rank == 0 and not config.quiet):
+            one_rep()
     counted.counter.reset()
     if isinstance(wire, WireCounter):
         wire.reset()
@@ -112,6 +117,7 @@ def run_benchmark(config: RunConfig) -> int:
         if rank == 0 and not config.quiet and elapsed > 1.0:
             print(f"  rep {rep + 1}/{config.reps}: {elapsed:.3f} s", file=sys.stderr, flush=True)
     MPI.Pcontrol(0)
+    agreed(world, lambda: check_pools(config.threads))   # no pool changed during the reps
     traffic = traffic_summary(counted.counter, wire, world, config.reps,
                               getattr(case, "logical_unavailable", None))
     verify = world.bcast(agreed(world, case.verify), root=0)
@@ -179,7 +185,7 @@ def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], 
         "dtype": case.params.get("dtype", "float64"),
         "params": case.params,
         "nranks": nranks,
-        "threads_per_rank": config.threads,
+        "threads_per_rank": check_pools(config.threads),   # read back from the pools
         "hosts": hosts,
         "reps": config.reps,
         "times_s": times,

@@ -1,6 +1,7 @@
 """The launcher, `info`, `pingpong`, `calibrate` and error agreement, on real mpiexec jobs."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,10 @@ from linalg_io.records import read_records
 CLI = [sys.executable, "-m", "linalg_io"]
 
 
+def _error_lines(result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
+
+
 def test_info_relaunches_under_mpiexec_with_np():
     out = subprocess.run(CLI + ["info", "--np", "4", "--json"], capture_output=True, text=True,
                          timeout=120, check=False)
@@ -22,6 +27,10 @@ def test_info_relaunches_under_mpiexec_with_np():
     assert "Open MPI" in facts["mpi_library"] or "MPICH" in facts["mpi_library"]
     assert "dense_local" in facts["cython_kernels"]
     assert facts["blas_threads_per_rank"] == [1, 1, 1, 1]
+    (node,) = facts["nodes"].values()
+    assert (node["ranks"], node["cores"], node["threads"]) == (4, os.cpu_count(), 4)
+    assert node["ranks_outnumber_cores"] == node["oversubscribed"] == (4 > os.cpu_count())
+    assert node["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def test_pingpong_record_and_calibrated_profile(tmp_path: Path):
@@ -46,12 +55,18 @@ def test_pingpong_record_and_calibrated_profile(tmp_path: Path):
     assert 1e8 < profile.mem_bw_bytes_per_s < 1e12
 
 
-def test_bad_input_gives_one_line_on_every_rank_and_exit_2():
+def test_bad_input_gives_one_line_once_and_exit_2():
+    """Every rank agrees on the error and exits 2; rank 0 alone prints it, and the
+    relaunching mpiexec's box repeating the exit code is dropped."""
     result = run_cli(3, ["pingpong", "--min-bytes", "100", "--max-bytes", "10"], check=False)
     assert result.returncode == 2
-    lines = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
-    assert len(lines) == 3
-    assert all("--min-bytes <= --max-bytes" in line for line in lines)
+    assert _error_lines(result) == [
+        "linalg-io: error: need 1 <= --min-bytes <= --max-bytes, got 100, 10"]
+    relaunched = subprocess.run(CLI + ["lu", "--n", "64", "--grid", "3x3", "--np", "4"],
+                                capture_output=True, text=True, timeout=120, check=False)
+    assert relaunched.returncode == 2
+    assert relaunched.stderr == "linalg-io: error: grid 3x3 needs 9 ranks but the job has 4\n"
+    assert relaunched.stdout == ""
 
 
 def test_usage_error_exits_2():
@@ -71,10 +86,8 @@ def test_inputs_a_run_cannot_honour_fail_on_every_rank():
              (["lu", "--n", "64", "--file", "m.npy"], "--file m.npy is read only with --dist file (got --dist random)")]
     for args, message in cases:
         result = run_cli(2, args, timeout=60, check=False)
-        lines = [line for line in result.stderr.splitlines()
-                 if line.startswith("linalg-io: error:")]
-        assert result.returncode == 2 and len(lines) == 2, result.stderr
-        assert all(line.endswith(message) for line in lines), lines
+        lines = _error_lines(result)
+        assert result.returncode == 2 and lines == [f"linalg-io: error: {message}"], result.stderr
 
 
 def test_bad_machine_profile_is_bad_input(tmp_path: Path):
@@ -100,13 +113,9 @@ def test_bad_machine_profile_is_bad_input(tmp_path: Path):
     result = run_cli(2, ["tsgemm", "--variant", "atb", "--m", "1000", "--n", "4", "--k", "4",
                          "--profile", str(missing), "--out", str(records)], check=False)
     assert result.returncode == 2
-    lines = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
-    assert len(lines) == 2 and all("lacks gamma_flops" in line for line in lines)
+    (line,) = _error_lines(result)
+    assert "lacks gamma_flops" in line
     assert not records.exists()
-
-
-def _error_lines(result) -> list[str]:
-    return [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
 
 
 def test_unwritable_out_and_unreadable_profile_fail_before_the_run_on_every_rank(tmp_path):
@@ -124,8 +133,8 @@ def test_unwritable_out_and_unreadable_profile_fail_before_the_run_on_every_rank
     for args, message in cases:
         result = run_cli(2, args + ["--reps", "1"], timeout=60, check=False)
         assert result.returncode == 2, result.stderr
-        lines = _error_lines(result)
-        assert len(lines) == 2 and all(line.endswith(message) for line in lines), lines
+        (line,) = _error_lines(result)
+        assert line.endswith(message), line
         assert "reps" not in result.stdout and "PASSED" not in result.stdout
     assert a_file.read_text() == "keep me\n" and not any(directory.iterdir())
 

@@ -16,9 +16,9 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
     """Run `action` on every rank; if any rank raises a LinalgIOError, all raise it.
 
     Collective over `comm` (a raw communicator: the check is not counted traffic).
-    The error of the lowest failing rank wins, prefixed with that rank when the
-    failure was not on every rank. A MemoryError (inputs too large for this node) is
-    bad input too.
+    Every rank raises the same error (`agreed_message`), with the exit code of the
+    lowest failing rank and `agreed = True`, so that one rank alone prints it. A
+    MemoryError (inputs too large for this node) is bad input too.
     """
     try:
         result = action()
@@ -32,11 +32,38 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
     failures = comm.allgather(failure)
     failed = [(rank, f) for rank, f in enumerate(failures) if f is not None]
     if failed:
-        rank, (code, message) = failed[0]
-        if len(failed) < comm.Get_size():
-            message = f"rank {rank}: {message}"
-        raise error_from_code(code, message)
+        error = error_from_code(failed[0][1][0], agreed_message(
+            [(rank, message) for rank, (_, message) in failed], comm.Get_size()))
+        error.agreed = True
+        raise error
     return result
+
+
+def agreed_message(failed: list[tuple[int, str]], size: int, groups: int = 3) -> str:
+    """One line for the failures [(rank, message)] of a job of `size` ranks: the message
+    alone when every rank failed with it; else each distinct message after the ranks
+    that raised it ('rank 2: ...; ranks 0, 3: ...'), the first `groups` of them."""
+    ranks_of: dict[str, list[int]] = {}
+    for rank, message in failed:
+        ranks_of.setdefault(message, []).append(rank)
+    if len(ranks_of) == 1 and len(failed) == size:
+        return failed[0][1]
+    parts = [f"rank{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}: {message}"
+             for message, ranks in list(ranks_of.items())[:groups]]
+    if len(ranks_of) > groups:
+        parts.append(f"and {len(ranks_of) - groups} other messages")
+    return "; ".join(parts)
+
+
+def rank_ranges(ranks: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2, 5, 7-8' (ranks in increasing order)."""
+    spans: list[list[int]] = []
+    for rank in ranks:
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def exit_agreed(code: int) -> None:

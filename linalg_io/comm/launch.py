@@ -20,6 +20,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from linalg_io.comm.launcher_output import relay_stderr
 from linalg_io.comm.wire import MONITORING_VARIABLE
 from linalg_io.errors import EnvironmentProblem, InputError
 
@@ -40,10 +41,16 @@ def check_launched_size(np_option: int) -> None:
     """--np given to a process the launcher started: it must name the job's size."""
     from mpi4py import MPI
 
+    from linalg_io.comm.agree import agreed
+
     size = MPI.COMM_WORLD.Get_size()
-    if size != np_option:
-        raise InputError(f"--np {np_option}, but the launcher started {size} ranks "
-                         "(drop --np under mpiexec/srun)")
+
+    def check() -> None:
+        if size != np_option:
+            raise InputError(f"--np {np_option}, but the launcher started {size} ranks "
+                             "(drop --np under mpiexec/srun)")
+
+    agreed(MPI.COMM_WORLD, check)   # every rank raises it, rank 0 prints it
 
 
 def find_mpiexec() -> str:
@@ -101,4 +108,11 @@ def relaunch(nranks: int, threads: int, module_argv: list[str]) -> int:
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)
     command = mpiexec_command(nranks, ["-m", "linalg_io"] + module_argv, flavour, mpiexec)
-    return subprocess.call(command, env=mpi_environment(threads, flavour))
+    process = subprocess.Popen(command, env=mpi_environment(threads, flavour),
+                               stderr=subprocess.PIPE)
+    try:
+        relay_stderr(process.stderr, sys.stderr.buffer)
+    except KeyboardInterrupt:   # ^C reached mpiexec too: let it end the ranks, then leave
+        process.wait()
+        raise
+    return process.wait()

@@ -9,12 +9,38 @@ import socket
 from mpi4py import MPI
 
 from linalg_io import envinfo
+from linalg_io.threads import pool_threads
+
+
+def node_facts() -> dict:
+    """This rank's host, the host's cores and memory, and the cores this rank may use."""
+    cores = os.cpu_count() or 1
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {"host": socket.gethostname(), "cores": cores, "usable_cores": usable,
+            "memory_bytes": memory, "threads": max(pool_threads().values(), default=1)}
+
+
+def nodes_summary(per_rank: list[dict]) -> dict[str, dict]:
+    """{host: {ranks, cores, memory_bytes, threads, ranks_outnumber_cores, oversubscribed}}:
+    threads is the BLAS/OpenMP threads of the host's ranks together, oversubscribed
+    that they outnumber its cores."""
+    nodes: dict[str, dict] = {}
+    for facts in per_rank:
+        node = nodes.setdefault(facts["host"], {"ranks": 0, "cores": facts["cores"],
+                                                "memory_bytes": facts["memory_bytes"],
+                                                "threads": 0})
+        node["ranks"] += 1
+        node["threads"] += facts["threads"]
+    for node in nodes.values():
+        node["ranks_outnumber_cores"] = node["ranks"] > node["cores"]
+        node["oversubscribed"] = node["threads"] > node["cores"]
+    return dict(sorted(nodes.items()))
 
 
 def main(args, argv: list[str]) -> int:
     world = MPI.COMM_WORLD
-    hosts = world.gather(socket.gethostname(), root=0)
-    threads = world.gather(envinfo.blas_info(), root=0)
+    per_rank = world.gather(node_facts(), root=0)
     if world.Get_rank() != 0:
         return 0
     env = envinfo.environment()
@@ -22,10 +48,11 @@ def main(args, argv: list[str]) -> int:
         "mpi_library": envinfo.mpi_library_version(),
         "mpi_standard": "{}.{}".format(*MPI.Get_version()),
         "ranks": world.Get_size(),
-        "hosts": {h: hosts.count(h) for h in sorted(set(hosts))},
+        "hosts": {h: n["ranks"] for h, n in nodes_summary(per_rank).items()},
+        "nodes": nodes_summary(per_rank),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "blas_rank0": env["blas"],
-        "blas_threads_per_rank": [sum(lib.get("num_threads", 0) for lib in t) for t in threads],
+        "blas_threads_per_rank": [facts["threads"] for facts in per_rank],
         "cupy": env["cupy"],
         "gpu": env["gpu"],
         "cython_kernels": env["cython_kernels"],
@@ -40,6 +67,12 @@ def main(args, argv: list[str]) -> int:
     print(f"MPI standard     {facts['mpi_standard']}")
     print(f"ranks            {facts['ranks']} on " +
           ", ".join(f"{h} ({n})" for h, n in facts["hosts"].items()))
+    for host, node in facts["nodes"].items():
+        ranks = f"{node['ranks']} ranks" + (" (more than its cores)"
+                                             if node["ranks_outnumber_cores"] else "")
+        load = "OVERSUBSCRIBED" if node["oversubscribed"] else "within the cores"
+        print(f"node {host:<11} {node['cores']} cores, {node['memory_bytes'] / 2**30:.1f} GiB "
+              f"memory; {ranks}, {node['threads']} BLAS/OpenMP threads in all: {load}")
     for lib in facts["blas_rank0"]:
         print(f"BLAS/OpenMP      {lib.get('internal_api')} {lib.get('version')} "
               f"{lib.get('architecture', '')} threads={lib.get('num_threads')}")
