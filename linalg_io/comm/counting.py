@@ -6,7 +6,9 @@ operation and per named phase, by the rules of SPEC section 4:
 
 * point-to-point: the sender counts its buffer, the receiver what it received
   (``Recv``/``Sendrecv`` read the byte count from the status; ``Irecv`` counts its
-  buffer, so post receives of the exact size); PROC_NULL counts nothing;
+  buffer, so post receives of the exact size); PROC_NULL counts nothing; the
+  ``op`` keyword names the operation in ``by_op`` (the package's own collective
+  schedules, `linalg_io.comm.collectives`, label their messages so);
 * collectives count their logical payload (n = this rank's buffer in bytes):
   Bcast root sends n, others receive n; Reduce non-roots send n, root receives n;
   Allreduce sends and receives n; Gather(v)/Scatter(v) move every block but the
@@ -177,28 +179,29 @@ class CountedComm:
             self.counter.add(op, sent, recv, msgs)
 
     # --- point to point -----------------------------------------------
-    def Send(self, buf: Any, dest: int, tag: int = 0) -> None:
+    def Send(self, buf: Any, dest: int, tag: int = 0, op: str = "Send") -> None:
         self.comm.Send(buf, dest, tag)
         if dest != MPI.PROC_NULL:
-            self._add("Send", nbytes(buf), 0, 1)
+            self._add(op, nbytes(buf), 0, 1)
 
     def Recv(self, buf: Any, source: int = MPI.ANY_SOURCE, tag: int = MPI.ANY_TAG,
-             status: MPI.Status | None = None) -> None:
+             status: MPI.Status | None = None, op: str = "Recv") -> None:
         status = status if status is not None else MPI.Status()
         self.comm.Recv(buf, source, tag, status)
         if source != MPI.PROC_NULL:
-            self._add("Recv", 0, status.Get_count(MPI.BYTE), 0)
+            self._add(op, 0, status.Get_count(MPI.BYTE), 0)
 
-    def Isend(self, buf: Any, dest: int, tag: int = 0) -> MPI.Request:
+    def Isend(self, buf: Any, dest: int, tag: int = 0, op: str = "Isend") -> MPI.Request:
         request = self.comm.Isend(buf, dest, tag)
         if dest != MPI.PROC_NULL:
-            self._add("Isend", nbytes(buf), 0, 1)
+            self._add(op, nbytes(buf), 0, 1)
         return request
 
-    def Irecv(self, buf: Any, source: int = MPI.ANY_SOURCE, tag: int = MPI.ANY_TAG) -> MPI.Request:
+    def Irecv(self, buf: Any, source: int = MPI.ANY_SOURCE, tag: int = MPI.ANY_TAG,
+              op: str = "Irecv") -> MPI.Request:
         request = self.comm.Irecv(buf, source, tag)
         if source != MPI.PROC_NULL:
-            self._add("Irecv", 0, nbytes(buf), 0)
+            self._add(op, 0, nbytes(buf), 0)
         return request
 
     def Sendrecv(self, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,

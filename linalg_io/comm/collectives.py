@@ -1,0 +1,165 @@
+"""The package's collectives as its own point-to-point schedules.
+
+Each function runs the schedule of `linalg_io.layout.schedules` with the counting
+communicator's Send/Recv, so the traffic counted is the traffic on the wire and
+the models predict both exactly (MPI's own collectives forward data through trees
+and rings whose shape depends on the library and the message size). Messages are
+labelled in `by_op` by the collective ("bcast", "reduce", ...).
+
+Buffers are contiguous NumPy arrays (C or Fortran order; their memory is used as
+one flat vector of items). Every rank of the communicator calls the function with
+the same root and counts, in the same order as its other collectives there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mpi4py import MPI
+
+from linalg_io.comm.counting import CountedComm
+from linalg_io.layout.schedules import (
+    binomial_child_positions,
+    binomial_parent,
+    bruck_rounds,
+    chunk_bounds,
+    uses_chain,
+)
+
+TAG_BCAST, TAG_REDUCE, TAG_ALLGATHER, TAG_GATHER, TAG_SCATTER = 81, 82, 83, 84, 85
+
+
+def flat(buf: np.ndarray) -> np.ndarray:
+    """The array's memory as a 1-D view (it must be contiguous in C or Fortran order)."""
+    view = buf.reshape(-1, order="A")
+    if not np.shares_memory(view, buf) and buf.size:
+        raise ValueError("collective buffers must be contiguous")
+    return view
+
+
+def bcast(comm: CountedComm, buf: np.ndarray, root: int) -> None:
+    """buf from `root` to every rank (binomial tree, or pipelined chain when large)."""
+    for request in bcast_start(comm, buf, root):
+        request.Wait()
+
+
+def bcast_start(comm: CountedComm, buf: np.ndarray, root: int) -> list[MPI.Request]:
+    """Start a bcast. The root returns at once with its sends in flight (complete them
+    with Wait; test them so that they progress); the others return when they have
+    received buf, their forwarding sends still in flight."""
+    p = comm.size
+    if p == 1:
+        return []
+    data = flat(buf)
+    q = (comm.rank - root) % p
+    if not uses_chain(data.nbytes):
+        if q:
+            comm.Recv(data, (binomial_parent(q, p) + root) % p, TAG_BCAST, op="bcast")
+        return [comm.Isend(data, (child + root) % p, TAG_BCAST, op="bcast")
+                for child in binomial_child_positions(q, p)]
+    after, before = (comm.rank + 1) % p, (comm.rank - 1) % p
+    requests = []
+    for start, stop in chunk_bounds(data.size, data.itemsize):
+        piece = data[start:stop]
+        if q:
+            comm.Recv(piece, before, TAG_BCAST, op="bcast")
+        if q < p - 1:
+            requests.append(comm.Isend(piece, after, TAG_BCAST, op="bcast"))
+    return requests
+
+
+def reduce_sum(comm: CountedComm, buf: np.ndarray, root: int) -> None:
+    """Sum buf over the ranks into the root's buf (binomial tree, or pipelined chain
+    ending at the root when large). The other ranks' buf is left holding partial sums."""
+    p = comm.size
+    if p == 1:
+        return
+    data = flat(buf)
+    q = (comm.rank - root) % p
+    if not uses_chain(data.nbytes):
+        incoming = np.empty_like(data)
+        for child in reversed(binomial_child_positions(q, p)):
+            comm.Recv(incoming, (child + root) % p, TAG_REDUCE, op="reduce")
+            data += incoming
+        if q:
+            comm.Send(data, (binomial_parent(q, p) + root) % p, TAG_REDUCE, op="reduce")
+        return
+    after, before = (comm.rank + 1) % p, (comm.rank - 1) % p
+    bounds = chunk_bounds(data.size, data.itemsize)
+    incoming = np.empty(bounds[0][1] - bounds[0][0], dtype=data.dtype)
+    requests = []
+    for start, stop in bounds:
+        piece = data[start:stop]
+        if q != 1:
+            comm.Recv(incoming[:stop - start], before, TAG_REDUCE, op="reduce")
+            piece += incoming[:stop - start]
+        if q:
+            requests.append(comm.Isend(piece, after, TAG_REDUCE, op="reduce"))
+    MPI.Request.Waitall(requests)
+
+
+def allreduce_sum(comm: CountedComm, buf: np.ndarray) -> None:
+    """Sum buf over the ranks, in place on every rank: reduce onto rank 0, then bcast."""
+    reduce_sum(comm, buf, 0)
+    bcast(comm, buf, 0)
+
+
+def allgatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray, counts: np.ndarray) -> None:
+    """Every rank's block into `out`, rank j's counts[j] items at sum(counts[:j]) (Bruck).
+
+    `mine` holds this rank's counts[rank] items."""
+    p, r = comm.size, comm.rank
+    counts = np.asarray(counts, dtype=np.int64)
+    result = flat(out)
+    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    if p == 1:
+        result[:counts[0]] = flat(mine)
+        return
+    order = (r + np.arange(p)) % p                     # work holds blocks r, r+1, ...
+    offsets = np.concatenate([[0], np.cumsum(counts[order])])
+    work = np.empty(int(offsets[-1]), dtype=result.dtype)
+    work[:counts[r]] = flat(mine)
+    for h, m in bruck_rounds(p):
+        outgoing = work[:offsets[m]]
+        incoming = work[offsets[h]:offsets[h + m]]
+        request = comm.Isend(outgoing, (r - h) % p, TAG_ALLGATHER, op="allgather") \
+            if outgoing.size else None
+        if incoming.size:
+            comm.Recv(incoming, (r + h) % p, TAG_ALLGATHER, op="allgather")
+        if request is not None:
+            request.Wait()
+    for position, j in enumerate(order):
+        result[displs[j]:displs[j] + counts[j]] = work[offsets[position]:offsets[position + 1]]
+
+
+def gatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray | None, counts: np.ndarray,
+            root: int) -> None:
+    """Every rank's block onto the root's `out` (rank j's counts[j] items at
+    sum(counts[:j])), each sent directly to the root."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if comm.rank != root:
+        if counts[comm.rank]:
+            comm.Send(flat(mine), root, TAG_GATHER, op="gather")
+        return
+    result = flat(out)
+    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    requests = [comm.Irecv(result[displs[j]:displs[j] + counts[j]], j, TAG_GATHER, op="gather")
+                for j in range(comm.size) if j != root and counts[j]]
+    result[displs[root]:displs[root] + counts[root]] = flat(mine)
+    MPI.Request.Waitall(requests)
+
+
+def scatterv(comm: CountedComm, blocks: np.ndarray | None, mine: np.ndarray, counts: np.ndarray,
+             root: int) -> None:
+    """Rank j receives the root's counts[j] items at sum(counts[:j]) of `blocks` in
+    `mine`, each sent directly by the root."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if comm.rank != root:
+        if counts[comm.rank]:
+            comm.Recv(flat(mine), root, TAG_SCATTER, op="scatter")
+        return
+    source = flat(blocks)
+    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    requests = [comm.Isend(source[displs[j]:displs[j] + counts[j]], j, TAG_SCATTER, op="scatter")
+                for j in range(comm.size) if j != root and counts[j]]
+    flat(mine)[:] = source[displs[root]:displs[root] + counts[root]]
+    MPI.Request.Waitall(requests)

@@ -1,0 +1,178 @@
+"""Point-to-point schedules of the package's collectives, as pure math (no MPI).
+
+`linalg_io.comm.collectives` runs them with the counting communicator's Send/Recv;
+the models count them with the functions here. Every byte then crosses the wire in
+a message the package itself sends, so the bytes Open MPI's monitoring sees are the
+bytes counted (`linalg_io.comm.wire`), and the model predicts both exactly. On a
+communicator of p ranks with root r, positions q = (rank - r) mod p:
+
+bcast, n bytes      n <= SMALL_BYTES: binomial tree (ceil(log2 p) rounds): q != 0
+                    receives n once, from q - lowbit(q); q sends n to q + m for every
+                    power of two m < lowbit(q) (root: m < p) with q + m < p.
+                    n > SMALL_BYTES: pipelined chain r -> r+1 -> ... -> r-1 in pieces of
+                    CHUNK_BYTES: every rank but the root receives n, every rank but
+                    the last (q = p-1) sends n, in chunk_count(n) messages.
+reduce (sum)        n <= SMALL_BYTES: the binomial tree upside down: q != 0 sends n to
+                    its parent once; q receives n from each child.
+                    n > SMALL_BYTES: pipelined chain r+1 -> r+2 -> ... -> r-1 -> r:
+                    every rank but r+1 receives n, every rank but r sends n, in
+                    chunk_count(n) messages.
+allreduce (sum)     reduce onto rank 0, then bcast from it.
+allgatherv          Bruck: ceil(log2 p) rounds; in round i (h = 2^i) rank q sends the
+                    blocks q .. q+m-1 (m = min(h, p-h)) to q-h and receives q+h ..
+                    q+h+m-1 from q+h: a rank receives every block but its own once,
+                    and sends its own block in every round, block q+j in the rounds
+                    with m > j (equal blocks of n: (p-1) n each way), one message per
+                    round whose blocks are not all empty.
+gatherv / scatterv  linear: the root exchanges each non-empty block with its rank
+                    directly, one message each.
+Messages to oneself never happen (the root's own block is a local copy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CHUNK_BYTES = 1 << 20     # pipelined chain piece (1 MiB)
+SMALL_BYTES = 1 << 14     # up to this a bcast/reduce takes the binomial tree (16 KiB)
+
+
+def chunk_count(nbytes: float | np.ndarray) -> np.ndarray:
+    """Messages of a chain hop moving `nbytes` (0 for nothing)."""
+    n = np.asarray(nbytes, dtype=float)
+    return np.where(n > 0, np.maximum(1.0, np.ceil(n / CHUNK_BYTES)), 0.0)
+
+
+def chunk_bounds(nitems: int, itemsize: int) -> list[tuple[int, int]]:
+    """[start, stop) item ranges of the chain's pieces of a buffer of `nitems` items."""
+    per = max(1, CHUNK_BYTES // itemsize)
+    return [(start, min(start + per, nitems)) for start in range(0, nitems, per)]
+
+
+def uses_chain(nbytes: float) -> bool:
+    return nbytes > SMALL_BYTES
+
+
+def lowbit_span(q: np.ndarray, p: int) -> np.ndarray:
+    """lowbit(q) for q > 0; for the root (q = 0) the smallest power of two >= p."""
+    q = np.asarray(q, dtype=np.int64)
+    top = 1 << max(0, int(p - 1).bit_length())
+    return np.where(q > 0, q & -q, top)
+
+
+def binomial_children(q: np.ndarray, p: int) -> np.ndarray:
+    """Children of position q in the binomial tree over p ranks."""
+    q = np.asarray(q, dtype=np.int64)
+    span = lowbit_span(q, p)
+    children = np.zeros(q.shape, dtype=np.int64)
+    m = 1
+    while m < p:
+        children += (m < span) & (q + m < p)
+        m <<= 1
+    return children
+
+
+def binomial_parent(q: int, p: int) -> int:
+    return q - int(lowbit_span(np.array(q), p))
+
+
+def binomial_child_positions(q: int, p: int) -> list[int]:
+    """Children of q, in the order a bcast sends to them (largest subtree first)."""
+    span = int(lowbit_span(np.array(q), p))
+    out, m = [], span >> 1
+    while m >= 1:
+        if q + m < p:
+            out.append(q + m)
+        m >>= 1
+    return out
+
+
+def positions(rank: np.ndarray, root: np.ndarray | int, p: int) -> np.ndarray:
+    return (np.asarray(rank) - np.asarray(root)) % p
+
+
+def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) of the ranks at positions q of a bcast of n bytes."""
+    q = np.asarray(q, dtype=np.int64)
+    n = np.broadcast_to(np.asarray(nbytes, dtype=float), q.shape)
+    if p <= 1:
+        zero = np.zeros(q.shape)
+        return zero, zero, zero
+    chain = n > SMALL_BYTES
+    children = binomial_children(q, p)
+    sends = np.where(chain, (q < p - 1) * 1.0, children)
+    sent = n * sends
+    msgs = np.where(chain, (q < p - 1) * chunk_count(n), children * (n > 0))
+    recv = n * (q > 0)
+    return sent, recv, msgs
+
+
+def reduce_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) of the ranks at positions q (root q = 0) of a sum."""
+    q = np.asarray(q, dtype=np.int64)
+    n = np.broadcast_to(np.asarray(nbytes, dtype=float), q.shape)
+    if p <= 1:
+        zero = np.zeros(q.shape)
+        return zero, zero, zero
+    chain = n > SMALL_BYTES
+    children = binomial_children(q, p)
+    sent = n * (q > 0)
+    recv = np.where(chain, n * (q != 1), n * children)
+    msgs = np.where(chain, (q > 0) * chunk_count(n), (q > 0) * (n > 0))
+    return sent, recv, msgs
+
+
+def bruck_rounds(p: int) -> list[tuple[int, int]]:
+    """(h, m) per round of the Bruck allgather over p ranks."""
+    rounds, h = [], 1
+    while h < p:
+        rounds.append((h, min(h, p - h)))
+        h += min(h, p - h)
+    return rounds
+
+
+def allgatherv_costs(counts_bytes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) per rank of the Bruck allgatherv of the blocks
+    (bytes of rank j's block in counts_bytes[..., j]; leading axes are independent
+    communicators of the same size)."""
+    counts = np.asarray(counts_bytes, dtype=float)
+    recv = counts.sum(axis=-1, keepdims=True) - counts    # every block but its own, once
+    sent = np.zeros(counts.shape)
+    msgs = np.zeros(counts.shape)
+    for _, m in bruck_rounds(counts.shape[-1]):
+        window = sum(np.roll(counts, -j, axis=-1) for j in range(m))   # blocks q..q+m-1
+        sent += window
+        msgs += window > 0
+    return sent, recv, msgs
+
+
+def gatherv_costs(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) per rank of a linear gatherv onto `root`."""
+    counts = np.asarray(counts_bytes, dtype=float)
+    p = counts.shape[-1]
+    is_root = np.arange(p) == root
+    others = np.where(is_root, 0.0, counts)
+    sent = others
+    recv = np.where(is_root, others.sum(axis=-1, keepdims=True), 0.0)
+    msgs = (others > 0) * 1.0
+    return sent, recv, msgs
+
+
+def scatterv_costs(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) per rank of a linear scatterv from `root`."""
+    counts = np.asarray(counts_bytes, dtype=float)
+    p = counts.shape[-1]
+    is_root = np.arange(p) == root
+    others = np.where(is_root, 0.0, counts)
+    sent = np.where(is_root, others.sum(axis=-1, keepdims=True), 0.0)
+    recv = others
+    msgs = np.where(is_root, (others > 0).sum(axis=-1, keepdims=True), 0.0) * 1.0
+    return sent, recv, msgs
+
+
+def allreduce_costs(rank: np.ndarray, p: int, nbytes: float) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) per rank of reduce onto rank 0 then bcast from it."""
+    q = positions(rank, 0, p)
+    reduced = reduce_costs(q, p, nbytes)
+    spread = bcast_costs(q, p, nbytes)
+    return tuple(a + b for a, b in zip(reduced, spread))
