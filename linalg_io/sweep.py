@@ -23,11 +23,16 @@ options, named as on its command line without dashes: ``nrhs``, ``min-bytes`` or
 ``min_bytes``). Names, types and choices are checked against the command line of
 `linalg_io.cli` before anything runs.
 
-Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P --out OUT``,
-so a failing point is reported and the sweep goes on; the sweep exits 0 when every
-point passed, else with the worst code of its points (3 environment > 2 bad input >
-1 verification failed or killed; 130 when interrupted with ^C or SIGTERM, after the
-summary of what ran; the running point's process group is killed either way).
+Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P``, in a
+session of its own, so a failing point is reported and the sweep goes on; the sweep
+exits 0 when every point passed, else with the worst code of its points (3
+environment > 2 bad input > 1 verification failed or killed). A point writes its
+record into a file of its own beside OUT; the sweep appends it to OUT (one atomic
+write, ``--out`` in its command naming OUT) once the point has ended by itself, or
+after a timeout (the progress line says so). ^C or SIGTERM (``timeout``, scancel,
+kill) ends the running point and every process it started, ranks included
+(`linalg_io.session`), discards what it wrote, prints the summary of what ran and
+exits 130 (^C) or 143 (SIGTERM).
 ``--resume`` skips a point whose command line sets the same options as a record's
 ``command`` (its ``--out`` aside; order and written-out defaults do not matter); a skipped point keeps its record's
 verdict (a FAILED record fails the sweep). At the end a summary table of the records
@@ -58,7 +63,8 @@ COMMON_KEYS = ("np", "reps", "warmup", "seed", "threads", "backend", "profile", 
 RUN_KEYS = ("command", "args") + COMMON_KEYS
 NOT_IN_ARGS = {"np", "out", "reps", "warmup", "seed", "threads", "backend", "profile"}
 EXIT_WORDS = {1: "verification failed", 2: "bad input", 3: "environment"}
-INTERRUPTED = 130  # ^C: the point's process group is killed, the summary still printed
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+POLL_S = 0.1   # how often a running point looks for a stop request
 
 
 @dataclass(frozen=True)
@@ -78,25 +84,53 @@ class Launched:
     returncode: int
     output: str
     timed_out: bool = False
+    interrupted: bool = False
 
 
 Launcher = Callable[[list[str], "float | None"], Launched]
 
 
+class StopRequest:
+    """The first ^C or SIGTERM the sweep received (the handler only notes it: the sweep
+    stops its point and itself where it is safe to)."""
+
+    signum: int | None = None
+
+    def note(self, signum: int, frame: Any = None) -> None:
+        if self.signum is None:
+            self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + (self.signum or signal.SIGINT)
+
+
+STOP = StopRequest()
+
+
 def launch_subprocess(command: list[str], timeout: float | None) -> Launched:
-    """Run `command` in its own session; kill its whole process group on timeout or ^C."""
+    """Run `command` in a session of its own; on timeout or a stop request (`STOP`) end
+    that session whole, the processes it started included (`end_session`)."""
+    from linalg_io.session import end_session
+
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        output, _ = process.communicate(timeout=timeout)
-        return Launched(process.returncode, output)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        return Launched(process.returncode, output, timed_out=True)
+        while True:
+            try:
+                output, _ = process.communicate(timeout=POLL_S)
+                return Launched(process.returncode, output)
+            except subprocess.TimeoutExpired:
+                pass
+            timed_out = deadline is not None and time.monotonic() > deadline
+            if timed_out or STOP.signum is not None:
+                end_session(process)
+                output, _ = process.communicate()
+                return Launched(process.returncode, output, timed_out=timed_out,
+                                interrupted=not timed_out)
     except BaseException:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        end_session(process)
         raise
 
 
@@ -326,17 +360,30 @@ def _tail(output: str, lines: int = 15) -> str:
     return "".join(f"    | {line}\n" for line in kept)
 
 
-def _interrupt(signum, frame) -> None:
-    """SIGTERM handler: unwind as ^C does (the launcher kills the point's group)."""
-    raise KeyboardInterrupt
+def _point_file(out: Path) -> Path:
+    """Where a point writes its record, beside OUT (the sweep moves it into OUT)."""
+    return out.with_name(f".{out.name}.{os.getpid()}.point")
+
+
+def _naming_out(record: dict, out: Path) -> dict:
+    """The record with `--out OUT` in its command instead of the point's own file."""
+    command = list(record.get("command") or [])
+    if "--out" in command[:-1]:
+        command[command.index("--out") + 1] = str(out)
+    return {**record, "command": command}
 
 
 def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
                 launch: Launcher, codes: list[int], counts: dict, this_sweep: dict) -> None:
     """Run (or skip) each point in turn, printing its progress line; a skipped point
     keeps the status of its record (a FAILED one fails the sweep)."""
+    from linalg_io.records import append_record, read_records
+
     total = len(points)
+    point_file = _point_file(out)
     for number, point in enumerate(points, start=1):
+        if STOP.signum is not None:
+            return
         key = command_key(point.argv)
         print(f"[{number}/{total}] {point.label} ... ", end="", flush=True)
         if key in done:
@@ -347,21 +394,25 @@ def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
             if not passed:
                 codes.append(1)
             continue
-        command = [sys.executable, "-m", "linalg_io", *point.argv, "--out", str(out)]
+        command = [sys.executable, "-m", "linalg_io", *point.argv, "--out", str(point_file)]
         start = time.monotonic()
+        point_file.unlink(missing_ok=True)
         try:
             launched = launch(command, point.timeout)
         except KeyboardInterrupt:
-            print("interrupted", flush=True)
-            codes.append(INTERRUPTED)
-            return
+            STOP.note(signal.SIGINT)
+            launched = Launched(-signal.SIGINT, "", interrupted=True)
         seconds = time.monotonic() - start
-        before = recorded.get(key)
-        recorded.update(records_by_command(out))
-        after = recorded.get(key)
-        wrote = after is not None and (before is None or after.get("run_id") != before.get("run_id"))
+        written = read_records([point_file]) if point_file.exists() else []
+        point_file.unlink(missing_ok=True)
+        if launched.interrupted:   # whatever it wrote is discarded: no record of a cut run
+            print("interrupted" + (" (its record discarded)" if written else ""), flush=True)
+            return
+        for record in written:
+            append_record(out, _naming_out(record, out))
+        wrote = bool(written)
         if wrote:
-            this_sweep[key] = after
+            recorded[key] = this_sweep[key] = _naming_out(written[-1], out)
         status, code = _outcome(launched, seconds, point.timeout, wrote)
         print(status, flush=True)
         if code:
@@ -378,6 +429,18 @@ def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) ->
     `launch(command, timeout) -> Launched` starts one point (`command` is the full
     argv, ``python -m linalg_io ...``); tests pass a fake one.
     """
+    # ^C or SIGTERM (`timeout`, scancel, kill) is only noted: the running point and all
+    # it started end, nothing further starts, the summary is printed (128 + signal)
+    STOP.signum = None
+    previous = {signum: signal.signal(signum, STOP.note) for signum in STOP_SIGNALS}
+    try:
+        return _sweep(args, launch)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _sweep(args: argparse.Namespace, launch: Launcher) -> int:
     from linalg_io.report.tables import summary_table, to_text
 
     yaml_out, points = load_sweep(args.file)
@@ -391,13 +454,7 @@ def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) ->
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     total = len(points)
     this_sweep = {}   # command key -> the record this sweep wrote or skipped on
-    # a kill (SIGTERM from `timeout`, scancel, kill) ends the sweep as ^C does: the running
-    # point's process group is killed with it instead of running on and writing records
-    previous_term = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        _run_points(points, out, recorded, done, launch, codes, counts, this_sweep)
-    finally:
-        signal.signal(signal.SIGTERM, previous_term)
+    _run_points(points, out, recorded, done, launch, codes, counts, this_sweep)
     shown = {}
     for point in points:
         key = command_key(point.argv)
@@ -414,6 +471,8 @@ def run_sweep(args: argparse.Namespace, launch: Launcher = launch_subprocess) ->
         print(to_text(summary_table(frame, params)), end="")
     print(f"{total} points: {counts['passed']} passed, {counts['failed']} failed, "
           f"{counts['skipped']} skipped; records in {out}", flush=True)
+    if STOP.signum is not None:
+        return STOP.exit_code
     if args.report:
         from linalg_io.report.build import build_report
 
