@@ -1,0 +1,273 @@
+"""Layouts and redistribution: index maps against brute force, the plan's volume against
+the owner-change count, relabelling against every permutation, rounds within their
+budget; then real redistributions on 2..16 ranks (one launch): every entry arrives,
+counted bytes = model = owner changes, peak NumPy memory within the budget."""
+
+import itertools
+import json
+import sys
+
+import numpy as np
+import pytest
+from mpi_harness import MPI_SCRIPTS, run_mpi_json
+
+from linalg_io.errors import InputError
+from linalg_io.layout import blockcyclic
+from linalg_io.layout.axes import BlockAxis, BlockCyclicAxis, ExplicitAxis, indices
+from linalg_io.layout.layouts import Descriptor, conflux_tiles, parse_scalapack, row_blocks
+from linalg_io.layout.redist_plan import RedistPlan, Region, relabelling
+
+sys.path.insert(0, str(MPI_SCRIPTS))
+from layout_specs import build_layout
+
+
+def random_spec(rng, m: int, n: int, p: int) -> dict:
+    kinds = ["scalapack", "rows"] + (["tiles"] if m == n else [])
+    kind = kinds[rng.integers(len(kinds))]
+    divisors = [d for d in range(1, p + 1) if p % d == 0]
+    if kind == "scalapack":
+        pr = int(rng.choice(divisors))
+        return {"kind": kind, "mb": int(rng.integers(1, 9)), "nb": int(rng.integers(1, 9)),
+                "pr": pr, "pc": p // pr, "rsrc": int(rng.integers(pr)),
+                "csrc": int(rng.integers(p // pr)), "order": str(rng.choice(["row", "col"]))}
+    if kind == "rows":
+        if rng.random() < 0.5:
+            return {"kind": kind}
+        cuts = np.sort(rng.integers(0, m + 1, p - 1))
+        return {"kind": kind, "lengths": np.diff(np.concatenate(([0], cuts, [m]))).tolist()}
+    c = int(rng.choice(divisors))
+    px = int(rng.choice([d for d in divisors if (p // c) % d == 0]))
+    return {"kind": kind, "v": int(rng.integers(1, 9)), "px": px, "py": p // c // px, "c": c}
+
+
+def owners(layout, m: int, n: int) -> np.ndarray:
+    i, j = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    return layout.owner(i, j)
+
+
+# --- index maps -----------------------------------------------------------------------
+@pytest.mark.parametrize("axis", [BlockCyclicAxis(50, 7, 3, 2), BlockCyclicAxis(5, 8, 4, 3),
+                                  BlockAxis.balanced(23, 5), BlockAxis.from_lengths([0, 9, 0, 4]),
+                                  ExplicitAxis(np.array([2, 0, 0, 1, 2, 2, 0]), 3)])
+def test_axis_maps_round_trip(axis):
+    seen = np.zeros(axis.n, dtype=int)
+    for proc in range(axis.nprocs):
+        mine = indices(axis, proc)
+        assert len(mine) == axis.count(proc)
+        assert np.all(np.diff(mine) > 0)      # local order is global order
+        assert np.array_equal(axis.owner(mine), np.full(len(mine), proc))
+        assert np.array_equal(axis.local(mine), np.arange(len(mine)))
+        seen[mine] += 1
+    assert np.array_equal(seen, np.ones(axis.n))
+
+
+def test_block_cyclic_axis_is_scalapack_numroc_with_source():
+    axis = BlockCyclicAxis(50, 7, 3, 2)
+    # blocks 0..7 on processes 2, 0, 1, 2, 0, 1, 2, 0 (block 7 holds 1 index)
+    assert [axis.count(p) for p in range(3)] == [7 + 7 + 1, 14, 21]
+    assert axis.owner(np.array([0, 7, 49])).tolist() == [2, 0, 0]
+    for p in range(3):
+        assert axis.count(p) == blockcyclic.numroc(50, 7, p, 3, 2)
+
+
+def test_descriptor_layout_rank_orders_and_array():
+    row = Descriptor(10, 12, 2, 3, 2, 3, rsrc=1, csrc=2).layout()
+    col = Descriptor(10, 12, 2, 3, 2, 3, rsrc=1, csrc=2, order="col").layout()
+    # entry (0, 0): process row 1, process column 2
+    assert row.owner(0, 0) == 1 * 3 + 2 and col.owner(0, 0) == 2 * 2 + 1
+    assert row.local_shape(1) == (4, 3) and col.local_shape(1) == (6, 3)
+    desc = Descriptor(10, 12, 2, 3, 2, 3, rsrc=1, csrc=2)
+    assert desc.array(7, 0).tolist() == [1, 7, 10, 12, 2, 3, 1, 2, 4]
+    for layout in (row, col):
+        for rank in range(6):
+            rows, cols = layout.local_indices(rank)
+            r, li, lj = layout.to_local(rows[:, None], cols[None, :])
+            assert (r == rank).all()
+            gi, gj = layout.to_global(rank, li, lj)
+            assert np.array_equal(gi, np.broadcast_to(rows[:, None], gi.shape))
+            assert np.array_equal(gj, np.broadcast_to(cols[None, :], gj.shape))
+
+
+def test_conflux_tiles_and_row_blocks():
+    tiles = conflux_tiles(10, 3, 2, 2, 2)
+    assert tiles.nprocs == 8 and tiles.local_shape(5) == (0, 0)
+    assert tiles.owner(3, 7) == 1 * 2 + 0         # tile (1, 2): process (1, 0) of layer 0
+    blocks = row_blocks(10, 4, 3)
+    assert [blocks.local_shape(r) for r in range(3)] == [(4, 4), (3, 4), (3, 4)]
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: Descriptor(4, 4, 0, 2, 1, 1), "MB, NB"),
+    (lambda: Descriptor(4, 4, 2, 2, 2, 2, rsrc=2), "RSRC 2"),
+    (lambda: Descriptor(4, 4, 2, 2, 1, 1, order="diag"), "rank order"),
+    (lambda: row_blocks(10, 4, 3, [5, 5, 1]), "do not cover"),
+    (lambda: parse_scalapack("scalapack:64"), "scalapack:MBxNB"),
+    (lambda: parse_scalapack("blocks:4x4"), "scalapack:MBxNB"),
+    (lambda: RedistPlan(row_blocks(4, 4, 2), row_blocks(4, 5, 2)), "redistribution between"),
+])
+def test_bad_layouts_are_input_errors(call, message):
+    with pytest.raises(InputError, match=message):
+        call()
+
+
+# --- the plan and its model ----------------------------------------------------------
+def test_volume_is_the_owner_change_count_for_random_pairs():
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        p = int(rng.integers(1, 17))
+        m = int(rng.integers(1, 60))
+        n = m if rng.random() < 0.5 else int(rng.integers(1, 60))
+        src = build_layout(random_spec(rng, m, n, p), m, n, p)
+        dst = build_layout(random_spec(rng, m, n, p), m, n, p)
+        before, after = owners(src, m, n), owners(dst, m, n)
+        expected = np.zeros((p, p), dtype=np.int64)
+        np.add.at(expected, (before.ravel(), after.ravel()), 1)
+        plan = RedistPlan(src, dst)
+        assert np.array_equal(plan.volume, expected)
+        assert plan.moved() == int((before != after).sum())
+        assert np.array_equal(plan.sent(), np.bincount(before[before != after], minlength=p))
+
+
+def test_regions_count_only_their_entries():
+    src, dst = Descriptor(30, 30, 4, 4, 2, 2).layout(), conflux_tiles(30, 7, 2, 2, 1)
+    regions = [Region(7, 30, 0, 7), Region(0, 7, 7, 30)]
+    plan = RedistPlan(src, dst, regions)
+    mask = np.zeros((30, 30), dtype=bool)
+    for r in regions:
+        mask[r.r0:r.r1, r.c0:r.c1] = True
+    before, after = owners(src, 30, 30), owners(dst, 30, 30)
+    assert plan.moved() == int(((before != after) & mask).sum())
+    assert plan.volume.sum() == mask.sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_relabelling_is_optimal_over_every_permutation(seed):
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(2, 7))
+    m = n = int(rng.integers(5, 40))
+    src = build_layout(random_spec(rng, m, n, p), m, n, p)
+    dst = build_layout(random_spec(rng, m, n, p), m, n, p)
+    plan = RedistPlan(src, dst)
+    best = min(plan.volume.sum() - plan.volume[list(perm), range(p)].sum()
+               for perm in itertools.permutations(range(p)))
+    relabelled = RedistPlan.create(src, dst, relabel=True)
+    assert relabelled.moved() == best <= plan.moved()
+    before = owners(src, m, n)
+    process_of = relabelling(plan.volume)
+    assert relabelled.moved() == int((before != process_of[owners(dst, m, n)]).sum())
+
+
+def test_rounds_stay_within_the_budget_and_move_everything_once():
+    src, dst = Descriptor(256, 256, 3, 5, 2, 4).layout(), conflux_tiles(256, 8, 2, 2, 2)
+    whole = RedistPlan(src, dst)
+    for fraction in (0.2, 0.4, 1.0):
+        plan = RedistPlan(src, dst, mem_fraction=fraction)
+        costs = plan.costs()
+        assert (costs["peak_buffer"] <= plan.budget).all()
+        assert costs["rounds"] > 1 if fraction < 1 else costs["rounds"] >= 1
+        moved = np.zeros((8, 8), dtype=np.int64)
+        for pieces in plan._rounds(None):
+            for piece in pieces:
+                moved[piece.src, piece.dst] += piece.size
+        assert np.array_equal(moved + np.diag(np.diag(whole.volume)), whole.volume)
+        assert plan.schedule(3) == [[pc for pc in r if 3 in (pc.src, pc.dst)]
+                                    for r in plan._rounds(None)]
+    unbounded = whole.costs()
+    assert unbounded["rounds"] == 1
+    assert np.array_equal(unbounded["msgs"], (whole.sent() > 0).astype(int))
+    with pytest.raises(InputError, match="fraction must be > 0"):
+        RedistPlan(src, dst, mem_fraction=0)
+    # rank 4 holds 127 x 65 entries; 4 (127 + 65) + 512 of them go to the index lists
+    with pytest.raises(InputError, match=r"rank 4 holds 8255 entries.*\(1280 entries\); use "
+                                         r"at least 0\.164"):
+        RedistPlan(src, dst, mem_fraction=0.15)
+    assert RedistPlan(src, dst, mem_fraction=0.164).budget.min() >= 1
+
+
+# --- real redistributions ------------------------------------------------------------
+def mpi_cases() -> list[dict]:
+    """36 small random pairs (every 4th relabelled), 8 larger random pairs with a
+    memory fraction (feasible ones), and two 1024 x 1024 block-cyclic -> tiles."""
+    rng = np.random.default_rng(5)
+    sizes = [2, 3, 4, 6, 8, 12, 16]
+    cases = []
+    for index in range(36):
+        p = sizes[index % 7]
+        m = int(rng.integers(20, 90))
+        n = m if index % 2 else int(rng.integers(20, 90))
+        cases.append({"p": p, "m": m, "n": n, "src": random_spec(rng, m, n, p),
+                      "dst": random_spec(rng, m, n, p), "relabel": index % 4 == 0,
+                      "mem_fraction": None})
+    while len(cases) < 44:
+        p, fraction = int(rng.choice([2, 4, 8, 16])), float(rng.choice([0.3, 0.15]))
+        m = n = int(rng.integers(300, 600))
+        case = {"p": p, "m": m, "n": n, "src": random_spec(rng, m, n, p),
+                "dst": random_spec(rng, m, n, p), "relabel": len(cases) % 2 == 0,
+                "mem_fraction": fraction}
+        try:
+            RedistPlan(build_layout(case["src"], m, n, p), build_layout(case["dst"], m, n, p),
+                       mem_fraction=fraction)
+        except InputError:
+            continue
+        cases.append(case)
+    for p, fraction in ((4, 0.1), (16, 0.25)):
+        cases.append({"p": p, "m": 1024, "n": 1024, "relabel": False, "mem_fraction": fraction,
+                      "src": {"kind": "scalapack", "mb": 32, "nb": 32, "pr": 2, "pc": p // 2,
+                              "rsrc": 0, "csrc": 0, "order": "row"},
+                      "dst": {"kind": "tiles", "v": 128, "px": 2, "py": p // 2, "c": 1}})
+    return cases
+
+
+@pytest.fixture(scope="module")
+def redistributed():
+    cases = mpi_cases()
+    return run_mpi_json(16, "redist_cases.py", [json.dumps(cases)], timeout=240)
+
+
+def test_every_entry_arrives(redistributed):
+    assert len(redistributed) == len(mpi_cases())
+    assert all(rank["correct"] for result in redistributed for rank in result["ranks"])
+
+
+def test_measured_bytes_are_the_model_and_the_owner_changes(redistributed):
+    relabelled = 0
+    for result in redistributed:
+        case = result["case"]
+        p, m, n = case["p"], case["m"], case["n"]
+        src = build_layout(case["src"], m, n, p)
+        dst = build_layout(case["dst"], m, n, p)
+        plan = RedistPlan.create(src, dst, relabel=case["relabel"],
+                                 mem_fraction=case["mem_fraction"])
+        assert result["dst_ranks"] == plan.dst.ranks.reshape(-1).tolist()
+        before, after = owners(src, m, n), owners(plan.dst, m, n)
+        changes = before != after
+        sent = np.array([r["sent"] for r in result["ranks"]])
+        recv = np.array([r["recv"] for r in result["ranks"]])
+        assert np.array_equal(sent, 8 * np.bincount(before[changes], minlength=p)), case
+        assert np.array_equal(recv, 8 * np.bincount(after[changes], minlength=p)), case
+        assert np.array_equal(sent, 8 * plan.sent()) and np.array_equal(recv, 8 * plan.received())
+        costs = plan.costs()
+        assert [r["msgs"] for r in result["ranks"]] == costs["msgs"].tolist()
+        if case["relabel"]:
+            relabelled += 1
+            assert plan.moved() <= RedistPlan(src, dst).moved()
+    assert relabelled == 9 + 4
+
+
+def test_peak_memory_within_the_budget(redistributed):
+    bounded = [r for r in redistributed if r["case"]["mem_fraction"]]
+    assert len(bounded) == 10
+    rounds = []
+    for result in bounded:
+        case = result["case"]
+        fraction = case["mem_fraction"]
+        for rank in result["ranks"]:
+            if rank["sent"] + rank["recv"]:
+                assert 0 < rank["peak_bytes"] <= fraction * 8 * rank["local_entries"], case
+            else:   # a rank that moves nothing still takes part in every round
+                assert rank["peak_bytes"] <= 512 * 8, case
+        plan = RedistPlan(build_layout(case["src"], case["m"], case["n"], case["p"]),
+                          build_layout(case["dst"], case["m"], case["n"], case["p"]),
+                          mem_fraction=fraction)
+        rounds.append(plan.costs()["rounds"])
+    assert max(rounds) > 4     # the bound did cut the exchange into rounds
