@@ -11,7 +11,7 @@ OTHER_MPI := $(if $(filter mpich,$(MPI)),openmpi,mpich)
 STAMP := $(VENV)/.installed-$(MPI)
 KERNEL_SOURCES := $(wildcard cython/*.pyx cython/*.pxd cython/*.h)
 
-.PHONY: setup kernels bench test lint clean
+.PHONY: setup kernels bench test lint clean scalapack
 
 setup: $(STAMP) kernels
 
@@ -33,6 +33,21 @@ kernels: $(STAMP) $(VENV)/.kernels-built
 $(VENV)/.kernels-built: $(KERNEL_SOURCES) setup.py
 	flock /tmp/linalg-io-build.lock $(VPY) setup.py -q build_ext --inplace
 	touch $@
+
+# ScaLAPACK for `lu --algo scalapack` (Debian/Ubuntu, as root or with sudo): Debian's
+# build for Open MPI, which runs on the venv's Open MPI wheel (both libmpi.so.40), and
+# OpenBLAS as the system BLAS it calls (the reference BLAS would make pdgetrf ~10x
+# slower than the BLAS our own LU uses). Elsewhere it says so and does nothing: give
+# `lu --scalapack-lib PATH` a ScaLAPACK built for the MPI you run.
+SCALAPACK_PACKAGES := libscalapack-openmpi-dev libopenblas0-pthread
+scalapack:
+	@if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "make scalapack: no apt-get here; install ScaLAPACK for your MPI yourself and use --scalapack-lib PATH"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SCALAPACK_PACKAGES) >/dev/null; \
+	else \
+	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SCALAPACK_PACKAGES) >/dev/null; \
+	fi
 
 bench: setup
 	$(VENV)/bin/linalg-io sweep bench/default.yaml --out results/default.jsonl --report results/report

@@ -41,6 +41,16 @@ def nonnegative_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def int_or_auto(text: str) -> int | str:
     return "auto" if text == "auto" else positive_int(text)
 
@@ -84,10 +94,12 @@ def common_options(names=tuple(COMMON_OPTIONS)) -> argparse.ArgumentParser:
     return common
 
 
-def add_lu_problem(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--algo", choices=("2d", "conflux"), default="2d",
+def add_lu_problem(parser: argparse.ArgumentParser, algos=("2d", "conflux")) -> None:
+    parser.add_argument("--algo", choices=algos, default="2d",
                         help="2d: block-cyclic partial pivoting (ScaLAPACK pdgetrf scheme); "
-                             "conflux: 2.5D LU with tournament pivoting")
+                             "conflux: 2.5D LU with tournament pivoting"
+                             + ("; scalapack: the site's pdgetrf (ctypes) on 2d's matrix"
+                                if "scalapack" in algos else ""))
     parser.add_argument("--n", type=positive_int, help="matrix order (from the file with --dist file)")
     parser.add_argument("--nb", type=int_or_auto, default="auto",
                         help="block (2d) or tile size v (conflux); auto: 2d takes 128 when "
@@ -142,7 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     lu = command("lu", "distributed LU factorization, verified with the HPL scaled residual")
-    add_lu_problem(lu)
+    add_lu_problem(lu, ("2d", "conflux", "scalapack"))
+    lu.add_argument("--scalapack-lib", metavar="PATH",
+                    help="--algo scalapack: the ScaLAPACK library (default: "
+                         "libscalapack-openmpi/-mpich, then libscalapack, through ldconfig)")
+    lu.add_argument("--input-layout", metavar="scalapack:MBxNB",
+                    help="--algo conflux as a drop-in for pdgetrf: the matrix starts "
+                         "block-cyclic (MB x NB blocks on the squarest Pr x Pc grid), is "
+                         "redistributed, factored, and L, U and the pivots come back in it")
+    lu.add_argument("--redist-mem", type=positive_float, metavar="FRACTION",
+                    help="with --input-layout: redistribute in rounds whose buffers stay "
+                         "within FRACTION of a rank's local size (default: one Alltoallv)")
     lu.add_argument("--dist", choices=("random", "diagdom", "file"), default="random",
                     help="random: uniform [-0.5,0.5) as HPL; diagdom: no row swaps; file: --file")
     lu.add_argument("--file", help=".npy or dense .mtx matrix (with --dist file)")

@@ -25,7 +25,19 @@ from linalg_io.models.profile import load_profile
 
 def make_case(comm: CountedComm, config: Any):
     """The case object of `linalg-io lu` (see linalg_io.runner)."""
-    if config.options.get("algo") == "conflux":
+    options = config.options
+    algo = options.get("algo")
+    if options.get("scalapack_lib") and algo != "scalapack":
+        raise InputError("--scalapack-lib goes with --algo scalapack")
+    if options.get("input_layout") and algo != "conflux":
+        raise InputError("--input-layout goes with --algo conflux (the drop-in for pdgetrf)")
+    if options.get("redist_mem") and not options.get("input_layout"):
+        raise InputError("--redist-mem goes with --input-layout")
+    if algo == "scalapack":
+        from linalg_io.lu.scalapack_case import make_scalapack_case
+
+        return make_scalapack_case(comm, config)
+    if algo == "conflux":
         from linalg_io.lu.conflux_case import make_conflux_case
 
         return make_conflux_case(comm, config)
