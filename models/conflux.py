@@ -3,21 +3,27 @@
 `conflux_plan_counts` walks the same `StepPlan` the code executes (panel k: w
 columns, roots ky = k mod Py, lk = (k div Py) mod c, kx = k mod Px; layer l takes
 s_l of the panel's columns) and adds, per rank and per phase, the bytes and
-messages of SPEC section 4. With a_x the active rows of process row x before step
-k, p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of process
-column y:
+messages of the point-to-point schedules the code runs (`linalg_io.layout.schedules`:
+binomial or pipelined-chain bcast and reduce, Bruck allgatherv, linear gatherv and
+scatterv). Every byte the code sends is in such a message, so the counts are the
+logical and the wire traffic at once. With a_x the active rows of process row x
+before step k, p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of
+process column y:
 
-reduce_panel         (c > 1) (x, ky, l != lk) send a_x w words (Reduce over the fibre)
+reduce_panel         (c > 1) the fibre (x, ky, *) sums its a_x w panel rows onto lk
+                     (a chain lk+1 -> ... -> lk: every layer but lk+1 receives a_x w)
 tournament_pivoting  (Px > 1) (x, ky, lk): w (w+1) words per butterfly round
                      (log2 q, q the largest power of two <= Px), one fold and unfold
                      message each for roles r >= q and r < Px - q (r = (x - k) mod Px)
-push_pivots          ids: w+1 words from (kx, ky, lk) to all; L00: w^2 words from each
-                     (x, ky, lk) along its row of layer lk; pivot rows: (c > 1) p_x t_y
-                     from each non-lk layer (Reduce), then p_x t_y allgathered in each
-                     process column of layer lk
-scatter_slices       L: (x, ky, lk) scatters b_x (w - s_lk) over the fibre, each
-                     (x, ky, l) broadcasts b_x s_l along its row; U: every (x, y, lk)
-                     scatters (w - s_lk) t_y over its fibre
+push_pivots          ids: w+1 words from (kx, ky, lk) to all (binomial tree); L00: w^2
+                     words along the process rows of layer lk that solve for U (c = 1:
+                     every row; c > 1: row kx); pivot rows: p_x t_y summed over each
+                     fibre onto lk, then allgathered in each process column of layer lk
+                     (c = 1) or gathered on (kx, y, lk) (c > 1, see StepPlan.redundant_u)
+scatter_slices       L: (c > 1) (x, ky, lk) sends b_x s_l to each (x, ky, l), then every
+                     layer broadcasts its b_x s_l along its process rows from ky; U:
+                     (c > 1) (kx, y, lk) sends s_l t_y to each (kx, y, l), then every
+                     layer broadcasts it down its process columns from kx
 
 Only a_x, p_x depend on the matrix (rows move, they are not swapped): `pivots` is
 "none" (the pivots of step k are the rows of tile k, what a diagonally dominant
@@ -42,13 +48,15 @@ v = 256, step 0, mean over seeds 1-6 of the pivots per process row: measured 35.
 proportional 64 32 ... 32; bytes sent by rank 0, measured/model - 1: -0.1% +- 0.5%,
 proportional -6.1% (bench_conflux.py --what seeds).
 
-Closed form, words sent per rank averaged over ranks (sum of m w over the panels
-= N^2/2): N^2/(2P) [2(c-1) + 1 + 1 + (Px + 1)(c-1)/c] + N v Px (1 + log2 Px)/P
-(reduce panel and pivot rows, allgather of the pivot rows, L broadcast, L and U
-scatters, L00 and tournament). c = 1: N^2/P + N v Px (1 + log2 Px)/P.
-Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py c) (U solves on layer lk: every
-rank of the layer solves w^2 t_y, redundant over the Px process rows; each layer is lk
-for 1/c of the panels) + panels and tournament.
+Closed form, words received (= sent, on average) per rank (sums over the panels of
+m w and of w t_y Py are N^2/2): c = 1: N^2/(2P) (Px-1 + Py-1) + N v Px (log2 Px +
+Py-1)/P; c > 1: N^2/(2P) [2(c-1) + (Px-1)/Px + 2(c-1)/c + Py-1 + Px-1] + N v (Px log2 Px
++ Py-1)/P (reduce panel and pivot rows; gather of the pivot rows; L and U slices to the
+layers; L along rows and U down columns; tournament and L00), + N (pivot ids).
+Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py c) (U solves on layer lk, c = 1:
+every rank of the layer solves w^2 t_y, redundant over the Px process rows; c > 1:
+N^2 v/(2 Py c Px), row kx only; each layer is lk for 1/c of the panels) + panels and
+tournament.
 """
 
 from __future__ import annotations
@@ -62,6 +70,13 @@ from linalg_io.models.profile import MachineProfile
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.grid_shapes import divisors
+from linalg_io.layout.schedules import (
+    allgatherv_costs,
+    bcast_costs,
+    gatherv_costs,
+    reduce_costs,
+    scatterv_costs,
+)
 
 WORD = 8
 PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "scatter_slices")
@@ -163,6 +178,20 @@ def _pivot_counts(plan: StepPlan, pivots) -> list[np.ndarray]:
             for ids in pivots]
 
 
+def _fibre_scatter(rows_bytes: np.ndarray, slices: np.ndarray, lk: int, shape: tuple,
+                   axis: str) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) [layer, x, y] of the scatters of a panel's column
+    slices from layer lk over every fibre: layer l gets slices[l] columns of
+    `rows_bytes` bytes each (indexed by x for L, by y for U)."""
+    per_layer = scatterv_costs(np.multiply.outer(rows_bytes, slices), lk)   # [x or y, layer]
+    out = []
+    for a in per_layer:
+        layered = np.moveaxis(a, -1, 0)                                      # [layer, x or y]
+        out.append(np.broadcast_to(layered[:, :, None] if axis == "x" else layered[:, None, :],
+                                   shape))
+    return tuple(out)
+
+
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                         pivots: str | Sequence[np.ndarray] = "none",
                         profile: MachineProfile | None = None,
@@ -205,18 +234,27 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
+    p = c * px * py
     shape = (c, px, py)
     sent = {ph: np.zeros(shape) for ph in PHASES}
     recv = {ph: np.zeros(shape) for ph in PHASES}
     msgs = np.zeros(shape)
     flops = np.zeros(shape)
     L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
+    world = (L * px + X) * py + Y
     active = tiles.rows_per_proc.astype(float)
     q = butterfly_size(px)
     rounds = q.bit_length() - 1
     slow_flops = np.zeros(shape)   # flop-equivalents lost by the dgemm's small inner dimension
-    share = float(cores) if cores is not None and cores < c * px * py else None
+    share = float(cores) if cores is not None and cores < p else None
     pieces = []                    # per step: (F_k, S_k, U_k), seconds per rank
+
+    def add(phase: str, mask: np.ndarray, costs: tuple) -> None:
+        """Add a schedule's (sent, received, messages) on the ranks of `mask`."""
+        out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in costs)
+        sent[phase] += mask * out
+        recv[phase] += mask * into
+        msgs[:] += mask * count
 
     def snapshot() -> tuple:
         return (sum(sent.values()), sum(recv.values()), msgs.copy(), flops + slow_flops)
@@ -226,23 +264,24 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         return (profile.alpha_s * d_msgs + profile.beta_s_per_byte
                 * np.maximum(d_sent, d_recv) + d_flops / profile.gamma_flops)
 
+    everyone = np.ones(shape, dtype=bool)
     for step, owned in zip(plan.steps(), _pivot_counts(plan, pivots)):
         w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
         s = step.slices.astype(float)
         a = active[X]
-        p = owned[X]
-        b = a - p
-        t = tiles.trailing_cols(step.k).astype(float)[Y]
+        p_x = owned[X]
+        b = a - p_x
+        t_y = tiles.trailing_cols(step.k).astype(float)
+        t = t_y[Y]
         sl = s[L]
         on_panel = Y == ky
         root = L == lk
+        on_fibre = (L - lk) % c            # chains over the fibre end on layer lk
+        along_row = (Y - ky) % py          # chains along a process row start at ky
+        down_col = (X - kx) % px           # chains down a process column start at kx
         start = snapshot() if profile else None
-        # reduce_panel
-        if c > 1:
-            nbytes = a * w * WORD
-            sent["reduce_panel"] += on_panel * ~root * nbytes
-            msgs += on_panel * ~root * (nbytes > 0)
-            recv["reduce_panel"] += on_panel * root * nbytes
+        # reduce_panel: the panel's active rows summed over the fibre onto lk
+        add("reduce_panel", on_panel, reduce_costs(on_fibre, c, a * w * WORD))
         # tournament_pivoting
         players = on_panel & root
         block = w * (w + 1) * WORD
@@ -251,53 +290,41 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             folded = role >= q
             partner_folds = role < px - q
             n_sent = np.where(folded, 1, rounds + partner_folds)
-            n_recv = n_sent
-            sent["tournament_pivoting"] += players * n_sent * block
-            recv["tournament_pivoting"] += players * n_recv * block
-            msgs += players * n_sent
+            add("tournament_pivoting", players, (n_sent * block, n_sent * block, n_sent))
         merges = np.where(role >= q, 0, rounds + (role < px - q))
         panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
         flops += panel_flops
         slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
         after_panel = snapshot() if profile else None
-        # push_pivots: ids to everyone, L00 along the rows of layer lk
-        if c * px * py > 1:
-            header_root = (L == lk) & (X == kx) & (Y == ky)
-            sent["push_pivots"] += header_root * (w + 1) * WORD
-            msgs += header_root
-            recv["push_pivots"] += ~header_root * (w + 1) * WORD
-        if py > 1:
-            sent["push_pivots"] += players * w * w * WORD
-            msgs += players
-            recv["push_pivots"] += root * ~on_panel * w * w * WORD
+        # push_pivots: ids to everyone; L00 along the rows of layer lk that solve for U
+        header_root = (lk * px + kx) * py + ky
+        add("push_pivots", everyone, bcast_costs((world - header_root) % p, p, (w + 1) * WORD))
+        solvers = root & (everyone if plan.redundant_u else X == kx)
+        add("push_pivots", solvers, bcast_costs(along_row, py, w * w * WORD))
         flops += players * b * w * w   # solve_panel
         slow_flops += players * b * w * w * (1.0 / PANEL_RATE - 1.0)
-        pivot_bytes = p * t * WORD
+        # the pivot rows' trailing columns: summed over the fibre onto lk, then
+        # allgathered in each process column (redundant U) or gathered on row kx
+        add("push_pivots", everyone, reduce_costs(on_fibre, c, p_x * t * WORD))
+        column_blocks = np.outer(t_y, owned) * WORD          # [y, x]
+        if plan.redundant_u:
+            spread = allgatherv_costs(column_blocks)
+        else:
+            spread = gatherv_costs(column_blocks, kx)
+        add("push_pivots", root, tuple(np.transpose(a_)[None] for a_ in spread))
+        flops += solvers * w * w * t   # solve_row
+        slow_flops += solvers * w * w * t * (1.0 / PANEL_RATE - 1.0)
+        # scatter_slices: L's column slices to the layers of the panel column, each
+        # layer's slice along its process rows; U's row slices the same way
         if c > 1:
-            sent["push_pivots"] += ~root * pivot_bytes
-            msgs += ~root * (pivot_bytes > 0)
-            recv["push_pivots"] += root * pivot_bytes
-        if px > 1:
-            sent["push_pivots"] += root * pivot_bytes
-            msgs += root * (pivot_bytes > 0)
-            recv["push_pivots"] += root * (w - p) * t * WORD
-        flops += root * w * w * t   # solve_row
-        slow_flops += root * w * w * t * (1.0 / PANEL_RATE - 1.0)
-        # scatter_slices
+            add("scatter_slices", on_panel,
+                _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"))
+        add("scatter_slices", everyone, bcast_costs(along_row, py, b * sl * WORD))
         if c > 1:
-            l_out = b * (w - s[lk]) * WORD
-            sent["scatter_slices"] += players * l_out
-            msgs += players * (l_out > 0)
-            recv["scatter_slices"] += on_panel * ~root * b * sl * WORD
-            u_out = (w - s[lk]) * t * WORD
-            sent["scatter_slices"] += root * u_out
-            msgs += root * (u_out > 0)
-            recv["scatter_slices"] += ~root * sl * t * WORD
-        if py > 1:
-            l_bytes = b * sl * WORD
-            sent["scatter_slices"] += on_panel * l_bytes
-            msgs += on_panel * (l_bytes > 0)
-            recv["scatter_slices"] += ~on_panel * l_bytes
+            u_from = everyone if plan.redundant_u else X == kx
+            add("scatter_slices", u_from, _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"))
+            if not plan.redundant_u:
+                add("scatter_slices", everyone, bcast_costs(down_col, px, sl * t * WORD))
         # trailing_update
         before_update = snapshot() if profile else None
         flops += 2.0 * b * sl * t
@@ -332,18 +359,22 @@ def _critical_path(pieces: list, cores: float | None) -> float:
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
-    """Leading terms of the words sent per rank, averaged over ranks (module doc)."""
+    """Leading terms of the words received (= sent, on average) per rank (module doc)."""
     p = px * py * c
     half = n * n / (2.0 * p)
-    scatter = (px + 1) * (c - 1) / c
-    return half * (2 * (c - 1) + (px > 1) + (py > 1) + scatter) \
-        + n * v * px * (1 + np.log2(px)) / p
+    tournament = px * np.log2(px)
+    if c == 1:
+        return half * ((px - 1) + (py - 1)) + n * v * (tournament + px * (py - 1)) / p + n
+    brackets = 2 * (c - 1) + (px - 1) / px + 2 * (c - 1) / c + (py - 1) + (px - 1)
+    return half * brackets + n * v * (tournament + py - 1) / p + n
 
 
-FORMULA = ("2.5D LU (COnfLUX, tournament pivoting), words sent/rank ~ N^2/(2P) "
-           "[2(c-1) reduce panel + pivot rows, 1 allgather pivot rows, 1 bcast L, "
-           "(Px+1)(c-1)/c scatter L and U] + N v Px (1 + log2 Px)/P [L00, tournament]; "
-           "exact counts from the step plan")
+FORMULA = ("2.5D LU (COnfLUX, tournament pivoting, own point-to-point collectives: wire = "
+           "logical), words received (= sent) per rank on average ~ c = 1: N^2/(2P) "
+           "(Px-1 + Py-1) + N v Px (log2 Px + Py-1)/P; c > 1: N^2/(2P) [2(c-1) reduce panel "
+           "and pivot rows + (Px-1)/Px gather pivot rows + 2(c-1)/c scatter L and U slices + "
+           "Py-1 L along rows + Px-1 U down columns] + N v (Px log2 Px + Py-1)/P; + N pivot "
+           "ids; exact counts from the step plan")
 
 
 def conflux_costs(n: int, v: int, px: int, py: int, c: int,

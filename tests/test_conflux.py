@@ -80,8 +80,13 @@ def test_pivot_assumptions_bracket_and_count_rows():
     plan_none = model.conflux_plan_counts(600, 64, 3, 2, 2, "none")
     plan_uniform = model.conflux_plan_counts(600, 64, 3, 2, 2, "uniform")
     total = [sum(p["sent"].values()).sum() for p in (plan_none, plan_uniform)]
-    # the pivot rows' total volume does not depend on where they live
-    assert total[0] == pytest.approx(total[1], rel=0.02)
+    # c > 1 gathers the pivot rows on row kx = k mod Px, which owns tile k: without row
+    # swaps nothing is gathered; otherwise the w - p_kx pivot rows owned elsewhere
+    plan = StepPlan.create(600, 64, 3, 2, 2)
+    owned = model._pivot_counts(plan, "uniform")
+    gathered = sum((s.w - owned[s.k][s.kx]) * plan.tiles.trailing_cols(s.k).sum()
+                   for s in plan.steps())
+    assert total[1] - total[0] == pytest.approx(gathered * 8, rel=1e-12)
     pivots = [np.arange(k * 64, min(600, (k + 1) * 64)) for k in range(10)]
     exact = model.conflux_costs(600, 64, 3, 2, 2, pivots)
     assert np.array_equal(exact.bytes_sent, model.conflux_costs(600, 64, 3, 2, 2, "none").bytes_sent)

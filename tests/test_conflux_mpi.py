@@ -6,8 +6,9 @@ prime 7, c = 1, 2, 4. Per rank, the measured bytes and messages equal the model
 given the pivots the run chose; at N = 2048 the a priori model (the tournament's
 expected pivots for random matrices) is within 5% on every rank and max/mean <= 1.15.
 On 7x1x1 (a folded butterfly, rank 0 with two tiles of rows) the even spread over
-the active rows that the model used before is 5.6% off on rank 0, the tournament
-rule 1.3% (seed 0; over seeds 1-6 a bias of -6.1% vs -0.2%, bench_conflux.py
+the active rows that the model used before is 6.9% off on the worst rank, the tournament
+rule 2.2% (seed 0, the pivot rows allgathered by Bruck's schedule; with MPI's
+Allgatherv, whose logical count ignored the forwarding, 5.6% and 1.3%; over seeds 1-6 a bias of -6.1% vs -0.2%, bench_conflux.py
 --what seeds).
 """
 
@@ -16,6 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mpi_harness import run_cli, run_cli_records, run_mpi_json
+
+from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
+
+OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
 
 CASES = {
     4: ["301:2x2x1:32:random:corrupt", "301:2x2x1:32:diagdom", "301:1x2x2:32:random",
@@ -38,11 +43,13 @@ def test_conflux_correct_and_traffic_equals_model(nranks):
             assert not r["verify_corrupted"]["passed"], r
         assert r["exact_bytes_diff"] == 0 and r["exact_msgs_diff"] == 0, r
         assert r["recv_max"] == r["exact_recv_max"], r
+        if OPEN_MPI:   # what Open MPI moved: the model's wire bytes, exactly, on every rank
+            assert r["wire_sent_diff"] == r["wire_recv_diff"] == r["wire_msgs_diff"] == 0, r
         if r["spec"].startswith("2048"):
             assert r["apriori_rank_rel_err"] <= 0.05, r
             assert r["sent_max"] / r["sent_mean"] <= 1.15, r
         if r["spec"] == "2048:7x1x1:256:random":
-            assert r["apriori_rank_rel_err"] <= 0.02, r
+            assert r["apriori_rank_rel_err"] <= 0.03, r
             assert r["proportional_rank_rel_err"] >= 0.05, r
         if r["spec"].endswith("diagdom"):
             assert r["apriori_rank_rel_err"] == 0, r

@@ -8,7 +8,8 @@ labelled in `by_op` by the collective ("bcast", "reduce", ...).
 
 Buffers are contiguous NumPy arrays (C or Fortran order; their memory is used as
 one flat vector of items). Every rank of the communicator calls the function with
-the same root and counts, in the same order as its other collectives there.
+the same root, sizes and counts, in the same order as its other collectives there;
+an empty buffer moves nothing (no message).
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ def bcast_start(comm: CountedComm, buf: np.ndarray, root: int) -> list[MPI.Reque
     with Wait; test them so that they progress); the others return when they have
     received buf, their forwarding sends still in flight."""
     p = comm.size
-    if p == 1:
-        return []
     data = flat(buf)
+    if p == 1 or data.size == 0:
+        return []
     q = (comm.rank - root) % p
     if not uses_chain(data.nbytes):
         if q:
@@ -71,9 +72,9 @@ def reduce_sum(comm: CountedComm, buf: np.ndarray, root: int) -> None:
     """Sum buf over the ranks into the root's buf (binomial tree, or pipelined chain
     ending at the root when large). The other ranks' buf is left holding partial sums."""
     p = comm.size
-    if p == 1:
-        return
     data = flat(buf)
+    if p == 1 or data.size == 0:
+        return
     q = (comm.rank - root) % p
     if not uses_chain(data.nbytes):
         incoming = np.empty_like(data)

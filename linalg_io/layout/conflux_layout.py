@@ -109,6 +109,18 @@ class StepPlan:
     def create(cls, n: int, v: int, px: int, py: int, c: int) -> StepPlan:
         return cls(TileMap(n, v, px, py), c)
 
+    @property
+    def redundant_u(self) -> bool:
+        """Where U = L00^-1 A01 is solved. c = 1: on every rank of layer lk (the pivot
+        rows allgathered in each process column, L00 broadcast along every process row;
+        no slices to hand out). c > 1: on process row kx of layer lk only (the pivot rows
+        gathered there, L00 sent along that row), which hands the c slices of U to its
+        fibre, each layer broadcasting its slice down the process column: per step
+        w t (Px-1)/Px^2 + w t (c-1)/(c Px) + w t (Px-1)/(c Px) words received per rank
+        on average against w t (Px-1)/(c Px) + w t (c-1)/c^2 + L00's w^2 for the
+        redundant solve, less for every c > 1 and Px > 1."""
+        return self.c == 1
+
     def steps(self):
         t = self.tiles
         for k in range(t.ntiles):

@@ -10,28 +10,38 @@ Step k (panel = tile column k, w columns; roots from `StepPlan`: column ky, laye
 lk, row kx), phases in the order the code runs them:
 
 reduce_panel          the active panel rows of column ky are summed over the c layers
-                      onto layer lk (Reduce over the fibre);
+                      onto layer lk (a chain over the fibre ending on lk);
 tournament_pivoting   the Px ranks (x, ky, lk) choose the w pivot rows
                       (`linalg_io.lu.tournament`);
-push_pivots           (kx, ky, lk) broadcasts the pivot ids to all; each (x, ky, lk)
-                      broadcasts L00 along its process row of layer lk; every rank
-                      moves its own pivot rows to the front of its active rows; the
-                      pivot rows' trailing columns are summed over the layers onto
-                      layer lk and allgathered in each process column of layer lk;
+push_pivots           (kx, ky, lk) broadcasts the pivot ids to all; every rank moves
+                      its own pivot rows to the front of its active rows; the pivot
+                      rows' trailing columns are summed over the layers onto layer lk;
+                      c = 1: they are allgathered in each process column and every
+                      (x, ky) broadcasts L00 along its process row; c > 1: they are
+                      gathered on (kx, y, lk) and (kx, ky, lk) sends L00 along row kx
+                      (`StepPlan.redundant_u`);
 solve_panel           (x, ky, lk): L = A10 U00^-1 for its remaining active rows;
-solve_row             (x, y, lk): U = L00^-1 A01 for its trailing columns;
-scatter_slices        layer l gets columns s_l of L (Scatterv over the fibre from
-                      (x, ky, lk), then Bcast along its process row) and the same
-                      rows of U (Scatterv over the fibre from (x, y, lk));
+solve_row             U = L00^-1 A01 for the trailing columns: every (x, y, lk) when
+                      c = 1, (kx, y, lk) when c > 1;
+scatter_slices        layer l gets columns s_l of L (sent from (x, ky, lk) to (x, ky, l),
+                      then broadcast along its process row) and the same rows of U (c > 1:
+                      sent from (kx, y, lk) to (kx, y, l), then broadcast down its process
+                      column);
 trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm).
 
-Cost, words sent per rank averaged over the ranks (sum of m_k w_k over the panels
-= N^2/2), the same form as `linalg_io.models.conflux.closed_form_words`:
-  N^2/(2P) [2(c-1) + 1 + 1 + (Px+1)(c-1)/c] + N v Px (1 + log2 Px)/P
-(reduce panel and pivot rows; allgather of the pivot rows; L broadcast; L and U
-scatters to the layers; L00 broadcasts and the tournament's v x (v+1) blocks).
-c = 1: N^2/P + N v Px (1 + log2 Px)/P. `linalg_io.models.conflux.conflux_costs`
-walks the same plan for the exact per-rank counts; tests check they are equal.
+Every message is point-to-point in one of the package's own schedules
+(`linalg_io.comm.collectives`: binomial or pipelined-chain bcast and reduce, Bruck
+allgatherv, linear gatherv and scatterv), so the bytes counted are the bytes on the
+wire. Cost, words received (= sent, on average) per rank, the same form as
+`linalg_io.models.conflux.closed_form_words` (sums over the panels of m w and of
+w t Py are N^2/2):
+  c = 1: N^2/(2P) (Px-1 + Py-1) + N v Px (log2 Px + Py-1)/P + N
+  c > 1: N^2/(2P) [2(c-1) + (Px-1)/Px + 2(c-1)/c + (Py-1) + (Px-1)]
+         + N v (Px log2 Px + Py-1)/P + N
+(reduce panel and pivot rows; gather of the pivot rows; L and U slices to the layers;
+L along process rows and U down process columns; tournament and L00; pivot ids).
+`linalg_io.models.conflux.conflux_costs` walks the same plan for the exact per-rank
+counts; tests check they are equal to the logical and the wire counts.
 """
 
 from __future__ import annotations
@@ -39,10 +49,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from mpi4py import MPI
 from scipy.linalg.blas import dtrsm
 
 from linalg_io._kernels.dense_local import gemm_minus, getrf
+from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.conflux_layout import Step, StepPlan
@@ -117,20 +127,16 @@ class ConfluxLU:
         if g.layer == s.lk:
             if g.y == s.ky:
                 l_full = self.solve_panel(s, panel, len(mine), lu00)
-            u_full = self.solve_row(s, pivot_rows, lu00, tstart)
+            if pivot_rows is not None:
+                u_full = self.solve_row(s, pivot_rows, lu00, tstart)
         l_slice, u_slice = self.scatter_slices(s, l_full, u_full, len(mine), tstart)
         self.done += len(mine)
         return self.trailing_update(l_slice, u_slice, tstart, nxt)
 
     def _sum_over_layers(self, block: np.ndarray, root_layer: int) -> None:
-        """Reduce `block` over the c layers (fibre) in place onto `root_layer`."""
-        g = self.grid
-        if g.c == 1:
-            return
-        if g.layer == root_layer:
-            g.fibre_comm.Reduce(MPI.IN_PLACE, block, op=MPI.SUM, root=root_layer)
-        else:
-            g.fibre_comm.Reduce(block, None, op=MPI.SUM, root=root_layer)
+        """Sum `block` over the c layers (fibre) in place onto `root_layer` (a chain
+        ending there; the other layers' blocks are left with partial sums)."""
+        collectives.reduce_sum(self.grid.fibre_comm, block, root_layer)
 
     def reduce_panel(self, s: Step) -> np.ndarray:
         """Sum the active rows of the panel over the layers onto layer lk."""
@@ -157,16 +163,16 @@ class ConfluxLU:
                 singular = (pivot_ids < 0).any() or not np.all(np.diag(lu00) != 0)
                 header[:s.w] = pivot_ids
                 header[s.w] = 1.0 if singular else 0.0
-            g.comm.Bcast(header, root=root)
+            collectives.bcast(g.comm, header, root)
             if header[s.w] != 0.0:
                 raise SingularMatrixError(
                     f"matrix is singular to working precision at tile column {s.k} "
                     f"(columns {s.k * self.tiles.v}..{s.k * self.tiles.v + s.w - 1})")
             pivot_ids = header[:s.w].astype(np.int64)
-            if g.layer == s.lk:
+            if g.layer == s.lk and (self.plan.redundant_u or g.x == s.kx):
                 if lu00 is None:
                     lu00 = np.empty((s.w, s.w), order="F")
-                g.row_comm.Bcast(lu00, root=s.ky)
+                collectives.bcast(g.row_comm, lu00, s.ky)
         self.pivots.append(pivot_ids)
         owners = self.tiles.owner_row(pivot_ids)
         mine = [int(i) for i in np.nonzero(owners == g.x)[0]]
@@ -201,8 +207,12 @@ class ConfluxLU:
             displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
             gathered = np.empty(s.w * ntrail)
             # each block is (its pivots x ntrail) in Fortran order: (ntrail x its pivots) in C
-            g.col_comm.Allgatherv(mine_rows.ravel(order="F"),
-                                  [gathered, (counts, displs), MPI.DOUBLE])
+            if self.plan.redundant_u:
+                collectives.allgatherv(g.col_comm, mine_rows, gathered, counts)
+            else:
+                collectives.gatherv(g.col_comm, mine_rows, gathered, counts, s.kx)
+                if g.x != s.kx:
+                    return None
         pivots_t = np.empty((ntrail, s.w), order="F")
         by_owner = np.argsort(owners, kind="stable")
         for x in range(g.px):
@@ -237,28 +247,27 @@ class ConfluxLU:
         ntrail = len(self.cols) - tstart
         mine = int(s.slices[g.layer])
         with g.comm.phase("scatter_slices"):
-            l_slice = None
+            l_slice = np.empty((nrows, mine), order="F")
             if g.y == s.ky:
                 l_slice = self._scatter_columns(s, l_full, nrows)
-            if l_slice is None:
-                l_slice = np.empty((nrows, mine), order="F")
-            g.row_comm.Bcast(l_slice, root=s.ky)
-            u_slice = self._scatter_columns(s, u_full, ntrail)
+            collectives.bcast(g.row_comm, l_slice, s.ky)
+            if self.plan.redundant_u:
+                u_slice = self._scatter_columns(s, u_full, ntrail)
+            else:
+                u_slice = np.empty((ntrail, mine), order="F")
+                if g.x == s.kx:
+                    u_slice = self._scatter_columns(s, u_full, ntrail)
+                collectives.bcast(g.col_comm, u_slice, s.kx)
         return l_slice, u_slice
 
     def _scatter_columns(self, s: Step, full, nrows: int) -> np.ndarray:
-        """Fibre Scatterv of the column slices of `full` (nrows x w, Fortran) from lk."""
+        """The column slices of `full` (nrows x w, Fortran, on layer lk) to their layers
+        (each sent directly from lk); returns this layer's slice."""
         g = self.grid
-        mine = int(s.slices[g.layer])
         if g.c == 1:
             return full
-        out = np.empty((nrows, mine), order="F")
-        if g.layer == s.lk:
-            counts = s.slices * nrows
-            displs = s.offsets * nrows
-            g.fibre_comm.Scatterv([full, (counts, displs), MPI.DOUBLE], out, root=s.lk)
-        else:
-            g.fibre_comm.Scatterv(None, out, root=s.lk)
+        out = np.empty((nrows, int(s.slices[g.layer])), order="F")
+        collectives.scatterv(g.fibre_comm, full, out, s.slices * nrows, s.lk)
         return out
 
     def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int,

@@ -33,6 +33,7 @@ from linalg_io.lu.hpl import hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import check_finite, open_source
 from linalg_io.lu.model_table import default_memory
 from linalg_io.models import conflux as model
+from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import load_profile
 
@@ -146,11 +147,7 @@ class ConfluxCase:
         block = model.record_block(self.n, self.v, self.px, self.py, self.c, self.profile,
                                    self._pivot_assumption(), self.cores)
         exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
-        block["given_pivots"] = {
-            "bytes_sent": {"max": float(exact.bytes_sent.max()),
-                           "mean": float(exact.bytes_sent.mean())},
-            "per_rank_bytes_sent": exact.bytes_sent.tolist(),
-        }
+        block["given_pivots"] = traffic_block(exact)
         return block
 
     def lower_bound(self) -> dict:

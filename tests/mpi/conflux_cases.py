@@ -1,8 +1,9 @@
 """Run several 2.5D LU cases in one launch; rank 0 writes a JSON list of results.
 
 argv: cases "N:GRID:V:DIST[:corrupt]" (GRID PxxPyxC, or auto with V auto). For each:
-factor once under a fresh traffic counter, verify (HPL residual), and compare the
-per-rank bytes and messages with models/conflux.py, given the pivots the run chose
+factor once under a fresh traffic counter and the wire counter (Open MPI's monitoring,
+when the MPI has it), verify (HPL residual), and compare the per-rank bytes and
+messages, logical and wire, with models/conflux.py, given the pivots the run chose
 (exact) and a priori (pivots "none" for diagdom, "uniform" otherwise; also
 "proportional", the even spread over the active rows that "uniform" replaced). With
 ":corrupt", one L block is then perturbed by 1e-6 and verified again
@@ -18,10 +19,12 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.summary import traffic_summary
+from linalg_io.comm.wire import WireCounter, open_wire
 from linalg_io.lu.conflux_case import make_conflux_case
 from linalg_io.runner import RunConfig
 
 world = MPI.COMM_WORLD
+wire = open_wire(world)
 results = []
 for spec in sys.argv[1:]:
     n, grid, v, dist, *corrupt = spec.split(":")
@@ -32,11 +35,16 @@ for spec in sys.argv[1:]:
     case = make_conflux_case(counted, config)
     case.setup_rep()
     counted.counter.reset()
+    if isinstance(wire, WireCounter):
+        wire.reset()
+        wire.start()
     start = MPI.Wtime()
     case.run()
+    if isinstance(wire, WireCounter):
+        wire.stop()
     elapsed = world.allreduce(MPI.Wtime() - start, op=MPI.MAX)
     msgs = np.array(world.gather(counted.counter.msgs_sent, root=0) or [])
-    traffic = traffic_summary(counted.counter, "not measured here", world, 1)
+    traffic = traffic_summary(counted.counter, wire, world, 1)
     verify = case.verify()
     corrupted = None
     if corrupt:
@@ -57,6 +65,12 @@ for spec in sys.argv[1:]:
             "exact_bytes_diff": float(np.abs(measured - exact.bytes_sent).max()),
             "exact_msgs_diff": float(np.abs(msgs - exact.msgs_sent).max()),
             "exact_recv_max": float(exact.bytes_recv.max()),
+            "wire_sent_diff": None if traffic["wire"] is None else float(np.abs(
+                np.array(traffic["wire"]["per_rank_bytes_sent"]) - exact.wire()[0]).max()),
+            "wire_recv_diff": None if traffic["wire"] is None else float(np.abs(
+                np.array(traffic["wire"]["per_rank_bytes_recv"]) - exact.wire()[1]).max()),
+            "wire_msgs_diff": None if traffic["wire"] is None else
+            float(traffic["wire"]["msgs_sent"]["max"] - exact.wire()[2].max()),
             "apriori_max": float(apriori.bytes_sent.max()),
             "apriori_mean": float(apriori.bytes_sent.mean()),
             "apriori_rank_rel_err": float(np.max(np.abs(measured - apriori.bytes_sent)
