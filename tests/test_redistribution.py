@@ -154,6 +154,8 @@ def test_relabelling_is_optimal_over_every_permutation(seed):
     assert relabelled.moved() == best <= plan.moved()
     before = owners(src, m, n)
     process_of = relabelling(plan.volume)
+    assert np.array_equal(relabelled.process_of, process_of)
+    assert sorted(process_of.tolist()) == list(range(p))
     assert relabelled.moved() == int((before != process_of[owners(dst, m, n)]).sum())
 
 

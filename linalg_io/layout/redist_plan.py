@@ -115,11 +115,14 @@ class RedistPlan:
     """Who sends what to whom when moving `regions` of a matrix from `src` to `dst`."""
 
     def __init__(self, src: Layout, dst: Layout, regions: list[Region] | None = None,
-                 mem_fraction: float | None = None) -> None:
+                 mem_fraction: float | None = None, process_of: np.ndarray | None = None) -> None:
         if src.shape != dst.shape or src.nprocs != dst.nprocs:
             raise InputError(f"redistribution between a {src.shape} matrix on {src.nprocs} "
                              f"ranks and a {dst.shape} one on {dst.nprocs}")
-        self.src, self.dst = src, dst
+        # process_of[r]: the process that takes dst's rank r (identity unless relabelled)
+        self.process_of = np.arange(src.nprocs) if process_of is None else process_of
+        self.src = src
+        self.dst = dst if process_of is None else dst.relabelled(process_of)
         m, n = src.shape
         self.regions = regions if regions is not None else [Region(0, m, 0, n)]
         self._rows = [_AxisPairs(src.rows, dst.rows, r.r0, r.r1) for r in self.regions]
@@ -127,7 +130,7 @@ class RedistPlan:
         p = src.nprocs
         self.volume = np.zeros((p, p), dtype=np.int64)
         s_index = src.ranks[:, :, None, None]
-        d_index = dst.ranks[None, None, :, :]
+        d_index = self.dst.ranks[None, None, :, :]
         for rows, cols in zip(self._rows, self._cols):
             np.add.at(self.volume, (s_index, d_index),
                       np.einsum("ad,be->abde", rows.counts, cols.counts))
@@ -139,12 +142,12 @@ class RedistPlan:
     def create(cls, src: Layout, dst: Layout, regions: list[Region] | None = None,
                relabel: bool = False, mem_fraction: float | None = None) -> RedistPlan:
         """The plan; with `relabel`, dst's ranks go to the processes `relabelling` picks
-        (the plan's `dst` is then the relabelled layout); with `mem_fraction`, rounds
+        (`process_of`; the plan's `dst` is then the relabelled layout); with `mem_fraction`, rounds
         whose buffers hold at most that fraction of a rank's local size (`budget`)."""
         plan = cls(src, dst, regions, mem_fraction)
         if not relabel:
             return plan
-        return cls(src, dst.relabelled(relabelling(plan.volume)), regions, mem_fraction)
+        return cls(src, dst, regions, mem_fraction, relabelling(plan.volume))
 
     # --- the model ------------------------------------------------------------
     def sent(self) -> np.ndarray:
