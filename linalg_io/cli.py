@@ -116,10 +116,16 @@ def add_tsgemm_problem(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", choices=("tsm2r", "tsm2l", "atb", "ab"), required=True,
                         help="tsm2r: A(m x k) large regular, n small; tsm2l/ab: m huge; "
                              "atb: C = A^T B with A m x k, B m x n")
-    parser.add_argument("--m", type=positive_int, required=True)
-    parser.add_argument("--n", type=positive_int, required=True)
-    parser.add_argument("--k", type=positive_int, required=True)
-    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    parser.add_argument("--m", type=positive_int, required=True,
+                        help="rows of A (the long dimension; atb: rows of A and of B), "
+                             "split over the ranks")
+    parser.add_argument("--n", type=positive_int, required=True,
+                        help="columns of B and of C (small)")
+    parser.add_argument("--k", type=positive_int, required=True,
+                        help="columns of A: the summed dimension, rows of B (atb: columns "
+                             "of A, rows of C; the sum runs over m)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                        help="element type of A, B and C (float64)")
     parser.add_argument("--order", choices=("C", "F"), default="C",
                         help="memory order of the local A and B")
     parser.add_argument("--dist", choices=("auto", "1d", "2d"), default="auto",
@@ -129,7 +135,10 @@ def add_tsgemm_problem(parser: argparse.ArgumentParser) -> None:
 def add_sptrsv_problem(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", required=True,
                         help="lap2d:NX | lap3d:NX | rand:N:DENSITY:DEPTH | path.mtx")
-    parser.add_argument("--algo", choices=("levelset", "syncfree"), default="levelset")
+    parser.add_argument("--algo", choices=("levelset", "syncfree"), default="levelset",
+                        help="levelset: levels in order, point-to-point messages "
+                             "between them; syncfree: MPI one-sided puts with flags, each "
+                             "task run when its inputs arrive (levelset)")
     parser.add_argument("--upper", action="store_true", help="backward substitution with U")
     parser.add_argument("--tril", action="store_true",
                         help="take the lower (or with --upper, upper) triangle of a .mtx file")
@@ -178,8 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     pingpong = command("pingpong", "one-way latency and bandwidth between ranks 0 and 1",
                        parents=(common_options(("np", "reps", "warmup", "out", "threads",
                                                 "quiet")),))
-    pingpong.add_argument("--min-bytes", type=byte_size, default=8)
-    pingpong.add_argument("--max-bytes", type=byte_size, default=64 * 2**20)
+    pingpong.add_argument("--min-bytes", type=byte_size, default=8, metavar="SIZE",
+                          help="smallest message (8); the sizes grow 4x from it: 8, 32, 128 ...")
+    pingpong.add_argument("--max-bytes", type=byte_size, default=64 * 2**20, metavar="SIZE",
+                          help="largest message, always measured itself (64M)")
 
     calibrate = command("calibrate", "measure alpha, beta, gamma and memory bandwidth; write a profile",
                         parents=(common_options(("np", "reps", "threads", "quiet")),))
@@ -199,11 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--seed", type=int, default=0,
                              help="seed of a rand: matrix, as `sptrsv --seed` (0)")
         sub.add_argument("--p", type=positive_int, required=True, help="number of ranks")
-        sub.add_argument("--profile", metavar="PROFILE.json")
+        sub.add_argument("--profile", metavar="PROFILE.json",
+                         help="machine profile for the times (default: the shipped one)")
 
     report = commands.add_parser("report", help="tables, plots and an HTML page from records")
     report.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
-    report.add_argument("--out", required=True, metavar="DIR")
+    report.add_argument("--out", required=True, metavar="DIR",
+                        help="directory for the tables (CSV, Markdown), plots (PNG) and "
+                             "index.html; created if missing, and files an earlier report "
+                             "wrote there but this one does not are removed")
 
     sweep = commands.add_parser("sweep", help="run a parameter grid from a YAML file")
     sweep.add_argument("file", metavar="SWEEP.yaml")
@@ -215,13 +230,17 @@ def build_parser() -> argparse.ArgumentParser:
     slurm_commands = slurm.add_subparsers(dest="slurm_command", required=True)
     render = slurm_commands.add_parser("render", help="print a ready sbatch script")
     render.add_argument("template", help="template name (slurm/NAME.sbatch) or path")
-    render.add_argument("--nodes", type=positive_int, default=1)
-    render.add_argument("--ntasks-per-node", type=positive_int, default=4)
-    render.add_argument("--gpus-per-task", type=nonnegative_int, default=0)
-    render.add_argument("--cpus-per-task", type=positive_int, default=1)
-    render.add_argument("--time", default="00:30:00")
-    render.add_argument("--partition")
-    render.add_argument("--account")
+    render.add_argument("--nodes", type=positive_int, default=1, help="#SBATCH --nodes (1)")
+    render.add_argument("--ntasks-per-node", type=positive_int, default=4,
+                        help="MPI ranks per node (4)")
+    render.add_argument("--gpus-per-task", type=nonnegative_int, default=0,
+                        help="GPUs per rank (GPU templates: 1)")
+    render.add_argument("--cpus-per-task", type=positive_int, default=1,
+                        help="cores per rank, also its --threads (1)")
+    render.add_argument("--time", default="00:30:00",
+                        help="wall-clock limit, minutes or [D-]HH:MM:SS (00:30:00)")
+    render.add_argument("--partition", help="#SBATCH --partition (none: the site's default)")
+    render.add_argument("--account", help="#SBATCH --account (none: the site's default)")
     render.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="fill a template placeholder {KEY}")
     return parser
@@ -251,6 +270,10 @@ def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
 
 def run_local_command(args: argparse.Namespace) -> int:
     if args.command == "model":
+        if args.family == "lu":   # a size that cannot fit, refused before the grid search
+            from linalg_io.lu.fits import check_model_memory
+
+            check_model_memory(args)
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
         print(module.model_table(args))
         return 0

@@ -130,5 +130,5 @@ def test_singular_matrix_fails_cleanly_on_all_ranks(tmp_path):
                          "--reps", "1", "--warmup", "0"], timeout=90, check=False)
     assert result.returncode == 1, result.stderr[-2000:]
     lines = [line for line in result.stderr.splitlines() if "singular" in line]
-    assert len(lines) == 4 and len(set(lines)) == 1, result.stderr[-2000:]
+    assert len(lines) == 1, result.stderr[-2000:]   # agreed by the 4 ranks, printed once
     assert "column 37" in lines[0]

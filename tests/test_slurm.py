@@ -70,7 +70,13 @@ def test_optional_lines_and_overrides():
     options = sbatch_options(script)
     assert (options["partition"], options["account"], options["job-name"]) == \
         ("normal", "proj42", "mine")
-    assert "for n in 1024 2048; do" in script and "--out x.jsonl" in script
+    assert "for n in 1024 2048; do" in script and '--out "x.jsonl"' in script
+    # the records file is one word to the shell, a space in its path included
+    spaced = render("single", "--set", "args=lu --n 64", "--set", "out=my runs/x.jsonl")
+    line = next(line for line in spaced.splitlines() if '--out "' in line)
+    words = subprocess.run(["bash", "-c", f"printf '%s\\n' {line.split('--out', 1)[1]}"],
+                           capture_output=True, text=True, check=True).stdout
+    assert words == "my runs/x.jsonl\n"
     assert '${SLURM_JOB_ID' not in script and 'exit "$status"' in script
 
 

@@ -25,6 +25,7 @@ from linalg_io.models.profile import load_profile
 
 def make_case(comm: CountedComm, config: Any):
     """The case object of `linalg-io lu` (see linalg_io.runner)."""
+    check_memory(comm, config)
     options = config.options
     algo = options.get("algo")
     if options.get("scalapack_lib") and algo != "scalapack":
@@ -42,6 +43,26 @@ def make_case(comm: CountedComm, config: Any):
 
         return make_conflux_case(comm, config)
     return LU2DCase(comm, config)
+
+
+def check_memory(comm: CountedComm, config: Any) -> None:
+    """Collective: refuse at once an N that cannot fit the memory per rank (--mem, else
+    this node's memory over its ranks), before any set-up or grid search. With --dist
+    file and no --n the order comes from the file, which already holds the matrix."""
+    from linalg_io.comm.agree import agreed
+    from linalg_io.comm.node import memory_per_rank
+    from linalg_io.lu.fits import check_lu_memory
+
+    options = config.options
+    if options.get("n") is None:
+        return
+    if options.get("mem"):   # the same on every rank, so the collective below is on all
+        available, source = options["mem"], "--mem"
+    else:
+        available, source = memory_per_rank(comm.comm)
+        source += "; --mem sets it"
+    agreed(comm.comm, lambda: check_lu_memory(
+        int(options["n"]), comm.size, (options.get("algo") or "2d",), available, source))
 
 
 def _agree_error(comm: CountedComm, message: str | None) -> None:

@@ -15,13 +15,16 @@ import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
 
+from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.node import memory_per_rank
 from linalg_io.errors import InputError
+from linalg_io.models.memory import require_memory, sptrsv_bytes
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
 from linalg_io.runner import RunConfig
 from linalg_io.sptrsv import analysis
-from linalg_io.sptrsv.matrices import as_lower, load_matrix
+from linalg_io.sptrsv.matrices import as_lower, load_matrix, matrix_size
 
 
 def _local_solver_class(backend: str, comm: CountedComm):
@@ -61,6 +64,7 @@ class SptrsvCase:
         self.spec = options["matrix"]
         self.profile = config.profile
         executor_class = _executor(self.algo)
+        self._check_memory()
         self.matrix = load_matrix(self.spec, self.upper, bool(options.get("tril", False)),
                                   config.seed)
         self.lower = as_lower(self.matrix, self.upper)
@@ -83,6 +87,17 @@ class SptrsvCase:
             "upper": self.upper, "partition": self.partition,
             "levels": int(self.levels.max()) + 1 if n else 0, "dtype": "float64",
         }
+
+    def _check_memory(self) -> None:
+        """Collective: refuse at once a matrix that cannot fit beside the node's other
+        ranks (every rank builds the whole of it), from its description alone."""
+        available, source = memory_per_rank(self.comm.comm)
+        size = matrix_size(self.spec)
+        if size is not None:
+            need = sptrsv_bytes(*size, self.nrhs)
+            agreed(self.comm.comm, lambda: require_memory(
+                f"sptrsv --matrix {self.spec} (n={size[0]}, nnz={size[1]})", need, available,
+                source))
 
     def setup_rep(self) -> None:
         self.local.load_rhs(self.b_local)

@@ -114,6 +114,31 @@ def check_diagonal(matrix: sp.csr_matrix, name: str) -> None:
                          f"(first: row {zero[0]}); a triangular solve needs a nonzero diagonal")
 
 
+def matrix_size(spec: str) -> tuple[int, int] | None:
+    """(n, nnz) of the matrix `spec` names, from its description alone (a .mtx file's
+    header), before anything is built; rand: the expected number of distinct entries,
+    each row of band l >= 1 drawing about DENSITY (1 - DENSITY/2) of the rows before
+    its band; None where the description does not parse (load_matrix says why)."""
+    kind, _, rest = spec.partition(":")
+    try:
+        if kind in ("lap2d", "lap3d") and rest:
+            nx = int(rest)
+            if kind == "lap2d":
+                return nx**2, nx**2 + 2 * nx * (nx - 1)
+            return nx**3, nx**3 + 3 * nx**2 * (nx - 1)
+        if kind == "rand" and rest:
+            n_text, density_text, depth_text = rest.split(":")
+            n, density, depth = int(n_text), float(density_text), int(depth_text)
+            before = n * n * (depth - 1) / (2 * depth)   # sum over rows of the rows before
+            return n, int(2 * n - n // depth + density * (1 - density / 2) * before)
+        if spec.endswith(".mtx"):
+            rows, _, entries, *_ = scipy.io.mminfo(spec)
+            return int(rows), int(entries)
+    except (ValueError, ZeroDivisionError, OSError):
+        return None
+    return None
+
+
 def load_matrix(spec: str, upper: bool = False, take_triangle: bool = False,
                 seed: int = 0) -> sp.csr_matrix:
     """The triangular matrix named by `spec` (lower, or upper with `upper`), checked."""

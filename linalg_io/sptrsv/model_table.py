@@ -6,14 +6,20 @@ import argparse
 
 import numpy as np
 
+from linalg_io.models.memory import physical_memory, require_memory, sptrsv_bytes
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
 from linalg_io.sptrsv import analysis
-from linalg_io.sptrsv.matrices import as_lower, load_matrix
+from linalg_io.sptrsv.matrices import as_lower, load_matrix, matrix_size
 
 
 def model_table(args: argparse.Namespace) -> str:
     """A text table: one line per (algorithm, rank), then the totals and the lower bound."""
+    size = matrix_size(args.matrix)
+    if size is not None:   # the model builds the whole matrix once, here
+        require_memory(f"model sptrsv --matrix {args.matrix} (n={size[0]}, nnz={size[1]})",
+                       sptrsv_bytes(*size, args.nrhs), physical_memory(),
+                       "this machine's memory", per="in this process")
     matrix = load_matrix(args.matrix, args.upper, args.tril, args.seed)
     lower = as_lower(matrix, args.upper)
     levels = analysis.levels(lower)

@@ -9,6 +9,7 @@ import socket
 from mpi4py import MPI
 
 from linalg_io import envinfo
+from linalg_io.models.memory import physical_memory
 from linalg_io.threads import pool_threads
 
 
@@ -16,9 +17,8 @@ def node_facts() -> dict:
     """This rank's host, the host's cores and memory, and the cores this rank may use."""
     cores = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return {"host": socket.gethostname(), "cores": cores, "usable_cores": usable,
-            "memory_bytes": memory, "threads": max(pool_threads().values(), default=1)}
+            "memory_bytes": physical_memory(), "threads": max(pool_threads().values(), default=1)}
 
 
 def nodes_summary(per_rank: list[dict]) -> dict[str, dict]:

@@ -21,10 +21,13 @@ import time
 import numpy as np
 from mpi4py import MPI
 
+from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
+from linalg_io.comm.node import memory_per_rank
 from linalg_io.errors import InputError
 from linalg_io.models import tsgemm as model
+from linalg_io.models.memory import require_memory, tsgemm_bytes_per_rank
 from linalg_io.models.profile import load_profile
 from linalg_io.runner import RunConfig
 from linalg_io.tsgemm import distributed
@@ -49,6 +52,7 @@ class TsgemmCase:
             raise InputError(f"--variant {self.variant!r}: expected one of {model.VARIANTS}")
         if self.dtype not in (np.float32, np.float64):
             raise InputError(f"--dtype {self.dtype}: expected float32 or float64")
+        self._check_memory()
         dist = opts.get("dist", "auto")
         if self.variant != "tsm2r":
             if dist == "2d":
@@ -75,6 +79,15 @@ class TsgemmCase:
             "order": self.order, "dist": dist, "grid": [*self.grid_shape, 1],   # [Pr, Pc, c]
             "variant": self.variant,
         }
+
+    def _check_memory(self) -> None:
+        """Collective: refuse at once operands that cannot fit this node's memory."""
+        available, source = memory_per_rank(self.comm.comm)
+        need = tsgemm_bytes_per_rank(self.variant, self.m, self.n, self.k, self.comm.size,
+                                     self.dtype.itemsize)
+        what = (f"tsgemm --variant {self.variant} m={self.m} n={self.n} k={self.k} "
+                f"{self.dtype.name} on {self.comm.size} ranks")
+        agreed(self.comm.comm, lambda: require_memory(what, need, available, source))
 
     # --- inputs ------------------------------------------------------------
     def _gen(self, name: str, rows: tuple[int, int], cols: tuple[int, int], total_cols: int,

@@ -1,0 +1,28 @@
+"""Refusing an LU that cannot fit, from the closed form of `linalg_io.models.memory`,
+before any set-up or grid search (`lu` and `model lu` at N = 10^7 ran 40-90 s first)."""
+
+from __future__ import annotations
+
+from linalg_io.models.memory import lu_bytes_per_rank, require_memory
+
+
+def check_lu_memory(n: int, p: int, algos: tuple[str, ...], available: float,
+                    source: str) -> None:
+    """InputError when even the least demanding of `algos` needs more than `available`
+    bytes per rank for an N x N LU on p ranks."""
+    need, algo = min((lu_bytes_per_rank(n, p, algo), algo) for algo in algos)
+    what = (f"lu --algo {algo} N={n} on {p} ranks" if len(algos) == 1
+            else f"lu N={n} on {p} ranks, even with --algo {algo},")
+    require_memory(what, need, available, source)
+
+
+def check_model_memory(args) -> None:
+    """`model lu`: the check above for --algo (both algorithms without it), against --mem
+    or this node's memory over the P ranks, as the model table assumes."""
+    from linalg_io.lu.model_table import default_memory
+
+    if args.n is None:
+        return
+    algos = (args.algo,) if args.algo else ("2d", "conflux")
+    source = "--mem" if args.mem else f"this node's memory over {args.p} ranks; --mem sets it"
+    check_lu_memory(args.n, args.p, algos, args.mem or default_memory(args.p), source)
