@@ -1,5 +1,6 @@
 """Sizes that cannot fit are refused at once, from a closed form, for every family."""
 
+import argparse
 import time
 
 import pytest
@@ -16,6 +17,7 @@ from mpi_harness import run_cli
 
 from linalg_io.cli import main
 from linalg_io.errors import InputError
+from linalg_io.lu.fits import check_model_memory
 from linalg_io.sptrsv.matrices import load_matrix, matrix_size
 
 
@@ -69,7 +71,9 @@ def test_model_commands_refuse_at_once(capsys):
     assert lines[2].startswith("linalg-io: error: model sptrsv --matrix lap3d:5000 "
                                "(n=125000000000, nnz=499925000000) needs at least 7.28 TiB in "
                                "this process")
-    assert main(["model", "lu", "--n", "512", "--p", "2", "--algo", "2d"]) == 0
+    fits = argparse.Namespace(n=512, p=2, algo=None, mem=None)
+    check_model_memory(fits)   # a size that fits goes on to the model table
+    check_model_memory(argparse.Namespace(n=None, p=2, algo="2d", mem=None))   # --dist file
 
 
 @pytest.mark.parametrize("args, start", [
