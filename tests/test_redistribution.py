@@ -1,7 +1,8 @@
 """Layouts and redistribution: index maps against brute force, the plan's volume against
 the owner-change count, relabelling against every permutation, rounds within their
 budget; then real redistributions on 2..16 ranks (one launch): every entry arrives,
-counted bytes = model = owner changes, peak NumPy memory within the budget."""
+counted bytes = Open MPI's wire bytes = model = owner changes, wire messages = the
+model's, peak NumPy memory within the budget."""
 
 import itertools
 import json
@@ -250,6 +251,9 @@ def test_measured_bytes_are_the_model_and_the_owner_changes(redistributed):
         assert np.array_equal(sent, 8 * plan.sent()) and np.array_equal(recv, 8 * plan.received())
         costs = plan.costs()
         assert [r["msgs"] for r in result["ranks"]] == costs["msgs"].tolist()
+        wire = np.array([r["wire"] for r in result["ranks"]])   # what Open MPI moved
+        assert np.array_equal(wire[:, 0], sent) and np.array_equal(wire[:, 1], recv), case
+        assert np.array_equal(wire[:, 2], costs["wire_msgs"]), case
         if case["relabel"]:
             relabelled += 1
             assert plan.moved() <= RedistPlan(src, dst).moved()

@@ -90,11 +90,10 @@ def redistribute(comm: CountedComm, plan: RedistPlan, local: np.ndarray,
 
 def _copy_own(plan: RedistPlan, me: int, local: np.ndarray, out: np.ndarray, cap: int) -> None:
     """The entries that stay on this rank, through one buffer of at most `cap` entries."""
-    buffer = None
-    for region in range(len(plan.regions)):
-        rows, cols = plan.indices(me, me, region)
-        if buffer is None and len(rows) and len(cols):
-            buffer = np.empty(min(cap, len(rows) * len(cols)), dtype=local.dtype)
+    pairs = [plan.indices(me, me, region) for region in range(len(plan.regions))]
+    largest = max((len(rows) * len(cols) for rows, cols in pairs), default=0)
+    buffer = np.empty(min(cap, largest), dtype=local.dtype)
+    for rows, cols in pairs:
         src_r, dst_r = plan.src.rows.local(rows), plan.dst.rows.local(rows)
         src_c, dst_c = plan.src.cols.local(cols), plan.dst.cols.local(cols)
         for i0, i1, j0, j1 in split_rectangle(len(rows), len(cols), cap):

@@ -38,6 +38,10 @@ def make_case(comm: CountedComm, config: Any):
         from linalg_io.lu.scalapack_case import make_scalapack_case
 
         return make_scalapack_case(comm, config)
+    if algo == "conflux" and options.get("input_layout"):
+        from linalg_io.lu.dropin_case import make_dropin_case
+
+        return make_dropin_case(comm, config)
     if algo == "conflux":
         from linalg_io.lu.conflux_case import make_conflux_case
 

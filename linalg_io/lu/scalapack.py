@@ -103,15 +103,18 @@ class ScaLAPACK:
         self.lib.Cblacs_gridexit.argtypes = [_int]
         self.lib.Cfree_blacs_system_handle.argtypes = [_int]
 
-    def grid(self, comm: MPI.Comm, pr: int, pc: int) -> int:
-        """A BLACS context: the Pr x Pc grid, row-major, over the ranks of `comm` (raw)."""
+    def grid(self, comm: MPI.Comm, pr: int, pc: int, order: str = "row") -> int:
+        """A BLACS context: the Pr x Pc grid over the ranks of `comm` (raw), ranks
+        numbered row-major ('row', BLACS 'Row') or column-major ('col')."""
         system = self.lib.Csys2blacs_handle(MPI._handleof(comm))
         context = _int(system)
-        self.lib.Cblacs_gridinit(ctypes.byref(context), b"Row", pr, pc)
+        self.lib.Cblacs_gridinit(ctypes.byref(context), b"Row" if order == "row" else b"Col",
+                                 pr, pc)
         self.lib.Cfree_blacs_system_handle(system)
         nprow, npcol, myrow, mycol = _int(), _int(), _int(), _int()
         self.lib.Cblacs_gridinfo(context, nprow, npcol, myrow, mycol)
-        expected = (pr, pc, *divmod(comm.Get_rank(), pc))
+        rank = comm.Get_rank()
+        expected = (pr, pc, *(divmod(rank, pc) if order == "row" else divmod(rank, pr)[::-1]))
         if (nprow.value, npcol.value, myrow.value, mycol.value) != expected:
             raise EnvironmentProblem(
                 f"BLACS placed rank {comm.Get_rank()} at ({myrow.value}, {mycol.value}) of "

@@ -16,6 +16,7 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io._kernels import dense_local
+from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.lu.hpl import hpl_scaled_residual
@@ -82,11 +83,19 @@ def hpl_residual(grid: Grid2D, a_orig: np.ndarray, x: np.ndarray, b: np.ndarray,
     n, nb = params.n, params.nb
     rows = owned_indices(n, nb, grid.myrow, grid.pr)
     cols = owned_indices(n, nb, grid.mycol, grid.pc)
+    return local_blocks_residual(grid.comm, rows, cols, a_orig, x, b)
+
+
+def local_blocks_residual(comm: CountedComm, rows: np.ndarray, cols: np.ndarray,
+                          a_orig: np.ndarray, x: np.ndarray, b: np.ndarray) -> dict:
+    """`hpl_residual` for any layout in which each entry of A lives on one rank of `comm`,
+    this rank's being a_orig = A[rows][:, cols] (one Allreduce of 2N words)."""
+    n = len(b)
     sums = np.zeros(2 * n)
     sums[rows] = a_orig @ x[cols]
     sums[n + rows] = np.abs(a_orig).sum(axis=1)
-    with grid.comm.phase("verify"):
-        grid.comm.Allreduce(MPI.IN_PLACE, sums)
+    with comm.phase("verify"):
+        comm.Allreduce(MPI.IN_PLACE, sums)
     residual_inf = float(np.abs(b - sums[:n]).max())
     a_inf = float(sums[n:].max())
     x_inf = float(np.abs(x).max())

@@ -4,8 +4,9 @@ argv[1]: JSON list of cases {p, m, n, src, dst, relabel, mem_fraction} (layout s
 tests/mpi/layout_specs.py). Each case runs on the first p ranks:
 the source local array holds f(i, j) = i n + j + 1 at its global entries; after
 `redistribute` every destination entry must hold f of its global index. Per rank:
-counted bytes and messages sent and received, and the peak of the memory NumPy
-allocated during the call (tracemalloc; the output array is allocated before).
+counted bytes and messages sent and received, the same on the wire (Open MPI's
+monitoring, `linalg_io.comm.wire`), and the peak of the memory NumPy allocated
+during the call (tracemalloc; the output array is allocated before).
 """
 
 import json
@@ -18,15 +19,19 @@ from layout_specs import build_layout
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.wire import WireCounter, per_rank_wire
 from linalg_io.layout.redist_plan import RedistPlan
 from linalg_io.layout.redistribute import redistribute
 
 world = MPI.COMM_WORLD
+wire = WireCounter.open(world)
 results = []
 for case in json.loads(sys.argv[1]):
     p = case["p"]
     sub = world.Split(0 if world.rank < p else MPI.UNDEFINED, world.rank)
+    wire.reset()
     if sub == MPI.COMM_NULL:
+        per_rank_wire(wire, world)
         world.Barrier()
         continue
     comm = CountedComm(sub)
@@ -40,15 +45,18 @@ for case in json.loads(sys.argv[1]):
     out = np.full(plan.dst.local_shape(comm.rank), -1.0, order="F")
     plan.schedule(comm.rank)
     comm.counter.reset()
+    wire.start()
     tracemalloc.start()
     redistribute(comm, plan, local, out)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    wire.stop()
+    wire_sent, wire_recv, wire_msgs = per_rank_wire(wire, world)
     drows, dcols = plan.dst.local_indices(comm.rank)
     correct = bool(np.array_equal(out, drows[:, None] * n + dcols[None, :] + 1.0))
     counter = comm.counter
     mine = {"sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
-            "peak_bytes": peak, "correct": correct,
+            "wire": [wire_sent, wire_recv, wire_msgs], "peak_bytes": peak, "correct": correct,
             "local_entries": max(local.size, out.size)}
     everyone = sub.gather(mine, root=0)
     if sub.rank == 0:
