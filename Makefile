@@ -22,7 +22,7 @@ $(VPY):
 $(STAMP): $(VPY) pyproject.toml setup.py
 	$(VPY) -m pip uninstall -q -y $(OTHER_MPI) 2>/dev/null || true
 	$(VPY) -m pip install -q "cython>=3.0" numpy scipy
-	$(VPY) -m pip install -q --no-build-isolation -e '.[$(MPI),test]'
+	$(VPY) -m pip install -q --no-build-isolation -e '.[$(MPI),test,notebook]'
 	rm -f $(VENV)/.installed-*
 	touch $@ $(VENV)/.kernels-built
 

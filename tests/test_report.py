@@ -23,8 +23,8 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "report.ipynb"
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
-    """Two LU 2D runs, one COnfLUX run on 8 ranks, one TS-GEMM run without lower bound
-    and with a partial model, and a truncated last line."""
+    """Two LU 2D runs, one COnfLUX run on 8 ranks, one TS-GEMM run without lower bound,
+    with a partial model and without wire counts, and a truncated last line."""
     path = tmp_path_factory.mktemp("records") / "results.jsonl"
     append_record(path, make_record(run_id="lu-a"))
     append_record(path, make_record(run_id="lu-b", passed=False, median=0.25,
@@ -32,11 +32,15 @@ def results(tmp_path_factory) -> Path:
                                             "dist": "diagdom"}))
     append_record(path, make_record(run_id="lu-c", algo="conflux", nranks=8,
                                     per_rank_sent=[1e6] * 7 + [3e6],
-                                    model_per_rank=[1.5e6] * 8, lower_bound=5e5))
+                                    model_per_rank=[1.5e6] * 8, lower_bound=5e5,
+                                    per_rank_recv=[1e6] * 6 + [2e6, 4e6],
+                                    model_per_rank_recv=[1.5e6] * 8,
+                                    wire_per_rank=([1.5e6] * 7 + [3.5e6], [2e6] * 7 + [4.5e6])))
     gemm = make_record(kernel="tsgemm", algo="atb", params={"m": 1048576, "n": 16, "k": 16},
                        lower_bound=None, by_phase={}, run_id="ts-a", nranks=2,
-                       per_rank_sent=[2e6, 2e6], model_per_rank=[2e6, 2e6])
+                       per_rank_sent=[2e6, 2e6], model_per_rank=[2e6, 2e6], wire=False)
     del gemm["model"]["msgs_sent"], gemm["model"]["per_rank_bytes_sent"]
+    del gemm["traffic"]["recv_by_phase"]
     append_record(path, gemm)
     with open(path, "a") as handle:
         handle.write(json.dumps(make_record(run_id="cut"))[:100])
@@ -54,52 +58,86 @@ def report(results, tmp_path_factory) -> Path:
 def test_report_writes_tables_with_the_records_numbers(report):
     out = report
     lu = pd.read_csv(out / "lu.csv")
+    assert list(lu.columns[:len(tables.LEAD_COLUMNS)]) == list(tables.LEAD_COLUMNS)
     assert list(lu["run_id"]) == ["lu-b", "lu-a", "lu-c"]  # by algo, params (dist), P
     a = lu.set_index("run_id").loc["lu-a"]
-    assert (a["algo"], a["n"], a["nb"], a["dist"], a["grid"], a["P"]) == \
-        ("2d", 1024, 64, "random", "2x2x1", 4)
+    assert (a["algo"], a["n"], a["nb"], a["dist"], a["grid"], a["P"], a["T"]) == \
+        ("2d", 1024, 64, "random", "2x2x1", 4, 1)
+    assert a["config"] == "2d dist=random P=4"   # what differs between the LU runs
     assert a["time_median_s"] == 0.5 and a["gflops"] == pytest.approx(2.0)
+    assert a["verdict"] == "hpl_residual=0.25 PASSED"
     assert a["verify_metric"] == "hpl_residual" and a["verify_value"] == 0.25
     assert bool(a["verify_passed"]) is True
-    # per rank sent [4, 2, 2, 0] MB, model [3, 2, 2, 1] MB, lower bound 1 MB
-    assert a["sent_max_MB"] == pytest.approx(4.0) and a["sent_mean_MB"] == pytest.approx(2.0)
-    assert a["model_sent_max_MB"] == pytest.approx(3.0)
+    # received per rank [3, 3, 1, 1] MB, model [2.5, 2, 2, 1.5]; wire sent [5, 3, 3, 1],
+    # received [4, 4, 2, 2], the model's 4.5 and 4; lower bound 1 MB
+    assert (a["recv_MB"], a["model_recv_MB"]) == pytest.approx((3.0, 2.5))
+    assert (a["wire_sent_MB"], a["model_wire_sent_MB"]) == pytest.approx((5.0, 4.5))
+    assert (a["wire_recv_MB"], a["model_wire_recv_MB"]) == pytest.approx((4.0, 4.0))
+    assert a["lower_bound_MB"] == pytest.approx(1.0)
+    assert a["recv_over_lower_bound"] == pytest.approx(3.0)
+    assert (a["recv_mean_MB"], a["recv_over_model"], a["recv_balance"]) == \
+        pytest.approx((2.0, 1.2, 1.5))
+    assert a["wire_recv_over_model"] == pytest.approx(1.0)
+    assert a["wire_note"] == "Open MPI monitoring"
+    # sent per rank [4, 2, 2, 0] MB, model [3, 2, 2, 1]: a column, never the headline
+    assert a["sent_MB"] == pytest.approx(4.0) and a["sent_mean_MB"] == pytest.approx(2.0)
+    assert a["model_sent_MB"] == pytest.approx(3.0)
     assert a["model_sent_mean_MB"] == pytest.approx(2.0)
     assert a["sent_over_model"] == pytest.approx(4 / 3)
     assert a["balance"] == pytest.approx(2.0) and a["model_balance"] == pytest.approx(1.5)
-    assert a["lower_bound_MB"] == pytest.approx(1.0)
-    assert a["sent_over_lower_bound"] == pytest.approx(4.0)
-    assert (a["msgs_max"], a["model_msgs_max"]) == (12, 10)
-    assert a["bandwidth_MB_s"] == pytest.approx(8.0)
+    assert (a["msgs_max"], a["model_msgs_max"], a["wire_msgs_max"]) == (12, 10, 14)
+    assert a["bandwidth_MB_s"] == pytest.approx(6.0)   # 3 MB received in 0.5 s
+    assert "sent_over_lower_bound" not in lu.columns
     b = lu.set_index("run_id").loc["lu-b"]
     assert bool(b["verify_passed"]) is False and b["gflops"] == pytest.approx(4.0)
+    assert b["verdict"] == "hpl_residual=40 FAILED"
     c = lu.set_index("run_id").loc["lu-c"]
+    assert c["config"] == "conflux dist=random P=8"
+    assert c["recv_MB"] == pytest.approx(4.0) and c["recv_balance"] == pytest.approx(4 / 1.5)
+    assert c["recv_over_lower_bound"] == pytest.approx(8.0)
+    assert (c["wire_sent_MB"], c["wire_recv_MB"]) == pytest.approx((3.5, 4.5))
     assert c["balance"] == pytest.approx(3e6 / 1.25e6)
     assert c["sent_over_model"] == pytest.approx(2.0)
-    assert c["sent_over_lower_bound"] == pytest.approx(6.0)
 
     gemm = pd.read_csv(out / "tsgemm.csv")
-    assert set(gemm.columns[:5]) == {"algo", "m", "n", "k", "grid"}
     row = gemm.iloc[0]
     assert (row["m"], row["n"], row["k"], row["P"]) == (1048576, 16, 16, 2)
-    assert math.isnan(row["lower_bound_MB"]) and math.isnan(row["sent_over_lower_bound"])
+    assert math.isnan(row["lower_bound_MB"]) and math.isnan(row["recv_over_lower_bound"])
+    assert math.isnan(row["wire_sent_MB"]) and math.isnan(row["wire_recv_MB"])
+    assert row["wire_note"] == "n/a: MPICH: no monitoring component"
     assert math.isnan(row["model_msgs_max"])
     assert row["sent_over_model"] == pytest.approx(1.0)
     assert "dist" not in gemm.columns and "nb" not in gemm.columns
 
     summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns) == ["kernel", "algo", "params", "P", "T", "time_s", "GFLOP/s",
+                                     "recv_MB", "model_recv_MB", "wire_sent_MB",
+                                     "model_wire_sent_MB", "wire_recv_MB", "model_wire_recv_MB",
+                                     "sent_MB", "verify"]
     assert len(summary) == 4
     assert summary.loc[0, "params"] == "n=1024 nb=64 dist=random grid=2x2x1"
+    assert summary.loc[0, ["recv_MB", "model_recv_MB", "wire_sent_MB", "model_wire_sent_MB",
+                           "wire_recv_MB", "model_wire_recv_MB", "sent_MB"]].tolist() == \
+        pytest.approx([3.0, 2.5, 5.0, 4.5, 4.0, 4.0, 4.0])
     assert summary.loc[1, "verify"] == "hpl_residual=40 FAILED"
     assert sorted(summary.loc[3, "params"].split()) == ["k=16", "m=1048576", "n=16"]
+    assert math.isnan(summary.loc[3, "wire_recv_MB"])
 
 
 def test_report_markdown_plots_and_page(report):
     out = report
     markdown = (out / "lu.md").read_text().splitlines()
     assert markdown[0] == "# lu"
-    assert len([line for line in markdown if line.startswith("| ")]) == 1 + 3
-    assert "| 2d | 1024 | 64 | random | 2x2x1 | 4 |" in "\n".join(markdown)
+    assert "All runs: n=1024 nb=64 grid=2x2x1" in markdown
+    rows = [line for line in markdown if line.startswith("| ")]
+    assert len(rows) == 1 + 3
+    assert rows[0] == "| " + " | ".join(tables.LEAD_COLUMNS) + " |"
+    assert "| 2d dist=random P=4 | 4 | 1 | 0.5 | 2 | 3 | 2.5 | 5 | 4.5 | 4 | 4 | 1 | 3 | " \
+           "hpl_residual=0.25 PASSED |" in rows
+    assert markdown[-1] == "Every column of every run: lu.csv"
+    gemm = (out / "tsgemm.md").read_text()
+    assert "| atb P=2 | 2 | 1 | 0.5 | 2 | 3 | 2.5 | n/a | 4.5 | n/a | 4 | n/a | n/a |" in gemm
+    assert "wire bytes n/a: MPICH: no monitoring component" in gemm
     expected = {"bytes_lu", "gflops_lu", "phases_lu", "balance_lu",
                 "bytes_tsgemm", "gflops_tsgemm", "balance_tsgemm"}  # tsgemm has no phases
     assert {p.stem for p in out.glob("*.png")} == expected
@@ -109,24 +147,35 @@ def test_report_markdown_plots_and_page(report):
     assert page.count("data:image/png;base64,") == len(expected)
     for name in ["lu.csv", "lu.md", "tsgemm.csv", "summary.csv", "bytes_lu.png"]:
         assert f'href="{name}"' in page
-    assert "N^2/sqrt(P) words" in page and "lu-c" in page
+    assert "N^2/sqrt(P) words" in page and "2d dist=diagdom P=4" in page
+    assert "<th>recv_MB</th><th>model_recv_MB</th><th>wire_sent_MB</th>" in page
     assert page.count('class="failed"') == 2  # lu-b in the summary and in the lu table
 
 
 def test_plots_draw_the_records_values(results):
     frame = load_records([results])
     lu = frame[frame["kernel"] == "lu"].dropna(axis=1, how="all")
-    bars = plots.bytes_figure(lu, "lu").axes[0].patches
-    assert [round(b.get_height(), 6) for b in bars] == [4.0, 4.0, 3.0, 3.0, 3.0, 1.5]
+    received, wire = plots.bytes_figure(lu, "lu").axes
+    # runs lu-a, lu-b, lu-c: measured received, then the model's
+    assert [round(b.get_height(), 6) for b in received.patches] == [3, 3, 4, 2.5, 2.5, 1.5]
+    assert list(received.lines[0].get_ydata()) == pytest.approx([1.0, 1.0, 0.5])
+    # wire sent, the model's, wire received, the model's
+    assert [round(b.get_height(), 6) for b in wire.patches] == \
+        [5, 5, 3.5, 4.5, 4.5, 4.5, 4, 4, 4.5, 4, 4, 4]
+    assert received.get_yscale() == wire.get_yscale() == "linear"   # within a decade
 
     (balance,) = plots.balance_figures(lu, "lu")
     first = balance.axes[0]
-    assert [b.get_height() for b in first.patches] == pytest.approx([4.0, 2.0, 2.0, 0.0])
-    assert list(first.lines[0].get_ydata()) == pytest.approx([3.0, 2.0, 2.0, 1.0])
+    assert [b.get_height() for b in first.patches] == pytest.approx([3, 3, 1, 1, 4, 4, 2, 2])
+    assert list(first.lines[0].get_ydata()) == pytest.approx([2.5, 2.0, 2.0, 1.5])
     assert len(balance.axes) == 3
 
-    phases = plots.phase_figure(lu, "lu").axes[0].patches
-    assert [b.get_height() for b in phases] == pytest.approx([1.0, 1.0, 0.75, 3.0, 3.0, 2.25])
+    phases = plots.phase_figure(lu, "lu").axes[0]
+    # received by phase: panel (a, b, c), then update
+    assert [b.get_height() for b in phases.patches] == pytest.approx(
+        [0.75, 0.75, 1.0, 2.25, 2.25, 3.0])
+    assert phases.get_title() == ("lu: bytes received by phase; the records give no model "
+                                  "phases of bytes received")
 
     lines = plots.gflops_figure(lu, "lu").axes[0].lines
     points = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in lines}
@@ -134,22 +183,109 @@ def test_plots_draw_the_records_values(results):
     assert points["conflux n=1024 nb=64 dist=random"] == ([8.0], [pytest.approx(2.0)])
 
 
+def test_small_bars_get_a_log_axis_and_missing_ones_say_n_a():
+    records = [make_record(run_id="big", per_rank_recv=[4e8, 4e8, 1e8, 1e8]),
+               make_record(run_id="small", params={"n": 64}, per_rank_recv=[1e5] * 4,
+                           wire=False)]
+    frame = pd.DataFrame([flatten(r) for r in records])
+    received, wire = plots.bytes_figure(frame, "lu").axes
+    assert received.get_yscale() == "log"
+    assert [t.get_text() for t in wire.texts] == ["n/a", "n/a"]   # the run without wire
+    assert [t.get_text() for t in received.texts] == []
+
+
 def test_labels_name_what_varies_and_model_phases_stand_beside():
     records = [make_record(run_id="x", nranks=2, per_rank_sent=[2e6, 2e6]),
                make_record(run_id="y", params={"n": 2048, "nb": 64, "grid": [2, 2, 1],
                                                 "dist": "random"})]
-    records[1]["model"]["by_phase"] = {"panel": 1e6, "swap": 5e5}
+    records[1]["model"]["recv_by_phase"] = {"panel": 1e6, "swap": 5e5}
     frame = pd.DataFrame([flatten(r) for r in records])
     assert plots.run_labels(frame) == ["2d n=1024 P=2", "2d n=2048 P=4"]
     assert plots.run_labels(frame, limit=12) == ["2d ... P=2", "2d ... P=4"]
     twins = pd.DataFrame([flatten(make_record(run_id=r, params={"n": 8, "rate": 1.5 * i}))
                           for i, r in enumerate(["abcdefgh", "zyxwvuts"])])
     assert plots.run_labels(twins) == ["2d P=4 [abcdef]", "2d P=4 [zyxwvu]"]
-    bars = plots.phase_figure(frame, "lu").axes[0].patches
-    heights = [round(b.get_height(), 6) for b in bars]
-    # measured: panel then update, two runs each; model: panel then swap
-    assert heights == [0.5, 1.0, 1.5, 3.0, 0.0, 1.0, 0.0, 0.5]
-    assert [b.get_hatch() for b in bars] == [None] * 4 + ["//"] * 4
+    axes = plots.phase_figure(frame, "lu").axes[0]
+    heights = [round(b.get_height(), 6) for b in axes.patches]
+    # measured received (x: 3 MB, y: 3 MB): panel then update; the model's only for y
+    assert heights == [0.75, 0.75, 2.25, 2.25, 1.0, 0.5]
+    assert [b.get_hatch() for b in axes.patches] == [None] * 4 + ["//"] * 2
+    assert "hatched: the model's, for the 1 of 2 runs whose records give its phases" in \
+        axes.get_title()
+    older = pd.DataFrame([flatten(make_record(run_id=r, older=True)) for r in "ab"])
+    assert plots.phase_basis(older)[2] == "sent"   # no received phases before: bytes sent
+
+
+def test_auto_and_explicit_runs_are_named_by_their_resolved_configuration():
+    def conflux(grid: str, threads: int = 1, run_id: str = "r") -> dict:
+        return make_record(algo="conflux", run_id=run_id, threads=threads,
+                           params={"n": 512, "nb": 128, "grid": [2, 2, 1]},
+                           command=["linalg-io", "lu", "--algo", "conflux", "--n", "512",
+                                    "--nb", "128", "--grid", grid, "--np", "4"])
+    frame = pd.DataFrame([flatten(r) for r in (conflux("auto", run_id="441278"),
+                                               conflux("2x2x1", run_id="9e20be"))])
+    assert plots.run_labels(frame) == ["conflux grid=2x2x1(auto) P=4", "conflux grid=2x2x1 P=4"]
+    threads = pd.DataFrame([flatten(r) for r in (conflux("2x2x1"), conflux("2x2x1", 2))])
+    assert plots.run_labels(threads) == ["conflux P=4 T=1", "conflux P=4 T=2"]
+    from linalg_io.report.labels import auto_options, common_params
+
+    assert common_params(frame) == "n=512 nb=128"
+    assert auto_options(["linalg-io", "lu", "--n", "8"]) == {"nb", "grid"}   # by default
+    assert auto_options(["linalg-io", "lu", "--bogus"]) == set()
+
+
+def test_gflops_lines_each_look_different():
+    records = [make_record(run_id=str(i), params={"n": 64 * (i + 1)}, nranks=p,
+                           per_rank_sent=[1e6] * p, model_per_rank=[1e6] * p,
+                           per_rank_recv=[1e6] * p, model_per_rank_recv=[1e6] * p,
+                           wire_per_rank=([1e6] * p, [1e6] * p))
+               for i in range(15) for p in (2, 4)]
+    frame = pd.DataFrame([flatten(r) for r in records])
+    lines = plots.gflops_figure(frame, "lu").axes[0].lines
+    assert len(lines) == 15
+    assert len({(str(line.get_color()), line.get_marker()) for line in lines}) == 15
+    assert len({str(line.get_color()) for line in lines}) == 15
+
+
+def test_ranks_and_threads_pairs_stand_side_by_side(tmp_path):
+    from linalg_io.report.pairs import ranks_threads_table
+
+    def run(p: int, t: int, median: float, run_id: str) -> dict:
+        return make_record(run_id=run_id, nranks=p, threads=t, median=median,
+                           per_rank_sent=[1e6] * p, model_per_rank=[1e6] * p,
+                           per_rank_recv=[2e6] * p, model_per_rank_recv=[2e6] * p,
+                           wire_per_rank=([1e6] * p, [1e6] * p),
+                           command=["linalg-io", "lu", "--n", "1024", "--np", str(p),
+                                    "--threads", str(t)])
+    records = [run(2, 1, 0.5, "a"), run(1, 2, 0.25, "b"), run(4, 1, 0.2, "c")]
+    frame = pd.DataFrame([flatten(r) for r in records])
+    (row,) = ranks_threads_table(frame).to_dict("records")
+    assert row == {"problem": "2d n=1024", "cores": 2, "time_s 2x1": 0.5,
+                   "GFLOP/s 2x1": pytest.approx(2.0), "recv_MB 2x1": pytest.approx(2.0),
+                   "time_s 1x2": 0.25, "GFLOP/s 1x2": pytest.approx(4.0),
+                   "recv_MB 1x2": pytest.approx(2.0), "best (ranks x threads)": "1x2"}
+    path = tmp_path / "r.jsonl"
+    for record in records:
+        append_record(path, record)
+    build_report([path], tmp_path / "rep", quiet=True)
+    assert len(pd.read_csv(tmp_path / "rep" / "lu_ranks_threads.csv")) == 1
+    assert "## ranks x threads on the same cores" in (tmp_path / "rep" / "lu.md").read_text()
+    lines = plots.gflops_figure(frame, "lu").axes[0].lines
+    assert sorted(line.get_label() for line in lines) == ["2d n=1024 T=1", "2d n=1024 T=2"]
+
+
+def test_older_records_without_wire_counts_still_report(tmp_path):
+    path = tmp_path / "old.jsonl"
+    append_record(path, make_record(run_id="old", older=True))
+    build_report([path], tmp_path / "rep", quiet=True)
+    (row,) = pd.read_csv(tmp_path / "rep" / "lu.csv").to_dict("records")
+    assert row["recv_MB"] == pytest.approx(3.0) and math.isnan(row["wire_recv_MB"])
+    assert row["wire_note"] == "n/a: the record predates wire counts"
+    markdown = (tmp_path / "rep" / "lu.md").read_text()
+    assert "| 3 | 2.5 | n/a | n/a | n/a | n/a | 1 | 3 |" in markdown
+    assert "wire bytes n/a: the record predates wire counts" in markdown
+    assert {p.stem for p in (tmp_path / "rep").glob("*.png")} == {"bytes_lu", "gflops_lu",
+                                                                  "phases_lu"}
 
 
 def test_one_gflops_line_per_problem_across_p():
@@ -170,7 +306,7 @@ def test_one_gflops_line_per_problem_across_p():
 
 def test_balance_plots_split_into_pages_of_panels():
     frame = pd.DataFrame([{"algo": "2d", "nranks": 2, "params.n": n,
-                           "traffic.per_rank_bytes_sent": [1e6, 2e6]} for n in range(14)])
+                           "traffic.per_rank_bytes_recv": [1e6, 2e6]} for n in range(14)])
     figures = plots.balance_figures(frame, "lu")
     assert [len(f.axes) for f in figures] == [plots.PANELS_PER_FIGURE, 2]
 
@@ -189,7 +325,8 @@ def test_sparse_records_still_make_a_report(tmp_path):
     assert summary["verify"].tolist() == ["?", "PASSED", "?"]
     lu = pd.read_csv(tmp_path / "out" / "lu.csv").iloc[0]
     assert (lu["n"], lu["P"], lu["time_median_s"]) == (8, 2, 0.1)
-    assert math.isnan(lu["sent_max_MB"]) and math.isnan(lu["sent_over_model"])
+    assert math.isnan(lu["recv_MB"]) and math.isnan(lu["wire_recv_MB"])
+    assert math.isnan(lu["sent_MB"]) and math.isnan(lu["recv_over_model"])
     assert sorted(p.name for p in (tmp_path / "out").glob("*.png")) == []
 
 
@@ -199,7 +336,7 @@ def test_markdown_formatting():
     text = tables.to_markdown(table).splitlines()
     assert text[1] == "|---|---:|---:|"
     assert text[2] == "| a\\|b | 1.235e+06 | 0.5 |"
-    assert text[3] == "| c |  | 1.000e-05 |"
+    assert text[3] == "| c | n/a | 1.000e-05 |"
 
 
 def test_missing_inputs_are_input_errors(tmp_path):
@@ -241,30 +378,41 @@ def test_several_files_make_one_report(results, tmp_path, monkeypatch):
     assert "other.jsonl</code> (1 records)" in index.read_text()
 
 
-def test_notebook_cells_run_headless(results, tmp_path, monkeypatch, capsys):
-    notebook = json.loads(NOTEBOOK.read_text())
-    cells = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
-    assert len(cells) >= 3
+def _run_notebook(where: Path):
+    """Execute notebooks/report.ipynb in a fresh kernel with `where` as its directory,
+    as `jupyter nbconvert --execute` does (the notebook extra: nbclient, ipykernel)."""
+    import nbclient
+    import nbformat
+
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(where)}}).execute()
+    return [output for cell in notebook.cells if cell.cell_type == "code"
+            for output in cell.outputs]
+
+
+def test_notebook_runs_headless(results, tmp_path, monkeypatch):
+    import nbclient
+
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "run.jsonl").write_bytes(results.read_bytes())
     (tmp_path / "notebooks").mkdir()
     monkeypatch.delenv("LINALG_IO_RESULTS", raising=False)
-    # as Jupyter runs it (../results/*.jsonl) and as papermill does (results/*.jsonl)
-    for where in (tmp_path / "notebooks", tmp_path):
-        monkeypatch.chdir(where)
-        namespace: dict = {}
-        for source in cells:
-            exec(compile(source, str(NOTEBOOK), "exec"), namespace)  # noqa: S102 (our notebook)
-        assert len(namespace["frame"]) == 4
-        assert set(namespace["by_kernel"]) == {"lu", "tsgemm"}
-        assert len(namespace["figures"]) == 7
-        assert "4 records from 1 files" in capsys.readouterr().out
+    outputs = _run_notebook(tmp_path / "notebooks")   # as Jupyter runs it: ../results
+    text = "".join(output.get("text", "") for output in outputs)
+    assert "4 records from 1 files: ../results/run.jsonl" in text
+    assert "lu - all runs: n=1024 nb=64 grid=2x2x1" in text
+    html = [output["data"]["text/html"] for output in outputs
+            if "text/html" in output.get("data", {})]
+    assert len(html) == 3   # the summary, the lu and the tsgemm lead tables
+    assert "<th>recv_MB</th>" in html[1] and "2d dist=diagdom P=4" in html[1]
+    images = [output for output in outputs if "image/png" in output.get("data", {})]
+    assert len(images) == 7
     assert os.listdir(tmp_path / "notebooks") == []  # the notebook writes nothing
-    assert sorted(os.listdir(tmp_path)) == ["notebooks", "results"]
-    (tmp_path / "elsewhere" / "deeper").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path / "elsewhere" / "deeper")
-    with pytest.raises(FileNotFoundError, match="no records files match results/"):
-        exec(compile(cells[0], str(NOTEBOOK), "exec"), {})  # noqa: S102
+    (tmp_path / "elsewhere" / "deeper").mkdir(parents=True)   # neither results/ nor ../results/
+    with pytest.raises(nbclient.exceptions.CellExecutionError,
+                       match="no records files match results/"):
+        _run_notebook(tmp_path / "elsewhere" / "deeper")
 
 
 def test_a_run_given_twice_counts_once_and_pingpong_has_its_best_bandwidth(results, tmp_path,

@@ -59,7 +59,9 @@ class FakeLauncher:
             append_record(out, make_record(
                 kernel=argv[0], algo=argv[argv.index("--algo") + 1] if "--algo" in argv else "x",
                 params=params, nranks=nranks, per_rank_sent=[n * 1e3] * nranks,
-                model_per_rank=[n * 2e3] * nranks, passed=code == 0,
+                model_per_rank=[n * 2e3] * nranks, per_rank_recv=[n * 1e3] * nranks,
+                model_per_rank_recv=[n * 2e3] * nranks,
+                wire_per_rank=([n * 1.5e3] * nranks, [n * 1.5e3] * nranks), passed=code == 0,
                 command=["linalg-io"] + argv, run_id=f"run{len(self.commands)}"))
         return Launched(code, f"output of {line}\nlinalg-io: error: broken {code}\n")
 
@@ -166,10 +168,12 @@ def test_sweep_runs_every_point_and_summarises(tmp_path, capsys):
     assert "9 points: 9 passed, 0 failed, 0 skipped" in text
     summary = [line for line in text.splitlines() if line.startswith("lu ")]
     assert len(summary) == 8
-    # n=128 on 4 ranks: sent 128 kB per rank, model 256 kB; gflops = 1e9 / 0.5 s; the
-    # parameters as asked, with the grid the run chose for 'auto'
-    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2x1)", "4", "0.5", "2",
-                                  "0.128", "0.256", "hpl_residual=0.25", "PASSED"]
+    # n=128 on 4 ranks: received 128 kB per rank, model 256 kB; wire 192 kB each way
+    # (the model's 4.5 and 4 MB); sent 128 kB; gflops = 1e9 / 0.5 s; the parameters as
+    # asked, with the grid the run chose for 'auto'
+    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2x1)", "4", "1", "0.5",
+                                  "2", "0.128", "0.256", "0.192", "4.5", "0.192", "4",
+                                  "0.128", "hpl_residual=0.25", "PASSED"]
     (last,) = [line for line in text.splitlines() if line.startswith("sptrsv ")]
     assert last.split()[:5] == ["sptrsv", "x", "matrix=lap2d:8", "upper", "2"]
 

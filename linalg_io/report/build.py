@@ -1,12 +1,15 @@
 """`linalg-io report RESULTS.jsonl... --out DIR`: tables, plots and one HTML page.
 
-Writes into DIR, per kernel K: ``K.csv`` and ``K.md`` (one row per run: parameters,
-grid, P, median time, GFLOP/s, the check, measured and model bytes sent (max, mean),
-their ratio, max/mean balance, lower bound and the ratio to it, messages),
-``bytes_K.png`` (measured vs model per run), ``balance_K.png`` (bytes per rank,
-measured vs model), ``gflops_K.png`` (GFLOP/s vs P), ``phases_K.png`` (bytes by
-phase); for all records ``summary.csv``/``summary.md``; and ``index.html``, which
-embeds everything.
+Writes into DIR, per kernel K: ``K.csv`` (one row per run, every column: the lead
+columns of `tables.LEAD_COLUMNS`, then parameters, sent bytes, ratios, balance,
+messages, ...), ``K.md`` (the lead columns only: configuration, time, GFLOP/s,
+received and wire bytes per rank beside the model's, the lower bound and received
+over it, the verdict; the parameters all runs share above the table),
+``K_ranks_threads.csv`` where a problem ran on the same cores as different ranks x
+threads splits (side by side), ``bytes_K.png`` (received and wire bytes, measured vs
+model per run), ``balance_K.png`` (bytes received per rank), ``gflops_K.png``
+(GFLOP/s vs P), ``phases_K.png`` (bytes by phase); for all records
+``summary.csv``/``summary.md``; and ``index.html``, which embeds everything.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import pandas as pd
 from linalg_io.errors import InputError
 from linalg_io.records import flatten, read_records
 from linalg_io.report import html, plots, tables
+from linalg_io.report.labels import common_params
+from linalg_io.report.pairs import ranks_threads_table
 
 
 def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tuple[str, int]]]:
@@ -105,17 +110,23 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
         stem = file_stem(kernel)
         part = frame[frame["kernel"] == kernel].dropna(axis=1, how="all")
         table.to_csv(out / f"{stem}.csv", index=False)
-        (out / f"{stem}.md").write_text(f"# {kernel}\n\n" + tables.to_markdown(table))
-        images = []
+        section = html.KernelSection(
+            kernel=kernel, table=tables.lead_table(table), common=common_params(part),
+            notes=sorted({n for n in table["wire_note"] if n.startswith("n/a")}),
+            pairs=ranks_threads_table(part),
+            formulas={"model": _formulas(part, "model.formula"),
+                      "lower bound": _formulas(part, "lower_bound.formula")})
+        files = [f"{stem}.csv", f"{stem}.md"]
+        if len(section.pairs):
+            section.pairs.to_csv(out / f"{stem}_ranks_threads.csv", index=False)
+            files.append(f"{stem}_ranks_threads.csv")
+        (out / f"{stem}.md").write_text(section.markdown(f"{stem}.csv"))
         for name, figure in plots.kernel_figures(part, stem).items():
             figure.savefig(out / f"{name}.png", dpi=100)
-            images.append(f"{name}.png")
-        written += [f"{stem}.csv", f"{stem}.md"] + images
-        sections.append(html.KernelSection(
-            kernel=kernel, table=table, files=[f"{stem}.csv", f"{stem}.md"] + images,
-            images=images,
-            formulas={"model": _formulas(part, "model.formula"),
-                      "lower bound": _formulas(part, "lower_bound.formula")}))
+            section.images.append(f"{name}.png")
+        section.files = files + section.images
+        written += section.files
+        sections.append(section)
     generated = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = out / "index.html"
     index.write_text(html.render_page(out, sources, sections, summary, generated))

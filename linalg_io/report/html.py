@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from linalg_io.report.tables import RUN_COLUMNS, format_cell
+from linalg_io.report.tables import RUN_COLUMNS, format_cell, to_markdown
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -29,13 +29,28 @@ code, .formula { font-family: ui-monospace, monospace; font-size: 0.85em; }
 
 @dataclass
 class KernelSection:
-    """What the page shows for one kernel."""
+    """What the page (and K.md) shows for one kernel: the lead table, the parameters
+    every run shares, why some runs have no wire bytes, the ranks x threads pairs."""
 
     kernel: str
     table: pd.DataFrame
+    common: str = ""
+    notes: list[str] = field(default_factory=list)
+    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     files: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
     formulas: dict[str, list[str]] = field(default_factory=dict)
+
+    def markdown(self, csv_name: str) -> str:
+        parts = [f"# {self.kernel}\n"]
+        if self.common:
+            parts.append(f"All runs: {self.common}\n")
+        parts.append(to_markdown(self.table))
+        parts += [f"wire bytes {note}\n" for note in self.notes]
+        if len(self.pairs):
+            parts += ["## ranks x threads on the same cores\n", to_markdown(self.pairs)]
+        parts.append(f"Every column of every run: {csv_name}\n")
+        return "\n".join(parts)
 
 
 def table_html(table: pd.DataFrame) -> str:
@@ -44,7 +59,8 @@ def table_html(table: pd.DataFrame) -> str:
     for row in table.itertuples(index=False):
         cells = []
         for name, value in zip(table.columns, row):
-            failed = name in ("verify_passed", "verify") and (value is False or "FAILED" in str(value))
+            failed = name in ("verify_passed", "verify", "verdict") and (
+                value is False or "FAILED" in str(value))
             css = ' class="failed"' if failed else ""
             cells.append(f"<td{css}>{html.escape(format_cell(value))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -66,8 +82,12 @@ def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[Ke
              "<h1>linalg-io report</h1>",
              f"<p>Generated {html.escape(generated)} from "
              + ", ".join(f"<code>{html.escape(s)}</code> ({n} records)" for s, n in sources)
-             + ". Bytes are MB (10<sup>6</sup>) per rank per timed repetition, counted as "
-               "logical payload (SPEC section 4).</p>",
+             + ". Bytes are MB (10<sup>6</sup>) per rank per timed repetition, of the "
+               "busiest rank: <b>received</b> (logical payload, SPEC section 4: the data a "
+               "rank must obtain from others, what the lower bound bounds) and on the "
+               "<b>wire</b> (what the MPI library moved, collective internals included), "
+               "each beside the model's; logical bytes sent are in the CSV files. n/a: the "
+               "record has no such number.</p>",
              "<ul>" + "".join(f'<li><a href="#{html.escape(s.kernel)}">{html.escape(s.kernel)}</a>'
                               f" ({len(s.table)} runs)</li>" for s in sections) + "</ul>",
              "<h2>All runs</h2>", table_html(summary),
@@ -78,7 +98,12 @@ def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[Ke
         parts.append(f'<h2 id="{kernel}">{kernel}</h2>')
         parts.append('<p class="files">' + "".join(
             f'<a href="{html.escape(f)}">{html.escape(f)}</a>' for f in section.files) + "</p>")
+        if section.common:
+            parts.append(f"<p>All runs: <code>{html.escape(section.common)}</code></p>")
         parts.append(table_html(section.table))
+        parts += [f"<p>wire bytes {html.escape(note)}</p>" for note in section.notes]
+        if len(section.pairs):
+            parts += ["<h3>ranks x threads on the same cores</h3>", table_html(section.pairs)]
         for title, formulas in section.formulas.items():
             if formulas:
                 parts.append(f"<p><b>{html.escape(title)}</b></p><ul>" + "".join(

@@ -2,7 +2,11 @@
 
 Figures are built with the object-oriented API on the Agg canvas (no pyplot, no
 display needed); each function returns a `Figure`, or None when the records hold
-nothing to draw, so a caller saves what exists. Bytes are in MB (10^6 bytes).
+nothing to draw, so a caller saves what exists. Bytes are in MB (10^6 bytes) per rank
+per repetition, and every traffic plot leads with the bytes a rank *received*
+(logical, what the lower bound bounds) and the bytes the MPI library moved (wire);
+bars of a run whose record lacks a number say "n/a". An axis whose values span more
+than a decade is logarithmic, so that small bars stay visible beside large ones.
 """
 
 from __future__ import annotations
@@ -13,14 +17,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.transforms import blended_transform_factory
 
-from linalg_io.report.tables import MB, column, describe_params, format_grid
+from linalg_io.report.labels import problem_labels, run_labels
+from linalg_io.report.tables import MB, column
 
 PANELS_PER_FIGURE = 12
-LABEL_CHARS = 48
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+LINESTYLES = ("-", "--", ":", "-.")
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -36,57 +44,32 @@ def figure_png(figure: Figure, dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
-def label_params(frame: pd.DataFrame) -> list[str]:
-    """The params.* columns worth a label: they differ between rows and hold no
-    fractional numbers (those are derived, e.g. a measured rate)."""
-    def fractional(value: Any) -> bool:
-        return isinstance(value, float) and not math.isnan(value) and not value.is_integer()
-
-    return [c for c in frame.columns if c.startswith("params.")
-            and frame[c].map(repr).nunique() > 1 and not frame[c].map(fractional).any()]
-
-
-def run_labels(frame: pd.DataFrame, limit: int = LABEL_CHARS) -> list[str]:
-    """'2d n=1024 grid=2x2 P=4' per row: algorithm, the parameters that differ between
-    the rows (in record order, cut with '...' past `limit` characters) and P; labels
-    that would be the same get the start of their run_id, as in the tables."""
-    names = label_params(frame)
-    labels = []
-    for _, row in frame.iterrows():
-        algo = "" if pd.isna(row.get("algo")) else str(row.get("algo"))
-        ranks = row.get("nranks")
-        tail = f"P={int(ranks)}" if isinstance(ranks, (int, float)) and not pd.isna(ranks) else ""
-        words = [algo] if algo else []
-        for name in names:
-            value = row[name]
-            if not isinstance(value, (list, tuple)) and pd.isna(value):
-                continue
-            text = format_grid(value) if isinstance(value, (list, tuple)) else str(value)
-            if isinstance(value, float):
-                text = str(int(value))
-            if text in algo:
-                continue
-            word = f"{name.removeprefix('params.')}={text}"
-            if len(" ".join(words + [word, tail])) > limit:
-                words.append("...")
-                break
-            words.append(word)
-        labels.append(" ".join(words + [tail]).strip())
-    counts = pd.Series(labels).value_counts()
-    run_ids = frame["run_id"] if "run_id" in frame else pd.Series("", index=frame.index)
-    return [f"{label} [{str(run_id)[:6]}]" if counts[label] > 1 and isinstance(run_id, str)
-            else label for label, run_id in zip(labels, run_ids)]
+def series_style(index: int) -> dict[str, Any]:
+    """Colour, marker and line style of the index-th series: 20 distinct colours, then
+    the same colours with another line style (no two series of a plot look alike)."""
+    return {"color": colormaps["tab20"](index % 20), "marker": MARKERS[index % len(MARKERS)],
+            "linestyle": LINESTYLES[(index // 20) % len(LINESTYLES)]}
 
 
 def _width(runs: int) -> float:
     return min(30.0, max(7.0, 0.6 * runs + 2.5))
 
 
-def _log_if_wide(axes: Any, values: pd.Series) -> None:
-    """A log scale when the values span more than two decades."""
-    positive = values[values > 0]
-    if len(positive) and positive.max() / positive.min() > 100:
+def _log_if_wide(axes: Any, values: list[pd.Series]) -> None:
+    """A log scale, ticks as plain numbers, when the positive values span more than a
+    decade."""
+    stacked = pd.concat(values)
+    positive = stacked[stacked > 0]
+    if len(positive) and positive.max() / positive.min() > 10:
         axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.yaxis.set_minor_formatter(FuncFormatter(_minor_tick))
+
+
+def _minor_tick(value: float, _position: int) -> str:
+    """A minor tick of a log axis labelled at 2x and 5x a power of ten only."""
+    mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
+    return f"{value:g}" if mantissa in (2, 5) else ""
 
 
 def _label_axis(axes: Any, labels: list[str]) -> None:
@@ -94,29 +77,51 @@ def _label_axis(axes: Any, labels: list[str]) -> None:
     axes.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
 
 
+def _bars(axes: Any, x: np.ndarray, groups: list[tuple[str, pd.Series, dict]]) -> None:
+    """Side-by-side bars, one per group and run; 'n/a' written where a value is missing."""
+    width = 0.8 / len(groups)
+    under = blended_transform_factory(axes.transData, axes.transAxes)
+    for number, (label, values, style) in enumerate(groups):
+        offset = (number - (len(groups) - 1) / 2) * width
+        axes.bar(x + offset, values.fillna(0).to_numpy(), width, label=label, **style)
+        for position in x[values.isna().to_numpy()]:
+            axes.text(position + offset, 0.02, "n/a", transform=under, rotation=90,
+                      ha="center", va="bottom", fontsize=7)
+
+
 def bytes_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
-    """Measured vs model bytes sent per rank and repetition, one group of bars per run."""
-    measured = column(frame, "traffic.bytes_sent.max") / MB
-    model = column(frame, "model.bytes_sent.max") / MB
-    if measured.isna().all() and model.isna().all():
+    """Per run, the busiest rank's bytes per repetition, measured beside the model's:
+    received (logical, with the lower bound) on top, the wire bytes (sent and received)
+    below."""
+    recv = column(frame, "traffic.bytes_recv.max") / MB
+    model_recv = column(frame, "model.bytes_recv.max") / MB
+    wire = {way: column(frame, f"traffic.wire.bytes_{way}.max") / MB for way in ("sent", "recv")}
+    model_wire = {way: column(frame, f"model.wire.bytes_{way}.max") / MB
+                  for way in ("sent", "recv")}
+    if recv.isna().all() and model_recv.isna().all():
         return None
     labels = run_labels(frame)
     x = np.arange(len(labels))
-    figure = new_figure(_width(len(labels)), 4.5)
-    axes = figure.add_subplot()
-    axes.bar(x - 0.2, measured.fillna(0), 0.4, label="measured, busiest rank", color="tab:blue")
-    axes.bar(x + 0.2, model.fillna(0), 0.4, label="model, busiest rank", color="tab:orange")
-    axes.plot(x - 0.2, column(frame, "traffic.bytes_sent.mean") / MB, "k_", markersize=14,
-              label="mean over ranks")
-    axes.plot(x + 0.2, column(frame, "model.bytes_sent.mean") / MB, "k_", markersize=14)
+    figure = new_figure(_width(len(labels)), 7.0)
+    top, bottom = figure.subplots(2, 1, sharex=True)
+    _bars(top, x, [("measured", recv, {"color": "tab:blue"}),
+                   ("model", model_recv, {"color": "tab:orange"})])
     lower = column(frame, "lower_bound.bytes_per_rank") / MB
     if lower.notna().any():
-        axes.plot(x, lower, "rv", label="lower bound")
-    _label_axis(axes, labels)
-    _log_if_wide(axes, pd.concat([measured, model]))
-    axes.set_ylabel("MB sent per rank per repetition")
-    axes.set_title(f"{kernel}: measured vs model traffic")
-    axes.legend(fontsize=8)
+        top.plot(x, lower, "rv", label="lower bound")
+    _log_if_wide(top, [recv, model_recv, lower])
+    top.set_ylabel("MB received per rank")
+    top.set_title(f"{kernel}: bytes received (logical), busiest rank, per repetition")
+    top.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _bars(bottom, x, [("wire sent", wire["sent"], {"color": "tab:green"}),
+                      ("model wire sent", model_wire["sent"], {"color": "tab:olive"}),
+                      ("wire received", wire["recv"], {"color": "tab:purple"}),
+                      ("model wire received", model_wire["recv"], {"color": "tab:pink"})])
+    _log_if_wide(bottom, [*wire.values(), *model_wire.values()])
+    bottom.set_ylabel("MB on the wire per rank")
+    bottom.set_title("bytes the MPI library moved (wire), busiest rank, per repetition")
+    bottom.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _label_axis(bottom, labels)
     return figure
 
 
@@ -126,129 +131,125 @@ def _per_rank(value: Any) -> np.ndarray | None:
     return None
 
 
+def _values(frame: pd.DataFrame, name: str) -> pd.Series:
+    return frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
+
+
 def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
-    """Bytes sent by each rank (bars) against the model's (markers), one panel per run."""
-    labels = run_labels(frame)
-    measured = frame.get("traffic.per_rank_bytes_sent", pd.Series(None, index=frame.index))
-    model = frame.get("model.per_rank_bytes_sent", pd.Series(None, index=frame.index))
-    panels = [(label, _per_rank(m), _per_rank(p))
-              for label, m, p in zip(labels, measured, model)]
-    panels = [p for p in panels if p[1] is not None or p[2] is not None]
+    """Bytes received by each rank, logical (bars) and on the wire (narrow bars), against
+    the model's logical ones (markers), one panel per run that records them."""
+    panels = [(label, _per_rank(m), _per_rank(w), _per_rank(p)) for label, m, w, p in zip(
+        run_labels(frame), _values(frame, "traffic.per_rank_bytes_recv"),
+        _values(frame, "traffic.wire.per_rank_bytes_recv"),
+        _values(frame, "model.per_rank_bytes_recv"))]
+    panels = [panel for panel in panels if any(v is not None for v in panel[1:])]
     figures = []
     for start in range(0, len(panels), PANELS_PER_FIGURE):
         chunk = panels[start:start + PANELS_PER_FIGURE]
         columns = min(3, len(chunk))
         rows = math.ceil(len(chunk) / columns)
         figure = new_figure(4.2 * columns, 3.0 * rows)
-        for index, (label, sent, predicted) in enumerate(chunk):
+        for index, (label, received, wire, predicted) in enumerate(chunk):
             axes = figure.add_subplot(rows, columns, index + 1)
-            if sent is not None:
-                axes.bar(np.arange(len(sent)), sent / MB, color="tab:blue", label="measured")
+            if received is not None:
+                axes.bar(np.arange(len(received)) - 0.15, received / MB, 0.5,
+                         color="tab:blue", label="measured")
+            if wire is not None:
+                axes.bar(np.arange(len(wire)) + 0.25, wire / MB, 0.3, color="tab:purple",
+                         label="wire")
             if predicted is not None:
-                axes.plot(np.arange(len(predicted)), predicted / MB, "_", color="tab:orange",
-                          markersize=16, markeredgewidth=2.5, label="model")
+                axes.plot(np.arange(len(predicted)) - 0.15, predicted / MB, "_",
+                          color="tab:orange", markersize=16, markeredgewidth=2.5,
+                          label="model")
             axes.set_title(label, fontsize=8)
             axes.set_xlabel("rank", fontsize=8)
             axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-            axes.set_ylabel("MB sent", fontsize=8)
+            axes.set_ylabel("MB received", fontsize=8)
             axes.tick_params(labelsize=7)
             if index == 0:
                 axes.legend(fontsize=7)
-        figure.suptitle(f"{kernel}: bytes sent per rank (balance)")
+        figure.suptitle(f"{kernel}: bytes received per rank (balance)")
         figures.append(figure)
     return figures
 
 
-# Options of a command line that say how or where a problem runs, not which problem.
-NOT_THE_PROBLEM = {"--np": 1, "--out": 1, "--grid": 1, "--reps": 1, "--warmup": 1,
-                   "--threads": 1, "--profile": 1, "--mem": 1, "--quiet": 0, "--algo": 1,
-                   "--variant": 1}
-
-
-def problem_labels(frame: pd.DataFrame) -> list[str]:
-    """'2d n=1024 nb=64 dist=random' per row: the algorithm and the problem as the
-    record's command line asked for it, without P, grid and run options, so that the
-    runs of one problem on different P share a label (from the parameters, grid left
-    out, where a record has no command)."""
-    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
-    fallback = describe_params(frame, with_grid=False)
-    commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
-    labels = []
-    for algo, command, params in zip(algos, commands, fallback):
-        if not isinstance(command, list) or len(command) < 2:
-            labels.append(f"{algo} {params}".strip())
-            continue
-        words, rest = [], list(command[2:])
-        while rest:
-            word = rest.pop(0)
-            if word in NOT_THE_PROBLEM:
-                del rest[:NOT_THE_PROBLEM[word]]
-            elif word.startswith("--") and rest and not rest[0].startswith("--"):
-                words.append(f"{word[2:]}={rest.pop(0)}")
-            elif word.startswith("--") and "=" in word:
-                if word.split("=", 1)[0] not in NOT_THE_PROBLEM:
-                    words.append(word[2:])
-            elif word.startswith("--"):
-                words.append(word[2:])
-        labels.append(" ".join([algo] + words))
-    return labels
-
-
 def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
-    """GFLOP/s against the number of ranks, one line per algorithm and problem."""
+    """GFLOP/s against the number of ranks, one line per algorithm and problem (and
+    threads per rank, where runs differ in them), each line its own colour and marker."""
     gflops = column(frame, "gflops")
     ranks = column(frame, "nranks")
     if gflops.isna().all():
         return None
-    series = pd.DataFrame({"config": problem_labels(frame), "P": ranks.values,
+    configs = problem_labels(frame)
+    threads = column(frame, "threads_per_rank").fillna(1)
+    if (threads != 1).any():
+        configs = [f"{config} T={int(t)}" for config, t in zip(configs, threads)]
+    series = pd.DataFrame({"config": configs, "P": ranks.values,
                            "gflops": gflops.values}).dropna()
-    figure = new_figure(7, 4.5)
+    figure = new_figure(9, 4.5)
     axes = figure.add_subplot()
-    for config, points in series.groupby("config", sort=True):
+    for index, (config, points) in enumerate(series.groupby("config", sort=True)):
         medians = points.groupby("P")["gflops"].median()
-        axes.plot(medians.index, medians.values, "o-", label=config)
+        axes.plot(medians.index, medians.values, label=config, **series_style(index))
     axes.set_xscale("log", base=2)
     axes.set_xlabel("ranks P")
     axes.set_ylabel("GFLOP/s (median time)")
     axes.set_title(f"{kernel}: GFLOP/s vs P")
-    axes.legend(fontsize=7)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
 
-def phase_names(frame: pd.DataFrame, block: str) -> list[str]:
-    """Phases with a value in `block`.by_phase (block: traffic or model), sorted."""
-    prefix = f"{block}.by_phase."
+def phase_basis(frame: pd.DataFrame) -> tuple[str, str, str]:
+    """(measured prefix, model prefix, word): bytes received by phase where every run
+    records them, else bytes sent (records older than received phases)."""
+    received = "traffic.recv_by_phase."
+    if any(c.startswith(received) for c in frame.columns) and all(
+            frame[[c for c in frame.columns if c.startswith(received)]].notna().any(axis=1)):
+        return received, "model.recv_by_phase.", "received"
+    return "traffic.by_phase.", "model.by_phase.", "sent"
+
+
+def _phases(frame: pd.DataFrame, prefix: str) -> list[str]:
     return sorted(c.removeprefix(prefix) for c in frame.columns
                   if c.startswith(prefix) and column(frame, c).notna().any())
 
 
 def phase_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
-    """Bytes sent by the busiest rank, stacked by phase, one bar per run; where the
-    model gives phases too, its stacked bar (hatched) stands beside."""
-    measured = phase_names(frame, "traffic")
+    """Bytes of the busiest rank by phase, stacked, one bar per run; beside it (hatched)
+    the model's, only for the runs whose records give the model's phases."""
+    measured_prefix, model_prefix, word = phase_basis(frame)
+    measured = _phases(frame, measured_prefix)
     if not measured:
         return None
-    modelled = phase_names(frame, "model")
+    modelled = _phases(frame, model_prefix)
+    with_model = (frame[[model_prefix + name for name in modelled]].notna().any(axis=1)
+                  .to_numpy() if modelled else np.zeros(len(frame), dtype=bool))
     phases = sorted(set(measured) | set(modelled))
-    colours = {name: f"C{i % 10}" for i, name in enumerate(phases)}
+    colours = {name: colormaps["tab20"](i % 20) for i, name in enumerate(phases)}
     labels = run_labels(frame)
     x = np.arange(len(labels))
-    width = 0.38 if modelled else 0.6
+    width = 0.38
     figure = new_figure(_width(len(labels)), 4.5)
     axes = figure.add_subplot()
-    for block, names, offset, hatch in (("traffic", measured, -width / 2 if modelled else 0, None),
-                                        ("model", modelled, width / 2, "//")):
-        bottom = np.zeros(len(labels))
-        for name in names:
-            values = column(frame, f"{block}.by_phase.{name}").fillna(0).to_numpy() / MB
-            axes.bar(x + offset, values, width, bottom=bottom, color=colours[name], hatch=hatch,
-                     edgecolor="white" if hatch else None,
-                     label=name if block == "traffic" or name not in measured else None)
-            bottom += values
+    measured_x = x - np.where(with_model, width / 2, 0)
+    bottom = np.zeros(len(labels))
+    for name in measured:
+        values = column(frame, measured_prefix + name).fillna(0).to_numpy() / MB
+        axes.bar(measured_x, values, width, bottom=bottom, color=colours[name], label=name)
+        bottom += values
+    bottom = np.zeros(len(labels))
+    for name in modelled:
+        values = column(frame, model_prefix + name).fillna(0).to_numpy() / MB
+        axes.bar(x[with_model] + width / 2, values[with_model], width,
+                 bottom=bottom[with_model], color=colours[name], hatch="//", edgecolor="white",
+                 label=None if name in measured else name)
+        bottom += values
     _label_axis(axes, labels)
-    axes.set_ylabel("MB sent per repetition (busiest rank)")
-    axes.set_title(f"{kernel}: bytes by phase" + (" (left measured, right model)"
-                                                  if modelled else ""))
+    axes.set_ylabel(f"MB {word} per repetition (busiest rank)")
+    model_note = (f"; hatched: the model's, for the {int(with_model.sum())} of {len(labels)} "
+                  "runs whose records give its phases" if with_model.any()
+                  else f"; the records give no model phases of bytes {word}")
+    axes.set_title(f"{kernel}: bytes {word} by phase{model_note}", fontsize=10)
     axes.legend(fontsize=8)
     return figure
 

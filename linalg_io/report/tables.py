@@ -14,39 +14,67 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from linalg_io.report.labels import describe_params, format_grid, missing, run_labels
+
 MB = 1e6
 
-# Column of the per-kernel table -> what it holds (the Markdown and HTML legend).
-RUN_COLUMNS = {
-    "algo": "algorithm",
-    "grid": "process grid (params.grid)",
+# The columns a reader compares (the Markdown and HTML tables; the CSV has them first):
+# received bytes per rank (logical: what the I/O lower bound bounds) and the bytes the
+# MPI library moved (wire), each beside its model, then the bound and the verdict.
+LEAD_COLUMNS = {
+    "config": "the run: algorithm, the parameters that differ between the runs (resolved; "
+              "'(auto)' where the run chose the value itself), P ranks and T threads per rank",
     "P": "MPI ranks",
-    "backend": "cpu or gpu",
+    "T": "BLAS/OpenMP threads per rank (read back from the pools)",
     "time_median_s": "median time of the timed repetitions",
     "gflops": "GFLOP/s at the median time",
-    "verify_metric": "check that was made",
-    "verify_value": "its value",
-    "verify_passed": "value under its threshold",
-    "sent_max_MB": "measured bytes sent per repetition, busiest rank",
-    "sent_mean_MB": "measured bytes sent per repetition, mean over ranks",
-    "model_sent_max_MB": "model bytes sent, busiest rank",
-    "model_sent_mean_MB": "model bytes sent, mean over ranks",
-    "sent_over_model": "measured / model (busiest rank)",
-    "balance": "measured max / mean bytes sent (1 = balanced)",
-    "model_balance": "model max / mean bytes sent",
-    "lower_bound_MB": "lower bound on bytes per rank (its M and formula: the record's "
-                      "lower_bound)",
-    "sent_over_lower_bound": "measured busiest rank / lower bound; LU: the authors' "
+    "recv_MB": "bytes received per repetition (logical: the data the rank must obtain from "
+               "others), busiest rank",
+    "model_recv_MB": "the model's bytes received, busiest rank",
+    "wire_sent_MB": "bytes the MPI library sent (wire: collective internals included), "
+                    "busiest rank; n/a where the record has no wire counter (see below)",
+    "model_wire_sent_MB": "the model's wire bytes sent, busiest rank",
+    "wire_recv_MB": "bytes the MPI library delivered to the rank (wire), busiest rank",
+    "model_wire_recv_MB": "the model's wire bytes received, busiest rank",
+    "lower_bound_MB": "lower bound on the bytes a rank must receive (its M and formula: the "
+                      "record's lower_bound)",
+    "recv_over_lower_bound": "received (busiest rank) / lower bound; LU: the authors' "
                              "2N^3/(3P sqrt(M)) has no lower-order terms and no credit for "
                              "the data a rank starts with, so small N and the 2D layout's "
                              "M = N^2/P can fall below 1 (compare at scale and the same M)",
-    "msgs_max": "measured messages sent, busiest rank",
-    "model_msgs_max": "model messages sent, busiest rank",
-    "bandwidth_MB_s": "busiest rank's bytes sent / median time (pingpong: the best of its "
-                      "message sizes)",
+    "verdict": "the check, its value and PASSED/FAILED",
+}
+# The other columns, in the CSV only.
+OTHER_COLUMNS = {
+    "algo": "algorithm",
+    "grid": "process grid (params.grid)",
+    "backend": "cpu or gpu",
+    "verify_metric": "check that was made",
+    "verify_value": "its value",
+    "verify_passed": "value under its threshold",
+    "recv_mean_MB": "bytes received per repetition, mean over ranks",
+    "model_recv_mean_MB": "the model's bytes received, mean over ranks",
+    "recv_over_model": "received / model (busiest rank)",
+    "recv_balance": "received max / mean (1 = balanced)",
+    "wire_recv_over_model": "wire received / the model's (busiest rank)",
+    "wire_note": "where the wire bytes come from, or why the record has none",
+    "sent_MB": "bytes sent per repetition (logical: a Bcast counts its payload once), "
+               "busiest rank",
+    "sent_mean_MB": "bytes sent, mean over ranks",
+    "model_sent_MB": "the model's bytes sent, busiest rank",
+    "model_sent_mean_MB": "the model's bytes sent, mean over ranks",
+    "sent_over_model": "sent / model (busiest rank)",
+    "balance": "sent max / mean (1 = balanced)",
+    "model_balance": "the model's sent max / mean",
+    "msgs_max": "messages sent, busiest rank",
+    "model_msgs_max": "the model's messages sent, busiest rank",
+    "wire_msgs_max": "messages the MPI library sent, busiest rank",
+    "bandwidth_MB_s": "busiest rank's bytes received / median time (pingpong: the best of "
+                      "its message sizes)",
     "model_time_s": "model's predicted time",
     "run_id": "record id",
 }
+RUN_COLUMNS = {**LEAD_COLUMNS, **OTHER_COLUMNS}
 
 
 def column(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -59,48 +87,13 @@ def column(frame: pd.DataFrame, name: str) -> pd.Series:
 def _text_column(frame: pd.DataFrame, name: str) -> pd.Series:
     if name not in frame.columns:
         return pd.Series("", index=frame.index, dtype=object)
-    return frame[name].map(lambda v: "" if _missing(v) else str(v)).astype(object)
-
-
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    return isinstance(value, float) and math.isnan(value)
-
-
-def format_grid(value: Any) -> str:
-    """[2, 2, 1] -> '2x2x1'; missing -> ''."""
-    if isinstance(value, (list, tuple)):
-        return "x".join(str(v) for v in value)
-    return "" if _missing(value) else str(value)
+    return frame[name].map(lambda v: "" if missing(v) else str(v)).astype(object)
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:
     """The `params.*` columns with at least one value, grid excluded, in record order."""
     return [c for c in frame.columns
             if c.startswith("params.") and c != "params.grid" and frame[c].notna().any()]
-
-
-def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
-    """One 'n=1024 nb=64 grid=2x2' string per row."""
-    names = param_columns(frame) + (["params.grid"] if with_grid and "params.grid" in frame else [])
-
-    def one(row: pd.Series) -> str:
-        parts = []
-        for name in names:
-            value = row[name]
-            if isinstance(value, (list, tuple)) or not _missing(value):
-                text = format_grid(value) if name == "params.grid" else _plain(value)
-                parts.append(f"{name.removeprefix('params.')}={text}")
-        return " ".join(parts)
-
-    return frame.apply(one, axis=1).astype(object) if len(frame) else pd.Series([], dtype=object)
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else f"{value:.4g}"
-    return str(value)
 
 
 def _param_values(values: pd.Series) -> pd.Series:
@@ -117,39 +110,83 @@ def _ratio(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
     return numerator / denominator.where(denominator > 0)
 
 
+def traffic_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Received, wire and sent bytes per rank (MB, busiest rank), each beside its model:
+    the headline columns of every table (NaN where a record lacks them: older records
+    have no wire block, a record whose wire counter was off has traffic.wire null)."""
+    table = pd.DataFrame(index=frame.index)
+    table["recv_MB"] = column(frame, "traffic.bytes_recv.max") / MB
+    table["model_recv_MB"] = column(frame, "model.bytes_recv.max") / MB
+    for way in ("sent", "recv"):
+        table[f"wire_{way}_MB"] = column(frame, f"traffic.wire.bytes_{way}.max") / MB
+        table[f"model_wire_{way}_MB"] = column(frame, f"model.wire.bytes_{way}.max") / MB
+    table["sent_MB"] = column(frame, "traffic.bytes_sent.max") / MB
+    return table
+
+
+def verdicts(frame: pd.DataFrame) -> list[str]:
+    """'hpl_residual=0.25 PASSED' per row ('?' without a verdict)."""
+    passed = frame["verify.passed"] if "verify.passed" in frame else pd.Series(None, index=frame.index)
+    return [_verdict(ok, metric, value) for ok, metric, value in zip(
+        passed, _text_column(frame, "verify.metric"), column(frame, "verify.value"))]
+
+
+def wire_notes(frame: pd.DataFrame) -> pd.Series:
+    """The wire counter's source, or why the record has no wire bytes."""
+    source = _text_column(frame, "traffic.wire.source")
+    reason = _text_column(frame, "traffic.wire_unavailable")
+    return pd.Series([s or (f"n/a: {r}" if r else "n/a: the record predates wire counts")
+                      for s, r in zip(source, reason)], index=frame.index, dtype=object)
+
+
 def run_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per run of one kernel: parameters, time, checks, measured vs model traffic."""
+    """One row per run of one kernel (the CSV): the LEAD_COLUMNS, then the parameters and
+    OTHER_COLUMNS; rows by algorithm, parameters and P."""
     table = pd.DataFrame(index=frame.index)
     table["algo"] = _text_column(frame, "algo")
+    params = []
     for name in param_columns(frame):
-        table[name.removeprefix("params.")] = _param_values(frame[name])
-    table["grid"] = (frame["params.grid"].map(format_grid) if "params.grid" in frame
-                     else "")
+        params.append(name.removeprefix("params."))
+        table[params[-1]] = _param_values(frame[name])
+    table["grid"] = frame["params.grid"].map(format_grid) if "params.grid" in frame else ""
+    table["config"] = run_labels(frame, limit=None)
     table["P"] = column(frame, "nranks").astype("Int64")
+    table["T"] = column(frame, "threads_per_rank").astype("Int64")
     table["backend"] = _text_column(frame, "backend")
     table["time_median_s"] = column(frame, "time_s.median")
     table["gflops"] = column(frame, "gflops")
+    traffic = traffic_columns(frame)
+    table[list(traffic.columns)] = traffic
+    recv_max = column(frame, "traffic.bytes_recv.max")
+    lower = column(frame, "lower_bound.bytes_per_rank")
+    table["lower_bound_MB"] = lower / MB
+    table["recv_over_lower_bound"] = _ratio(recv_max, lower)
+    table["verdict"] = verdicts(frame)
     table["verify_metric"] = _text_column(frame, "verify.metric")
     table["verify_value"] = column(frame, "verify.value")
-    table["verify_passed"] = (frame["verify.passed"].map(lambda v: None if _missing(v) else bool(v))
+    table["verify_passed"] = (frame["verify.passed"].map(lambda v: None if missing(v) else bool(v))
                               if "verify.passed" in frame else None)
+    table["recv_mean_MB"] = column(frame, "traffic.bytes_recv.mean") / MB
+    table["model_recv_mean_MB"] = column(frame, "model.bytes_recv.mean") / MB
+    table["recv_over_model"] = _ratio(recv_max, column(frame, "model.bytes_recv.max"))
+    table["recv_balance"] = _ratio(recv_max, column(frame, "traffic.bytes_recv.mean"))
+    table["wire_recv_over_model"] = _ratio(column(frame, "traffic.wire.bytes_recv.max"),
+                                           column(frame, "model.wire.bytes_recv.max"))
+    table["wire_note"] = wire_notes(frame)
     sent_max = column(frame, "traffic.bytes_sent.max")
     sent_mean = column(frame, "traffic.bytes_sent.mean")
     model_max = column(frame, "model.bytes_sent.max")
     model_mean = column(frame, "model.bytes_sent.mean")
-    lower = column(frame, "lower_bound.bytes_per_rank")
-    table["sent_max_MB"] = sent_max / MB
     table["sent_mean_MB"] = sent_mean / MB
-    table["model_sent_max_MB"] = model_max / MB
+    table["model_sent_MB"] = model_max / MB
     table["model_sent_mean_MB"] = model_mean / MB
     table["sent_over_model"] = _ratio(sent_max, model_max)
     table["balance"] = _ratio(sent_max, sent_mean)
     table["model_balance"] = _ratio(model_max, model_mean)
-    table["lower_bound_MB"] = lower / MB
-    table["sent_over_lower_bound"] = _ratio(sent_max, lower)
     table["msgs_max"] = column(frame, "traffic.msgs_sent.max")
     table["model_msgs_max"] = column(frame, "model.msgs_sent.max")
-    table["bandwidth_MB_s"] = _ratio(sent_max, column(frame, "time_s.median")) / MB
+    table["wire_msgs_max"] = column(frame, "traffic.wire.msgs_sent.max")
+    table["bandwidth_MB_s"] = _ratio(recv_max, column(frame, "time_s.median")) / MB
     if "results" in frame and "kernel" in frame:
         # pingpong: times_s are per message size, so no time or bandwidth of a whole run;
         # its bandwidth is the best of its message sizes
@@ -159,12 +196,18 @@ def run_table(frame: pd.DataFrame) -> pd.DataFrame:
             lambda rows: max(row["bandwidth_Bps"] for row in rows) / MB)
     table["model_time_s"] = column(frame, "model.time_s")
     table["run_id"] = _text_column(frame, "run_id")
-    order = ["algo"] + [c for c in table.columns if c not in RUN_COLUMNS] + ["P"]
     try:
-        table = table.sort_values(order, kind="stable")
+        table = table.sort_values(["algo"] + params + ["grid", "P", "T"], kind="stable")
     except TypeError:  # a parameter with values of mixed types: keep the records' order
         pass
-    return table.reset_index(drop=True)
+    rest = ["algo"] + params + [c for c in table.columns
+                                if c in OTHER_COLUMNS and c not in ("algo",)]
+    return table[list(LEAD_COLUMNS) + rest].reset_index(drop=True)
+
+
+def lead_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The LEAD_COLUMNS of a `run_table` (the Markdown and HTML tables)."""
+    return table[list(LEAD_COLUMNS)]
 
 
 def kernel_tables(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -179,38 +222,38 @@ def kernel_tables(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def summary_table(frame: pd.DataFrame, params: list[str] | None = None) -> pd.DataFrame:
-    """One row per record, all kernels together; `params` (one string per row) replaces
-    the records' own parameters (all of them, derived ones included) when given."""
+    """One row per record, all kernels together (the report's and the sweep's summary):
+    received and wire bytes per rank beside the model's, then sent; `params` (one string
+    per row) replaces the records' own parameters when given."""
     table = pd.DataFrame(index=frame.index)
     table["kernel"] = _text_column(frame, "kernel")
     table["algo"] = _text_column(frame, "algo")
     table["params"] = describe_params(frame) if params is None else params
     table["P"] = column(frame, "nranks").astype("Int64")
+    table["T"] = column(frame, "threads_per_rank").astype("Int64")
     table["time_s"] = column(frame, "time_s.median")
     table["GFLOP/s"] = column(frame, "gflops")
-    table["sent_max_MB"] = column(frame, "traffic.bytes_sent.max") / MB
-    table["model_MB"] = column(frame, "model.bytes_sent.max") / MB
-    passed = frame["verify.passed"] if "verify.passed" in frame else pd.Series(None, index=frame.index)
-    table["verify"] = [_verdict(ok, metric, value) for ok, metric, value in zip(
-        passed, _text_column(frame, "verify.metric"), column(frame, "verify.value"))]
+    traffic = traffic_columns(frame)
+    table[list(traffic.columns)] = traffic
+    table["verify"] = verdicts(frame)
     return table.reset_index(drop=True)
 
 
 def _verdict(passed: Any, metric: str, value: float) -> str:
     """'hpl_residual=0.25 PASSED'; '?' when the record has no verdict."""
-    if _missing(passed):
+    if missing(passed):
         return "?"
     word = "PASSED" if passed else "FAILED"
     return f"{metric}={value:.3g} {word}" if metric and not math.isnan(value) else word
 
 
 def format_cell(value: Any) -> str:
-    """A cell as text: 4 significant digits for floats, '' for missing values."""
+    """A cell as text: 4 significant digits for floats, 'n/a' for missing values."""
     if value is None or value is pd.NA:
-        return ""
+        return "n/a"
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
-            return ""
+            return "n/a"
         if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
             return f"{value:.3e}"
         return f"{value:.4g}"

@@ -1,0 +1,182 @@
+"""Names of runs for tables and plots, from the flattened records.
+
+A run is named by its *resolved* configuration (the grid and block the run chose),
+with "(auto)" beside a value the command line left to the program (``--grid auto``,
+``--nb auto``, ``--dist auto``), so two runs that differ only in that are told apart
+by their names instead of by run ids. A problem label leaves out P, threads and grid:
+the runs of one problem share it across P.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+from functools import cache
+from typing import Any
+
+import pandas as pd
+
+LABEL_CHARS = 48
+# Options of a command line that say how or where a problem runs, not which problem.
+NOT_THE_PROBLEM = {"--np": 1, "--out": 1, "--grid": 1, "--reps": 1, "--warmup": 1,
+                   "--threads": 1, "--profile": 1, "--mem": 1, "--quiet": 0, "--algo": 1,
+                   "--variant": 1}
+
+
+def missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def format_grid(value: Any) -> str:
+    """[2, 2, 1] -> '2x2x1'; missing -> ''."""
+    if isinstance(value, (list, tuple)):
+        return "x".join(str(v) for v in value)
+    return "" if missing(value) else str(value)
+
+
+def plain(value: Any) -> str:
+    """A parameter as text: whole floats as integers, lists as grids."""
+    if isinstance(value, (list, tuple)):
+        return format_grid(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.4g}"
+    return str(value)
+
+
+@cache
+def _parser() -> argparse.ArgumentParser:
+    from linalg_io.cli import build_parser
+
+    return build_parser()
+
+
+@cache
+def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
+    parsed = None
+    with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        parsed = vars(_parser().parse_args(list(command)))
+    if parsed is None:   # a command line of another version: no options known
+        return frozenset()
+    return frozenset(name for name, value in parsed.items() if value == "auto")
+
+
+def auto_options(command: Any) -> frozenset[str]:
+    """The options a record's command line left to the program ('auto', given or by
+    default), e.g. {'grid', 'nb'}; none for a record without a command it can read."""
+    if not isinstance(command, (list, tuple)) or len(command) < 2:
+        return frozenset()
+    return _auto_options(tuple(str(word) for word in command[1:]))
+
+
+def param_texts(frame: pd.DataFrame) -> pd.DataFrame:
+    """One column per `params.*` (name without the prefix), each cell the value as text
+    with '(auto)' beside a value the run chose itself; '' where a record lacks it."""
+    commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
+    autos = [auto_options(command) for command in commands]
+    texts = pd.DataFrame(index=frame.index)
+    for name in (c for c in frame.columns if c.startswith("params.")):
+        key = name.removeprefix("params.")
+        texts[key] = [("" if not isinstance(v, (list, tuple)) and missing(v) else
+                       plain(v) + ("(auto)" if key in auto else ""))
+                      for v, auto in zip(frame[name], autos)]
+    return texts
+
+
+def _derived(values: pd.Series) -> bool:
+    """A column of fractional numbers is derived from the run (a rate), not asked for."""
+    return values.map(lambda v: isinstance(v, float) and not math.isnan(v)
+                      and not v.is_integer()).any()
+
+
+def varying_params(frame: pd.DataFrame) -> list[str]:
+    """The parameters (names without 'params.') whose text differs between the rows,
+    derived ones left out, in record order."""
+    texts = param_texts(frame)
+    return [key for key in texts.columns if texts[key].nunique() > 1
+            and not _derived(frame[f"params.{key}"])]
+
+
+def common_params(frame: pd.DataFrame) -> str:
+    """'n=1024 nb=64(auto) dist=random': the parameters every row shares (the caption
+    of a table whose rows show only what varies)."""
+    texts = param_texts(frame)
+    return " ".join(f"{key}={texts[key].iloc[0]}" for key in texts.columns
+                    if texts[key].nunique() == 1 and texts[key].iloc[0]
+                    and not _derived(frame[f"params.{key}"]))
+
+
+def run_labels(frame: pd.DataFrame, limit: int | None = LABEL_CHARS) -> list[str]:
+    """'2d n=1024 grid=2x2x1(auto) P=4' per row: algorithm, the parameters that differ
+    between the rows (in record order, cut with '...' past `limit` characters unless it
+    is None), P and,
+    where any run had more than one, the threads per rank (T); labels that would still
+    be the same (repeated runs) get the start of their run_id."""
+    names = varying_params(frame)
+    texts = param_texts(frame)
+    threads = frame.get("threads_per_rank", pd.Series(1, index=frame.index)).fillna(1)
+    show_threads = bool((threads != 1).any())
+    labels = []
+    for index, row in frame.iterrows():
+        algo = "" if missing(row.get("algo")) else str(row.get("algo"))
+        ranks = row.get("nranks")
+        tail = f"P={int(ranks)}" if isinstance(ranks, (int, float)) and not missing(ranks) else ""
+        if show_threads:
+            tail += f" T={int(threads[index])}"
+        words = [algo] if algo else []
+        for name in names:
+            text = texts.at[index, name]
+            if not text or text in algo:
+                continue
+            word = f"{name}={text}"
+            if limit is not None and len(" ".join(words + [word, tail])) > limit:
+                words.append("...")
+                break
+            words.append(word)
+        labels.append(" ".join(words + [tail]).strip())
+    counts = pd.Series(labels).value_counts()
+    run_ids = frame["run_id"] if "run_id" in frame else pd.Series("", index=frame.index)
+    return [f"{label} [{str(run_id)[:6]}]" if counts[label] > 1 and isinstance(run_id, str)
+            else label for label, run_id in zip(labels, run_ids)]
+
+
+def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
+    """One 'n=1024 nb=64 dist=random grid=2x2x1(auto)' string per row, every parameter
+    the record has (grid last)."""
+    texts = param_texts(frame)
+    names = [c for c in texts.columns if c != "grid"] + (
+        ["grid"] if with_grid and "grid" in texts else [])
+    if not len(frame):
+        return pd.Series([], dtype=object)
+    return pd.Series([" ".join(f"{name}={row[name]}" for name in names if row[name])
+                      for _, row in texts.iterrows()], index=frame.index, dtype=object)
+
+
+def problem_labels(frame: pd.DataFrame) -> list[str]:
+    """'2d n=1024 nb=64 dist=random' per row: the algorithm and the problem as the
+    record's command line asked for it, without P, threads, grid and run options, so
+    that the runs of one problem on different P share a label (from the parameters,
+    grid left out, where a record has no command)."""
+    algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
+    fallback = describe_params(frame, with_grid=False)
+    commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
+    labels = []
+    for algo, command, params in zip(algos, commands, fallback):
+        if not isinstance(command, list) or len(command) < 2:
+            labels.append(f"{algo} {params}".strip())
+            continue
+        words, rest = [], list(command[2:])
+        while rest:
+            word = rest.pop(0)
+            if word in NOT_THE_PROBLEM:
+                del rest[:NOT_THE_PROBLEM[word]]
+            elif word.startswith("--") and rest and not rest[0].startswith("--"):
+                words.append(f"{word[2:]}={rest.pop(0)}")
+            elif word.startswith("--") and "=" in word:
+                if word.split("=", 1)[0] not in NOT_THE_PROBLEM:
+                    words.append(word[2:])
+            elif word.startswith("--"):
+                words.append(word[2:])
+        labels.append(" ".join([algo] + words))
+    return labels
