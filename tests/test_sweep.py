@@ -134,6 +134,20 @@ def test_records_file_is_required(tmp_path):
         run_sweep(sweep_args(path), launch=FakeLauncher())
 
 
+def test_ranks_threads_suite_pairs_every_problem_on_two_cores():
+    out, points = load_sweep(BENCH.with_name("ranks_threads.yaml"))
+    assert out == "results/ranks_threads.jsonl"
+    parser = build_parser()
+    splits: dict[tuple, set] = {}
+    for point in points:
+        args = vars(parser.parse_args(list(point.argv) + ["--out", "x.jsonl"]))
+        split = (args.pop("np"), args.pop("threads"))
+        assert split[0] * split[1] == 2
+        splits.setdefault(tuple(sorted((k, str(v)) for k, v in args.items())), set()).add(split)
+    assert len(splits) == 6   # LU 2d and conflux at two N, TS-GEMM atb and tsm2l
+    assert all(pair == {(2, 1), (1, 2)} for pair in splits.values())
+
+
 def test_default_bench_suite_matches_the_command_line():
     out, points = load_sweep(BENCH)
     assert out == "results/default.jsonl"
