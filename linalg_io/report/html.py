@@ -19,6 +19,8 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
+td.text { text-align: left; }
+div.wide { overflow-x: auto; }
 th { background: #f0f0f0; }
 td.failed { background: #fdd; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.3em 0; }
@@ -54,17 +56,22 @@ class KernelSection:
 
 
 def table_html(table: pd.DataFrame) -> str:
+    """The table in a box that scrolls sideways when wider than the page; text columns
+    left-aligned, a failed verdict's cell marked."""
     header = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+    text = {name: not pd.api.types.is_numeric_dtype(table[name]) for name in table.columns}
     rows = []
     for row in table.itertuples(index=False):
         cells = []
         for name, value in zip(table.columns, row):
             failed = name in ("verify_passed", "verify", "verdict") and (
                 value is False or "FAILED" in str(value))
-            css = ' class="failed"' if failed else ""
+            classes = " ".join(c for c, on in (("failed", failed), ("text", text[name])) if on)
+            css = f' class="{classes}"' if classes else ""
             cells.append(f"<td{css}>{html.escape(format_cell(value))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (f'<div class="wide"><table><thead><tr>{header}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def embedded_image(path: Path) -> str:

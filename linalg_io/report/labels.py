@@ -109,11 +109,12 @@ def common_params(frame: pd.DataFrame) -> str:
 
 def run_labels(frame: pd.DataFrame, limit: int | None = LABEL_CHARS) -> list[str]:
     """'2d n=1024 grid=2x2x1(auto) P=4' per row: algorithm, the parameters that differ
-    between the rows (in record order, cut with '...' past `limit` characters unless it
-    is None), P and,
-    where any run had more than one, the threads per rank (T); labels that would still
-    be the same (repeated runs) get the start of their run_id."""
-    names = varying_params(frame)
+    between the runs of that algorithm (in record order, cut with '...' past `limit`
+    characters unless it is None), P and, where any run had more than one, the threads
+    per rank (T); labels that would still be the same (repeated runs) get the start of
+    their run_id."""
+    algos = (frame["algo"] if "algo" in frame else pd.Series("", index=frame.index)).fillna("")
+    names_of = {algo: varying_params(frame[algos == algo]) for algo in algos.unique()}
     texts = param_texts(frame)
     threads = frame.get("threads_per_rank", pd.Series(1, index=frame.index)).fillna(1)
     show_threads = bool((threads != 1).any())
@@ -125,7 +126,7 @@ def run_labels(frame: pd.DataFrame, limit: int | None = LABEL_CHARS) -> list[str
         if show_threads:
             tail += f" T={int(threads[index])}"
         words = [algo] if algo else []
-        for name in names:
+        for name in names_of[algos[index]]:
             text = texts.at[index, name]
             if not text or text in algo:
                 continue
