@@ -155,19 +155,27 @@ class WireCounter:
         self.totals[:] = 0
 
 
-def per_rank_wire(counter: WireCounter, world: MPI.Comm) -> tuple[int, int, int]:
+def per_rank_wire(counter: WireCounter, comm: MPI.Comm) -> tuple[int, int, int]:
     """(bytes sent, bytes received, messages sent) of this rank over the counted regions.
 
-    Collective over `world` (raw communicator: the exchange is not in any region).
-    A rank's messages to itself (a communicator of size 1, a self-send) cross no link
-    and are left out, as the logical rules leave them out."""
-    t = counter.totals.copy()
-    t[:, world.Get_rank()] = 0
+    Collective over `comm` (COMM_WORLD, or a communicator holding every rank that moved
+    anything in the regions; raw: the exchange is not in any region). A rank's
+    messages to itself (a communicator of size 1, a self-send) cross no link and are
+    left out, as the logical rules leave them out."""
+    from mpi4py import MPI
+
+    group, world_group = comm.Get_group(), MPI.COMM_WORLD.Get_group()
+    members = np.asarray(MPI.Group.Translate_ranks(group, list(range(comm.Get_size())),
+                                                   world_group), dtype=np.int64)
+    group.Free()
+    world_group.Free()
+    t = counter.totals[:, members].copy()        # columns: the ranks of comm
+    t[:, comm.Get_rank()] = 0
     sent_to = t[PML_SIZE] + t[PUT_SIZE]          # to each peer, by this rank's PML and puts
     read_from = t[GET_SIZE]                       # this rank's Gets, from each peer
     exchanged = np.stack([sent_to, read_from, t[GET_COUNT]]).T.copy()
     incoming = np.empty_like(exchanged)
-    world.Alltoall(exchanged, incoming)           # row j: what peer j counted for me
+    comm.Alltoall(exchanged, incoming)            # row j: what peer j counted for me
     sent = int(sent_to.sum() + incoming[:, 1].sum())
     received = int(incoming[:, 0].sum() + read_from.sum())
     msgs = int(t[PML_COUNT].sum() + t[PUT_COUNT].sum() + incoming[:, 2].sum())

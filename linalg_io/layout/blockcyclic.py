@@ -59,3 +59,26 @@ def default_nb(n: int, pr: int, pc: int) -> int:
     and rows of its own (dgemm efficiency), else 64; never above N."""
     local = n // max(pr, pc)
     return max(1, min(n, 128 if local >= 2048 else 64))
+
+
+def row_moves(ipiv: np.ndarray, j0: int) -> dict[int, int]:
+    """The interchanges ipiv (rows j0 + i <-> ipiv[i], in order) as {position: original row}
+    for every position whose row changed."""
+    content: dict[int, int] = {}
+    for i, p in enumerate(ipiv):
+        g, p = j0 + i, int(p)
+        if p != g:
+            content[g], content[p] = content.get(p, p), content.get(g, g)
+    return {q: r for q, r in content.items() if q != r}
+
+
+def pivot_rows_by_owner(ipiv: np.ndarray, j0: int, nb: int, nprocs: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Per process (row): how many of the block's kb = len(ipiv) pivot rows it owns before
+    the interchanges, and how many positions below the block it owns that receive a
+    displaced top row."""
+    moves = row_moves(ipiv, j0)
+    sources = np.array([moves.get(j0 + i, j0 + i) for i in range(len(ipiv))], dtype=np.int64)
+    displaced = np.array([q for q in moves if q >= j0 + len(ipiv)], dtype=np.int64)
+    return (np.bincount(owner(sources, nb, nprocs), minlength=nprocs),
+            np.bincount(owner(displaced, nb, nprocs), minlength=nprocs))

@@ -93,8 +93,7 @@ def positions(rank: np.ndarray, root: np.ndarray | int, p: int) -> np.ndarray:
 
 def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q of a bcast of n bytes."""
-    q = np.asarray(q, dtype=np.int64)
-    n = np.broadcast_to(np.asarray(nbytes, dtype=float), q.shape)
+    q, n = np.broadcast_arrays(np.asarray(q, dtype=np.int64), np.asarray(nbytes, dtype=float))
     if p <= 1:
         zero = np.zeros(q.shape)
         return zero, zero, zero
@@ -109,8 +108,7 @@ def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.n
 
 def reduce_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q (root q = 0) of a sum."""
-    q = np.asarray(q, dtype=np.int64)
-    n = np.broadcast_to(np.asarray(nbytes, dtype=float), q.shape)
+    q, n = np.broadcast_arrays(np.asarray(q, dtype=np.int64), np.asarray(nbytes, dtype=float))
     if p <= 1:
         zero = np.zeros(q.shape)
         return zero, zero, zero

@@ -19,6 +19,7 @@ from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2DParams, lu2d
 from linalg_io.lu.matrix_source import check_finite, open_source
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve
+from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
 from linalg_io.models.profile import load_profile
 
@@ -142,6 +143,7 @@ class LU2DCase:
         block["bytes_sent_band"] = {
             piv: float(lu2d_costs(n, nb, pr, pc, piv).bytes_sent.max())
             for piv in ("none", "expected", "worst")}
+        block["given_pivots"] = traffic_block(lu2d_costs(n, nb, pr, pc, self.pivots))
         return block
 
     def lower_bound(self) -> dict:

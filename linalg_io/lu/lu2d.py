@@ -4,15 +4,15 @@ Right-looking, one NB-wide block column k per step (j0 = k NB, kb = min(NB, N - 
 diagonal process (k mod Pr, k mod Pc)), in the order the code runs:
 
 panel    process column k mod Pc factors rows j0..N-1 of the block column. Pr = 1:
-         one local dgetrf. Pr > 1: per column one Allgatherv in the process column of
+         one local dgetrf. Pr > 1: per column one allgather in the process column of
          each rank's candidate (|v|, global row, the row), the diagonal rank adding the
          row at the pivot position, so the pivot search and the in-panel swap are one
          message (HPL's combined pivot-and-swap); then scale and rank-1 update in Cython.
 bcast_L  the panel's root sends its L part (the strictly lower kb(kb-1)/2 of L11, the
-         pivots, info, its rows below) along its process row: one Ibcast, started as
-         soon as the panel is factored (see update), completed by the others at the
-         start of the step.
-bcast_U  the kb pivot rows, restricted to each rank's trailing columns, are Allgatherv'd
+         pivots, info, its rows below) along its process row: one broadcast (a
+         pipelined chain from the root), started as soon as the panel is factored (see
+         update), received and passed on by the others at the start of the step.
+bcast_U  the kb pivot rows, restricted to each rank's trailing columns, are allgathered
          in the process column straight from the ranks owning them (no separate row
          swap into the diagonal process row, then broadcast); every rank solves
          U = L11^-1 (pivot rows) itself (dtrsm).
@@ -28,10 +28,13 @@ update   trailing dgemm A22 -= L21 U12 (Cython, GIL released). Look-ahead of dep
          messages, same order per communicator). With Pc = 2 each rank then does half
          the panels and half the update, and neither waits in the steady state.
 
-Per rank (average, Pr, Pc > 1): N^2/(2 Pr Pc) words in bcast_L, between N^2/(2 Pr Pc)
-(no row swaps) and N^2/(2 Pc) (worst-case pivots) in bcast_U + swap, N (NB + 2)/Pc +
-N NB/(Pr Pc) in panel; per rank and phase `linalg_io.models.lu2d.lu2d_plan_counts`
-(exact without row swaps, a band with them).
+Every message is point-to-point, in the package's own schedules
+(`linalg_io.comm.collectives`: Bruck allgather, chain or binomial broadcast), so the
+bytes counted are the bytes on the wire. Words received per rank (average, = sent):
+(Pc-1) (N^2/2 + Pr N NB/2)/P in bcast_L, (Pr-1) N^2/(2P) in bcast_U, from 0 (no row
+swaps) to (Pr-1) N^2/(2P) in swap ((Pr-1) N^2/(2 P Pr) expected for a random matrix),
+N (Pr-1)(NB + 2 + NB/Pr)/Pc in panel; per rank and phase
+`linalg_io.models.lu2d.lu2d_plan_counts` (exact, given the pivots).
 Pivots are LAPACK's convention, 0-based: at step j rows j and pivots[j] were swapped.
 """
 
@@ -43,9 +46,10 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io._kernels import dense_local, lu_kernels
+from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid2D
 from linalg_io.errors import SingularMatrixError
-from linalg_io.layout.blockcyclic import global_to_local, numroc, owned_indices, owner
+from linalg_io.layout.blockcyclic import global_to_local, numroc, owned_indices, owner, row_moves
 
 
 @dataclass(frozen=True)
@@ -143,15 +147,18 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
 
 class _PanelBroadcasts:
     """bcast_L: the panel root's L part (the strictly lower kb(kb-1)/2 of L11, the kb
-    pivots, info, its rows below the block) to its process row, one Ibcast per step
-    into one of two alternating buffers, so that the root can start step k+1's
-    broadcast during step k's update (the look-ahead) while step k's is still read."""
+    pivots, info, its rows below the block) to its process row, one broadcast per step
+    (`linalg_io.comm.collectives`: a pipelined chain from the root along the row, or a
+    binomial tree when small) into one of two alternating buffers, so that the root can
+    start step k+1's broadcast during step k's update (the look-ahead) while step k's
+    is still being forwarded. A buffer is reused only after every send from it (the
+    root's and the forwarding ranks') has completed."""
 
     def __init__(self, grid: Grid2D, local_rows: int, nb: int) -> None:
         self.grid = grid
         self.local_rows = local_rows
         self.buffers = [np.empty(nb * nb + nb + 1 + local_rows * nb) for _ in range(2)]
-        self.requests: list[MPI.Request | None] = [None, None]
+        self.requests: list[list[MPI.Request]] = [[], []]
 
     def _message(self, index: int, step: _Step) -> tuple[np.ndarray, int, int]:
         """(this step's message buffer, strict, rows below the block), after the
@@ -176,13 +183,16 @@ class _PanelBroadcasts:
         message[strict + kb + 1:] = a[step.below_row:,
                                       step.panel_col:step.panel_col + kb].ravel(order="F")
         with self.grid.comm.phase("bcast_L"):
-            self.requests[index % 2] = self.grid.row_comm.Ibcast(message, root=step.pcol)
+            self.requests[index % 2] = collectives.bcast_start(self.grid.row_comm, message,
+                                                               step.pcol)
 
     def receive(self, index: int, step: _Step) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-        """Others: step `index`'s panel as (top, pivots, info, L21)."""
+        """Others: step `index`'s panel as (top, pivots, info, L21), its forwarding sends
+        left in flight."""
         message, strict, m_below = self._message(index, step)
         with self.grid.comm.phase("bcast_L"):
-            self.grid.row_comm.Ibcast(message, root=step.pcol).Wait()
+            self.requests[index % 2] = collectives.bcast_start(self.grid.row_comm, message,
+                                                               step.pcol)
         kb = step.kb
         top = np.zeros((kb, kb), order="F")
         top.T[np.triu_indices(kb, 1)] = message[:strict]
@@ -193,23 +203,21 @@ class _PanelBroadcasts:
     def update_progressing(self, c: np.ndarray, l21: np.ndarray, u: np.ndarray) -> None:
         """c -= l21 @ u in column chunks, testing the broadcasts in flight between them
         so that MPI moves their data while the root computes."""
-        in_flight = [request for request in self.requests if request is not None]
+        in_flight = [request for slot in self.requests for request in slot]
         if not in_flight:
             dense_local.gemm_minus(c, l21, u)
             return
         chunk = max(256, c.shape[1] // 4)
         for first in range(0, c.shape[1], chunk):
             dense_local.gemm_minus(c[:, first:first + chunk], l21, u[:, first:first + chunk])
-            for request in in_flight:
-                request.Test()
+            MPI.Request.Testall(in_flight)
 
     def _complete(self, slot: int) -> None:
-        if self.requests[slot] is not None:
-            self.requests[slot].Wait()
-            self.requests[slot] = None
+        MPI.Request.Waitall(self.requests[slot])
+        self.requests[slot] = []
 
     def finish(self) -> None:
-        """Complete every broadcast this rank started."""
+        """Complete every broadcast send this rank started."""
         for slot in range(len(self.requests)):
             self._complete(slot)
 
@@ -238,7 +246,6 @@ def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
     kb, pr, myrow = step.kb, grid.pr, grid.myrow
     counts = np.full(pr, kb + 2, dtype=np.int64)
     counts[step.prow] += kb
-    displs = np.concatenate(([0], np.cumsum(counts)[:-1]))
     gathered = np.empty(int(counts.sum()))
     candidate = np.empty(2 * kb + 2)
     mine = candidate[:counts[myrow]]
@@ -250,24 +257,13 @@ def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
         g = step.j0 + jj
         first = numroc(g, nb, myrow, pr)
         lu_kernels.panel_candidate(panel, first, jj, candidate, nb, myrow, pr, is_diag)
-        grid.col_comm.Allgatherv(mine, [gathered, (counts, displs)])
+        collectives.allgatherv(grid.col_comm, mine, gathered, counts)
         p = lu_kernels.panel_apply(panel, top, gathered, jj, g, first, nb, myrow, pr, step.prow)
         if p < 0:
             p = -p - 1
             info = info or g + 1
         ipiv[jj] = p
     return top, ipiv, info
-
-
-def row_moves(ipiv: np.ndarray, j0: int) -> dict[int, int]:
-    """The interchanges ipiv (rows j0 + i <-> ipiv[i], in order) as {position: original row}
-    for every position whose row changed."""
-    content: dict[int, int] = {}
-    for i, p in enumerate(ipiv):
-        g, p = j0 + i, int(p)
-        if p != g:
-            content[g], content[p] = content.get(p, p), content.get(g, g)
-    return {q: r for q, r in content.items() if q != r}
 
 
 def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
@@ -283,7 +279,6 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
     source_owner = owner(sources, nb, pr)
     order = np.argsort(source_owner, kind="stable")
     counts = np.bincount(source_owner, minlength=pr) * ntrail
-    displs = np.concatenate(([0], np.cumsum(counts)[:-1]))
     my_sources = sources[order[source_owner[order] == myrow]]
     outgoing = np.ascontiguousarray(trailing[global_to_local(my_sources, nb, pr)])
     # positions below the top block that receive a displaced top row, by process row
@@ -298,7 +293,7 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
                 parcels[r] = (positions, np.ascontiguousarray(trailing[rows]))
     incoming = np.empty((kb, ntrail))
     with comm.phase("bcast_U"):
-        grid.col_comm.Allgatherv(outgoing.reshape(-1), [incoming.reshape(-1), (counts, displs)])
+        collectives.allgatherv(grid.col_comm, outgoing, incoming, counts)
     with comm.phase("swap"):
         if myrow == step.prow:
             requests = [grid.col_comm.Isend(rows.reshape(-1), r, tag=7)

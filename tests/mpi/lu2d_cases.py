@@ -3,7 +3,8 @@
 argv[1]: JSON list of cases {n, nb, grid: [pr, pc], dist, file, check_factors} (dist
 "file" reads `file` through linalg_io.lu.matrix_source). Each case:
 factor, solve, HPL residual, measured per-rank traffic of the factorization (bytes
-sent and received, messages, by phase); with check_factors the gathered factors in
+sent and received, messages, by phase; and on the wire, Open MPI's monitoring, when
+the MPI has it) and the pivots; with check_factors the gathered factors in
 LAPACK form and the pivots against scipy.linalg.lu_factor of the whole matrix.
 """
 
@@ -16,6 +17,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
+from linalg_io.comm.wire import WireCounter, open_wire, per_rank_wire
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.lu2d import LU2DParams, gather_lapack_form, lu2d
@@ -23,6 +25,7 @@ from linalg_io.lu.matrix_source import open_source
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve
 
 world = MPI.COMM_WORLD
+wire = open_wire(world)
 results = []
 for case in json.loads(sys.argv[1]):
     pr, pc = case["grid"]
@@ -44,12 +47,18 @@ for case in json.loads(sys.argv[1]):
     a = a_orig.copy(order="F")
     comm.counter.reset()
     sub.Barrier()
+    if isinstance(wire, WireCounter):
+        wire.reset()
+        wire.start()
     start = MPI.Wtime()
     pivots = lu2d(grid, a, params)
     time_factor = MPI.Wtime() - start
+    if isinstance(wire, WireCounter):
+        wire.stop()
     counter = comm.counter
     mine = {"sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
-            "by_phase": dict(counter.sent_by_phase)}
+            "by_phase": dict(counter.sent_by_phase),
+            "wire": per_rank_wire(wire, sub) if isinstance(wire, WireCounter) else None}
     everyone = sub.gather(mine, root=0)
     b = vector_entries(0, n, np.arange(n))
     start = MPI.Wtime()
@@ -57,7 +66,7 @@ for case in json.loads(sys.argv[1]):
     time_solve = MPI.Wtime() - start
     check = hpl_residual(grid, a_orig, x, b, params)
     entry = {"case": case, "residual": check["scaled_residual"], "traffic": everyone,
-             "time_factor": time_factor, "time_solve": time_solve}
+             "time_factor": time_factor, "time_solve": time_solve, "pivots": pivots.tolist()}
     lu = gather_lapack_form(grid, a, pivots, n, nb) if case.get("check_factors") else None
     if sub.rank == 0 and lu is not None:
         import scipy.linalg
