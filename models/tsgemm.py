@@ -7,16 +7,18 @@ blocks one row longer); the algorithms (linalg_io.tsgemm.distributed) use the sa
 function, so sizes agree by construction and the counts are checked against the
 counting communicator.
 
-Per rank r (SPEC section 4 rules; nothing moves when P = 1):
+Per rank r, the package's own point-to-point schedules (`linalg_io.layout.schedules`;
+what they count is what crosses the wire; nothing moves when P = 1):
   tsm2l  B replicated beforehand: no traffic.
-  ab     Bcast of B from rank 0: root sends k n s, every other rank receives k n s.
-  atb    Allreduce of the k x n partial products: sends and receives k n s.
-  tsm2r, 1D  A by rows, B by rows (k_r of its k rows on rank r): Allgatherv of B:
-         sends k_r n s, receives (k - k_r) n s.
+  ab     bcast of B (k n s) from rank 0: every other rank receives k n s (binomial
+         tree, or a pipelined chain when large).
+  atb    allreduce of the k x n partial products: reduce onto rank 0, then bcast
+         (binomial, small): each rank sends k n s to its parent and to each child.
+  tsm2r, 1D  A by rows, B by rows (k_r of its k rows on rank r): Bruck allgatherv of
+         B: every rank receives (k - k_r) n s.
   tsm2r, 2D  Pr x Pc grid, A block (m_i x k_j) on rank (i, j), B piece k_j x n on
-         rank (0, j): Bcast down process column j (k_j n s), partial C (m_i x n)
+         rank (0, j): bcast down process column j (k_j n s), partial C (m_i x n)
          reduced along process row i onto rank (i, 0) (m_i n s).
-Messages: one per collective in which the rank sends something.
 Time per rank: max(memory bytes / mem_bw, flops / gamma) + alpha msgs +
 beta max(sent, received), memory bytes = s (A block + B (piece) + C block), gamma
 the profile's dgemm rate (doubled for float32: twice the SIMD lanes); the run's
@@ -30,6 +32,7 @@ from linalg_io.models.costs import RankCosts
 from linalg_io.models.profile import MachineProfile
 
 from linalg_io.layout.grid_shapes import square_2d
+from linalg_io.layout.schedules import allgatherv_costs, allreduce_costs, bcast_costs, reduce_costs
 
 VARIANTS = ("tsm2r", "tsm2l", "atb", "ab")
 
@@ -64,33 +67,18 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
     if variant not in VARIANTS:
         raise ValueError(f"variant {variant!r} is not one of {VARIANTS}")
     s = itemsize
-    sent = np.zeros(p, dtype=np.int64)
-    recv = np.zeros(p, dtype=np.int64)
-    msgs = np.zeros(p, dtype=np.int64)
+    sent, recv, msgs = np.zeros(p), np.zeros(p), np.zeros(p)
+    ranks = np.arange(p)
     if variant == "tsm2r" and dist == "2d":
         pr, pc = grid_for(variant, p, dist)
         rows, cols = row_blocks(m, pr), row_blocks(k, pc)
-        flops = np.zeros(p)
-        memory = np.zeros(p)
-        for rank in range(p):
-            i, j = divmod(rank, pc)
-            piece, partial = int(cols[j]) * n * s, int(rows[i]) * n * s
-            if pr > 1:
-                if i == 0:
-                    sent[rank] += piece
-                    msgs[rank] += 1 if piece else 0
-                else:
-                    recv[rank] += piece
-            if pc > 1:
-                if j > 0:
-                    sent[rank] += partial
-                    msgs[rank] += 1 if partial else 0
-                else:
-                    recv[rank] += partial
-            flops[rank] = 2.0 * rows[i] * cols[j] * n
-            memory[rank] = s * (rows[i] * cols[j] + cols[j] * n + rows[i] * n)
-        formula = (f"tsm2r 2D {pr}x{pc}: Bcast of B piece k_j n s down process columns, "
-                   f"Reduce of partial C m_i n s along process rows")
+        i, j = np.divmod(ranks, pc)
+        for costs in (bcast_costs(i, pr, cols[j] * n * s), reduce_costs(j, pc, rows[i] * n * s)):
+            sent, recv, msgs = sent + costs[0], recv + costs[1], msgs + costs[2]
+        flops = 2.0 * rows[i] * cols[j] * n
+        memory = s * (rows[i] * cols[j] + cols[j] * n + rows[i] * n).astype(float)
+        formula = (f"tsm2r 2D {pr}x{pc}: bcast of B piece k_j n s down process columns, "
+                   f"reduce of partial C m_i n s along process rows")
         return RankCosts(sent, recv, msgs, flops, formula), memory
 
     rows = row_blocks(m, p)
@@ -99,24 +87,21 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
         memory = s * (rows * k + rows * n + k * n).astype(float)
     else:
         memory = s * (rows * k + k * n + rows * n).astype(float)
-    if p > 1:
-        if variant == "ab":
-            sent[0], msgs[0] = k * n * s, 1 if k * n else 0
-            recv[1:] = k * n * s
-        elif variant == "atb":
-            sent[:], recv[:], msgs[:] = k * n * s, k * n * s, 1 if k * n else 0
-        elif variant == "tsm2r":
-            pieces = row_blocks(k, p) * n * s
-            sent[:] = pieces
-            recv[:] = k * n * s - pieces
-            msgs[:] = (pieces > 0).astype(np.int64)
+    if variant == "ab":
+        sent, recv, msgs = bcast_costs(ranks, p, k * n * s)
+    elif variant == "atb":
+        sent, recv, msgs = allreduce_costs(ranks, p, k * n * s)
+    elif variant == "tsm2r":
+        sent, recv, msgs = allgatherv_costs(row_blocks(k, p) * n * s)
     formula = {
         "tsm2l": "B replicated beforehand: 0 bytes; local C_r = A_r B",
-        "ab": "Bcast of B (k n s) from rank 0; local C_r = A_r B",
-        "atb": "Allreduce of k x n partial A_r^T B_r: k n s sent and received",
-        "tsm2r": "tsm2r 1D: Allgatherv of B by rows: k_r n s sent, (k - k_r) n s received",
+        "ab": "bcast of B (k n s) from rank 0: k n s received per rank; local C_r = A_r B",
+        "atb": "allreduce of k x n partial A_r^T B_r (reduce onto rank 0, then bcast; "
+               "binomial trees when small): k n s from each child and from the parent",
+        "tsm2r": "tsm2r 1D: allgatherv of B by rows: (k - k_r) n s received",
     }[variant]
-    return RankCosts(sent, recv, msgs, flops, formula), memory
+    return RankCosts(np.asarray(sent, dtype=float), np.asarray(recv, dtype=float),
+                     np.asarray(msgs, dtype=float), flops, formula), memory
 
 
 def rank_times(costs: RankCosts, memory: np.ndarray, itemsize: int,

@@ -176,19 +176,26 @@ def test_inputs_do_not_depend_on_the_decomposition() -> None:
 
 def test_model_closed_forms() -> None:
     s, m, n, k = 8, 1003, 16, 40
+    c = k * n * s    # the k x n result or operand, 5120 B: binomial trees
     for p in (1, 2, 3, 4):
         atb, _ = model.rank_costs("atb", m, n, k, p, s)
-        assert atb.bytes_sent.tolist() == [k * n * s * (p > 1)] * p
+        # reduce onto rank 0 and bcast back: every other rank sends c up and gets c down
+        assert atb.bytes_sent.sum() == atb.bytes_recv.sum() == 2 * (p - 1) * c
+        assert atb.bytes_sent[1:].tolist() == [c * (1 + (r == 2 and p == 4)) for r in range(1, p)]
         ab, _ = model.rank_costs("ab", m, n, k, p, s)
-        assert ab.bytes_recv.sum() == (p - 1) * k * n * s and ab.msgs_sent.sum() == (p > 1)
+        assert ab.bytes_recv.tolist() == [0] + [c] * (p - 1) and ab.msgs_sent.sum() == p - 1
         one_d, memory = model.rank_costs("tsm2r", m, n, k, p, s, "1d")
-        assert (one_d.bytes_sent + one_d.bytes_recv == k * n * s * (p > 1)).all()
+        pieces = model.row_blocks(k, p) * n * s
+        assert one_d.bytes_recv.tolist() == ((c - pieces) * (p > 1)).tolist()
+        assert one_d.bytes_sent.sum() == one_d.bytes_recv.sum()
         assert one_d.flops.sum() == 2 * m * n * k
         assert memory.sum() == s * (m * k + p * k * n + m * n)
         two_d, _ = model.rank_costs("tsm2r", m, n, k, p, s, "2d")
         pr, pc = model.grid_for("tsm2r", p, "2d")
-        assert two_d.bytes_sent.sum() == (k * n * s if pr > 1 else 0) \
-            + (m * n * s * (pc - 1) if pc > 1 else 0)
+        # each B piece reaches the pr - 1 other ranks of its column once; each partial C
+        # goes up its row's reduction once
+        assert two_d.bytes_recv.sum() == two_d.bytes_sent.sum() == \
+            (pr - 1) * c + (pc - 1) * m * n * s
         assert two_d.flops.sum() == 2 * m * n * k
 
 

@@ -1,6 +1,6 @@
 """Distributed tsgemm on 1-4 ranks: every result checked against NumPy (float64 reference
 of the regenerated inputs) and the traffic of every rank equal to the model's, byte for
-byte and message for message. One mpiexec launch per rank count, many cases each."""
+byte and message for message (and, in the CLI record, what Open MPI's monitoring saw). One mpiexec launch per rank count, many cases each."""
 
 from __future__ import annotations
 
@@ -63,6 +63,11 @@ def test_cli_record_has_traffic_model_and_bandwidth() -> None:
     assert record["verify"]["passed"]
     assert record["traffic"]["bytes_sent"]["max"] == record["model"]["bytes_sent"]["max"] \
         == 16 * 16 * 8
+    if record["traffic"]["wire"] is not None:   # Open MPI: its own count of the same bytes
+        assert record["traffic"]["wire"]["per_rank_bytes_sent"] \
+            == record["model"]["wire"]["per_rank_bytes_sent"] == [2048.0, 2048.0]
+        assert record["traffic"]["wire"]["per_rank_bytes_recv"] \
+            == record["model"]["wire"]["per_rank_bytes_recv"] == [2048.0, 2048.0]
     assert record["params"]["local_kernel"] == "cython atb_rowmajor"
     assert record["params"]["grid"] == [2, 1, 1]
     assert record["params"]["effective_gbps"] > 0
