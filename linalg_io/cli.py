@@ -110,6 +110,9 @@ def add_lu_problem(parser: argparse.ArgumentParser, algos=("2d", "conflux")) -> 
                              "conflux: the model's choice)")
     parser.add_argument("--mem", type=byte_size,
                         help="memory per rank for the model's choice (default: node memory / ranks)")
+    parser.add_argument("--objective", choices=("time", "volume"), default="time",
+                        help="what conflux's auto grid and tile minimise: the predicted time "
+                             "(default) or the wire bytes (sent or received) of the busiest rank")
 
 
 def add_tsgemm_problem(parser: argparse.ArgumentParser) -> None:

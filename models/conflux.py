@@ -434,8 +434,10 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
 def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
                     cores: int | None = None) -> list[dict]:
-    """Every admissible (Px, Py, c, v) with its predicted words, messages, memory, time
-    (`cores`: the cores the p ranks share, None: one per rank)."""
+    """Every admissible (Px, Py, c, v) with its predicted bytes per rank (received, wire
+    sent and received, logical sent), messages, memory and time (`cores`: the cores the
+    p ranks share, None: one per rank). `wire_max` is the busiest rank's larger wire
+    direction, max over ranks of max(sent, received): what the volume objective ranks."""
     rows = []
     tiles = [v for v in tile_sizes if v <= n] or [n]
     for px, py, c in grid_candidates(p):
@@ -444,29 +446,52 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                 continue
             counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, cores)
             costs = _costs(counts, "uniform")
+            wire_sent, wire_recv, _ = costs.wire()
             mem = memory_words(n, v, px, py, c) * WORD
             rows.append({"px": px, "py": py, "c": c, "v": v,
+                         "bytes_recv_max": float(costs.bytes_recv.max()),
+                         "wire_sent_max": float(wire_sent.max()),
+                         "wire_recv_max": float(wire_recv.max()),
+                         "wire_max": float(np.maximum(wire_sent, wire_recv).max()),
+                         "wire_mean": float(np.maximum(wire_sent, wire_recv).mean()),
                          "bytes_sent_max": float(costs.bytes_sent.max()),
                          "bytes_sent_mean": float(costs.bytes_sent.mean()),
-                         "bytes_recv_max": float(costs.bytes_recv.max()),
                          "msgs_max": float(costs.msgs_sent.max()),
                          "mem_bytes": mem, "fits": mem <= mem_bytes,
                          "time_s": counts["time_s"]})
     return rows
 
 
-def choose_config(n: int, p: int, mem_bytes: float, profile: MachineProfile,
-                  tile_sizes: Sequence[int] = TILE_SIZES,
-                  cores: int | None = None) -> tuple[int, int, int, int]:
-    """(Px, Py, c, v) minimising the predicted time among those within `mem_bytes`.
+OBJECTIVES = ("time", "volume")
 
-    Ties (equal predicted time within 0.1%) go to fewer bytes sent by the busiest rank.
+
+def ranked(rows: list[dict], objective: str = "time") -> list[dict]:
+    """The rows within memory, best first: by predicted time ("time"; within 0.1% the
+    lesser wire volume first) or by the busiest rank's wire bytes ("volume"; ties by
+    time)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    fitting = [row for row in rows if row["fits"]]
+    if objective == "volume":
+        return sorted(fitting, key=lambda r: (r["wire_max"], r["time_s"]))
+    best = min((row["time_s"] for row in fitting), default=0.0)
+
+    def by_time(row: dict) -> tuple:
+        if row["time_s"] <= best * 1.001:
+            return (0, row["wire_max"], row["time_s"])
+        return (1, row["time_s"], row["wire_max"])
+
+    return sorted(fitting, key=by_time)
+
+
+def choose_config(n: int, p: int, mem_bytes: float, profile: MachineProfile,
+                  tile_sizes: Sequence[int] = TILE_SIZES, cores: int | None = None,
+                  objective: str = "time") -> tuple[int, int, int, int]:
+    """(Px, Py, c, v) best for `objective` (`ranked`) among those within `mem_bytes`.
+
     Raises ValueError when nothing fits."""
-    table = [row for row in candidate_table(n, p, mem_bytes, profile, tile_sizes, cores)
-             if row["fits"]]
+    table = ranked(candidate_table(n, p, mem_bytes, profile, tile_sizes, cores), objective)
     if not table:
         raise ValueError(f"no {p}-rank grid fits N={n} in {mem_bytes / 2**20:.0f} MiB per rank")
-    best = min(row["time_s"] for row in table)
-    close = [row for row in table if row["time_s"] <= best * 1.001]
-    row = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
+    row = table[0]
     return row["px"], row["py"], row["c"], row["v"]

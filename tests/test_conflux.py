@@ -153,7 +153,7 @@ def test_model_lu_prints_candidates_baseline_and_bound(capsys):
     # one row per 2D grid, NB as `lu --algo 2d --nb auto` picks it (128 only on 4x4,
     # where every rank holds 2048 rows and columns)
     rows_2d = [line.split() for line in text.splitlines()
-               if re.match(r" +\d+x\d+ ", line) and len(line.split()) == 8]
+               if re.match(r" +\d+x\d+ ", line) and len(line.split()) == 9]
     assert [(row[0], row[1]) for row in rows_2d] == [
         ("1x16", "64"), ("2x8", "64"), ("4x4", "128"), ("8x2", "64"), ("16x1", "64")]
     bounds = [line for line in text.splitlines() if re.match(r" +[0-9.]+ MB  ", line)]
@@ -168,9 +168,12 @@ def test_model_lu_algo_grid_and_nb_pick_the_rows(capsys):
     (row,) = [line.split() for line in text.splitlines() if line.startswith("      2x2")]
     expected = lu2d_costs(8192, 128, 2, 2, "expected")
     assert row[:2] == ["2x2", "128"]
-    assert float(row[2]) == pytest.approx(expected.bytes_sent.max() / 1e6, abs=0.006)
-    assert int(row[4]) == expected.msgs_sent.max()
-    assert float(row[5]) == pytest.approx(lu2d_costs(8192, 128, 2, 2, "none").bytes_sent.max() / 1e6,
+    # received, then wire sent and received (= logical), messages, received with no swaps
+    assert float(row[2]) == pytest.approx(expected.bytes_recv.max() / 1e6, abs=0.006)
+    assert float(row[3]) == pytest.approx(expected.wire()[0].max() / 1e6, abs=0.006)
+    assert float(row[4]) == pytest.approx(expected.wire()[1].max() / 1e6, abs=0.006)
+    assert int(row[5]) == expected.msgs_sent.max()
+    assert float(row[6]) == pytest.approx(lu2d_costs(8192, 128, 2, 2, "none").bytes_recv.max() / 1e6,
                                           abs=0.006)
     bound = lu_lower_bound(8192, 4, 8192**2 / 4, "N^2/P")
     assert f"{bound['bytes_per_rank'] / 1e6:>11.2f} MB  what a 2D run records" in text
@@ -183,4 +186,22 @@ def test_model_lu_algo_grid_and_nb_pick_the_rows(capsys):
     assert row[1:3] == ["2x2x1", "256"]
     words = model.memory_words(8192, 256, 2, 2, 1)
     assert f"M = {model.MEMORY} = {words:.4g} words" in text
-    assert float(row[3]) == pytest.approx(exact.bytes_sent.max() / 1e6, abs=0.006)
+    assert float(row[3]) == pytest.approx(exact.bytes_recv.max() / 1e6, abs=0.006)
+    assert float(row[7]) == pytest.approx(exact.bytes_sent.max() / 1e6, abs=0.006)
+
+
+def test_objectives_rank_by_time_or_by_wire_volume(capsys):
+    """volume: the least busiest-rank wire bytes first; time: the least predicted time;
+    `model lu` marks what `lu --objective` would run."""
+    profile = load_profile()
+    rows = model.candidate_table(8192, 16, 2e9, profile, cores=2)
+    by_volume, by_time = model.ranked(rows, "volume"), model.ranked(rows, "time")
+    assert by_volume[0]["wire_max"] == min(r["wire_max"] for r in rows if r["fits"])
+    assert by_time[0]["time_s"] <= min(r["time_s"] for r in rows if r["fits"]) * 1.001
+    assert [r["wire_max"] for r in by_volume] == sorted(r["wire_max"] for r in by_volume)
+    assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G", "--algo",
+                     "conflux", "--objective", "volume"]) == 0
+    (row,) = [line.split() for line in capsys.readouterr().out.splitlines()
+              if line.startswith("*")]
+    best = by_volume[0]
+    assert row[1:3] == [f"{best['px']}x{best['py']}x{best['c']}", str(best["v"])]

@@ -1,9 +1,10 @@
 """The runner's case for `lu --algo conflux`: the 2.5D LU with tournament pivoting.
 
 `make_conflux_case(comm, config)` parses --grid (PxxPyxC or auto) and --nb (v or
-auto); with auto the model (`linalg_io.models.conflux.choose_config`) picks the
-shape and tile minimising the predicted time within --mem bytes per rank (default:
-the node's memory over the ranks on the node). Each rank generates (or reads) only
+auto); with auto the model (`linalg_io.models.conflux.ranked`) picks the shape and
+tile with the least predicted time (--objective time) or the least wire bytes on the
+busiest rank (--objective volume) within --mem bytes per rank (default: the node's
+memory over the ranks on the node). Each rank generates (or reads) only
 its own tiles, on layer 0; the other layers start at zero.
 
 Verification (HPL, threshold 16), distributed: the factors stay where they were
@@ -46,25 +47,26 @@ def shared_cores(ranks: int, ranks_on_node: int) -> int:
 
 
 def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile,
-                   cores: int | None = None) -> tuple[int, int, int, int]:
-    """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto'
-    (`cores`: the cores the p ranks share, see `linalg_io.models.conflux`)."""
+                   cores: int | None = None,
+                   objective: str = "time") -> tuple[int, int, int, int]:
+    """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto' with
+    the best candidate for `objective` (`linalg_io.models.conflux.ranked`: predicted
+    time, or the busiest rank's wire bytes; `cores`: the cores the p ranks share)."""
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
             raise InputError(f"--nb {nb} exceeds N={n}")
         return (*shape, int(nb))
     tiles = model.TILE_SIZES if nb == "auto" else (int(nb),)
-    table = [row for row in model.candidate_table(n, p, mem_bytes, profile, tiles, cores)
-             if row["fits"] and (shape is None or (row["px"], row["py"], row["c"]) == shape)]
+    table = [row for row in model.ranked(model.candidate_table(n, p, mem_bytes, profile, tiles,
+                                                               cores), objective)
+             if shape is None or (row["px"], row["py"], row["c"]) == shape]
     if not table:
         if shape is not None:
             return (*shape, min(n, model.TILE_SIZES[0]))
         raise InputError(f"no {p}-rank grid with tiles {tiles} fits N={n} in "
                          f"{mem_bytes / 2**20:.0f} MiB per rank (--mem)")
-    best = min(row["time_s"] for row in table)
-    close = [row for row in table if row["time_s"] <= best * 1.001]
-    row = min(close, key=lambda r: (r["bytes_sent_max"], r["time_s"]))
+    row = table[0]
     return row["px"], row["py"], row["c"], row["v"]
 
 
@@ -87,7 +89,8 @@ class ConfluxCase:
         if comm.rank == 0:   # the model's search runs once; an InputError is agreed below
             try:
                 choice = resolve_config(n, comm.size, opts.get("grid", "auto"),
-                                        opts.get("nb", "auto"), mem, self.profile, self.cores)
+                                        opts.get("nb", "auto"), mem, self.profile, self.cores,
+                                        opts.get("objective", "time"))
             except InputError as error:
                 choice = str(error)
         choice = comm.comm.bcast(choice, root=0)
@@ -120,7 +123,7 @@ class ConfluxCase:
         self.lu = ConfluxLU(self.grid, self.plan, self.matrix, kernels)
         self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
                        "matrix": self.source.describe(), "pivoting": "tournament",
-                       "mem_per_rank": int(mem)}
+                       "mem_per_rank": int(mem), "objective": opts.get("objective", "time")}
 
     def setup_rep(self) -> None:
         self.matrix.load(self.original)
