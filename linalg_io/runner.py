@@ -216,6 +216,9 @@ def summary_line(case: Any, record: dict) -> str:
     traffic, model = record["traffic"], record["model"] or {}
     gflops = record["gflops"] or 0.0
     status = "PASSED" if record["verify"]["passed"] else "FAILED"
+    if record["verify"].get("numerically_singular"):
+        status += (f" (numerically singular: smallest |pivot| / max|A| = "
+                   f"{record['verify']['min_pivot_ratio']:.2e} < N eps)")
     wire = (f"wire_max={_megabytes(traffic['wire'], 'bytes_sent', 'max')}/"
             f"{_megabytes(traffic['wire'], 'bytes_recv', 'max')}MB"
             if traffic.get("wire") else "wire=n/a")

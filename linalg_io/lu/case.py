@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
@@ -15,10 +16,10 @@ from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb, owned_indices
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import parse_grid, square_2d
-from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
+from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2DParams, lu2d
 from linalg_io.lu.matrix_source import check_finite, open_source
-from linalg_io.lu.solve2d import hpl_residual, lu2d_solve
+from linalg_io.lu.solve2d import hpl_residual, lu2d_solve, upper_stats
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
 from linalg_io.models.profile import load_profile
@@ -125,7 +126,15 @@ class LU2DCase:
     def verify(self) -> dict:
         x = lu2d_solve(self.grid, self.a, self.pivots, self.lu_params, self.b)
         check = hpl_residual(self.grid, self.a_orig, x, self.b, self.lu_params)
-        return hpl_verify_block(check.pop("scaled_residual"), **check)
+        raw = self.grid.comm.comm
+        n, nb = self.lu_params.n, self.lu_params.nb
+        min_pivot, u_max = upper_stats(self.a, owned_indices(n, nb, self.grid.myrow, self.grid.pr),
+                                       owned_indices(n, nb, self.grid.mycol, self.grid.pc))
+        signal = conditioning(raw.allreduce(min_pivot, op=MPI.MIN),
+                              raw.allreduce(u_max, op=MPI.MAX),
+                              raw.allreduce(float(np.abs(self.a_orig).max(initial=0.0)),
+                                            op=MPI.MAX), n)
+        return hpl_verify_block(check.pop("scaled_residual"), **check, **signal)
 
     def flops(self) -> float:
         return hpl_flops(self.lu_params.n)

@@ -11,8 +11,9 @@ Verification (HPL, threshold 16), distributed: the factors stay where they were
 computed (L rows, U rows and diagonal blocks, each kept once); a block forward and
 backward substitution solves L U x = P b with one Allreduce of w values per step
 (`_distributed_solve`); the residual b - A x and ||A||_inf are computed where A
-lives (layer 0, each rank on its own block) and summed on rank 0. The growth factor max|U|/max|A|
-goes into `verify`. None of this is counted traffic (it runs after the timed reps).
+lives (layer 0, each rank on its own block) and summed on rank 0. The growth factor
+max|U|/max|A| and the smallest pivot relative to max|A| go into `verify`
+(`linalg_io.lu.hpl.conditioning`: numerically singular below N eps). None of this is counted traffic (it runs after the timed reps).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import parse_grid
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
-from linalg_io.lu.hpl import hpl_flops, hpl_scaled_residual, hpl_verify_block
+from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import check_finite, open_source
 from linalg_io.lu.model_table import default_memory
 from linalg_io.models import conflux as model
@@ -165,6 +166,8 @@ class ConfluxCase:
         u_max = max([np.abs(np.triu(lu00)).max(initial=0.0) for _, _, lu00 in factors.diag]
                     + [np.abs(u_t).max(initial=0.0) for _, _, u_t in factors.u_rows] + [0.0])
         u_max = raw.allreduce(u_max, op=MPI.MAX)
+        min_pivot = raw.allreduce(min([np.abs(np.diag(lu00)).min() for _, _, lu00 in factors.diag]
+                                      + [np.inf]), op=MPI.MIN)
         b = vector_entries(self.seed, n, np.arange(n))
         x = self._distributed_solve(raw, b)
         # residual pieces where A lives: layer 0, each rank on its block
@@ -186,8 +189,7 @@ class ConfluxCase:
             return {}
         scaled = hpl_scaled_residual(float(np.abs(b - ax_sum).max()), float(abs_sum.max()),
                                      float(np.abs(x).max()), float(np.abs(b).max()), n)
-        growth = u_max / a_max if a_max > 0 else float("inf")
-        return hpl_verify_block(scaled, growth_factor=float(growth))
+        return hpl_verify_block(scaled, **conditioning(min_pivot, u_max, a_max, n))
 
     def _distributed_solve(self, raw: MPI.Comm, b: np.ndarray) -> np.ndarray:
         """x with L U x = P b, the factors staying where they were computed.

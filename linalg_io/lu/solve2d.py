@@ -102,3 +102,19 @@ def local_blocks_residual(comm: CountedComm, rows: np.ndarray, cols: np.ndarray,
     b_inf = float(np.abs(b).max())
     return {"scaled_residual": hpl_scaled_residual(residual_inf, a_inf, x_inf, b_inf, n),
             "residual_inf": residual_inf, "a_inf": a_inf, "x_inf": x_inf, "b_inf": b_inf}
+
+
+def upper_stats(a: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                chunk: int = 512) -> tuple[float, float]:
+    """(min |U_ii|, max |U_ij|) over the entries of the local block `a` (global rows
+    `rows`, columns `cols`) on and above the diagonal (inf, 0 where there are none),
+    a few columns at a time."""
+    min_diag, u_max = np.inf, 0.0
+    for first in range(0, len(cols), chunk):
+        block_cols = cols[first:first + chunk]
+        block = np.abs(a[:, first:first + chunk])
+        upper = rows[:, None] <= block_cols[None, :]
+        u_max = max(u_max, float(block[upper].max(initial=0.0)))
+        on_diag = rows[:, None] == block_cols[None, :]
+        min_diag = min(min_diag, float(block[on_diag].min(initial=np.inf)))
+    return min_diag, u_max
