@@ -232,6 +232,13 @@ def test_auto_and_explicit_runs_are_named_by_their_resolved_configuration():
     assert common_params(frame) == "n=512 nb=128"
     assert auto_options(["linalg-io", "lu", "--n", "8"]) == {"nb", "grid"}   # by default
     assert auto_options(["linalg-io", "lu", "--bogus"]) == set()
+    # what a run derives (here the memory per rank, node memory over P) names no run
+    derived = [conflux("2x2x1", run_id=r) for r in ("a", "b")]
+    derived[1]["params"]["mem_per_rank"] = 2**30
+    derived[0]["params"]["mem_per_rank"] = 2**31
+    frame = pd.DataFrame([flatten(r) for r in derived])
+    assert plots.run_labels(frame) == ["conflux P=4 [a]", "conflux P=4 [b]"]
+    assert tables.summary_table(frame)["params"].tolist() == ["n=512 nb=128 grid=2x2x1"] * 2
 
 
 def test_gflops_lines_each_look_different():

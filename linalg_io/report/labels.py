@@ -3,8 +3,10 @@
 A run is named by its *resolved* configuration (the grid and block the run chose),
 with "(auto)" beside a value the command line left to the program (``--grid auto``,
 ``--nb auto``, ``--dist auto``), so two runs that differ only in that are told apart
-by their names instead of by run ids. A problem label leaves out P, threads and grid:
-the runs of one problem share it across P.
+by their names instead of by run ids. Names use the parameters that are options of the
+kernel's command (and the grid); what a run derives (``mem_per_rank``, ``nnz``,
+``effective_gbps``, ...) stays in the CSV. A problem label leaves out P, threads and
+grid: the runs of one problem share it across P.
 """
 
 from __future__ import annotations
@@ -62,6 +64,24 @@ def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
     return frozenset(name for name, value in parsed.items() if value == "auto")
 
 
+@cache
+def option_names(kernel: str) -> frozenset[str] | None:
+    """The options of `linalg-io KERNEL` (by dest) plus 'grid'; None for a kernel that
+    is no command (every parameter counts then)."""
+    subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    if kernel not in subcommands.choices:
+        return None
+    return frozenset({"grid"} | {a.dest for a in subcommands.choices[kernel]._actions
+                                 if a.option_strings})
+
+
+def _named(frame: pd.DataFrame, keys: list[str]) -> list[str]:
+    """The parameters of `keys` that name a run of this frame's kernel (see above)."""
+    kernels = frame["kernel"].dropna().unique() if "kernel" in frame else []
+    names = option_names(str(kernels[0])) if len(kernels) == 1 else None
+    return [key for key in keys if names is None or key in names]
+
+
 def auto_options(command: Any) -> frozenset[str]:
     """The options a record's command line left to the program ('auto', given or by
     default), e.g. {'grid', 'nb'}; none for a record without a command it can read."""
@@ -94,7 +114,7 @@ def varying_params(frame: pd.DataFrame) -> list[str]:
     """The parameters (names without 'params.') whose text differs between the rows,
     derived ones left out, in record order."""
     texts = param_texts(frame)
-    return [key for key in texts.columns if texts[key].nunique() > 1
+    return [key for key in _named(frame, list(texts.columns)) if texts[key].nunique() > 1
             and not _derived(frame[f"params.{key}"])]
 
 
@@ -102,7 +122,7 @@ def common_params(frame: pd.DataFrame) -> str:
     """'n=1024 nb=64(auto) dist=random': the parameters every row shares (the caption
     of a table whose rows show only what varies)."""
     texts = param_texts(frame)
-    return " ".join(f"{key}={texts[key].iloc[0]}" for key in texts.columns
+    return " ".join(f"{key}={texts[key].iloc[0]}" for key in _named(frame, list(texts.columns))
                     if texts[key].nunique() == 1 and texts[key].iloc[0]
                     and not _derived(frame[f"params.{key}"]))
 
@@ -143,15 +163,19 @@ def run_labels(frame: pd.DataFrame, limit: int | None = LABEL_CHARS) -> list[str
 
 
 def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
-    """One 'n=1024 nb=64 dist=random grid=2x2x1(auto)' string per row, every parameter
-    the record has (grid last)."""
-    texts = param_texts(frame)
-    names = [c for c in texts.columns if c != "grid"] + (
-        ["grid"] if with_grid and "grid" in texts else [])
+    """One 'n=1024 nb=64 dist=random grid=2x2x1(auto)' string per row: the parameters
+    that are options of the row's kernel (all of them for another kernel), grid last."""
     if not len(frame):
         return pd.Series([], dtype=object)
-    return pd.Series([" ".join(f"{name}={row[name]}" for name in names if row[name])
-                      for _, row in texts.iterrows()], index=frame.index, dtype=object)
+    texts = param_texts(frame)
+    kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
+    described = []
+    for (index, row), kernel in zip(texts.iterrows(), kernels):
+        names = option_names(str(kernel)) if isinstance(kernel, str) else None
+        keys = [c for c in texts.columns if c != "grid" and (names is None or c in names)]
+        keys += ["grid"] if with_grid and "grid" in texts else []
+        described.append(" ".join(f"{key}={row[key]}" for key in keys if row[key]))
+    return pd.Series(described, index=frame.index, dtype=object)
 
 
 def problem_labels(frame: pd.DataFrame) -> list[str]:
