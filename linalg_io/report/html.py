@@ -19,7 +19,7 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
-td.text { text-align: left; }
+td.text { text-align: left; white-space: nowrap; }
 div.wide { overflow-x: auto; }
 th { background: #f0f0f0; }
 td.failed { background: #fdd; }

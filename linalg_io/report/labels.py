@@ -65,14 +65,14 @@ def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
 
 
 @cache
-def option_names(kernel: str) -> frozenset[str] | None:
-    """The options of `linalg-io KERNEL` (by dest) plus 'grid'; None for a kernel that
-    is no command (every parameter counts then)."""
+def option_names(kernel: str) -> tuple[str, ...] | None:
+    """The options of `linalg-io KERNEL` (by dest, in the order of its --help) plus
+    'grid'; None for a kernel that is no command (every parameter counts then)."""
     subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
     if kernel not in subcommands.choices:
         return None
-    return frozenset({"grid"} | {a.dest for a in subcommands.choices[kernel]._actions
-                                 if a.option_strings})
+    return tuple(a.dest for a in subcommands.choices[kernel]._actions
+                 if a.option_strings and a.dest != "grid") + ("grid",)
 
 
 def _named(frame: pd.DataFrame, keys: list[str]) -> list[str]:
@@ -169,12 +169,15 @@ def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
         return pd.Series([], dtype=object)
     texts = param_texts(frame)
     kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
+    algos = frame["algo"] if "algo" in frame else pd.Series(None, index=frame.index)
     described = []
-    for (index, row), kernel in zip(texts.iterrows(), kernels):
+    for (index, row), kernel, algo in zip(texts.iterrows(), kernels, algos):
         names = option_names(str(kernel)) if isinstance(kernel, str) else None
-        keys = [c for c in texts.columns if c != "grid" and (names is None or c in names)]
-        keys += ["grid"] if with_grid and "grid" in texts else []
-        described.append(" ".join(f"{key}={row[key]}" for key in keys if row[key]))
+        keys = ([c for c in names if c in texts.columns] if names is not None
+                else [c for c in texts.columns if c != "grid"] + ["grid"])
+        keys = [key for key in keys if key != "grid" or (with_grid and "grid" in texts)]
+        described.append(" ".join(f"{key}={row[key]}" for key in keys
+                                  if row.get(key) and row[key] != algo))
     return pd.Series(described, index=frame.index, dtype=object)
 
 
