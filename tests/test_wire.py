@@ -8,10 +8,15 @@ Under another MPI (`make test MPI=mpich`) the record's wire block is null with t
 reason, which the last test checks instead.
 """
 
-import pytest
-from mpi_harness import run_cli_records, run_mpi_json
+import json
+import sys
+from pathlib import Path
 
-from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
+import pytest
+from mpi_harness import run_cli_records, run_job, run_mpi_json
+
+from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
+from linalg_io.comm.wire import MONITORING_VARIABLE
 
 D = 8  # bytes per double
 N = 840 * D  # the collectives' buffer
@@ -95,3 +100,20 @@ def test_record_carries_wire_or_the_reason():
     else:
         assert traffic["wire"] is None
         assert "no per-peer traffic counters" in traffic["wire_unavailable"]
+
+
+def test_plain_mpiexec_records_wire_without_the_launchers_setting(tmp_path):
+    """Under a user's plain `mpiexec -n 2 linalg-io ...` (no OMPI_MCA_pml_monitoring_enable
+    in the environment) the CLI asks for monitoring itself before MPI_Init."""
+    if not OPEN_MPI:
+        pytest.skip("the per-peer wire counters are Open MPI's (the null path is tested above)")
+    env = mpi_environment(1, "openmpi")
+    env.pop(MONITORING_VARIABLE)
+    out = tmp_path / "plain.jsonl"
+    console_script = str(Path(sys.executable).parent / "linalg-io")
+    command = [find_mpiexec(), "-n", "2", "--oversubscribe", console_script, "lu", "--algo",
+               "2d", "--n", "128", "--nb", "16", "--grid", "1x2", "--reps", "1", "--out", str(out)]
+    run_job(command, env, timeout=120)
+    record = json.loads(out.read_text())
+    assert record["traffic"]["wire"]["bytes_sent"] == record["traffic"]["bytes_sent"]
+    assert record["traffic"]["wire"]["bytes_recv"]["max"] > 0
