@@ -186,12 +186,18 @@ def test_plots_draw_the_records_values(results):
 def test_small_bars_get_a_log_axis_and_missing_ones_say_n_a():
     records = [make_record(run_id="big", per_rank_recv=[4e8, 4e8, 1e8, 1e8]),
                make_record(run_id="small", params={"n": 64}, per_rank_recv=[1e5] * 4,
-                           wire=False)]
+                           wire=False),
+               make_record(run_id="alone", params={"n": 32}, nranks=1, per_rank_sent=[0.0],
+                           per_rank_recv=[0.0], model_per_rank_recv=[0.0],
+                           model_per_rank=[0.0], wire_per_rank=([0.0], [0.0]))]
     frame = pd.DataFrame([flatten(r) for r in records])
     received, wire = plots.bytes_figure(frame, "lu").axes
     assert received.get_yscale() == "log"
-    assert [t.get_text() for t in wire.texts] == ["n/a", "n/a"]   # the run without wire
-    assert [t.get_text() for t in received.texts] == []
+    # the run without wire counts says n/a; the one-rank run's zeros say 0
+    assert [(t.get_text(), round(t.get_position()[0], 2)) for t in wire.texts] == [
+        ("n/a", 0.7), ("0", 1.7), ("n/a", 1.1), ("0", 2.1)]
+    assert [(t.get_text(), round(t.get_position()[0], 2)) for t in received.texts] == [
+        ("0", 1.8), ("0", 2.2)]
 
 
 def test_labels_name_what_varies_and_model_phases_stand_beside():
@@ -277,8 +283,10 @@ def test_ranks_and_threads_pairs_stand_side_by_side(tmp_path):
     build_report([path], tmp_path / "rep", quiet=True)
     assert len(pd.read_csv(tmp_path / "rep" / "lu_ranks_threads.csv")) == 1
     assert "## ranks x threads on the same cores" in (tmp_path / "rep" / "lu.md").read_text()
-    lines = plots.gflops_figure(frame, "lu").axes[0].lines
-    assert sorted(line.get_label() for line in lines) == ["2d n=1024 T=1", "2d n=1024 T=2"]
+    axes = plots.gflops_figure(frame, "lu").axes[0]
+    points = {line.get_label(): list(line.get_xdata()) for line in axes.lines}
+    assert points == {"2d n=1024 T=1": [2, 4], "2d n=1024 T=2": [2]}   # x: cores P x T
+    assert axes.get_xlabel() == "cores: ranks P x threads per rank T"
 
 
 def test_older_records_without_wire_counts_still_report(tmp_path):

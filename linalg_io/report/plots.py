@@ -78,15 +78,17 @@ def _label_axis(axes: Any, labels: list[str]) -> None:
 
 
 def _bars(axes: Any, x: np.ndarray, groups: list[tuple[str, pd.Series, dict]]) -> None:
-    """Side-by-side bars, one per group and run; 'n/a' written where a value is missing."""
+    """Side-by-side bars, one per group and run; 'n/a' written where a value is missing
+    and '0' where it is zero (no bar to see on a log axis)."""
     width = 0.8 / len(groups)
     under = blended_transform_factory(axes.transData, axes.transAxes)
     for number, (label, values, style) in enumerate(groups):
         offset = (number - (len(groups) - 1) / 2) * width
         axes.bar(x + offset, values.fillna(0).to_numpy(), width, label=label, **style)
-        for position in x[values.isna().to_numpy()]:
-            axes.text(position + offset, 0.02, "n/a", transform=under, rotation=90,
-                      ha="center", va="bottom", fontsize=7)
+        for word, where in (("n/a", values.isna()), ("0", values == 0)):
+            for position in x[where.to_numpy()]:
+                axes.text(position + offset, 0.02, word, transform=under, rotation=90,
+                          ha="center", va="bottom", fontsize=7)
 
 
 def bytes_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
@@ -174,17 +176,19 @@ def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
 
 
 def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
-    """GFLOP/s against the number of ranks, one line per algorithm and problem (and
-    threads per rank, where runs differ in them), each line its own colour and marker."""
+    """GFLOP/s against the number of ranks, one line per algorithm and problem, each
+    line its own colour and marker; where runs differ in threads per rank T, against the
+    cores P x T, one line per T (the splits of the same cores stand one above the other)."""
     gflops = column(frame, "gflops")
     ranks = column(frame, "nranks")
     if gflops.isna().all():
         return None
     configs = problem_labels(frame)
     threads = column(frame, "threads_per_rank").fillna(1)
-    if (threads != 1).any():
+    split = bool((threads != 1).any())
+    if split:
         configs = [f"{config} T={int(t)}" for config, t in zip(configs, threads)]
-    series = pd.DataFrame({"config": configs, "P": ranks.values,
+    series = pd.DataFrame({"config": configs, "P": (ranks * threads if split else ranks).values,
                            "gflops": gflops.values}).dropna()
     figure = new_figure(9, 4.5)
     axes = figure.add_subplot()
@@ -192,9 +196,9 @@ def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
         medians = points.groupby("P")["gflops"].median()
         axes.plot(medians.index, medians.values, label=config, **series_style(index))
     axes.set_xscale("log", base=2)
-    axes.set_xlabel("ranks P")
+    axes.set_xlabel("cores: ranks P x threads per rank T" if split else "ranks P")
     axes.set_ylabel("GFLOP/s (median time)")
-    axes.set_title(f"{kernel}: GFLOP/s vs P")
+    axes.set_title(f"{kernel}: GFLOP/s vs " + ("P x T" if split else "P"))
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
