@@ -3,10 +3,9 @@
 Runs `linalg-io lu` (each point one mpiexec launch, records appended to --out) and
 prints Markdown tables:
 
-traffic   --grid auto --nb auto at N (default 8192) for P in --p-list: max and mean
-          bytes sent per rank measured, the model's, max/mean, by phase;
-layers    fixed P (default 16), the layer counts c in --c-list: measured vs model,
-          to check the model's ranking of c;
+layers    fixed P (default 16), the layer counts c in --c-list: received and wire
+          bytes per rank measured vs the model, to check the model's ranking of c
+          (bench_lu_wire.py --what volume has the N=8192 table against the peers);
 time      N, P=4, one after the other: --algo conflux (auto, then --time-grids) and
           --algo 2d (auto);
 accuracy  every grid of --grids at every N of --acc-n: measured vs a priori model, per
@@ -20,7 +19,7 @@ seeds     every GRID[:V] of --seed-grids at every N of --acc-n, one run per seed
 
 Traffic is deterministic, so one repetition without warm-up is enough (--reps 1
 --warmup 0 for the traffic points). Run under the bench lock:
-    flock /tmp/linalg-io-bench.lock .venv/bin/python bench/bench_conflux.py --what traffic
+    flock /tmp/linalg-io-bench.lock .venv/bin/python bench/bench_conflux.py --what layers
 """
 
 from __future__ import annotations
@@ -34,13 +33,6 @@ from pathlib import Path
 
 import numpy as np
 from linalg_io.models import conflux as model
-
-REFERENCE_MB = {  # max per-rank MB sent at N=8192 (ALGORITHMS.md, measured there)
-    4: "HPL 178, COnfLUX 191, ScaLAPACK 267",
-    16: "HPL 134, COnfLUX 137, ScaLAPACK 153",
-    64: "COnfLUX 4x4x4 165 (mean 66.5), ScaLAPACK 79.5, HPL 84.7",
-}
-TARGET_MB = {4: 178, 16: 130, 64: 66}
 
 
 def run_lu(p: int, args: list[str], out: Path) -> dict:
@@ -57,12 +49,15 @@ def mb(x: float) -> str:
 def traffic_row(record: dict) -> str:
     t, m = record["traffic"], record["model"]
     grid = "x".join(str(d) for d in record["params"]["grid"])
-    exact = m.get("given_pivots", {}).get("bytes_sent", {}).get("max", float("nan"))
-    phases = ", ".join(f"{k} {mb(v)}" for k, v in t["by_phase"].items())
+    exact = m["given_pivots"]
+    wire = t["wire"] or {"bytes_sent": {"max": float("nan")}, "bytes_recv": {"max": float("nan")}}
+    phases = ", ".join(f"{k} {mb(v)}" for k, v in t["recv_by_phase"].items())
     return (f"| {record['nranks']} | {grid} | {record['params']['nb']} | "
-            f"{mb(t['bytes_sent']['max'])} | {mb(t['bytes_sent']['mean'])} | "
-            f"{t['bytes_sent']['max'] / t['bytes_sent']['mean']:.3f} | {mb(m['bytes_sent']['max'])} | "
-            f"{mb(exact)} | {mb(t['bytes_recv']['max'])} | {record['verify']['value']:.3g} | "
+            f"{mb(t['bytes_recv']['max'])} | {mb(m['bytes_recv']['max'])} | "
+            f"{mb(exact['bytes_recv']['max'])} | {mb(wire['bytes_sent']['max'])} | "
+            f"{mb(wire['bytes_recv']['max'])} | "
+            f"{t['bytes_recv']['max'] / t['bytes_recv']['mean']:.3f} | "
+            f"{mb(t['bytes_sent']['max'])} | {record['verify']['value']:.3g} | "
             f"{record['time_s']['median']:.2f} | {phases} |")
 
 
@@ -123,14 +118,15 @@ def seed_table(records: list[tuple[int, dict]], draws: int) -> str:
     return "\n".join(lines)
 
 
-HEADER = ("| P | grid | v | sent max MB | mean MB | max/mean | model max MB | model (given pivots) "
-          "| recv max MB | HPL residual | time s | by phase (busiest rank, MB) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+HEADER = ("| P | grid | v | recv max MB | model (a priori) | model (given pivots) | wire sent "
+          "max | wire recv max | recv max/mean | sent max MB | HPL residual | time s | "
+          "received by phase (busiest rank, MB) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--what", choices=("traffic", "layers", "time", "accuracy", "seeds", "all"),
+    parser.add_argument("--what", choices=("layers", "time", "accuracy", "seeds", "all"),
                         default="all")
     parser.add_argument("--seed-grids", default="7x1x1,5x1x1,3x1x1,6x1x1,3x1x2,7x1x1:128",
                         help="GRID or GRID:V (V defaults to --acc-nb)")
@@ -144,7 +140,6 @@ def main() -> int:
                         help="conflux grids timed beside the auto choice (P=4)")
     parser.add_argument("--time-reps", type=int, default=1)
     parser.add_argument("--n", type=int, default=8192)
-    parser.add_argument("--p-list", default="4,16,64")
     parser.add_argument("--layers-p", type=int, default=16)
     parser.add_argument("--c-list", default="4x4x1,2x4x2,2x2x4")
     parser.add_argument("--layers-n", type=int, default=4096)
@@ -162,14 +157,6 @@ def main() -> int:
             f.write(json.dumps(record) + "\n")
         return record
 
-    if args.what in ("traffic", "all"):
-        rows = []
-        for p in (int(x) for x in args.p_list.split(",")):
-            record = point(p, ["--algo", "conflux", "--n", str(args.n), "--grid", "auto",
-                               "--nb", "auto"] + common)
-            rows.append(traffic_row(record) + f" target <= {TARGET_MB.get(p, '-')} MB; "
-                        f"references {REFERENCE_MB.get(p, '-')}")
-        print(f"\n### traffic, N={args.n}, --grid auto --nb auto\n\n{HEADER}\n" + "\n".join(rows))
     if args.what in ("layers", "all"):
         rows = []
         for grid in args.c_list.split(","):
@@ -214,10 +201,10 @@ def main() -> int:
                                "--warmup", "0"])
             rows.append(f"| {algo} | {'x'.join(map(str, record['params']['grid']))} | "
                         f"{record['params']['nb']} | {record['time_s']['median']:.2f} | "
-                        f"{record['gflops']:.2f} | {mb(record['traffic']['bytes_sent']['max'])} | "
+                        f"{record['gflops']:.2f} | {mb(record['traffic']['bytes_recv']['max'])} | "
                         f"{record['verify']['value']:.3g} |")
         print(f"\n### time, N={args.n}, P=4 (same machine, consecutive runs)\n\n"
-              "| algo | grid | nb | time s | GFLOP/s | sent max MB | HPL residual |\n"
+              "| algo | grid | nb | time s | GFLOP/s | recv max MB | HPL residual |\n"
               "|---|---|---|---|---|---|---|\n" + "\n".join(rows))
     return 0
 
