@@ -174,7 +174,7 @@ def test_plots_draw_the_records_values(results):
     # received by phase: panel (a, b, c), then update
     assert [b.get_height() for b in phases.patches] == pytest.approx(
         [0.75, 0.75, 1.0, 2.25, 2.25, 3.0])
-    assert phases.get_title() == ("lu: bytes received by phase; the records give no model "
+    assert phases.get_title() == ("lu: bytes received by phase\nthe records give no model "
                                   "phases of bytes received")
 
     lines = plots.gflops_figure(lu, "lu").axes[0].lines
@@ -190,7 +190,10 @@ def test_small_bars_get_a_log_axis_and_missing_ones_say_n_a():
                make_record(run_id="alone", params={"n": 32}, nranks=1, per_rank_sent=[0.0],
                            per_rank_recv=[0.0], model_per_rank_recv=[0.0],
                            model_per_rank=[0.0], wire_per_rank=([0.0], [0.0]))]
+    records[2]["traffic"]["by_phase"] = records[2]["traffic"]["recv_by_phase"] = {}   # as P=1
     frame = pd.DataFrame([flatten(r) for r in records])
+    assert plots.phase_basis(frame)[2] == "received"   # a run without phases does not count
+    assert len(plots.balance_figures(frame, "lu")[0].axes) == 2   # nothing to balance on 1
     received, wire = plots.bytes_figure(frame, "lu").axes
     assert received.get_yscale() == "log"
     # the run without wire counts says n/a; the one-rank run's zeros say 0

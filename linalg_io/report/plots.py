@@ -139,12 +139,15 @@ def _values(frame: pd.DataFrame, name: str) -> pd.Series:
 
 def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
     """Bytes received by each rank, logical (bars) and on the wire (narrow bars), against
-    the model's logical ones (markers), one panel per run that records them."""
+    the model's logical ones (markers), one panel per run of several ranks that records
+    them."""
     panels = [(label, _per_rank(m), _per_rank(w), _per_rank(p)) for label, m, w, p in zip(
         run_labels(frame), _values(frame, "traffic.per_rank_bytes_recv"),
         _values(frame, "traffic.wire.per_rank_bytes_recv"),
         _values(frame, "model.per_rank_bytes_recv"))]
-    panels = [panel for panel in panels if any(v is not None for v in panel[1:])]
+    ranks = column(frame, "nranks")
+    panels = [panel for panel, p in zip(panels, ranks)   # one rank: nothing to balance
+              if p != 1 and any(v is not None for v in panel[1:])]
     figures = []
     for start in range(0, len(panels), PANELS_PER_FIGURE):
         chunk = panels[start:start + PANELS_PER_FIGURE]
@@ -205,11 +208,14 @@ def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
 
 def phase_basis(frame: pd.DataFrame) -> tuple[str, str, str]:
     """(measured prefix, model prefix, word): bytes received by phase where every run
-    records them, else bytes sent (records older than received phases)."""
-    received = "traffic.recv_by_phase."
-    if any(c.startswith(received) for c in frame.columns) and all(
-            frame[[c for c in frame.columns if c.startswith(received)]].notna().any(axis=1)):
-        return received, "model.recv_by_phase.", "received"
+    with phases records them, else bytes sent (records older than received phases)."""
+    def having(prefix: str) -> pd.Series:
+        names = [c for c in frame.columns if c.startswith(prefix)]
+        return frame[names].notna().any(axis=1) if names else pd.Series(False, index=frame.index)
+
+    received, sent = having("traffic.recv_by_phase."), having("traffic.by_phase.")
+    if received.any() and (received | ~sent).all():
+        return "traffic.recv_by_phase.", "model.recv_by_phase.", "received"
     return "traffic.by_phase.", "model.by_phase.", "sent"
 
 
@@ -250,10 +256,10 @@ def phase_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
         bottom += values
     _label_axis(axes, labels)
     axes.set_ylabel(f"MB {word} per repetition (busiest rank)")
-    model_note = (f"; hatched: the model's, for the {int(with_model.sum())} of {len(labels)} "
+    model_note = (f"hatched: the model's, for the {int(with_model.sum())} of {len(labels)} "
                   "runs whose records give its phases" if with_model.any()
-                  else f"; the records give no model phases of bytes {word}")
-    axes.set_title(f"{kernel}: bytes {word} by phase{model_note}", fontsize=10)
+                  else f"the records give no model phases of bytes {word}")
+    axes.set_title(f"{kernel}: bytes {word} by phase\n{model_note}", fontsize=10)
     axes.legend(fontsize=8)
     return figure
 
