@@ -7,11 +7,12 @@ speed    at each N (default 4096 8192): scipy.linalg.lu_factor with 2 BLAS threa
          with --reps repetitions each; the best and the median repetition are reported
          (other jobs on a shared machine only ever add time).
 traffic  diagdom and random at each N (default 1024 2048) and P (default 4 8 16), grid
-         auto: measured bytes sent per rank against the record's model (diagdom: no
-         swaps, exact; random: the expected swaps), max relative difference over the
-         ranks, and whether the measured max lies in the model's [none, worst] band.
-phases   N=8192 on a 2x2 grid (random): max bytes sent per rank, by phase, against
-         ScaLAPACK's 267 MB and HPL's 178 MB (ALGORITHMS.md).
+         auto: bytes received per rank and wire bytes (sent/received) against the
+         model given the run's pivots (exact) and a priori (diagdom: no swaps; random:
+         the expected swaps): max relative difference over the ranks.
+phases   N=8192 on a 2x2 grid (random): max bytes received per rank, by phase, and on
+         the wire, against what ScaLAPACK (271 MB) and HPL (179 MB) receive there
+         (issue 15's PMPI measurements).
 
 Every point is one `linalg-io lu` launch (records appended to --out). Run under the
 bench lock, without the OpenBLAS overrides (the children get the same environment):
@@ -90,43 +91,53 @@ def speed(args: argparse.Namespace, out: Path) -> None:
                   f"{statistics.median(base) / statistics.median(mine):.3f} |")
 
 
+def _worst_rel(measured, model) -> float:
+    return float(np.max(np.abs(np.asarray(measured) / np.asarray(model) - 1)))
+
+
 def traffic(args: argparse.Namespace, out: Path) -> None:
-    print("\n| N | P | grid | NB | dist | measured max MB | model max MB | max rel. diff per rank "
-          "| model | band [none, worst] max MB | in band | HPL residual |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n| N | P | grid | NB | dist | recv max MB | a priori model MB | rel. diff per rank "
+          "| given pivots: recv / wire sent / wire recv rel. diff | wire sent/recv max MB | "
+          "HPL residual |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.n:
         for p in args.p:
             for dist in args.dist:
                 record = run_lu(p, ["--n", str(n), "--dist", dist, "--reps", "1",
                                     "--warmup", "0"], out)
-                measured = np.array(record["traffic"]["per_rank_bytes_sent"])
-                model = np.array(record["model"]["per_rank_bytes_sent"])
-                band = record["model"]["bytes_sent_band"]
+                t, m = record["traffic"], record["model"]
+                exact, wire = m["given_pivots"], t["wire"]
                 grid = "x".join(str(d) for d in record["params"]["grid"][:2])
-                rel = float(np.max(np.abs(measured / model - 1)))
-                inside = band["none"] <= measured.max() <= band["worst"]
+                given = [_worst_rel(t["per_rank_bytes_recv"], exact["per_rank_bytes_recv"])]
+                if wire is not None:
+                    given += [_worst_rel(wire[key], exact["wire"][key])
+                              for key in ("per_rank_bytes_sent", "per_rank_bytes_recv")]
                 print(f"| {n} | {p} | {grid} | {record['params']['nb']} | {dist} | "
-                      f"{measured.max() / 1e6:.3f} | {model.max() / 1e6:.3f} | "
-                      f"{rel:.4f} | {record['model']['pivoting']} | [{band['none'] / 1e6:.3f}, {band['worst'] / 1e6:.3f}] | "
-                      f"{inside} | {record['verify']['value']:.3g} |", flush=True)
+                      f"{t['bytes_recv']['max'] / 1e6:.3f} | {m['bytes_recv']['max'] / 1e6:.3f} | "
+                      f"{_worst_rel(t['per_rank_bytes_recv'], m['per_rank_bytes_recv']):.4f} | "
+                      f"{' / '.join(f'{x:.1e}' for x in given)} | "
+                      + (f"{wire['bytes_sent']['max'] / 1e6:.3f}/{wire['bytes_recv']['max'] / 1e6:.3f}"
+                         if wire else "n/a")
+                      + f" | {record['verify']['value']:.3g} |", flush=True)
 
 
 def phases(args: argparse.Namespace, out: Path) -> None:
     record = run_lu(4, ["--n", str(args.n[0]), "--grid", "2x2", "--nb", str(args.nb),
                         "--reps", "1", "--warmup", "0"], out)
     traffic, model = record["traffic"], record["model"]
-    print(f"\nN={args.n[0]} 2x2 NB={args.nb} random: max bytes sent per rank "
-          f"{traffic['bytes_sent']['max'] / 1e6:.1f} MB (mean "
-          f"{traffic['bytes_sent']['mean'] / 1e6:.1f}); model band "
-          f"[{model['bytes_sent_band']['none'] / 1e6:.1f}, "
-          f"{model['bytes_sent_band']['worst'] / 1e6:.1f}] MB, expected "
-          f"{model['bytes_sent_band']['expected'] / 1e6:.1f} MB; ScaLAPACK 267 MB, HPL 178 MB; "
+    wire = traffic["wire"]
+    print(f"\nN={args.n[0]} 2x2 NB={args.nb} random: max bytes received per rank "
+          f"{traffic['bytes_recv']['max'] / 1e6:.1f} MB (model, given pivots "
+          f"{model['given_pivots']['bytes_recv']['max'] / 1e6:.1f}); wire sent/received "
+          + (f"{wire['bytes_sent']['max'] / 1e6:.1f}/{wire['bytes_recv']['max'] / 1e6:.1f} MB"
+             if wire else "n/a") +
+          f"; ScaLAPACK receives 271 MB, HPL 179 MB there; "
           f"HPL residual {record['verify']['value']:.3g}, time {record['time_s']['median']:.1f} s")
-    print("\n| phase | measured MB (busiest rank) | model MB (busiest rank) |")
+    print("\n| phase | received MB (busiest receiver) | model MB (a priori) |")
     print("|---|---|---|")
-    for phase in sorted(set(traffic["by_phase"]) | set(model["by_phase"])):
-        print(f"| {phase} | {traffic['by_phase'].get(phase, 0) / 1e6:.1f} | "
-              f"{model['by_phase'].get(phase, 0) / 1e6:.1f} |")
+    for phase in sorted(set(traffic["recv_by_phase"]) | set(model["recv_by_phase"])):
+        print(f"| {phase} | {traffic['recv_by_phase'].get(phase, 0) / 1e6:.1f} | "
+              f"{model['recv_by_phase'].get(phase, 0) / 1e6:.1f} |")
 
 
 def main() -> None:

@@ -144,11 +144,11 @@ class LU2DCase:
         profile = load_profile(self.config.profile)
         block = lu2d_costs(n, nb, pr, pc, self.pivoting).record_block(profile)
         plan = lu2d_plan_counts(n, nb, pr, pc, self.pivoting)
-        total = sum(plan["sent"].values()).reshape(-1)
-        busiest = int(np.argmax(total))
         block["pivoting"] = self.pivoting
-        block["by_phase"] = {phase: float(v.reshape(-1)[busiest])
-                             for phase, v in plan["sent"].items() if v.any()}
+        for key, field in (("sent", "by_phase"), ("recv", "recv_by_phase")):
+            busiest = int(np.argmax(sum(plan[key].values()).reshape(-1)))
+            block[field] = {phase: float(v.reshape(-1)[busiest])
+                            for phase, v in plan[key].items() if v.any()}
         block["bytes_sent_band"] = {
             piv: float(lu2d_costs(n, nb, pr, pc, piv).bytes_sent.max())
             for piv in ("none", "expected", "worst")}
