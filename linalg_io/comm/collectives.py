@@ -29,6 +29,11 @@ from linalg_io.layout.schedules import (
 TAG_BCAST, TAG_REDUCE, TAG_ALLGATHER, TAG_GATHER, TAG_SCATTER = 81, 82, 83, 84, 85
 
 
+def displacements(counts: np.ndarray) -> np.ndarray:
+    """Where each rank's block starts in a buffer of the blocks in rank order."""
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
 def flat(buf: np.ndarray) -> np.ndarray:
     """The array's memory as a 1-D view (it must be contiguous in C or Fortran order)."""
     view = buf.reshape(-1, order="A")
@@ -111,7 +116,7 @@ def allgatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray, counts: np.
     p, r = comm.size, comm.rank
     counts = np.asarray(counts, dtype=np.int64)
     result = flat(out)
-    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    displs = displacements(counts)
     if p == 1:
         result[:counts[0]] = flat(mine)
         return
@@ -136,31 +141,34 @@ def gatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray | None, counts:
             root: int) -> None:
     """Every rank's block onto the root's `out` (rank j's counts[j] items at
     sum(counts[:j])), each sent directly to the root."""
-    counts = np.asarray(counts, dtype=np.int64)
-    if comm.rank != root:
-        if counts[comm.rank]:
-            comm.Send(flat(mine), root, TAG_GATHER, op="gather")
-        return
-    result = flat(out)
-    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    requests = [comm.Irecv(result[displs[j]:displs[j] + counts[j]], j, TAG_GATHER, op="gather")
-                for j in range(comm.size) if j != root and counts[j]]
-    result[displs[root]:displs[root] + counts[root]] = flat(mine)
-    MPI.Request.Waitall(requests)
+    _linear(comm, flat(mine), out, counts, root, TAG_GATHER, "gather")
 
 
 def scatterv(comm: CountedComm, blocks: np.ndarray | None, mine: np.ndarray, counts: np.ndarray,
              root: int) -> None:
     """Rank j receives the root's counts[j] items at sum(counts[:j]) of `blocks` in
     `mine`, each sent directly by the root."""
+    _linear(comm, flat(mine), blocks, counts, root, TAG_SCATTER, "scatter")
+
+
+def _linear(comm: CountedComm, mine: np.ndarray, blocks: np.ndarray | None, counts: np.ndarray,
+            root: int, tag: int, op: str) -> None:
+    """The root exchanges each rank's block of `blocks` (its counts[j] items) with that
+    rank's `mine` directly: received (gather) or sent (scatter)."""
     counts = np.asarray(counts, dtype=np.int64)
+    gather = op == "gather"
     if comm.rank != root:
         if counts[comm.rank]:
-            comm.Recv(flat(mine), root, TAG_SCATTER, op="scatter")
+            (comm.Send if gather else comm.Recv)(mine, root, tag, op=op)
         return
-    source = flat(blocks)
-    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    requests = [comm.Isend(source[displs[j]:displs[j] + counts[j]], j, TAG_SCATTER, op="scatter")
+    whole = flat(blocks)
+    start = displacements(counts)
+    post = comm.Irecv if gather else comm.Isend
+    requests = [post(whole[start[j]:start[j] + counts[j]], j, tag, op=op)
                 for j in range(comm.size) if j != root and counts[j]]
-    flat(mine)[:] = source[displs[root]:displs[root] + counts[root]]
+    own = slice(start[root], start[root] + counts[root])
+    if gather:
+        whole[own] = mine
+    else:
+        mine[:] = whole[own]
     MPI.Request.Waitall(requests)

@@ -144,28 +144,24 @@ def allgatherv_costs(counts_bytes: np.ndarray) -> tuple[np.ndarray, ...]:
     return sent, recv, msgs
 
 
+def _linear(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each rank's block but the root's, the root's total of them, is_root)."""
+    counts = np.asarray(counts_bytes, dtype=float)
+    is_root = np.arange(counts.shape[-1]) == root
+    others = np.where(is_root, 0.0, counts)
+    return others, np.where(is_root, others.sum(axis=-1, keepdims=True), 0.0), is_root
+
+
 def gatherv_costs(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) per rank of a linear gatherv onto `root`."""
-    counts = np.asarray(counts_bytes, dtype=float)
-    p = counts.shape[-1]
-    is_root = np.arange(p) == root
-    others = np.where(is_root, 0.0, counts)
-    sent = others
-    recv = np.where(is_root, others.sum(axis=-1, keepdims=True), 0.0)
-    msgs = (others > 0) * 1.0
-    return sent, recv, msgs
+    others, at_root, _ = _linear(counts_bytes, root)
+    return others, at_root, (others > 0) * 1.0
 
 
 def scatterv_costs(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) per rank of a linear scatterv from `root`."""
-    counts = np.asarray(counts_bytes, dtype=float)
-    p = counts.shape[-1]
-    is_root = np.arange(p) == root
-    others = np.where(is_root, 0.0, counts)
-    sent = np.where(is_root, others.sum(axis=-1, keepdims=True), 0.0)
-    recv = others
-    msgs = np.where(is_root, (others > 0).sum(axis=-1, keepdims=True), 0.0) * 1.0
-    return sent, recv, msgs
+    others, at_root, is_root = _linear(counts_bytes, root)
+    return at_root, others, np.where(is_root, (others > 0).sum(axis=-1, keepdims=True), 0) * 1.0
 
 
 def allreduce_costs(rank: np.ndarray, p: int, nbytes: float) -> tuple[np.ndarray, ...]:

@@ -7,12 +7,13 @@ a bcast inside a sub-communicator.
 """
 
 import numpy as np
+from _regions import counted_region
 from _result import write_result
 from mpi4py import MPI
 
 from linalg_io.comm import collectives
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.wire import WireCounter, per_rank_wire
+from linalg_io.comm.wire import WireCounter
 from linalg_io.layout.schedules import CHUNK_BYTES
 
 world = MPI.COMM_WORLD
@@ -26,16 +27,7 @@ results = {"counts": COUNTS.tolist(), "sizes": [SMALL, LARGE]}
 
 
 def counted(name, pattern):
-    world.Barrier()
-    comm.counter.reset()
-    wire.reset()
-    wire.start()
-    pattern()
-    wire.stop()
-    mine = {"wire": per_rank_wire(wire, world),
-            "logical": (comm.counter.bytes_sent, comm.counter.bytes_recv, comm.counter.msgs_sent),
-            "by_op": dict(comm.counter.sent_by_op)}
-    results[name] = world.gather(mine, root=0)
+    results[name] = counted_region(comm, wire, pattern)
 
 
 def values(n, seed):

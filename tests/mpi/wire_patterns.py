@@ -7,11 +7,12 @@ coll_tuned_use_dynamic_rules and the algorithm of each collective).
 """
 
 import numpy as np
+from _regions import counted_region
 from _result import write_result
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.wire import WireCounter, per_rank_wire
+from linalg_io.comm.wire import WireCounter
 
 world = MPI.COMM_WORLD
 comm = CountedComm(world)
@@ -20,18 +21,8 @@ wire = WireCounter.open(world)
 results = {"source": wire.source}
 
 
-def counted(name, pattern):
-    """Run pattern() as a counted region of both counters; keep every rank's counts."""
-    world.Barrier()
-    comm.counter.reset()
-    wire.reset()
-    wire.start()
-    pattern()
-    wire.stop()
-    comm.counter.settle_one_sided(world)
-    mine = {"wire": per_rank_wire(wire, world),
-            "logical": (comm.counter.bytes_sent, comm.counter.bytes_recv, comm.counter.msgs_sent)}
-    results[name] = world.gather(mine, root=0)
+def counted(name, pattern, bracket=True):
+    results[name] = counted_region(comm, wire, pattern, bracket)
 
 
 def ring():
@@ -109,15 +100,7 @@ def allgather_ring():
 counted("ring", ring)
 counted("sub_communicators", sub_communicators)
 # one_sided brackets its own epoch: window creation and freeing are collectives
-world.Barrier()
-comm.counter.reset()
-wire.reset()
-one_sided()
-comm.counter.settle_one_sided(world)
-results["one_sided"] = world.gather(
-    {"wire": per_rank_wire(wire, world),
-     "logical": (comm.counter.bytes_sent, comm.counter.bytes_recv, comm.counter.msgs_sent)},
-    root=0)
+counted("one_sided", one_sided, bracket=False)
 counted("bcast_linear", bcast_linear)
 counted("reduce_linear", reduce_linear)
 counted("allreduce_ring", allreduce_ring)
