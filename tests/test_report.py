@@ -388,11 +388,13 @@ def test_several_files_make_one_report(results, tmp_path, monkeypatch):
     monkeypatch.setattr(plots, "kernel_figures", lambda frame, kernel: {})  # tables only
     other = tmp_path / "other.jsonl"
     append_record(other, make_record(kernel="sptrsv", algo="syncfree", run_id="sp-a",
-                                     params={"matrix": "lap2d:256", "nrhs": 1},
+                                     params={"matrix": "lap2d:256", "nrhs": 1, "upper": False},
                                      lower_bound=None))
     index = build_report([results, other], tmp_path / "r", quiet=True)
     assert len(pd.read_csv(tmp_path / "r" / "summary.csv")) == 5
     assert pd.read_csv(tmp_path / "r" / "sptrsv.csv")["matrix"].tolist() == ["lap2d:256"]
+    summary = pd.read_csv(tmp_path / "r" / "summary.csv")
+    assert summary["params"].iloc[-1] == "matrix=lap2d:256 nrhs=1"   # upper=False left out
     assert "other.jsonl</code> (1 records)" in index.read_text()
 
 

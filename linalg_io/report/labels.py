@@ -176,8 +176,8 @@ def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
         keys = ([c for c in names if c in texts.columns] if names is not None
                 else [c for c in texts.columns if c != "grid"] + ["grid"])
         keys = [key for key in keys if key != "grid" or (with_grid and "grid" in texts)]
-        described.append(" ".join(f"{key}={row[key]}" for key in keys
-                                  if row.get(key) and row[key] != algo))
+        described.append(" ".join(f"{key}={row[key]}" for key in keys   # no false flags
+                                  if row.get(key) and row[key] not in (algo, "False")))
     return pd.Series(described, index=frame.index, dtype=object)
 
 
