@@ -162,6 +162,9 @@ def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:
     memory per rank in words. The bound falls as M grows, so the record says which M it
     took (`memory`, and `mem_words`): a 2D and a 2.5D run of one problem hold different
     M, and their distances to the bound compare only with that in view."""
+    if p == 1:   # one rank holds everything: it receives nothing from other ranks
+        return {"bytes_per_rank": 0.0, "mem_words": float(mem_words),
+                "formula": "0: one rank receives nothing (2 N^3 / (3 P sqrt(M)) is for P > 1)"}
     words = 2.0 * n**3 / (3.0 * p * np.sqrt(mem_words))
     return {"bytes_per_rank": float(words * WORD), "mem_words": float(mem_words),
             "formula": (f"2 N^3 / (3 P sqrt(M)) words per rank, M = {memory} "

@@ -151,7 +151,7 @@ def test_ranks_threads_suite_pairs_every_problem_on_two_cores():
 def test_default_bench_suite_matches_the_command_line():
     out, points = load_sweep(BENCH)
     assert out == "results/default.jsonl"
-    assert len(points) == 11
+    assert len(points) == 12
     parser = build_parser()
     for point in points:
         args = parser.parse_args(list(point.argv) + ["--out", "x.jsonl"])
