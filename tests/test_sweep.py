@@ -157,8 +157,9 @@ def test_default_bench_suite_matches_the_command_line():
         args = parser.parse_args(list(point.argv) + ["--out", "x.jsonl"])
         assert args.np == 4 and args.reps == 3 and args.warmup == 1
     kernels = [p.argv[0] for p in points]
-    assert kernels == ["lu"] * 4 + ["tsgemm"] * 3 + ["sptrsv"] * 4
+    assert kernels == ["lu"] * 5 + ["tsgemm"] * 3 + ["sptrsv"] * 4
     assert ("--grid", "2x2x1") == points[2].argv[5:7] and "--nb" in points[3].argv
+    assert [p.argv[p.argv.index("--objective") + 1] for p in points[3:5]] == ["time", "volume"]
     assert {p.argv[p.argv.index("--variant") + 1] for p in points if p.argv[0] == "tsgemm"} == \
         {"atb", "ab", "tsm2r"}
 
