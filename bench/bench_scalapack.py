@@ -24,20 +24,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from linalg_io.runner import _megabytes as mb
+
 
 def run_lu(p: int, args: list[str], out: Path) -> dict:
     command = [sys.executable, "-m", "linalg_io", "lu", "--np", str(p), "--out", str(out)] + args
     print("+", " ".join(command[1:]), file=sys.stderr, flush=True)
     subprocess.run(command, check=True)
     return json.loads(out.read_text().strip().splitlines()[-1])
-
-
-def mb(block: dict | None, *path: str) -> str:
-    for key in path:
-        if not isinstance(block, dict) or block.get(key) is None:
-            return "n/a"
-        block = block[key]
-    return f"{block / 1e6:.1f}"
 
 
 def compare(args: argparse.Namespace) -> None:
@@ -65,10 +59,15 @@ def dropin(args: argparse.Namespace) -> None:
           "(in, out) | redistribution bytes share (in, out) | entries moved in (w/o "
           "relabelling) of N^2 | wire sent max MB |")
     print("|---|---|---|---|---|---|---|---|---|")
+    shapes = dict(item.split(":", 1) for item in args.shapes.split(",")) if args.shapes else {}
     for p in (int(x) for x in args.p_list.split(",")):
+        shape = []
+        if str(p) in shapes:
+            grid, v = shapes[str(p)].split(":")
+            shape = ["--grid", grid, "--nb", v]
         record = run_lu(p, ["--algo", "conflux", "--input-layout", f"scalapack:{args.blocks}",
                             "--n", str(args.n), "--reps", str(args.reps), "--seed",
-                            str(args.seed)], args.out)
+                            str(args.seed)] + shape, args.out)
         params, t = record["params"], record["traffic"]
         parts = params["part_times_s"]
         totals = [sum(rep) for rep in zip(*parts.values())]
@@ -97,6 +96,9 @@ def main() -> int:
     parser.add_argument("--grids", default="2x2,2x4", help="compare: Pr x Pc grids")
     parser.add_argument("--blocks", default="128x128", help="dropin: the input's MBxNB")
     parser.add_argument("--p-list", default="4,16", help="dropin: rank counts")
+    parser.add_argument("--shapes", default="",
+                        help="dropin: P:PxxPyxC:v,... fixes the 2.5D grid and tile of a P "
+                             "(default: the model's choice)")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("results/scalapack.jsonl"))

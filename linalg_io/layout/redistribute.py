@@ -53,10 +53,14 @@ def _unpack(out: np.ndarray, rows: np.ndarray, cols: np.ndarray, buffer: np.ndar
         out[rows, first:first + b - a] = buffer[a * nr:b * nr].reshape(b - a, nr).T
 
 
-def _piece_indices(plan: RedistPlan, piece: Piece) -> tuple[np.ndarray, np.ndarray]:
-    """Global rows and columns of a piece."""
-    rows, cols = plan.indices(piece.src, piece.dst, piece.region)
-    return rows[piece.i0:piece.i1], cols[piece.j0:piece.j1]
+def _segments(plan: RedistPlan, pieces: list[Piece], buffer: np.ndarray):
+    """(global rows, global columns, its stretch of `buffer`) of each piece, in turn."""
+    offset = 0
+    for piece in pieces:
+        rows, cols = plan.indices(piece.src, piece.dst, piece.region)
+        yield (rows[piece.i0:piece.i1], cols[piece.j0:piece.j1],
+               buffer[offset:offset + piece.size])
+        offset += piece.size
 
 
 def _displacements(counts: np.ndarray) -> np.ndarray:
@@ -112,19 +116,11 @@ def _exchange(comm: CountedComm, plan: RedistPlan, pieces: list[Piece], local: n
     recv_counts = np.bincount([pc.src for pc in recvs], [pc.size for pc in recvs], p)
     send_counts, recv_counts = send_counts.astype(np.int64), recv_counts.astype(np.int64)
     send_buffer = np.empty(int(send_counts.sum()), dtype=local.dtype)
-    offset = 0
-    for piece in sends:
-        rows, cols = _piece_indices(plan, piece)
-        _pack(local, plan.src.rows.local(rows), plan.src.cols.local(cols),
-              send_buffer[offset:offset + piece.size])
-        offset += piece.size
+    for rows, cols, segment in _segments(plan, sends, send_buffer):
+        _pack(local, plan.src.rows.local(rows), plan.src.cols.local(cols), segment)
     recv_buffer = np.empty(int(recv_counts.sum()), dtype=out.dtype)
     comm.Alltoallv([send_buffer, (send_counts, _displacements(send_counts))],
                    [recv_buffer, (recv_counts, _displacements(recv_counts))])
     del send_buffer
-    offset = 0
-    for piece in recvs:
-        rows, cols = _piece_indices(plan, piece)
-        _unpack(out, plan.dst.rows.local(rows), plan.dst.cols.local(cols),
-                recv_buffer[offset:offset + piece.size])
-        offset += piece.size
+    for rows, cols, segment in _segments(plan, recvs, recv_buffer):
+        _unpack(out, plan.dst.rows.local(rows), plan.dst.cols.local(cols), segment)
