@@ -2,7 +2,8 @@
 results against NumPy (asserted inside tests/mpi/collective_patterns.py), and every
 rank's bytes and messages three ways: the schedule's cost functions
 (linalg_io/layout/schedules.py, what the models use), the logical counter, and what
-Open MPI's monitoring saw on the wire. All three must be equal."""
+Open MPI's monitoring saw on the wire (under another MPI: the first two). All must be
+equal."""
 
 import numpy as np
 import pytest
@@ -17,8 +18,6 @@ OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
 
 @pytest.fixture(scope="module", params=[2, 4, 5, 8])
 def measured(request):
-    if not OPEN_MPI:
-        pytest.skip("the wire side needs Open MPI's monitoring")
     return request.param, run_mpi_json(request.param, "collective_patterns.py", timeout=180)
 
 
@@ -56,9 +55,10 @@ def test_model_logical_and_wire_agree(measured, case):
     case = case.replace("large", str(large))
     expected = predicted(P, results["counts"], (small, large))[case].T
     logical = np.array([rank["logical"] for rank in results[case]], dtype=float)
-    wire = np.array([rank["wire"] for rank in results[case]], dtype=float)
     assert logical.tolist() == expected.tolist()
-    assert wire.tolist() == expected.tolist()
+    if OPEN_MPI:   # under MPICH there is no wire counter (its null path: test_wire.py)
+        wire = np.array([rank["wire"] for rank in results[case]], dtype=float)
+        assert wire.tolist() == expected.tolist()
 
 
 def test_large_bcast_is_a_pipelined_chain(measured):
@@ -71,7 +71,8 @@ def test_large_bcast_is_a_pipelined_chain(measured):
     per_root = [(n * (q < P - 1), n * (q > 0), 3 * (q < P - 1)) for q in range(P)]
     summed = [tuple(sum(per_root[(r - root) % P][i] for root in range(P)) for i in range(3))
               for r in range(P)]
-    assert [tuple(rank["wire"]) for rank in results[f"bcast_{large}"]] == summed
+    key = "wire" if OPEN_MPI else "logical"
+    assert [tuple(rank[key]) for rank in results[f"bcast_{large}"]] == summed
     assert all(set(rank["by_op"]) == {"bcast"} for rank in results[f"bcast_{large}"])
 
 
