@@ -120,10 +120,10 @@ def exact(args) -> None:
 
 def choice(args) -> None:
     profile = load_profile()
-    cores = len(os.sched_getaffinity(0))
     for p in args.choice_p:
         mem = 24 * 2**30 // p
-        rows = model.ranked(model.candidate_table(args.n, p, mem, profile, cores=cores), "time")
+        # the profile's placement: all p ranks on this node's cores, as `lu --np p` runs
+        rows = model.ranked(model.candidate_table(args.n, p, mem, profile), "time")
         top = rows[:5]
         common = ["--n", str(args.n), "--reps", str(args.reps), "--warmup", "1"]
         auto = run_lu(p, ["--algo", "conflux", "--grid", "auto", "--nb", "auto"] + common,

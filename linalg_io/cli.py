@@ -79,10 +79,29 @@ COMMON_OPTIONS = {
     "seed": {"type": int, "default": 0, "help": "seed of the generated inputs (0)"},
     "out": {"metavar": "FILE.jsonl", "help": "append the run's record here"},
     "threads": {"type": positive_int, "default": 1, "help": "BLAS/OpenMP threads per rank (1)"},
-    "profile": {"metavar": "PROFILE.json",
-                "help": "machine profile for the model's time (default: the shipped one)"},
+    "profile": {"metavar": "MACHINE.json",
+                "help": "machine profile for the model's time (default: the shipped one); "
+                        "--machine is the same option"},
     "quiet": {"action": "store_true", "help": "no summary line or progress"},
 }
+
+
+ALIASES = {"profile": ("--machine",)}
+
+
+def rank_counts(text: str) -> list[int]:
+    """'64' -> [64]; '16:1024' -> [16, 32, ..., 1024] (doubling); '4,6,8' -> [4, 6, 8]."""
+    try:
+        if ":" in text:
+            first, last = (int(part) for part in text.split(":"))
+            counts = [first * 2**i for i in range(64) if first * 2**i <= last]
+        else:
+            counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"not a rank count, A:B (doubling) or a list: {text!r}")
+    return counts
 
 
 def common_options(names=tuple(COMMON_OPTIONS)) -> argparse.ArgumentParser:
@@ -90,7 +109,7 @@ def common_options(names=tuple(COMMON_OPTIONS)) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("common options")
     for name in names:
-        group.add_argument(f"--{name}", **COMMON_OPTIONS[name])
+        group.add_argument(f"--{name}", *ALIASES.get(name, ()), **COMMON_OPTIONS[name])
     return common
 
 
@@ -148,6 +167,9 @@ def add_sptrsv_problem(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nrhs", type=positive_int, default=1, help="right-hand sides (1)")
     parser.add_argument("--partition", choices=("nnz", "level"), default="nnz",
                         help="rows in contiguous blocks balanced by nonzeros, or per level")
+
+
+SCANS = {"lu": ("strong", "weak"), "tsgemm": ("strong", "weak"), "sptrsv": ("strong",)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,9 +234,23 @@ def build_parser() -> argparse.ArgumentParser:
         if family == "sptrsv":
             sub.add_argument("--seed", type=int, default=0,
                              help="seed of a rand: matrix, as `sptrsv --seed` (0)")
-        sub.add_argument("--p", type=positive_int, required=True, help="number of ranks")
-        sub.add_argument("--profile", metavar="PROFILE.json",
-                         help="machine profile for the times (default: the shipped one)")
+        sub.add_argument("--p", type=rank_counts, required=True,
+                         help="number of ranks; with --scan A:B (A, 2A, 4A, ... <= B) or a "
+                              "list 4,16,64")
+        sub.add_argument("--machine", "--profile", dest="profile", metavar="MACHINE.json",
+                         help="machine file (nodes, ranks and cores per node, links; schema in "
+                              "the README) or profile for the times (default: the shipped "
+                              "one, this machine)")
+        sub.add_argument("--scan", choices=SCANS[family],
+                         help="predict each P of --p and write one record per P and "
+                              "algorithm (--out); strong: the problem fixed"
+                              + ("; weak: --mem-per-rank of the matrix per rank"
+                                 if "weak" in SCANS[family] else ""))
+        sub.add_argument("--out", metavar="FILE.jsonl", help="with --scan: append the records here")
+        if family == "lu":
+            sub.add_argument("--mem-per-rank", type=byte_size, metavar="BYTES",
+                             help="--scan weak: bytes of the matrix per rank (N grows as "
+                                  "sqrt(P))")
 
     report = commands.add_parser("report", help="tables, plots and an HTML page from records")
     report.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
@@ -273,6 +309,10 @@ def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
 
 def run_local_command(args: argparse.Namespace) -> int:
     if args.command == "model":
+        if not args.scan:
+            if len(args.p) != 1:
+                raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
+            args.p = args.p[0]
         if args.family == "lu":   # a size that cannot fit, refused before the grid search
             from linalg_io.lu.fits import check_model_memory
 

@@ -1,14 +1,13 @@
 """Model of the 2.5D LU with tournament pivoting (linalg_io/lu/conflux.py).
 
-`conflux_plan_counts` walks the same `StepPlan` the code executes (panel k: w
+`conflux_plan_counts` follows the same `StepPlan` the code executes (panel k: w
 columns, roots ky = k mod Py, lk = (k div Py) mod c, kx = k mod Px; layer l takes
-s_l of the panel's columns) and adds, per rank and per phase, the bytes and
-messages of the point-to-point schedules the code runs (`linalg_io.layout.schedules`:
-binomial or pipelined-chain bcast and reduce, Bruck allgatherv, linear gatherv and
-scatterv). Every byte the code sends is in such a message, so the counts are the
-logical and the wire traffic at once. With a_x the active rows of process row x
-before step k, p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of
-process column y:
+s_l of the panel's columns) and adds, per rank, the bytes and messages of the
+point-to-point schedules the code runs (`linalg_io.layout.schedules`: binomial or
+pipelined-chain bcast and reduce, Bruck allgatherv, linear gatherv and scatterv).
+Every byte the code sends is in such a message, so the counts are the logical and
+the wire traffic at once. With a_x the active rows of process row x before step k,
+p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of process column y:
 
 reduce_panel         (c > 1) the fibre (x, ky, *) sums its a_x w panel rows onto lk
                      (a chain lk+1 -> ... -> lk: every layer but lk+1 receives a_x w)
@@ -25,28 +24,23 @@ scatter_slices       L: (c > 1) (x, ky, lk) sends b_x s_l to each (x, ky, l), th
                      (c > 1) (kx, y, lk) sends s_l t_y to each (kx, y, l), then every
                      layer broadcasts it down its process columns from kx
 
-Only a_x, p_x depend on the matrix (rows move, they are not swapped): `pivots` is
-"none" (the pivots of step k are the rows of tile k, what a diagonally dominant
-matrix gives: exact there), the actual pivot ids of a run (exact for that run),
-"uniform" (the expectation for a uniformly random matrix, fractional rows; below)
-or "proportional" (each process row gives pivots in proportion to its active rows).
+Only a_x, p_x depend on the matrix: `pivots` is "none", the pivot ids of a run,
+"uniform" or "proportional" (`linalg_io.models.conflux_pivots`).
 
-"uniform": the active rows of a random matrix are exchangeable, but the tournament
-is not: each process row offers n_x = min(a_x, w) candidates, folds and butterfly
-rounds merge two candidate sets into min(w, n_1 + n_2) winners, and two full sets
-win about equally often however many rows each stands for. The model splits each
-merge's winners in proportion to n (r/n)^TOURNAMENT_POOL_EXPONENT (r:
-the active rows the set stands for), top-down over the step's merge tree (roles
-rotated by k as in the code, a side never giving more than its n nor less than
-the winners minus the other side's n). With Px a power of two and equal a_x that
-is a_x/sum(a) w, the proportional share. Otherwise (Px = 3, 5, 6, 7, or a process
-row with one tile more) the proportional share is biased: an unpaired role of the
-butterfly wins nearly w/q, a process row with more rows gives little more than
-the others, so its rows go late, under narrow trailing matrices. 7x1x1, N = 2048,
-v = 256, step 0, mean over seeds 1-6 of the pivots per process row: measured 35.5
-31.2 34.3 55.7 32.0 34.0 33.3, this rule 38.9 32.3 32.5 54.7 32.7 32.3 32.5,
-proportional 64 32 ... 32; bytes sent by rank 0, measured/model - 1: -0.1% +- 0.5%,
-proportional -6.1% (bench_conflux.py --what seeds).
+Rank classes: at step k a rank (l, x, y) costs what its features make it cost: for
+its process row x, a_x, p_x, its position (x - kx) mod Px in the chains and trees
+down the columns and its tournament roles at steps k and k+1 (and, c = 1, its Bruck
+windows of the pivot counts); for its process column y, t_y and its position
+(y - ky) mod Py along the rows (and whether it is step k+1's panel column); for its
+layer, everything. Ranks of equal features form a class (`linalg_io.models.
+rank_classes`); each step is evaluated once per (layer, x class, y class), at a
+representative of each class, with the schedules' own cost functions, and the
+totals are spread back to every rank. Only the pivot ids' broadcast, a binomial tree
+over all P ranks, depends on the world rank itself: its counts per rank are the
+cyclic convolution of the roots' step counts with the tree's per-position costs
+(exact integers, by FFT), its time the same every step but the last. The result is
+the per-rank walk of every step (tests/conflux_walk.py), to rounding, in
+O(steps x classes) instead of O(steps x P).
 
 Closed form, words received (= sent, on average) per rank (sums over the panels of
 m w and of w t_y Py are N^2/2): c = 1: N^2/(2P) (Px-1 + Py-1) + N v Px (log2 Px +
@@ -59,27 +53,29 @@ N^2 v/(2 Py c Px), row kx only; each layer is lk for 1/c of the panels) + panels
 tournament.
 """
 
+
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from dataclasses import dataclass, field
 
 import numpy as np
-from linalg_io.models.costs import RankCosts
-from linalg_io.models.profile import MachineProfile
+from linalg_io.models.conflux_pivots import pivot_counts
+from linalg_io.models.costs import RankCosts, link_time, makespans, shared_makespan
+from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.rank_classes import StepClasses, spread, step_classes
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.grid_shapes import divisors
 from linalg_io.layout.schedules import (
+    SMALL_BYTES,
     allgatherv_costs,
     bcast_costs,
-    gatherv_costs,
+    binomial_children,
     reduce_costs,
-    scatterv_costs,
 )
 
 WORD = 8
-PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "scatter_slices")
 TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
 # dgemm rate at inner dimension k, relative to gamma (taken at k = 512): k/(k+64) over
@@ -90,12 +86,9 @@ GEMM_K_REF = 512.0
 # getrf of the tall panels and the triangular solves run at about half gamma (same
 # machine: dgetrf 2048 x 256 16.6 GF/s, dtrsm 20 GF/s, dgemm k = 256 34 GF/s).
 PANEL_RATE = 0.5
-# A tournament merge of two candidate sets (n_i candidates standing for r_i active rows)
-# keeps winners from each in proportion to n_i (r_i/n_i)^beta: beta = 1 would be the
-# proportional share, beta = 0 a coin flip per set. Fitted on the pivots of random
-# matrices (bench_conflux.py --what seeds: Px = 3, 5, 6, 7, v = 128 and 256, N = 2048
-# and 4096, seeds 1-6): 0.2 to 0.3 leaves per-rank biases <= 2%, 1 gives up to 7%.
-TOURNAMENT_POOL_EXPONENT = 0.25
+# the communicators' spans (`MachineProfile.link`): a process row is Py consecutive
+# world ranks, a process column one layer (Px Py), a fibre and the world all P
+GROUPS = ("row", "col", "fibre", "world")
 
 
 def gemm_efficiency(k: np.ndarray) -> np.ndarray:
@@ -103,259 +96,275 @@ def gemm_efficiency(k: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, (k / (k + GEMM_K_HALF)) / (GEMM_K_REF / (GEMM_K_REF + GEMM_K_HALF)))
 
 
-def _getrf_flops(m: float, n: float) -> float:
-    k = min(m, n)
-    return max(m, n) * k * k - k**3 / 3.0
+def _getrf_flops(m, n):
+    """Flops of getrf on an m x n block (arrays or numbers)."""
+    k = np.minimum(m, n)
+    return np.maximum(m, n) * k * k - k**3 / 3.0
 
 
-def merge_tree(px: int, k: int):
-    """The tournament's merges at step k: a process row (int) or a pair (first, second).
+@dataclass
+class _Piece:
+    """Bytes and messages per communicator group, flops and their time-equivalent
+    (flops at the rate they run, in gamma-flops) of one piece of every step, arrays
+    [step, layer, x class, y class]."""
 
-    Roles r = (x - k) mod Px; r >= q (q the largest power of two <= Px) folds onto
-    r - q, then the butterfly pairs roles differing in bit 1, 2, ..., q/2."""
-    q = butterfly_size(px)
-    nodes = [((r + k) % px, (r + q + k) % px) if r + q < px else (r + k) % px
-             for r in range(q)]
-    while len(nodes) > 1:
-        nodes = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes), 2)]
-    return nodes[0]
+    shape: tuple
+    traffic: dict = field(default_factory=dict)
+    flops: np.ndarray | float = 0.0
+    slow: np.ndarray | float = 0.0
 
+    def add(self, group: str, mask, costs: tuple) -> None:
+        old = self.traffic.get(group, (0.0, 0.0, 0.0))
+        self.traffic[group] = tuple(o + mask * np.asarray(c, dtype=float)
+                                    for o, c in zip(old, costs))
 
-def tournament_pivots(active: np.ndarray, w: int, k: int,
-                      beta: float = TOURNAMENT_POOL_EXPONENT) -> np.ndarray:
-    """Expected pivots per process row at step k of a random matrix (module doc)."""
-    candidates = np.minimum(active, w)
+    def work(self, flops, rate: float = 1.0) -> None:
+        self.flops = self.flops + flops
+        self.slow = self.slow + flops * (1.0 / rate - 1.0)
 
-    @cache
-    def size(node) -> tuple[float, float]:   # (candidates, active rows) of a set
-        if isinstance(node, tuple):
-            (n1, r1), (n2, r2) = size(node[0]), size(node[1])
-            return min(w, n1 + n2), r1 + r2
-        return candidates[node], active[node]
+    def totals(self) -> np.ndarray:
+        """[sent, recv, msgs, flops] summed over the groups, full shape."""
+        parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
+        return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
-    def weight(n: float, rows: float) -> float:
-        return n * (rows / n) ** beta if n > 0 else 0.0
-
-    owned = np.zeros(len(active))
-
-    def split(node, winners: float) -> None:
-        if not isinstance(node, tuple):
-            owned[node] = winners
-            return
-        (n1, r1), (n2, r2) = size(node[0]), size(node[1])
-        w1, w2 = weight(n1, r1), weight(n2, r2)
-        first = winners * w1 / (w1 + w2) if w1 + w2 > 0 else 0.0
-        first = min(max(first, winners - n2), n1)
-        split(node[0], first)
-        split(node[1], winners - first)
-
-    root = merge_tree(len(active), k)
-    split(root, min(w, size(root)[0]))
-    return owned
+    def seconds(self, profile: MachineProfile, placement: Placement, spans: dict) -> np.ndarray:
+        links = {}
+        for group, costs in self.traffic.items():
+            old = links.get(spans[group], (0.0, 0.0, 0.0))
+            links[spans[group]] = tuple(o + c for o, c in zip(old, costs))
+        rate = link_time(links, profile, placement) if links else 0.0
+        return np.broadcast_to(rate + (self.flops + self.slow) / profile.gamma_flops,
+                               self.shape)
 
 
-def _pivot_counts(plan: StepPlan, pivots) -> list[np.ndarray]:
-    """Per step, the pivots owned by each process row (float for the expectations)."""
-    t = plan.tiles
-    if isinstance(pivots, str):
-        if pivots == "none":
-            return [np.bincount(t.owner_row(np.arange(k * t.v, k * t.v + t.width(k))),
-                                minlength=t.px).astype(float) for k in range(t.ntiles)]
-        if pivots not in ("uniform", "proportional"):
-            raise ValueError("pivots must be 'none', 'uniform', 'proportional' or the pivot "
-                             f"ids, got {pivots!r}")
-        active = t.rows_per_proc.astype(float)
-        out = []
-        for k in range(t.ntiles):
-            if pivots == "uniform":
-                share = tournament_pivots(active, t.width(k), k)
-            else:
-                share = active / active.sum() * t.width(k)
-            out.append(share)
-            active = active - share
-        return out
-    return [np.bincount(t.owner_row(np.asarray(ids)), minlength=t.px).astype(float)
-            for ids in pivots]
+def _widths(tiles) -> np.ndarray:
+    """[step] columns of each panel (the last one may be narrower)."""
+    return np.minimum(tiles.v, tiles.n - np.arange(tiles.ntiles) * tiles.v).astype(float)
 
 
-def _fibre_scatter(rows_bytes: np.ndarray, slices: np.ndarray, lk: int, shape: tuple,
-                   axis: str) -> tuple[np.ndarray, ...]:
-    """(sent, received, messages) [layer, x, y] of the scatters of a panel's column
-    slices from layer lk over every fibre: layer l gets slices[l] columns of
-    `rows_bytes` bytes each (indexed by x for L, by y for U)."""
-    per_layer = scatterv_costs(np.multiply.outer(rows_bytes, slices), lk)   # [x or y, layer]
-    out = []
-    for a in per_layer:
-        layered = np.moveaxis(a, -1, 0)                                      # [layer, x or y]
-        out.append(np.broadcast_to(layered[:, :, None] if axis == "x" else layered[:, None, :],
-                                   shape))
-    return tuple(out)
+def _trailing(tiles, steps: int) -> np.ndarray:
+    """[step, process column] local columns right of each panel (tiles > k)."""
+    widths = _widths(tiles)
+    by_column = np.zeros((steps + 1, tiles.py))
+    by_column[np.arange(steps), np.arange(steps) % tiles.py] = widths
+    after = np.cumsum(by_column[::-1], axis=0)[::-1]      # tiles >= j
+    return after[1:]
 
 
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                         pivots: str | Sequence[np.ndarray] = "none",
                         profile: MachineProfile | None = None,
-                        cores: int | None = None) -> dict:
-    """Per-rank bytes sent/received by phase, messages and flops; arrays [layer, x, y].
+                        placement: Placement | None = None) -> dict:
+    """Per-rank totals, arrays [layer, x, y]: "sent", "recv" (bytes), "msgs", "flops";
+    with a profile also "time_s", the critical path of the code's schedule on the
+    profile's machine (`placement`: where the P ranks sit, default the profile's).
 
-    With a profile, also "time_s", the critical path of the code's schedule. A rank's
-    time for a piece of work is alpha msgs + beta max(sent, recv) + flops/gamma, the
-    trailing update's flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at
-    gamma times PANEL_RATE. Per step k and rank r, three pieces, in the order
-    `ConfluxLU.step` runs them:
+    A rank's time for a piece of work is sum over its communicators' links of alpha
+    msgs + max(sum of beta sent, sum of beta recv) + flops/gamma (`MachineProfile.link`;
+    one node: alpha msgs + beta max(sent, recv) + flops/gamma), the trailing update's
+    flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times
+    PANEL_RATE. Per step k and rank r, four pieces, in the order `ConfluxLU.step`
+    runs them:
 
       F_k(r)  panel phase: reduce_panel, local getrf of the a_x x w candidates, the
               tournament's log2 q merges (getrf of 2w x w) and its messages; only on
               process column ky_k (getrf and merges on layer lk_k);
-      S_k(r)  pivot ids, L00, pivot rows (Reduce + Allgatherv), solve_panel (column
+      I_k(r)  the pivot ids' broadcast, a binomial tree over all P ranks: every rank
+              waits for it, its slowest rank is its root, whose ceil(log2 P) sends are
+              the tree's depth;
+      S_k(r)  L00, pivot rows (Reduce + Allgatherv or Gatherv), solve_panel (column
               ky_k, layer lk_k), solve_row (layer lk_k), the L and U scatters;
       U_k(r)  trailing update (dgemm b_x x s_l x t_y).
 
     The look-ahead runs F_{k+1} inside U_k on column ky_{k+1} (after that column's
-    first w columns); every rank then enters step k+1 with the Bcast of the pivot
-    ids from (kx, ky, lk)_{k+1}, which that root sends only after its whole U_k and
-    F_{k+1}; the L broadcast of step k waits for solve_panel on column ky_k. So,
-    with one core per rank,
+    first w columns); the root of the ids of step k+1 sends them only after its whole
+    U_k and F_{k+1}; the L broadcast of step k waits for solve_panel on column ky_k.
+    So, with one core per rank, step_k = max_r I_k(r) + max_r S_k(r) + max_r [U_k(r) +
+    F_{k+1}(r)]: with Py = 1 every rank carries F (and solve_row over all N trailing
+    columns), with Py > 1 only the ranks of one column carry F, the others wait at the
+    Bcast. When the P ranks share fewer cores (`Placement.shared_cores`; a waiting
+    rank yields its core, `linalg_io.comm.launch`), each max_r is the makespan of
+    those per-rank works under fair sharing of the cores (`shared_makespan`). Then
 
-      step_k = max_r S_k(r) + max_r [U_k(r) + F_{k+1}(r)],
-
-    the panel column's F adding to its own update: with Py = 1 every rank carries
-    F (and solve_row over all N trailing columns), with Py > 1 only the ranks of one
-    column carry F, the others wait at the Bcast. When the P ranks share `cores` < P
-    cores (one node, oversubscribed; a waiting rank yields its core,
-    `linalg_io.comm.launch`), each of the two max_r is replaced by the makespan of
-    those per-rank works under fair sharing of the cores (`shared_makespan`: sort
-    the works w_(1) <= ... <= w_(P); time = sum_i (w_(i) - w_(i-1)) max(1, (P-i+1)/cores)).
-    There the idle columns' cores go to the panel column, while Py = 1 runs its
-    Px-fold redundant getrf, tournament and solve_row on every rank at
-    cores/P of a core each. Then
-
-      time_s = M(F_0) + sum_k [M(S_k) + M(U_k + F_{k+1})],  M = shared_makespan.
+      time_s = M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],  M = shared_makespan.
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
-    p = c * px * py
-    shape = (c, px, py)
-    sent = {ph: np.zeros(shape) for ph in PHASES}
-    recv = {ph: np.zeros(shape) for ph in PHASES}
-    msgs = np.zeros(shape)
-    flops = np.zeros(shape)
-    L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
-    world = (L * px + X) * py + Y
-    active = tiles.rows_per_proc.astype(float)
+    steps, p = tiles.ntiles, c * px * py
+    k = np.arange(steps)
+    w = _widths(tiles)
+    kx, ky, lk = k % px, k % py, (k // py) % c
+    nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
+    layer = np.arange(c)
+    slices = (w[:, None] // c + (layer[None, :] < w[:, None] % c)).astype(float)
+    active, owned = pivot_counts(plan, pivots)
+    trailing = _trailing(tiles, steps)
     q = butterfly_size(px)
     rounds = q.bit_length() - 1
-    slow_flops = np.zeros(shape)   # flop-equivalents lost by the dgemm's small inner dimension
-    share = float(cores) if cores is not None and cores < p else None
-    pieces = []                    # per step: (F_k, S_k, U_k), seconds per rank
 
-    def add(phase: str, mask: np.ndarray, costs: tuple) -> None:
-        """Add a schedule's (sent, received, messages) on the ranks of `mask`."""
-        out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in costs)
-        sent[phase] += mask * out
-        recv[phase] += mask * into
-        msgs[:] += mask * count
+    # classes of the process rows and columns at each step (module doc); a position's
+    # children in a binomial tree matter only at steps where a broadcast is that small
+    role = (np.arange(px)[None, :] - k[:, None]) % px
+    role_next = (role - 1) % px
+    rows_left = active - owned
+    x_code = ((role == 0) + 2 * (role == px - 1) + 4 * (role >= q) + 8 * (role < px - q)
+              + 16 * (role_next >= q) + 32 * (role_next < px - q)
+              + 64 * binomial_children(np.arange(px), px)[role]
+              * _small(slices, trailing)[:, None])
+    x_features = [active, owned, x_code.astype(float)]
+    if plan.redundant_u:
+        bruck_sent, _, bruck_msgs = allgatherv_costs(owned)
+        x_features += [bruck_sent, bruck_msgs]
+    xs = step_classes(x_features)
+    along = (np.arange(py)[None, :] - k[:, None]) % py
+    row_small = (w * w * WORD <= SMALL_BYTES) | _small(rows_left, slices)
+    y_code = ((along == 0) + 2 * (along == py - 1) + 4 * (np.arange(py)[None, :] == ky[nxt, None])
+              + 8 * binomial_children(np.arange(py), py)[along] * row_small[:, None])
+    ys = step_classes([trailing, y_code.astype(float)])
 
-    def snapshot() -> tuple:
-        return (sum(sent.values()), sum(recv.values()), msgs.copy(), flops + slow_flops)
+    def per_x(values: np.ndarray) -> np.ndarray:       # [step, rank] -> [step, 1, class, 1]
+        return np.take_along_axis(values, xs.rep, axis=1)[:, None, :, None]
 
-    def piece(before: tuple, after: tuple) -> np.ndarray:
-        d_sent, d_recv, d_msgs, d_flops = (b - a for a, b in zip(before, after))
-        return (profile.alpha_s * d_msgs + profile.beta_s_per_byte
-                * np.maximum(d_sent, d_recv) + d_flops / profile.gamma_flops)
+    def per_y(values: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(values, ys.rep, axis=1)[:, None, None, :]
 
-    everyone = np.ones(shape, dtype=bool)
-    for step, owned in zip(plan.steps(), _pivot_counts(plan, pivots)):
-        w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
-        s = step.slices.astype(float)
-        a = active[X]
-        p_x = owned[X]
-        b = a - p_x
-        t_y = tiles.trailing_cols(step.k).astype(float)
-        t = t_y[Y]
-        sl = s[L]
-        on_panel = Y == ky
-        root = L == lk
-        on_fibre = (L - lk) % c            # chains over the fibre end on layer lk
-        along_row = (Y - ky) % py          # chains along a process row start at ky
-        down_col = (X - kx) % px           # chains down a process column start at kx
-        start = snapshot() if profile else None
-        # reduce_panel: the panel's active rows summed over the fibre onto lk
-        add("reduce_panel", on_panel, reduce_costs(on_fibre, c, a * w * WORD))
-        # tournament_pivoting
-        players = on_panel & root
-        block = w * (w + 1) * WORD
-        role = (X - step.k) % px    # the butterfly's roles rotate with the step
+    def per_l(values: np.ndarray) -> np.ndarray:
+        return values[:, :, None, None]
+
+    def per_step(values: np.ndarray) -> np.ndarray:
+        return values[:, None, None, None]
+
+    shape = (steps, c, xs.size, ys.size)
+    a, p_x = per_x(active), per_x(owned)
+    b = a - p_x
+    x_pos = per_x(role)                                  # (x - kx) mod Px
+    t = per_y(trailing)
+    y_pos = per_y(along)                                 # (y - ky) mod Py
+    sl = per_l(slices)
+    wk = per_step(w)
+    on_fibre = per_l((layer[None, :] - lk[:, None]) % c)
+    layer_root = per_l(layer[None, :] == lk[:, None])
+    on_panel = y_pos == 0
+
+    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width):
+        """F: reduce_panel, tournament and the panel's getrf on the class grid."""
+        piece = _Piece(shape)
+        piece.add("fibre", panel_column, reduce_costs(fibre_pos, c, a_rows * width * WORD))
+        players = panel_column & layer_is_root
+        block = width * (width + 1) * WORD
         if px > 1:
-            folded = role >= q
-            partner_folds = role < px - q
-            n_sent = np.where(folded, 1, rounds + partner_folds)
-            add("tournament_pivoting", players, (n_sent * block, n_sent * block, n_sent))
-        merges = np.where(role >= q, 0, rounds + (role < px - q))
-        panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
-        flops += panel_flops
-        slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
-        after_panel = snapshot() if profile else None
-        # push_pivots: ids to everyone; L00 along the rows of layer lk that solve for U
-        header_root = (lk * px + kx) * py + ky
-        add("push_pivots", everyone, bcast_costs((world - header_root) % p, p, (w + 1) * WORD))
-        solvers = root & (everyone if plan.redundant_u else X == kx)
-        add("push_pivots", solvers, bcast_costs(along_row, py, w * w * WORD))
-        flops += players * b * w * w   # solve_panel
-        slow_flops += players * b * w * w * (1.0 / PANEL_RATE - 1.0)
-        # the pivot rows' trailing columns: summed over the fibre onto lk, then
-        # allgathered in each process column (redundant U) or gathered on row kx
-        add("push_pivots", everyone, reduce_costs(on_fibre, c, p_x * t * WORD))
-        column_blocks = np.outer(t_y, owned) * WORD          # [y, x]
-        if plan.redundant_u:
-            spread = allgatherv_costs(column_blocks)
-        else:
-            spread = gatherv_costs(column_blocks, kx)
-        add("push_pivots", root, tuple(np.transpose(a_)[None] for a_ in spread))
-        flops += solvers * w * w * t   # solve_row
-        slow_flops += solvers * w * w * t * (1.0 / PANEL_RATE - 1.0)
-        # scatter_slices: L's column slices to the layers of the panel column, each
-        # layer's slice along its process rows; U's row slices the same way
-        if c > 1:
-            add("scatter_slices", on_panel,
-                _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"))
-        add("scatter_slices", everyone, bcast_costs(along_row, py, b * sl * WORD))
-        if c > 1:
-            u_from = everyone if plan.redundant_u else X == kx
-            add("scatter_slices", u_from, _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"))
-            if not plan.redundant_u:
-                add("scatter_slices", everyone, bcast_costs(down_col, px, sl * t * WORD))
-        # trailing_update
-        before_update = snapshot() if profile else None
-        flops += 2.0 * b * sl * t
-        if profile:
-            efficiency = gemm_efficiency(np.maximum(sl, 1.0))
-            slow_flops += 2.0 * b * sl * t * (1.0 / efficiency - 1.0)
-            pieces.append((piece(start, after_panel), piece(after_panel, before_update),
-                           piece(before_update, snapshot())))
-        active = active - owned
-    time_s = _critical_path(pieces, share) if profile else 0.0
-    return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops, "time_s": time_s}
+            n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
+            piece.add("col", players, (n_sent * block, n_sent * block, n_sent))
+        merges = np.where(roles >= q, 0, rounds + (roles < px - q))
+        piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
+                                                                                  width)),
+                   PANEL_RATE)
+        return piece
+
+    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk)
+    panel_next = panel_phase(b, (x_pos - 1) % px, per_y(y_code) & 4 > 0,
+                             per_l(layer[None, :] == lk[nxt, None]),
+                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]))
+
+    solve = _Piece(shape)
+    players = on_panel & layer_root
+    solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
+    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD))
+    solve.work(players * b * wk * wk, PANEL_RATE)
+    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD))
+    if plan.redundant_u:
+        into = per_x(owned.sum(axis=1, keepdims=True) - owned)
+        solve.add("col", layer_root, (t * WORD * per_x(bruck_sent), t * WORD * into,
+                                      (t > 0) * per_x(bruck_msgs)))
+    else:
+        at_root = x_pos == 0
+        others = per_step(owned.sum(axis=1) - owned[k, kx])
+        solve.add("col", layer_root, (t * p_x * WORD * ~at_root, at_root * t * WORD * others,
+                                      ((p_x * t) > 0) * ~at_root))
+    solve.work(solvers * wk * wk * t, PANEL_RATE)
+    if c > 1:
+        solve.add("fibre", on_panel, _scatter(b * WORD, sl, layer_root))
+        solve.add("fibre", x_pos == 0, _scatter(t * WORD, sl, layer_root))
+    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD))
+    if c > 1:
+        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD))
+
+    update = _Piece(shape)
+    update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)))
+
+    counts = [piece.totals() for piece in (panel, solve, update)]
+    totals = spread(sum(counts), xs, ys)
+    ids = _ids_broadcast(plan, w, p)
+    for i, key in enumerate(("sent", "recv", "msgs")):
+        totals[i] += ids[key].reshape(c, px, py)
+    out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
+    if profile is not None:
+        placement = placement or profile.placement(p)
+        out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
+                                       xs, ys, ids, {"row": py, "col": px * py, "fibre": p,
+                                                     "world": p})
+    return out
 
 
-def shared_makespan(work: np.ndarray, cores: float | None) -> float:
-    """Time for ranks that start together with `work` seconds each (at one core) to
-    all finish when they share `cores` cores fairly (processor sharing: while m ranks
-    still work, each runs at min(1, cores/m)); max(work) when cores is None."""
-    w = np.sort(np.asarray(work, dtype=float).reshape(-1))
-    if cores is None or cores >= len(w):
-        return float(w[-1])
-    running = len(w) - np.arange(len(w))
-    return float((np.diff(w, prepend=0.0) * np.maximum(1.0, running / cores)).sum())
+def _small(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Per step: whether some first[k, i] second[k, j] WORD bytes > 0 take a binomial
+    tree (<= SMALL_BYTES, `linalg_io.layout.schedules`)."""
+    def least_positive(values):
+        return np.where(values > 0, values, np.inf).min(axis=1)
+    return least_positive(first) * least_positive(second) * WORD <= SMALL_BYTES
 
 
-def _critical_path(pieces: list, cores: float | None) -> float:
-    """time_s of `conflux_plan_counts` from the per-step (F_k, S_k, U_k) per rank."""
-    total = shared_makespan(pieces[0][0], cores)
-    for k, (_, s_k, u_k) in enumerate(pieces):
-        f_next = pieces[k + 1][0] if k + 1 < len(pieces) else np.zeros_like(u_k)
-        total += shared_makespan(s_k, cores) + shared_makespan(u_k + f_next, cores)
-    return total
+def _scatter(rows_bytes, slices, layer_root) -> tuple:
+    """(sent, received, messages) of the linear scatterv of a panel's column slices over
+    each fibre from layer lk: layer l gets `slices`[l] columns of `rows_bytes` bytes."""
+    counts = rows_bytes * slices                                  # [step, layer, x, y]
+    others = np.where(layer_root, 0.0, counts)
+    sent = layer_root * others.sum(axis=1, keepdims=True)
+    msgs = layer_root * (others > 0).sum(axis=1, keepdims=True)
+    return sent, others, msgs
+
+
+def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
+    """The pivot ids' binomial broadcast from (kx, ky, lk) to all P ranks, every step:
+    per world rank its sent, received bytes and messages over all steps (the cyclic
+    convolution of the roots' counts with the per-position costs, rounded: exact
+    integers) and, per step, each position's (sent, received, messages)."""
+    t = plan.tiles
+    k = np.arange(t.ntiles)
+    roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + k % t.py
+    position = np.arange(p)
+    per_width = {}
+    totals = {key: np.zeros(p) for key in ("sent", "recv", "msgs")}
+    for width in np.unique(w):
+        costs = bcast_costs(position, p, (width + 1) * WORD)
+        per_width[width] = costs
+        count = np.bincount(roots[w == width], minlength=p).astype(float)
+        spectrum = np.fft.rfft(count)
+        for key, cost in zip(("sent", "recv", "msgs"), costs):
+            totals[key] += np.rint(np.fft.irfft(spectrum * np.fft.rfft(cost), n=p))
+    return {**totals, "per_width": per_width, "widths": w}
+
+
+def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
+                   spans: dict) -> float:
+    """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
+    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
+                                        for piece in pieces)
+    steps = panel.shape[0]
+    weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
+               * np.ones(panel.shape[1])[None, :, None, None]).reshape(steps, -1)
+    cores = placement.shared_cores
+
+    def makespan(work: np.ndarray) -> np.ndarray:
+        work = np.where(weights > 0, work.reshape(steps, -1), 0.0)
+        return makespans(work, cores, weights)
+
+    following = np.concatenate([panel_next[:-1], np.zeros_like(panel_next[-1:])])
+    ids_time = {width: shared_makespan(link_time({spans["world"]: costs}, profile, placement),
+                                       cores)
+                for width, costs in ids["per_width"].items()}
+    total = makespan(panel)[0] + sum(ids_time[width] for width in ids["widths"])
+    return float(total + makespan(solve).sum() + makespan(update + following).sum())
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
@@ -385,8 +394,7 @@ def conflux_costs(n: int, v: int, px: int, py: int, c: int,
 
 def _costs(counts: dict, pivots) -> RankCosts:
     label = pivots if isinstance(pivots, str) else "as measured"
-    return RankCosts(bytes_sent=sum(counts["sent"].values()).reshape(-1),
-                     bytes_recv=sum(counts["recv"].values()).reshape(-1),
+    return RankCosts(bytes_sent=counts["sent"].reshape(-1), bytes_recv=counts["recv"].reshape(-1),
                      msgs_sent=counts["msgs"].reshape(-1), flops=counts["flops"].reshape(-1),
                      formula=f"{FORMULA} (pivots: {label})")
 
@@ -411,45 +419,52 @@ def grid_candidates(p: int) -> list[tuple[int, int, int]]:
 
 def predicted_time(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                    pivots: str | Sequence[np.ndarray] = "uniform",
-                   cores: int | None = None) -> float:
-    """Critical-path time prediction (see `conflux_plan_counts`); `cores`: the cores
-    the ranks share (None: one per rank)."""
-    return conflux_plan_counts(n, v, px, py, c, pivots, profile, cores)["time_s"]
+                   placement: Placement | None = None) -> float:
+    """Critical-path time prediction (see `conflux_plan_counts`)."""
+    return conflux_plan_counts(n, v, px, py, c, pivots, profile, placement)["time_s"]
+
+
+TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})] of "
+                "per-rank pieces: sum over links of alpha msgs + max(sum beta sent, sum beta "
+                "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
+                "network's alpha and beta per communicator; M = slowest rank, or the "
+                "makespan when ranks share cores; conflux_plan_counts)")
 
 
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                  pivots: str | Sequence[np.ndarray] = "uniform",
-                 cores: int | None = None) -> dict:
+                 placement: Placement | None = None) -> dict:
     """The record's `model` block, its time from the critical-path prediction."""
-    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, cores)
-    block = _costs(counts, pivots).record_block(profile)
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement)
+    block = _costs(counts, pivots).record_block(profile, placement)
     block["time_s"] = counts["time_s"]
-    block["time_formula"] = ("critical path M(F_0) + sum_k [M(S_k) + M(U_k + F_{k+1})] of "
-                             "per-rank pieces alpha msgs + beta max(sent, recv) + flops / "
-                             "gamma' (panel, solves and update; M = slowest rank, or the "
-                             "makespan when ranks share cores; conflux_plan_counts)")
+    block["time_formula"] = TIME_FORMULA
     return block
 
 
 def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
-                    cores: int | None = None) -> list[dict]:
+                    placement: Placement | None = None,
+                    shapes: Sequence[tuple[int, int, int]] | None = None) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted bytes per rank (received, wire
-    sent and received, logical sent), messages, memory and time (`cores`: the cores the
-    p ranks share, None: one per rank). `wire_max` is the busiest rank's larger wire
-    direction, max over ranks of max(sent, received): what the volume objective ranks."""
+    sent and received, logical sent), messages, memory and time (`placement`: where the
+    p ranks sit, default the profile's). `shapes`: the grids to consider, default
+    `busy_grids`. `wire_max` is the busiest rank's larger wire direction, max over ranks
+    of max(sent, received): what the volume objective ranks."""
+    placement = placement or profile.placement(p)
     rows = []
     tiles = [v for v in tile_sizes if v <= n] or [n]
-    for px, py, c in grid_candidates(p):
-        for v in tiles:
+    for v in tiles:
+        for px, py, c in (shapes or busy_grids(n, v, p)):
             if c > 1 and v // c < MIN_SLICE:
                 continue
-            counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, cores)
+            counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, placement)
             costs = _costs(counts, "uniform")
             wire_sent, wire_recv, _ = costs.wire()
             mem = memory_words(n, v, px, py, c) * WORD
             rows.append({"px": px, "py": py, "c": c, "v": v,
                          "bytes_recv_max": float(costs.bytes_recv.max()),
+                         "bytes_recv_mean": float(costs.bytes_recv.mean()),
                          "wire_sent_max": float(wire_sent.max()),
                          "wire_recv_max": float(wire_recv.max()),
                          "wire_max": float(np.maximum(wire_sent, wire_recv).max()),
@@ -457,9 +472,21 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                          "bytes_sent_max": float(costs.bytes_sent.max()),
                          "bytes_sent_mean": float(costs.bytes_sent.mean()),
                          "msgs_max": float(costs.msgs_sent.max()),
+                         "msgs_mean": float(costs.msgs_sent.mean()),
+                         "flops_max": float(costs.flops.max()),
                          "mem_bytes": mem, "fits": mem <= mem_bytes,
                          "time_s": counts["time_s"]})
-    return rows
+    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
+
+
+def busy_grids(n: int, v: int, p: int) -> list[tuple[int, int, int]]:
+    """The grids of `grid_candidates` whose every process row and column owns a tile
+    (Px, Py <= N/v): on the others some ranks hold no part of the matrix and only pass
+    messages on; every grid when none qualifies."""
+    ntiles = -(-n // v)
+    grids = grid_candidates(p)
+    busy = [(px, py, c) for px, py, c in grids if px <= ntiles and py <= ntiles]
+    return busy or grids
 
 
 OBJECTIVES = ("time", "volume")
@@ -485,12 +512,12 @@ def ranked(rows: list[dict], objective: str = "time") -> list[dict]:
 
 
 def choose_config(n: int, p: int, mem_bytes: float, profile: MachineProfile,
-                  tile_sizes: Sequence[int] = TILE_SIZES, cores: int | None = None,
+                  tile_sizes: Sequence[int] = TILE_SIZES, placement: Placement | None = None,
                   objective: str = "time") -> tuple[int, int, int, int]:
     """(Px, Py, c, v) best for `objective` (`ranked`) among those within `mem_bytes`.
 
     Raises ValueError when nothing fits."""
-    table = ranked(candidate_table(n, p, mem_bytes, profile, tile_sizes, cores), objective)
+    table = ranked(candidate_table(n, p, mem_bytes, profile, tile_sizes, placement), objective)
     if not table:
         raise ValueError(f"no {p}-rank grid fits N={n} in {mem_bytes / 2**20:.0f} MiB per rank")
     row = table[0]

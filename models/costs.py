@@ -1,11 +1,16 @@
-"""Per-rank costs that every model returns, and their reduction to the record's `model` block."""
+"""Per-rank costs that every model returns, their time on a machine, and their reduction
+to the record's `model` block."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io.models.profile import MachineProfile
+from linalg_io.models.profile import MachineProfile, Placement
+
+# per span (the aligned block of consecutive ranks a communicator lies in, see
+# `MachineProfile.link`): (bytes sent, bytes received, messages) per rank
+Links = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 @dataclass
@@ -27,6 +32,9 @@ class RankCosts:
     wire_sent: np.ndarray | None = None
     wire_recv: np.ndarray | None = None
     wire_msgs: np.ndarray | None = None
+    # the traffic split by the span of its communicators (they add up to the totals);
+    # None: all of it within the whole job (span = number of ranks)
+    links: Links | None = None
 
     def wire(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(bytes sent, bytes received, messages) per rank on the wire."""
@@ -34,23 +42,65 @@ class RankCosts:
                 self.bytes_recv if self.wire_recv is None else self.wire_recv,
                 self.msgs_sent if self.wire_msgs is None else self.wire_msgs)
 
-    # what `times` computes, for the record (SPEC section 5's alpha-beta-gamma sum, with
-    # a rank's bytes the larger of what it sends and receives)
-    TIME_FORMULA = "alpha msgs + beta max(sent, recv) + flops / gamma, slowest rank"
+    # what `times` and `record_block` compute, for the record (SPEC section 5's
+    # alpha-beta-gamma sum, per link, with a rank's bytes the larger of what it sends and
+    # receives)
+    TIME_FORMULA = ("per rank: sum over links of alpha msgs + max(sum of beta sent, sum of "
+                    "beta recv) + flops / gamma (alpha, beta of the node or the network "
+                    "each message crosses); slowest rank, or the makespan when ranks "
+                    "share cores")
 
-    def times(self, profile: MachineProfile) -> np.ndarray:
-        """alpha * msgs + beta * bytes + flops / gamma, per rank (bytes = max(sent, recv))."""
-        moved = np.maximum(self.bytes_sent, self.bytes_recv)
-        return profile.alpha_s * self.msgs_sent + profile.beta_s_per_byte * moved \
-            + self.flops / profile.gamma_flops
+    def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
+        """Seconds per rank: `link_time` of the traffic plus flops / gamma."""
+        links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
+        return link_time(links, profile, placement) + self.flops / profile.gamma_flops
 
-    def record_block(self, profile: MachineProfile) -> dict:
-        """The record's `model` block: max and mean per rank, predicted time (slowest rank)."""
+    def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
+        """The record's `model` block: max and mean per rank, predicted time (`times` of
+        the slowest rank, or their makespan where the ranks share cores)."""
+        placement = placement or profile.placement(len(self.bytes_sent))
         return {**traffic_block(self),
                 "flops": _max_mean(self.flops),
-                "time_s": float(self.times(profile).max()),
+                "time_s": shared_makespan(self.times(profile, placement),
+                                          placement.shared_cores),
                 "time_formula": self.TIME_FORMULA,
                 "formula": self.formula}
+
+
+def link_time(links: Links, profile: MachineProfile, placement: Placement) -> np.ndarray:
+    """sum_span alpha_span msgs + max(sum_span beta_span sent, sum_span beta_span recv)."""
+    latency, out, into = 0.0, 0.0, 0.0
+    for span, (sent, recv, msgs) in links.items():
+        alpha, beta = profile.link(span, placement)
+        latency = latency + alpha * msgs
+        out = out + beta * sent
+        into = into + beta * recv
+    return latency + np.maximum(out, into)
+
+
+def shared_makespan(work: np.ndarray, cores: float | None,
+                    weights: np.ndarray | None = None) -> float:
+    """Time for ranks that start together with `work` seconds each (at one core) to all
+    finish when they share `cores` cores fairly (processor sharing: while m ranks still
+    work, each runs at min(1, cores/m)); max(work) when cores is None. `weights`: how
+    many ranks have each work (one each by default; works >= 0)."""
+    work = np.asarray(work, dtype=float).reshape(1, -1)
+    return float(makespans(work, cores, None if weights is None
+                           else np.asarray(weights, dtype=float).reshape(1, -1))[0])
+
+
+def makespans(work: np.ndarray, cores: float | None,
+              weights: np.ndarray | None = None) -> np.ndarray:
+    """`shared_makespan` of each row of `work` (rows: independent pieces of work, e.g.
+    the steps of an LU). Sorting a row w_(1) <= ... with R_i ranks at or above w_(i):
+    sum_i (w_(i) - w_(i-1)) max(1, R_i / cores). Entries of weight 0 must be 0."""
+    if cores is None:
+        return work.max(axis=-1)
+    order = np.argsort(work, axis=-1, kind="stable")
+    w = np.take_along_axis(work, order, axis=-1)
+    counts = np.ones(work.shape) if weights is None else np.take_along_axis(weights, order, -1)
+    running = np.cumsum(counts[..., ::-1], axis=-1)[..., ::-1]
+    return (np.diff(w, prepend=0.0, axis=-1) * np.maximum(1.0, running / cores)).sum(axis=-1)
 
 
 def _max_mean(values: np.ndarray) -> dict:

@@ -35,96 +35,164 @@ Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 import numpy as np
 from linalg_io.models.costs import RankCosts
+from linalg_io.models.rank_classes import BLAS
 
 from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
-from linalg_io.layout.schedules import allgatherv_costs, bcast_costs
+from linalg_io.layout.schedules import (
+    SMALL_BYTES,
+    allgatherv_costs,
+    allgatherv_one_costs,
+    binomial_children,
+    bruck_messages,
+    chunk_count,
+)
 
 WORD = 8
 PIVOTING = ("worst", "none", "expected")
 
 
-def _step_pivot_rows(pivoting, j0: int, kb: int, nb: int, pr: int,
-                     m_below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(pivot rows each process row owns before the step's interchanges, positions below
-    the block each receives a displaced row at): exact for the run's pivots or for none,
-    the bound or the expectation otherwise (fractional)."""
-    prow = (j0 // nb) % pr
-    diag = np.arange(pr) == prow
+def _pivot_rows(pivoting, starts: np.ndarray, widths: np.ndarray, nb: int, pr: int,
+                below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[step, process row]: pivot rows each process row owns before the step's
+    interchanges, and positions below the block where it receives a displaced row:
+    exact for the run's pivots or for none, the bound or the expectation otherwise
+    (fractional)."""
+    steps = len(starts)
+    diag = np.arange(pr)[None, :] == (np.arange(steps) % pr)[:, None]
+    kb = widths[:, None].astype(float)
     if isinstance(pivoting, np.ndarray):
-        return pivot_rows_by_owner(pivoting[j0:j0 + kb], j0, nb, pr)
+        pairs = [pivot_rows_by_owner(pivoting[j0:j0 + w], j0, nb, pr)
+                 for j0, w in zip(starts, widths)]
+        return (np.array([o for o, _ in pairs], dtype=float),
+                np.array([d for _, d in pairs], dtype=float))
     if pivoting == "none":
-        return diag * float(kb), np.zeros(pr)
+        return diag * kb, np.zeros((steps, pr))
     if pivoting == "worst":      # as many pivot rows as a non-diagonal row can own
-        s = np.minimum(kb, m_below).astype(float)
+        s = np.minimum(kb, below).astype(float)
     else:                        # expected: pivots uniform over the active rows
-        s = kb * m_below / (m_below.sum() + kb)
+        s = kb * below / (below.sum(axis=1, keepdims=True) + kb)
     s = s * ~diag
-    kept = max(0.0, kb - s.sum())   # rows the diagonal row keeps
+    kept = np.maximum(0.0, kb - s.sum(axis=1, keepdims=True))   # rows the diagonal row keeps
     return np.where(diag, kept, s), s
 
 
+PHASES = ("panel", "bcast_L", "bcast_U", "swap")
+
+
 def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
-    """Per-rank (Pr x Pc array) bytes sent/received, messages and flops, by phase.
+    """Per-rank (Pr x Pc array) bytes sent/received and messages by phase, and flops.
 
     `pivoting`: "none", "expected", "worst", or the run's pivots (int array of length N:
     exact). Returns {"sent": {phase: array}, "recv": {phase: array}, "msgs": array,
-    "flops": array}; arrays are indexed [process row, process column].
+    "msgs_by_phase": {phase: array}, "flops": array}; arrays are indexed [process row,
+    process column].
+
+    Each cost of block column k is a sum of products f_k(r) g_k(c) of a process row's
+    factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
+    column's (its trailing columns, its position in the L broadcast, ...), so every
+    rank's total over the steps is a sum of matrix products F^T G, [step, row] by [step,
+    column]: O(steps (Pr + Pc)) to build, O(steps P) multiply-adds in BLAS. The same
+    numbers as walking every rank and step (tests/lu2d_walk.py), to rounding.
     """
-    exact = not isinstance(pivoting, str)
-    if exact:
+    if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
     elif pivoting not in PIVOTING:
         raise ValueError(f"pivoting must be one of {PIVOTING} or the pivots, got {pivoting!r}")
-    phases = ("panel", "bcast_L", "bcast_U", "swap")
-    sent = {ph: np.zeros((pr, pc)) for ph in phases}
-    recv = {ph: np.zeros((pr, pc)) for ph in phases}
-    msgs = np.zeros((pr, pc))
-    flops = np.zeros((pr, pc))
-    rows = np.arange(pr).reshape(-1, 1)
-    cols = np.arange(pc).reshape(1, -1)
+    plan = _plan(n, nb, pr, pc)
+    fixed = _fixed_costs(n, nb, pr, pc)
+    out = {key: {ph: fixed[key][ph].copy() for ph in PHASES}
+           for key in ("sent", "recv", "msgs_by_phase")}
+    if pr > 1:
+        # bcast_U: the pivot rows' trailing columns, Bruck allgatherv in every column;
+        # swap: the diagonal row sends the displaced rows to their new process rows
+        owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
+        # a Bruck window is linear in the blocks and the same every step: the windows of
+        # sum_k owned_k trail_k (one product) are the sum of the steps' windows
+        spread_sent, spread_recv, _ = allgatherv_costs(_outer_sum(owned, plan.trail).T)
+        out["sent"]["bcast_U"] += spread_sent.T * WORD
+        out["recv"]["bcast_U"] += spread_recv.T * WORD
+        if isinstance(pivoting, str) and pivoting == "none":   # the diagonal row's kb
+            messages = allgatherv_one_costs(pr, 0.0, plan.kb[:, 0], plan.diag_row)[2]
+        else:
+            messages = bruck_messages(owned > 0)
+        out["msgs_by_phase"]["bcast_U"] += _outer_sum(messages, plan.trail > 0)
+        remote = displaced * ~plan.diag                # the diagonal row's own: a copy
+        out["sent"]["swap"] += _outer_sum(plan.diag * remote.sum(axis=1, keepdims=True) * WORD,
+                                          plan.trail)
+        out["recv"]["swap"] += _outer_sum(remote * WORD, plan.trail)
+        out["msgs_by_phase"]["swap"] += _outer_sum(
+            plan.diag * (remote > 0).sum(axis=1, keepdims=True), plan.trail > 0)
+    return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
+            "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy()}
 
-    def add(phase: str, mask: np.ndarray, costs: tuple) -> None:
-        out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), (pr, pc)) for a in costs)
-        sent[phase] += mask * out
-        recv[phase] += mask * into
-        msgs[:] += mask * count
 
-    for k in range((n + nb - 1) // nb):
-        j0 = k * nb
-        kb = min(nb, n - j0)
-        j1 = j0 + kb
-        prow, pcol = k % pr, k % pc
-        below = counts_from(j1, n, nb, pr)
-        trail = counts_from(j1, n, nb, pc)
-        m_below = below.reshape(-1, 1) + 0 * cols
-        n_trail = trail.reshape(1, -1) + 0 * rows
-        diag_row = rows == prow
-        in_pcol = cols == pcol
-        # panel: kb Allgatherv (Bruck) of the candidates in process column pcol
-        m_active = m_below + diag_row * kb
-        flops += in_pcol * (m_active * kb * kb - kb**3 / 3.0)
-        if pr > 1:
-            candidates = np.full(pr, (kb + 2) * WORD, dtype=float)
-            candidates[prow] += kb * WORD
-            add("panel", in_pcol, tuple(kb * a.reshape(-1, 1) for a in allgatherv_costs(candidates)))
-        # bcast_L: root = (r, pcol) along its process row
-        size = (kb * (kb - 1) // 2 + kb + 1 + m_below * kb) * WORD
-        add("bcast_L", np.ones((pr, pc), dtype=bool), bcast_costs((cols - pcol) % pc, pc, size))
-        # bcast_U (Allgatherv of the pivot rows, Bruck) + swap, on the trailing columns only
-        flops += kb * kb * n_trail + 2.0 * m_below * n_trail * kb
-        if pr > 1:
-            owned, displaced = _step_pivot_rows(pivoting, j0, kb, nb, pr, below)
-            blocks = np.outer(owned, trail) * WORD                     # [process row, col]
-            spread = allgatherv_costs(blocks.T)                        # [col, process row]
-            add("bcast_U", np.ones((pr, pc), dtype=bool), tuple(a.T for a in spread))
-            remote = displaced * (np.arange(pr) != prow)   # the diagonal row's own: a copy
-            moved = remote.reshape(-1, 1) * n_trail * WORD
-            sent["swap"] += diag_row * moved.sum(axis=0, keepdims=True)
-            recv["swap"] += moved
-            msgs += diag_row * (n_trail > 0) * (remote > 0).sum()
-    return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops}
+def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """sum over the steps k of rows[k, r] columns[k, c] (one BLAS thread: small)."""
+    with BLAS.limit(limits=1, user_api="blas"):
+        return np.asarray(rows, dtype=float).T @ np.asarray(columns, dtype=float)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Per block column k ([step, process row] / [step, process column] arrays)."""
+
+    starts: np.ndarray
+    widths: np.ndarray
+    kb: np.ndarray          # [step, 1]
+    below: np.ndarray       # rows of each process row below the block
+    trail: np.ndarray       # columns of each process column right of it
+    diag: np.ndarray        # the process row k mod Pr
+    diag_row: np.ndarray    # [step]: k mod Pr
+    position: np.ndarray    # (c - k) mod Pc, the position in the L broadcast
+
+
+@lru_cache(maxsize=4)
+def _plan(n: int, nb: int, pr: int, pc: int) -> _Plan:
+    k = np.arange((n + nb - 1) // nb)
+    starts = k * nb
+    widths = np.minimum(nb, n - starts)
+    return _Plan(starts=starts, widths=widths, kb=widths.astype(float)[:, None],
+                 below=counts_from(starts + widths, n, nb, pr).astype(float),
+                 trail=counts_from(starts + widths, n, nb, pc).astype(float),
+                 diag=np.arange(pr)[None, :] == (k % pr)[:, None], diag_row=k % pr,
+                 position=(np.arange(pc)[None, :] - (k % pc)[:, None]) % pc)
+
+
+@lru_cache(maxsize=4)
+def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
+    """The counts that do not depend on the pivots: panel, bcast_L, flops."""
+    plan = _plan(n, nb, pr, pc)
+    kb, below, trail, position = plan.kb, plan.below, plan.trail, plan.position
+    in_pcol = position == 0
+    out = {key: {ph: np.zeros((pr, pc)) for ph in PHASES}
+           for key in ("sent", "recv", "msgs_by_phase")}
+    # bcast_L: (r, k mod Pc) along process row r, a chain or, small, a binomial tree
+    size = (kb * (kb - 1) // 2 + kb + 1 + below * kb) * WORD
+    if pc > 1:
+        chain = size > SMALL_BYTES
+        last = position < pc - 1
+        children = binomial_children(np.arange(pc), pc)[position]
+        out["sent"]["bcast_L"] += _outer_sum(size * chain, last)
+        out["recv"]["bcast_L"] += _outer_sum(size, position > 0)
+        out["msgs_by_phase"]["bcast_L"] += _outer_sum(chunk_count(size) * chain, last)
+        if not chain.all():
+            out["sent"]["bcast_L"] += _outer_sum(size * ~chain, children)
+            out["msgs_by_phase"]["bcast_L"] += _outer_sum((size > 0) * ~chain, children)
+    if pr > 1:
+        # panel: kb Allgatherv (Bruck) of the candidates in process column k mod Pc
+        candidates = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
+                                          plan.diag_row)
+        for key, cost in zip(("sent", "recv", "msgs_by_phase"), candidates):
+            out[key]["panel"] += _outer_sum(kb * cost, in_pcol)
+    out["flops"] = (_outer_sum((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, in_pcol)
+                    + _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
+                    + _outer_sum(2.0 * below * kb, trail))
+    return out
 
 
 def closed_form_words(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> dict:
@@ -147,14 +215,23 @@ FORMULA = ("2D LU (block-cyclic, partial pivoting, own point-to-point collective
 
 
 def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts:
-    """Per-rank costs (world rank = row * Pc + col) of the 2D LU, see the module doc."""
+    """Per-rank costs (world rank = row * Pc + col) of the 2D LU, see the module doc. The
+    L broadcast runs in a process row (Pc consecutive ranks), the rest in a process
+    column (stride Pc: the whole grid)."""
     plan = lu2d_plan_counts(n, nb, pr, pc, pivoting)
-    sent = sum(plan["sent"].values()).reshape(-1)
-    recv = sum(plan["recv"].values()).reshape(-1)
+
+    def flat(phases):
+        return tuple(sum(plan[key][ph] for ph in phases).reshape(-1)
+                     for key in ("sent", "recv", "msgs_by_phase"))
+
     label = pivoting if isinstance(pivoting, str) else "as measured"
-    return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=plan["msgs"].reshape(-1),
+    sent, recv, msgs = flat(PHASES)
+    links = {pc: flat(("bcast_L",))}
+    column = flat(("panel", "bcast_U", "swap"))
+    links[pr * pc] = tuple(a + b for a, b in zip(links.get(pr * pc, (0, 0, 0)), column))
+    return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
                      flops=plan["flops"].reshape(-1),
-                     formula=f"{FORMULA} (pivoting={label})")
+                     formula=f"{FORMULA} (pivoting={label})", links=links)
 
 
 def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:

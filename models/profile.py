@@ -1,52 +1,153 @@
-"""Machine profile: the alpha-beta-gamma parameters every time prediction uses.
+"""Machine profile: the rates every time prediction uses, and where the ranks sit.
 
-Written by `linalg-io calibrate` (alpha and beta fitted to ping-pong, gamma from a
-local dgemm, memory bandwidth from a STREAM-like triad); `default_profile.json`
-beside this file was calibrated on the 2-core development machine.
+A profile JSON holds four rates (what `linalg-io calibrate` measures):
+  alpha_s, beta_s_per_byte   latency and seconds per byte of a message between two ranks
+                             of one node;
+  gamma_flops                dgemm flop/s of one core (of one rank computing on one core);
+  mem_bw_bytes_per_s         streaming-copy bytes/s of one core while every core streams.
+Without more, the ranks share one node: this machine (its cores and memory), as every
+local `--np P` run does. A *machine* file (`--machine`, schema in the README) is a
+profile plus the layout of a cluster, for predictions of jobs that do not run here:
+  ranks_per_node, cores_per_node, memory_per_node_bytes, nodes (the cluster's size),
+  inter_node {latency_s, bandwidth_bytes_per_s, links_per_node}: the network between
+  nodes; a node's ranks share its links;
+  note, example: what the numbers are (shipped examples say they are examples).
+On a GPU node a "core" is what a rank computes on (one GPU): gamma_flops and
+mem_bw_bytes_per_s are then one GPU's, memory_per_node_bytes the GPUs' memory.
+
+Ranks are placed on nodes in blocks of ranks_per_node consecutive world ranks (Slurm's
+and mpiexec's default block placement). `link(span, p)` gives the latency and seconds per
+byte of the messages of a communicator whose members lie in one aligned block of `span`
+consecutive ranks (a process row of a row-major grid: span Pc; a process column: the
+whole grid): on-node when ranks_per_node is a multiple of span, else the network's
+latency and the link's seconds per byte times the ranks sharing it,
+max(1, ranks_per_node / links_per_node).
+`default_profile.json` beside this file was calibrated on the 2-core development machine;
+`machine_example_cpu.json` and `machine_example_gpu.json` (`--machine example_cpu`,
+`--machine example_gpu`) are examples of ordinary cluster nodes, marked as such.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import MISSING, asdict, dataclass
+import os
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
+
+from linalg_io.models.memory import physical_memory
 
 from linalg_io.errors import InputError
 
 DEFAULT_PROFILE_PATH = Path(__file__).with_name("default_profile.json")
 
 
+def this_machine_cores() -> int:
+    """Cores this process may run on (its affinity)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class InterNode:
+    """The network between nodes: latency, bandwidth of one link, links per node."""
+
+    latency_s: float
+    bandwidth_bytes_per_s: float
+    links_per_node: int = 1
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the p ranks of one job sit: ranks per node, nodes used, the cores they share
+    (None: at least one core per rank) and each rank's memory."""
+
+    p: int
+    ranks_per_node: int
+    nodes: int
+    shared_cores: int | None
+    memory_per_rank: float
+
+
 @dataclass(frozen=True)
 class MachineProfile:
-    """alpha: seconds per message; beta: seconds per byte; gamma: flop/s of one
-    rank's dgemm; mem_bw: bytes/s of one rank's streaming copy."""
+    """Rates (module doc) and, for a cluster, the layout; None: this machine, one node."""
 
     alpha_s: float
     beta_s_per_byte: float
     gamma_flops: float
     mem_bw_bytes_per_s: float
     name: str = "unnamed"
+    ranks_per_node: int | None = None
+    cores_per_node: int | None = None
+    memory_per_node_bytes: float | None = None
+    nodes: int | None = None
+    inter_node: InterNode | None = None
+    note: str = ""
+    example: bool = False
 
     def comm_time(self, msgs: float, nbytes: float) -> float:
         return self.alpha_s * msgs + self.beta_s_per_byte * nbytes
 
     def time(self, msgs: float, nbytes: float, flops: float) -> float:
-        """alpha * msgs + beta * bytes + flops / gamma."""
+        """alpha * msgs + beta * bytes + flops / gamma (one node)."""
         return self.comm_time(msgs, nbytes) + flops / self.gamma_flops
 
+    def placement(self, p: int) -> Placement:
+        """Where `p` ranks sit: blocks of ranks_per_node on as many nodes as they need (one
+        node of this machine without a layout). InputError when they need more nodes than
+        the cluster has."""
+        per_node = min(p, self.ranks_per_node or p)
+        nodes = -(-p // per_node)
+        if self.nodes is not None and nodes > self.nodes:
+            raise InputError(f"{p} ranks at {per_node} per node need {nodes} nodes; machine "
+                             f"{self.name!r} has {self.nodes}")
+        cores = (self.cores_per_node or this_machine_cores()) * nodes
+        memory = self.memory_per_node_bytes or physical_memory()
+        return Placement(p=p, ranks_per_node=per_node, nodes=nodes,
+                         shared_cores=cores if cores < p else None,
+                         memory_per_rank=memory / per_node)
+
+    def link(self, span: int, placement: Placement) -> tuple[float, float]:
+        """(latency s, seconds per byte) of a communicator within an aligned block of
+        `span` consecutive ranks (module doc); a profile without a network (a run on
+        several nodes with a one-node profile) charges every message at its own rates."""
+        per_node = placement.ranks_per_node
+        if (placement.nodes == 1 or self.inter_node is None
+                or (span <= per_node and per_node % span == 0)):
+            return self.alpha_s, self.beta_s_per_byte
+        net = self.inter_node
+        sharing = max(1.0, per_node / net.links_per_node)
+        return net.latency_s, sharing / net.bandwidth_bytes_per_s
+
+    def for_run(self, ranks_per_node: int) -> MachineProfile:
+        """This profile's rates at a run's own layout (the ranks per node it was launched
+        with, the cores of this node, the nodes taken alike), for the record's
+        prediction and the run's choices."""
+        return replace(self, ranks_per_node=ranks_per_node, cores_per_node=this_machine_cores(),
+                       nodes=None)
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
+        data = {k: v for k, v in asdict(self).items() if v is not None}
+        return json.dumps(data, indent=2)
 
 
 # the rates: every field without a default
-NUMBERS = tuple(name for name, field in MachineProfile.__dataclass_fields__.items()
-                if field.default is MISSING)
+NUMBERS = tuple(f.name for f in fields(MachineProfile) if f.default is MISSING)
+LAYOUT_INTS = ("ranks_per_node", "cores_per_node", "nodes")
+
+
+def _positive(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
 
 
 def load_profile(path: str | Path | None = None) -> MachineProfile:
-    """Read a profile JSON (the shipped default when `path` is None); InputError when
-    it is not a JSON object with the four rates as positive numbers."""
+    """Read a profile or machine JSON (the shipped default when `path` is None; a name
+    like "example_cpu" is the shipped `machine_example_cpu.json`); InputError when it is
+    not a JSON object with the four rates as positive numbers, or its layout (module
+    doc) is malformed."""
     source = Path(path) if path is not None else DEFAULT_PROFILE_PATH
+    shipped = DEFAULT_PROFILE_PATH.with_name(f"machine_{source.name}.json")
+    if not source.exists() and source.name == str(path) and shipped.exists():
+        source = shipped
     try:
         data = json.loads(source.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -57,9 +158,26 @@ def load_profile(path: str | Path | None = None) -> MachineProfile:
     if missing:
         raise InputError(f"machine profile {source} lacks {', '.join(missing)} "
                          "(write one with `linalg-io calibrate --write`)")
-    bad = [key for key in NUMBERS if isinstance(data[key], bool)
-           or not isinstance(data[key], (int, float)) or not data[key] > 0]
+    bad = [key for key in NUMBERS + LAYOUT_INTS + ("memory_per_node_bytes",)
+           if key in data and not _positive(data[key])]
+    bad += [key for key in LAYOUT_INTS if key in data and not isinstance(data[key], int)]
     if bad:
-        raise InputError(f"machine profile {source}: {', '.join(bad)} must be positive numbers")
-    fields = MachineProfile.__dataclass_fields__
-    return MachineProfile(**{k: v for k, v in data.items() if k in fields})
+        raise InputError(f"machine profile {source}: {', '.join(dict.fromkeys(bad))} must be "
+                         "positive numbers" + (" (integers: ranks_per_node, cores_per_node, "
+                                               "nodes)" if set(bad) & set(LAYOUT_INTS) else ""))
+    known = {f.name for f in fields(MachineProfile)}
+    values = {k: v for k, v in data.items() if k in known}
+    if "inter_node" in data:
+        values["inter_node"] = _inter_node(source, data["inter_node"])
+    return MachineProfile(**values)
+
+
+def _inter_node(source: Path, data) -> InterNode:
+    names = [f.name for f in fields(InterNode)]
+    if not isinstance(data, dict) or any(k not in data for k in names[:2]) \
+            or not all(_positive(data.get(k, 1)) for k in names) \
+            or not isinstance(data.get("links_per_node", 1), int):
+        raise InputError(f"machine profile {source}: inter_node must be an object with "
+                         "positive latency_s, bandwidth_bytes_per_s and an integer "
+                         "links_per_node (default 1)")
+    return InterNode(**{k: data[k] for k in names if k in data})

@@ -10,9 +10,13 @@ that one of its rows reads, once. With V_r values sent, W_r received and B_r bat
 
 Time: the slowest rank streams its rows once (12 bytes per stored nonzero, 8 R per row
 for b and x twice) at the profile's memory bandwidth, plus alpha per message and beta per
-byte, plus one alpha per level that carries a message (the chain of dependent messages
-on the critical path of `levels` levels). Computed here from the pattern, the levels and
-the owner array alone, independently of the executors' plan.
+byte at the rates of the link each batch crosses (its two ranks on one node or not, with
+ranks_per_node consecutive ranks per node: `RankCosts.links`, span 1 on a node, P
+across), plus one alpha (the network's where any batch crosses nodes) per level that
+carries a message (the chain of dependent messages on the critical path of `levels`
+levels); the makespan of the ranks' times where they share cores. Computed here from
+the pattern, the levels and the owner array alone, independently of the executors'
+plan.
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io.models.costs import RankCosts
-from linalg_io.models.profile import MachineProfile
+from linalg_io.models.costs import RankCosts, link_time
+from linalg_io.models.profile import MachineProfile, Placement
 
 VALUE_BYTES = 8
 FLAG_BYTES = 8
@@ -36,16 +40,19 @@ class SptrsvCosts(RankCosts):
     message_levels: int = 0
 
     TIME_FORMULA = ("stream bytes / mem_bw + alpha (msgs + message levels) + beta max(sent, "
-                    "recv), slowest rank (the solve is memory-bound: no flops term)")
+                    "recv) per link, slowest rank (the solve is memory-bound: no flops term; "
+                    "makespan where ranks share cores)")
 
-    def times(self, profile: MachineProfile) -> np.ndarray:
-        moved = np.maximum(self.bytes_sent, self.bytes_recv)
+    def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
+        links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
+        slowest_alpha = max(profile.link(span, placement)[0]
+                            for span, (_, _, msgs) in links.items() if msgs.any()) \
+            if any(msgs.any() for _, _, msgs in links.values()) else 0.0
         return (self.stream_bytes / profile.mem_bw_bytes_per_s
-                + profile.alpha_s * (self.msgs_sent + self.message_levels)
-                + profile.beta_s_per_byte * moved)
+                + link_time(links, profile, placement) + slowest_alpha * self.message_levels)
 
-    def record_block(self, profile: MachineProfile) -> dict:
-        block = super().record_block(profile)
+    def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
+        block = super().record_block(profile, placement)
         block["critical_path_levels"] = self.critical_levels
         block["message_levels"] = self.message_levels
         return block
@@ -63,8 +70,11 @@ def needed_values(indptr: np.ndarray, indices: np.ndarray, owner: np.ndarray
 
 
 def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
-                 owner: np.ndarray, nranks: int, nrhs: int, algo: str) -> SptrsvCosts:
-    """Per-rank bytes, messages and flops of one solve of a lower-triangular pattern."""
+                 owner: np.ndarray, nranks: int, nrhs: int, algo: str,
+                 ranks_per_node: int | None = None) -> SptrsvCosts:
+    """Per-rank bytes, messages and flops of one solve of a lower-triangular pattern; the
+    traffic split by link for `ranks_per_node` consecutive ranks per node (None: one
+    node)."""
     reader, value_row = needed_values(indptr, indices, owner)
     writer = owner[value_row].astype(np.int64)
     values_sent = np.bincount(writer, minlength=nranks)
@@ -96,9 +106,24 @@ def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
     else:
         raise ValueError(f"algo must be levelset or syncfree, got {algo!r}")
     message_levels = int(np.unique(levels[value_row]).size)
+    per_node = ranks_per_node or nranks
+    across = {"values": writer // per_node != reader // per_node,
+              "batches": batch_writer // per_node != batch_reader // per_node}
+    links = {}
+    for span, pick in ((1, np.logical_not), (nranks, np.asarray)):
+        v_sent = np.bincount(writer[pick(across["values"])], minlength=nranks)
+        v_recv = np.bincount(reader[pick(across["values"])], minlength=nranks)
+        b_sent = np.bincount(batch_writer[pick(across["batches"])], minlength=nranks)
+        b_recv = np.bincount(batch_reader[pick(across["batches"])], minlength=nranks)
+        flags = FLAG_BYTES if algo == "syncfree" else 0
+        part = ((value_bytes * v_sent + flags * b_sent).astype(float),
+                (value_bytes * v_recv + flags * b_recv).astype(float),
+                ((2 if algo == "syncfree" else 1) * b_sent).astype(float))
+        links[span] = tuple(a + b for a, b in zip(links.get(span, (0.0, 0.0, 0.0)), part))
     return SptrsvCosts(sent.astype(float), recv.astype(float), msgs.astype(float), flops,
-                       formula + f"; critical path {nlev} levels", stream_bytes=stream,
-                       critical_levels=nlev, message_levels=message_levels)
+                       formula + f"; critical path {nlev} levels", links=links,
+                       stream_bytes=stream, critical_levels=nlev,
+                       message_levels=message_levels)
 
 
 def sptrsv_lower_bound(indptr: np.ndarray, indices: np.ndarray, owner: np.ndarray,

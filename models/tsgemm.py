@@ -19,17 +19,20 @@ what they count is what crosses the wire; nothing moves when P = 1):
   tsm2r, 2D  Pr x Pc grid, A block (m_i x k_j) on rank (i, j), B piece k_j x n on
          rank (0, j): bcast down process column j (k_j n s), partial C (m_i x n)
          reduced along process row i onto rank (i, 0) (m_i n s).
-Time per rank: max(memory bytes / mem_bw, flops / gamma) + alpha msgs +
-beta max(sent, received), memory bytes = s (A block + B (piece) + C block), gamma
-the profile's dgemm rate (doubled for float32: twice the SIMD lanes); the run's
-time is the slowest rank's.
+Time per rank: max(memory bytes / mem_bw, flops / gamma) + the traffic's alpha msgs +
+beta max(sent, received) at the rates of the links it crosses (`RankCosts.links`: the
+1D collectives and the 2D broadcast down process columns span all P ranks, the 2D
+reduction along a process row Pc consecutive ranks; `MachineProfile.link`), memory
+bytes = s (A block + B (piece) + C block), gamma the profile's dgemm rate (doubled for
+float32: twice the SIMD lanes); the run's time is the slowest rank's, or the makespan
+of the ranks' times where they share cores (`shared_makespan`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from linalg_io.models.costs import RankCosts
-from linalg_io.models.profile import MachineProfile
+from linalg_io.models.costs import RankCosts, link_time, shared_makespan
+from linalg_io.models.profile import MachineProfile, Placement
 
 from linalg_io.layout.grid_shapes import square_2d
 from linalg_io.layout.schedules import allgatherv_costs, allreduce_costs, bcast_costs, reduce_costs
@@ -73,13 +76,16 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
         pr, pc = grid_for(variant, p, dist)
         rows, cols = row_blocks(m, pr), row_blocks(k, pc)
         i, j = np.divmod(ranks, pc)
-        for costs in (bcast_costs(i, pr, cols[j] * n * s), reduce_costs(j, pc, rows[i] * n * s)):
-            sent, recv, msgs = sent + costs[0], recv + costs[1], msgs + costs[2]
+        down = tuple(np.asarray(a, dtype=float) for a in bcast_costs(i, pr, cols[j] * n * s))
+        along = tuple(np.asarray(a, dtype=float) for a in reduce_costs(j, pc, rows[i] * n * s))
+        sent, recv, msgs = (a + b for a, b in zip(down, along))
         flops = 2.0 * rows[i] * cols[j] * n
         memory = s * (rows[i] * cols[j] + cols[j] * n + rows[i] * n).astype(float)
         formula = (f"tsm2r 2D {pr}x{pc}: bcast of B piece k_j n s down process columns, "
                    f"reduce of partial C m_i n s along process rows")
-        return RankCosts(sent, recv, msgs, flops, formula), memory
+        links = {p: down}     # process columns: stride Pc, the whole grid; rows: Pc ranks
+        links[pc] = tuple(a + b for a, b in zip(links.get(pc, (0.0, 0.0, 0.0)), along))
+        return RankCosts(sent, recv, msgs, flops, formula, links=links), memory
 
     rows = row_blocks(m, p)
     flops = 2.0 * rows * k * n
@@ -105,35 +111,45 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
 
 
 def rank_times(costs: RankCosts, memory: np.ndarray, itemsize: int,
-               profile: MachineProfile) -> np.ndarray:
-    """Roofline of the local product plus alpha-beta of the logical traffic, per rank."""
+               profile: MachineProfile, placement: Placement) -> np.ndarray:
+    """Roofline of the local product plus the traffic's time on its links, per rank."""
     local = np.maximum(memory / profile.mem_bw_bytes_per_s,
                        costs.flops / gamma_for(profile, itemsize))
-    moved = np.maximum(costs.bytes_sent, costs.bytes_recv)
-    return local + profile.alpha_s * costs.msgs_sent + profile.beta_s_per_byte * moved
+    links = costs.links or {placement.p: (costs.bytes_sent, costs.bytes_recv, costs.msgs_sent)}
+    return local + link_time(links, profile, placement)
+
+
+def run_time(costs: RankCosts, memory: np.ndarray, itemsize: int, profile: MachineProfile,
+             placement: Placement) -> float:
+    """The slowest rank's `rank_times`, or their makespan where the ranks share cores."""
+    return shared_makespan(rank_times(costs, memory, itemsize, profile, placement),
+                           placement.shared_cores)
 
 
 def choose_dist(m: int, n: int, k: int, p: int, itemsize: int,
-                profile: MachineProfile) -> str:
+                profile: MachineProfile, placement: Placement | None = None) -> str:
     """tsm2r: '1d' or '2d', whichever the model predicts faster (1D on a tie or P = 1)."""
     if p == 1:
         return "1d"
+    placement = placement or profile.placement(p)
     times = {}
     for dist in ("1d", "2d"):
         costs, memory = rank_costs("tsm2r", m, n, k, p, itemsize, dist)
-        times[dist] = float(rank_times(costs, memory, itemsize, profile).max())
+        times[dist] = run_time(costs, memory, itemsize, profile, placement)
     return "2d" if times["2d"] < times["1d"] else "1d"
 
 
 def model_block(variant: str, m: int, n: int, k: int, p: int, itemsize: int, dist: str,
-                profile: MachineProfile) -> dict:
+                profile: MachineProfile, placement: Placement | None = None) -> dict:
     """The record's `model` block, its time the roofline-plus-communication prediction."""
+    placement = placement or profile.placement(p)
     costs, memory = rank_costs(variant, m, n, k, p, itemsize, dist)
-    block = costs.record_block(profile)
-    block["time_s"] = float(rank_times(costs, memory, itemsize, profile).max())
+    block = costs.record_block(profile, placement)
+    block["time_s"] = run_time(costs, memory, itemsize, profile, placement)
     block["memory_bytes"] = {"max": float(memory.max()), "mean": float(memory.mean())}
     block["time_formula"] = ("max(memory bytes / mem_bw, flops / gamma) + alpha msgs + "
-                             "beta max(sent, recv), slowest rank")
+                             "beta max(sent, recv) per link, slowest rank (makespan where "
+                             "ranks share cores)")
     return block
 
 

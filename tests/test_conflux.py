@@ -1,10 +1,13 @@
 """2.5D LU (conflux) without MPI jobs: tile maps, tournament selection, the model, the CLI table."""
 
 import re
+from dataclasses import replace
 
+import conflux_walk as walk_reference
 import numpy as np
 import pytest
 from linalg_io.models import conflux as model
+from linalg_io.models.conflux_pivots import pivot_counts, tournament_pivots
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.profile import load_profile
 from mpi4py import MPI
@@ -79,11 +82,11 @@ def test_model_matches_closed_form_and_balances_layers():
 def test_pivot_assumptions_bracket_and_count_rows():
     plan_none = model.conflux_plan_counts(600, 64, 3, 2, 2, "none")
     plan_uniform = model.conflux_plan_counts(600, 64, 3, 2, 2, "uniform")
-    total = [sum(p["sent"].values()).sum() for p in (plan_none, plan_uniform)]
+    total = [p["sent"].sum() for p in (plan_none, plan_uniform)]
     # c > 1 gathers the pivot rows on row kx = k mod Px, which owns tile k: without row
     # swaps nothing is gathered; otherwise the w - p_kx pivot rows owned elsewhere
     plan = StepPlan.create(600, 64, 3, 2, 2)
-    owned = model._pivot_counts(plan, "uniform")
+    _, owned = pivot_counts(plan, "uniform")
     gathered = sum((s.w - owned[s.k][s.kx]) * plan.tiles.trailing_cols(s.k).sum()
                    for s in plan.steps())
     assert total[1] - total[0] == pytest.approx(gathered * 8, rel=1e-12)
@@ -93,23 +96,30 @@ def test_pivot_assumptions_bracket_and_count_rows():
 
 
 def test_tournament_pivots_follow_the_merge_tree():
-    """The a priori pivots of a random matrix ("uniform"): the tournament's merges."""
-    assert model.merge_tree(7, 0) == (((0, 4), (1, 5)), ((2, 6), 3))
-    assert model.merge_tree(3, 1) == ((1, 0), 2)      # roles rotate with the step
+    """The a priori pivots of a random matrix ("uniform"): the tournament's merges, level
+    by level, as the recursive reference (tests/conflux_walk.py) splits them."""
+    assert walk_reference.merge_tree(7, 0) == (((0, 4), (1, 5)), ((2, 6), 3))
+    assert walk_reference.merge_tree(3, 1) == ((1, 0), 2)      # roles rotate with the step
+    rng = np.random.default_rng(3)
+    for px in (3, 5, 6, 7, 12):
+        for step in range(px):
+            rows = rng.integers(0, 700, px).astype(float)
+            assert tournament_pivots(rows, 256, step) == pytest.approx(
+                walk_reference.tournament_pivots(rows, 256, step), rel=1e-12, abs=1e-9)
     # Px a power of two, equal rows: the proportional share
-    even = model.tournament_pivots(np.full(4, 512.0), 256, 5)
+    even = tournament_pivots(np.full(4, 512.0), 256, 5)
     assert np.allclose(even, 64.0)
     # Px = 3: the unpaired role holds its own against the folded pair (two rows' worth
     # of rows count 2^beta, not 2), the pair splits evenly
-    three = model.tournament_pivots(np.full(3, 256.0), 256, 0)
+    three = tournament_pivots(np.full(3, 256.0), 256, 0)
     pair = 256 * 2**0.25 / (1 + 2**0.25)
     assert three == pytest.approx([pair / 2, 256 - pair, pair / 2])
     # step 0 of 7x1x1, N = 2048, v = 256: mean pivots per rank over seeds 1-6 measured
     # 35.5 31.2 34.3 55.7 32.0 34.0 33.3 (proportional: 64 32 ... 32)
-    seven = model.tournament_pivots(np.array([512.0] + [256.0] * 6), 256, 0)
+    seven = tournament_pivots(np.array([512.0] + [256.0] * 6), 256, 0)
     assert seven == pytest.approx([38.9, 32.3, 32.5, 54.7, 32.7, 32.3, 32.5], abs=0.1)
     # a set gives at most its candidates; every step picks w rows
-    few = model.tournament_pivots(np.array([10.0, 600.0, 600.0]), 256, 2)
+    few = tournament_pivots(np.array([10.0, 600.0, 600.0]), 256, 2)
     assert few[0] <= 10 and few.sum() == pytest.approx(256)
 
 
@@ -128,11 +138,12 @@ def test_time_is_critical_path_or_shared_core_work():
     profile = load_profile()
     n, v = 8192, 256
     grids = [(4, 1, 1), (2, 2, 1)]
-    counts = {g: model.conflux_plan_counts(n, v, *g, "uniform", profile) for g in grids}
-    shared = {g: model.predicted_time(n, v, *g, profile, cores=2) for g in grids}
+    own_cores = replace(profile, ranks_per_node=4, cores_per_node=4).placement(4)
+    two_cores = replace(profile, ranks_per_node=4, cores_per_node=2).placement(4)
+    counts = {g: model.conflux_plan_counts(n, v, *g, "uniform", profile, own_cores)
+              for g in grids}
+    shared = {g: model.predicted_time(n, v, *g, profile, placement=two_cores) for g in grids}
     for g in grids:
-        # as many cores as ranks: the critical path alone
-        assert model.predicted_time(n, v, *g, profile, cores=4) == counts[g]["time_s"]
         # 4 ranks on 2 cores: never below the critical path nor the total work over the cores
         assert shared[g] >= counts[g]["time_s"]
         assert shared[g] >= counts[g]["flops"].sum() / (2 * profile.gamma_flops)
@@ -141,7 +152,7 @@ def test_time_is_critical_path_or_shared_core_work():
     # cores are shared the model prefers a grid with Py > 1
     assert counts[(4, 1, 1)]["flops"].sum() > counts[(2, 2, 1)]["flops"].sum()
     assert shared[(2, 2, 1)] < shared[(4, 1, 1)]
-    assert model.choose_config(n, 4, 6e9, profile, cores=2)[1] > 1
+    assert model.choose_config(n, 4, 6e9, profile, placement=two_cores)[1] > 1
 
 
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
@@ -194,7 +205,7 @@ def test_objectives_rank_by_time_or_by_wire_volume(capsys):
     """volume: the least busiest-rank wire bytes first; time: the least predicted time;
     `model lu` marks what `lu --objective` would run."""
     profile = load_profile()
-    rows = model.candidate_table(8192, 16, 2e9, profile, cores=2)
+    rows = model.candidate_table(8192, 16, 2e9, profile)
     by_volume, by_time = model.ranked(rows, "volume"), model.ranked(rows, "time")
     assert by_volume[0]["wire_max"] == min(r["wire_max"] for r in rows if r["fits"])
     assert by_time[0]["time_s"] <= min(r["time_s"] for r in rows if r["fits"]) * 1.001

@@ -13,17 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def numroc(n: int, nb: int, iproc: int, nprocs: int, src: int = 0) -> int:
-    """How many of the indices 0..n-1 process `iproc` owns (ScaLAPACK NUMROC)."""
-    mydist = (nprocs + iproc - src) % nprocs
+def numroc(n, nb: int, iproc, nprocs: int, src: int = 0):
+    """How many of the indices 0..n-1 process `iproc` owns (ScaLAPACK NUMROC); n and
+    iproc may be arrays (broadcast), an int for numbers."""
+    mydist = (nprocs + np.asarray(iproc) - src) % nprocs
+    n = np.asarray(n)
     nblocks = n // nb
-    count = (nblocks // nprocs) * nb
     extra = nblocks % nprocs
-    if mydist < extra:
-        count += nb
-    elif mydist == extra:
-        count += n % nb
-    return count
+    count = (nblocks // nprocs) * nb + np.where(mydist < extra, nb,
+                                                np.where(mydist == extra, n % nb, 0))
+    return count if np.ndim(count) else int(count)
 
 
 def owner(g: int | np.ndarray, nb: int, nprocs: int, src: int = 0):
@@ -48,10 +47,12 @@ def owned_indices(n: int, nb: int, iproc: int, nprocs: int, src: int = 0) -> np.
     return local_to_global(local, nb, iproc, nprocs, src)
 
 
-def counts_from(g0: int, n: int, nb: int, nprocs: int) -> np.ndarray:
-    """Per process: how many owned indices lie in g0..n-1 (all processes, src 0)."""
-    return np.array([numroc(n, nb, p, nprocs) - numroc(g0, nb, p, nprocs)
-                     for p in range(nprocs)], dtype=np.int64)
+def counts_from(g0, n: int, nb: int, nprocs: int) -> np.ndarray:
+    """Per process: how many owned indices lie in g0..n-1 (all processes, src 0); for an
+    array of g0, one row per g0."""
+    procs = np.arange(nprocs)
+    start = np.asarray(g0)[..., None]
+    return (numroc(n, nb, procs, nprocs) - numroc(start, nb, procs, nprocs)).astype(np.int64)
 
 
 def default_nb(n: int, pr: int, pc: int) -> int:

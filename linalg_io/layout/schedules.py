@@ -132,16 +132,50 @@ def bruck_rounds(p: int) -> list[tuple[int, int]]:
 def allgatherv_costs(counts_bytes: np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) per rank of the Bruck allgatherv of the blocks
     (bytes of rank j's block in counts_bytes[..., j]; leading axes are independent
-    communicators of the same size)."""
+    communicators of the same size). A round's window q .. q+m-1 is a difference of
+    cyclic prefix sums (O(p log p), not O(p^2))."""
     counts = np.asarray(counts_bytes, dtype=float)
+    p = counts.shape[-1]
     recv = counts.sum(axis=-1, keepdims=True) - counts    # every block but its own, once
+    prefix = _cyclic_prefix(counts)
     sent = np.zeros(counts.shape)
-    msgs = np.zeros(counts.shape)
-    for _, m in bruck_rounds(counts.shape[-1]):
-        window = sum(np.roll(counts, -j, axis=-1) for j in range(m))   # blocks q..q+m-1
-        sent += window
-        msgs += window > 0
-    return sent, recv, msgs
+    for _, m in bruck_rounds(p):
+        sent += prefix[..., m:m + p] - prefix[..., :p]          # blocks q..q+m-1
+    return sent, recv, bruck_messages(counts > 0)
+
+
+def bruck_messages(nonempty: np.ndarray) -> np.ndarray:
+    """Messages per rank of a Bruck allgatherv whose non-empty blocks are `nonempty`
+    [..., rank]: one per round whose window holds one."""
+    p = nonempty.shape[-1]
+    prefix = _cyclic_prefix(nonempty.astype(np.int32))
+    msgs = np.zeros(nonempty.shape)
+    for _, m in bruck_rounds(p):
+        msgs += prefix[..., m:m + p] > prefix[..., :p]
+    return msgs
+
+
+def _cyclic_prefix(values: np.ndarray) -> np.ndarray:
+    """[..., 2p + 1] sums of the first j entries of `values` repeated twice."""
+    doubled = np.concatenate([values, values], axis=-1)
+    zero = np.zeros(values.shape[:-1] + (1,), dtype=values.dtype)
+    return np.concatenate([zero, np.cumsum(doubled, axis=-1)], axis=-1)
+
+
+def allgatherv_one_costs(p: int, base, extra, owner) -> tuple[np.ndarray, ...]:
+    """`allgatherv_costs` of blocks of `base` bytes but rank `owner`'s, base + extra >
+    base (arguments broadcast over leading axes; result [..., rank]) in O(p): a rank q
+    sends `extra` once in every round whose window q .. q+m-1 holds the owner, that is
+    whose m exceeds d = (owner - q) mod p."""
+    base, extra, owner = (np.asarray(a)[..., None] for a in (base, extra, owner))
+    ranks = np.arange(p)
+    sizes = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
+    holding = (sizes[None, :] > ranks[:, None]).sum(axis=1)        # [d]: rounds holding d
+    d = (owner - ranks) % p
+    sent = base * sizes.sum() + extra * holding[d]
+    recv = base * (p - 1) + extra * (ranks != owner)
+    msgs = np.where(base > 0, len(sizes), holding[d]) * 1.0
+    return sent * 1.0, recv * 1.0, msgs
 
 
 def _linear(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

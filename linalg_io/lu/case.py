@@ -12,6 +12,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
+from linalg_io.comm.node import node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb, owned_indices
 from linalg_io.layout.generate import vector_entries
@@ -104,6 +105,7 @@ class LU2DCase:
         if not 1 <= nb <= n:
             raise InputError(f"--nb must lie in 1..N = {n}, got {nb}")
         self.grid = Grid2D.create(comm, pr, pc)
+        _, self.ranks_on_node = node_rank_and_size(comm.comm)
         self.lu_params = LU2DParams(n=n, nb=nb)
         self.params = {"n": n, "nb": nb, "grid": [pr, pc, 1], "dist": source.kind,
                        "matrix": source.describe(), "seed": config.seed}
@@ -142,7 +144,8 @@ class LU2DCase:
     def model(self) -> dict:
         n, nb, pr, pc = self.lu_params.n, self.lu_params.nb, self.grid.pr, self.grid.pc
         profile = load_profile(self.config.profile)
-        block = lu2d_costs(n, nb, pr, pc, self.pivoting).record_block(profile)
+        placement = profile.for_run(self.ranks_on_node).placement(pr * pc)
+        block = lu2d_costs(n, nb, pr, pc, self.pivoting).record_block(profile, placement)
         plan = lu2d_plan_counts(n, nb, pr, pc, self.pivoting)
         block["pivoting"] = self.pivoting
         for key, field in (("sent", "by_phase"), ("recv", "recv_by_phase")):

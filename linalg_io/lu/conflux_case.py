@@ -18,8 +18,6 @@ max|U|/max|A| and the smallest pivot relative to max|A| go into `verify`
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from mpi4py import MPI
 
@@ -37,31 +35,23 @@ from linalg_io.lu.model_table import default_memory
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
-from linalg_io.models.profile import load_profile
-
-
-def shared_cores(ranks: int, ranks_on_node: int) -> int:
-    """Cores of all the nodes the ranks run on (this node's cores times the number of
-    nodes, the nodes taken alike): the model's `cores` (oversubscribed when < ranks)."""
-    per_node = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return int(per_node or 1) * max(1, ranks // ranks_on_node)
+from linalg_io.models.profile import Placement, load_profile
 
 
 def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile,
-                   cores: int | None = None,
+                   placement: Placement | None = None,
                    objective: str = "time") -> tuple[int, int, int, int]:
     """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto' with
     the best candidate for `objective` (`linalg_io.models.conflux.ranked`: predicted
-    time, or the busiest rank's wire bytes; `cores`: the cores the p ranks share)."""
+    time, or the busiest rank's wire bytes; `placement`: where the p ranks sit)."""
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
             raise InputError(f"--nb {nb} exceeds N={n}")
         return (*shape, int(nb))
     tiles = model.TILE_SIZES if nb == "auto" else (int(nb),)
-    table = [row for row in model.ranked(model.candidate_table(n, p, mem_bytes, profile, tiles,
-                                                               cores), objective)
-             if shape is None or (row["px"], row["py"], row["c"]) == shape]
+    table = model.ranked(model.candidate_table(n, p, mem_bytes, profile, tiles, placement,
+                                               None if shape is None else [shape]), objective)
     if not table:
         if shape is not None:
             return (*shape, min(n, model.TILE_SIZES[0]))
@@ -85,12 +75,12 @@ class ConfluxCase:
         self.seed = config.seed
         node_rank, ranks_on_node = node_rank_and_size(comm.comm)
         mem = opts.get("mem") or default_memory(ranks_on_node)
-        self.cores = shared_cores(comm.size, ranks_on_node)
+        self.placement = self.profile.for_run(ranks_on_node).placement(comm.size)
         choice = None
         if comm.rank == 0:   # the model's search runs once; an InputError is agreed below
             try:
                 choice = resolve_config(n, comm.size, opts.get("grid", "auto"),
-                                        opts.get("nb", "auto"), mem, self.profile, self.cores,
+                                        opts.get("nb", "auto"), mem, self.profile, self.placement,
                                         opts.get("objective", "time"))
             except InputError as error:
                 choice = str(error)
@@ -149,7 +139,7 @@ class ConfluxCase:
         """A priori prediction (pivots: none for diagdom, uniform otherwise), plus the
         exact count for the pivots this run chose (`given_pivots`)."""
         block = model.record_block(self.n, self.v, self.px, self.py, self.c, self.profile,
-                                   self._pivot_assumption(), self.cores)
+                                   self._pivot_assumption(), self.placement)
         exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
         block["given_pivots"] = traffic_block(exact)
         return block

@@ -196,7 +196,7 @@ def auto_shape(comm: CountedComm, n: int, grid: str = "auto", nb="auto",
                mem: float | None = None, profile=None) -> tuple[int, int, int, int]:
     """(Px, Py, c, v) as `lu --algo conflux` picks them (the model's search on rank 0)."""
     from linalg_io.comm.node import node_rank_and_size
-    from linalg_io.lu.conflux_case import resolve_config, shared_cores
+    from linalg_io.lu.conflux_case import resolve_config
     from linalg_io.lu.model_table import default_memory
     from linalg_io.models.profile import load_profile
 
@@ -204,8 +204,9 @@ def auto_shape(comm: CountedComm, n: int, grid: str = "auto", nb="auto",
     choice = None
     if comm.rank == 0:
         try:
+            machine = load_profile(profile)
             choice = resolve_config(n, comm.size, grid, nb, mem or default_memory(ranks_on_node),
-                                    load_profile(profile), shared_cores(comm.size, ranks_on_node))
+                                    machine, machine.for_run(ranks_on_node).placement(comm.size))
         except InputError as error:
             choice = str(error)
     choice = comm.comm.bcast(choice, root=0)

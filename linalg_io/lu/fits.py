@@ -18,11 +18,16 @@ def check_lu_memory(n: int, p: int, algos: tuple[str, ...], available: float,
 
 def check_model_memory(args) -> None:
     """`model lu`: the check above for --algo (both algorithms without it), against --mem
-    or this node's memory over the P ranks, as the model table assumes."""
-    from linalg_io.lu.model_table import default_memory
+    or the memory per rank of the machine (--machine/--profile: its nodes' memory over
+    their ranks; this node's over the P ranks without a layout), as the table assumes."""
+    from linalg_io.models.profile import load_profile
 
-    if args.n is None:
+    if args.n is None or args.scan:
         return
     algos = (args.algo,) if args.algo else ("2d", "conflux")
-    source = "--mem" if args.mem else f"this node's memory over {args.p} ranks; --mem sets it"
-    check_lu_memory(args.n, args.p, algos, args.mem or default_memory(args.p), source)
+    profile = load_profile(args.profile)
+    placement = profile.placement(args.p)
+    source = ("--mem" if args.mem else
+              f"the memory of machine {profile.name!r} over its {placement.ranks_per_node} "
+              "ranks per node; --mem sets it")
+    check_lu_memory(args.n, args.p, algos, args.mem or placement.memory_per_rank, source)

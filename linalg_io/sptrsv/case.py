@@ -17,7 +17,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.node import memory_per_rank
+from linalg_io.comm.node import memory_per_rank, node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.models.memory import require_memory, sptrsv_bytes
 from linalg_io.models.profile import load_profile
@@ -63,6 +63,7 @@ class SptrsvCase:
         self.partition = options.get("partition", "nnz")
         self.spec = options["matrix"]
         self.profile = config.profile
+        _, self.ranks_on_node = node_rank_and_size(comm.comm)
         executor_class = _executor(self.algo)
         self._check_memory()
         self.matrix = load_matrix(self.spec, self.upper, bool(options.get("tril", False)),
@@ -151,8 +152,9 @@ class SptrsvCase:
 
     def model(self) -> dict:
         costs = sptrsv_costs(self.lower.indptr, self.lower.indices, self.levels, self.owner,
-                             self.comm.size, self.nrhs, self.algo)
-        return costs.record_block(load_profile(self.profile))
+                             self.comm.size, self.nrhs, self.algo, self.ranks_on_node)
+        profile = load_profile(self.profile).for_run(self.ranks_on_node)
+        return costs.record_block(profile, profile.placement(self.comm.size))
 
     def lower_bound(self) -> dict:
         return sptrsv_lower_bound(self.lower.indptr, self.lower.indices, self.owner,

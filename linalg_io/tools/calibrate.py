@@ -4,7 +4,9 @@ alpha (s per message) and beta (s per byte) come from the ping-pong one-way time
 t(n) = alpha + beta n between ranks 0 and 1 (Hockney fit, see fit_alpha_beta); gamma is the
 dgemm rate of one rank while every rank runs dgemm at once (the condition of a
 trailing update), the median over ranks; mem_bw is the STREAM-like copy rate
-(read + write bytes per second), again with every rank copying at once.
+(read + write bytes per second), again with every rank copying at once. The file is this
+machine as a one-node machine (`linalg_io.models.profile`): the rates, its cores and its
+memory, no network; every rank of a `--np P` run sits on it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io.errors import InputError
-from linalg_io.models.profile import MachineProfile
+from linalg_io.models.memory import physical_memory
+from linalg_io.models.profile import MachineProfile, this_machine_cores
 from linalg_io.tools.pingpong import run_pingpong
 
 GEMM_ORDER = 1024
@@ -73,7 +76,10 @@ def calibrate(reps: int) -> dict | None:
     profile = MachineProfile(
         alpha_s=alpha, beta_s_per_byte=beta, gamma_flops=float(np.median(gamma)),
         mem_bw_bytes_per_s=float(np.median(bandwidth)),
-        name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks")
+        name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
+        nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
+        note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
+              f"{GEMM_ORDER} and a copy on all {world.Get_size()} ranks at once"))
     return {"profile": profile, "pingpong": rows, "gamma_per_rank": gamma,
             "mem_bw_per_rank": bandwidth}
 

@@ -24,7 +24,7 @@ from mpi4py import MPI
 from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.node import memory_per_rank
+from linalg_io.comm.node import memory_per_rank, node_rank_and_size
 from linalg_io.errors import InputError
 from linalg_io.models import tsgemm as model
 from linalg_io.models.memory import require_memory, tsgemm_bytes_per_rank
@@ -48,6 +48,8 @@ class TsgemmCase:
         self.reps = config.reps
         self.seed = config.seed
         self.profile = load_profile(config.profile)
+        self.placement = self.profile.for_run(node_rank_and_size(comm.comm)[1]).placement(
+            comm.size)
         if self.variant not in model.VARIANTS:
             raise InputError(f"--variant {self.variant!r}: expected one of {model.VARIANTS}")
         if self.dtype not in (np.float32, np.float64):
@@ -60,7 +62,7 @@ class TsgemmCase:
             dist = "1d"
         elif dist == "auto":
             dist = model.choose_dist(self.m, self.n, self.k, comm.size, self.dtype.itemsize,
-                                     self.profile)
+                                     self.profile, self.placement)
         self.dist = dist
         self.grid_shape = model.grid_for(self.variant, comm.size, dist)
         self.device = None
@@ -218,7 +220,7 @@ class TsgemmCase:
 
     def model(self) -> dict:
         return model.model_block(self.variant, self.m, self.n, self.k, self.comm.size,
-                                 self.dtype.itemsize, self.dist, self.profile)
+                                 self.dtype.itemsize, self.dist, self.profile, self.placement)
 
     def lower_bound(self) -> dict | None:
         return model.lower_bound(self.variant, self.m, self.n, self.k, self.comm.size,

@@ -1,0 +1,97 @@
+"""`linalg-io model lu --scan strong|weak --p A:B ...`: the LU predicted over P, as records.
+
+For each P: the 2.5D configuration `lu --algo conflux --grid auto --nb auto` would run
+on the machine (`model_table.conflux_rows`, for --objective within the memory per
+rank) and the 2D run `lu --algo 2d --grid auto --nb auto` would make (the squarest
+Pr <= Pc, default_nb), each as a prediction record (`linalg_io.predictions`): its model
+block (bytes received, sent and on the wire per rank, messages, time), the memory its
+layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)) for the
+memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
+strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
+N = sqrt(P M / 8) rounded down to a multiple of 256.
+Prints one line per record.
+"""
+
+from __future__ import annotations
+
+import math
+
+from linalg_io.errors import InputError
+from linalg_io.layout.blockcyclic import default_nb
+from linalg_io.layout.grid_shapes import square_2d
+from linalg_io.lu.hpl import hpl_flops
+from linalg_io.lu.model_table import conflux_rows
+from linalg_io.models import conflux
+from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
+from linalg_io.models.memory import lu_bytes_per_rank
+from linalg_io.models.profile import load_profile
+from linalg_io.predictions import prediction_record, write_predictions
+
+WEAK_MULTIPLE = 256
+
+
+def problem_size(args, p: int) -> int:
+    """N of the scan at P ranks (module doc)."""
+    if args.scan == "strong":
+        if args.n is None:
+            raise InputError("model lu --scan strong needs --n")
+        return args.n
+    if not args.mem_per_rank:
+        raise InputError("model lu --scan weak needs --mem-per-rank (bytes of the matrix "
+                         "per rank)")
+    n = int(math.sqrt(p * args.mem_per_rank / 8)) // WEAK_MULTIPLE * WEAK_MULTIPLE
+    if n < WEAK_MULTIPLE:
+        raise InputError(f"--mem-per-rank {args.mem_per_rank} gives N < {WEAK_MULTIPLE} at "
+                         f"P={p}")
+    return n
+
+
+def scan(args) -> str:
+    profile = load_profile(args.profile)
+    records = []
+    lines = [(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
+              f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")]
+    for p in args.p:
+        placement = profile.placement(p)
+        n = problem_size(args, p)
+        mem = args.mem or placement.memory_per_rank
+        bound = lu_lower_bound(n, p, mem / 8, "the memory per rank allowed")
+        common = {"n": n, "scan": args.scan, "mem_per_rank": int(mem),
+                  "objective": args.objective}
+        chosen, _ = conflux_rows(n, p, mem, profile, placement, None, "auto", args.objective)
+        if chosen is not None:
+            px, py, c, v = chosen["px"], chosen["py"], chosen["c"], chosen["v"]
+            block = conflux.record_block(n, v, px, py, c, profile, "uniform", placement)
+            block["memory_bytes"] = chosen["mem_bytes"]
+            block["fits"] = True
+            records.append(prediction_record(
+                "lu", "conflux", {**common, "nb": v, "grid": [px, py, c]}, p, block, bound,
+                profile, placement, hpl_flops(n)))
+        pr, pc = square_2d(p)
+        nb = default_nb(n, pr, pc)
+        block = lu2d_costs(n, nb, pr, pc, "expected").record_block(profile, placement)
+        block["memory_bytes"] = lu_bytes_per_rank(n, p, "2d")[0]
+        block["fits"] = block["memory_bytes"] <= mem
+        records.append(prediction_record("lu", "2d", {**common, "nb": nb, "grid": [pr, pc],
+                                                      "pivoting": "expected"},
+                                         p, block, bound, profile, placement, hpl_flops(n)))
+        lines += [_line(r) for r in records[-2 if chosen else -1:]]
+        if chosen is None:
+            lines.append(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} "
+                         "GiB per rank")
+    write_predictions(records, args.out)
+    if args.out:
+        lines.append(f"{len(records)} prediction records appended to {args.out}")
+    return "\n".join(lines)
+
+
+def _line(record: dict) -> str:
+    model, params = record["model"], record["params"]
+    wire = model["wire"]
+    grid = "x".join(str(d) for d in params["grid"])
+    fits = "" if model["fits"] else " (over memory)"
+    return (f"{record['nranks']:>6} {record['algo']:<8} {params['n']:>7} {grid:>12} "
+            f"{params['nb']:>4} {model['bytes_recv']['max'] / 1e6:>12.3f} "
+            f"{max(wire['bytes_sent']['max'], wire['bytes_recv']['max']) / 1e6:>12.3f} "
+            f"{record['lower_bound']['bytes_per_rank'] / 1e6:>10.3f} "
+            f"{model['memory_bytes'] / 2**30:>8.3f} {model['time_s']:>10.4g}{fits}")

@@ -1,0 +1,64 @@
+"""Prediction records: what `linalg-io model ... --scan` writes, one per P and algorithm.
+
+A prediction record has the schema of a run's (SPEC section 3) where the two share a
+meaning (kernel, algo, params, nranks, model, lower_bound), `"prediction": true`, and
+instead of the measured fields (times, verify, traffic) the machine it was predicted
+for: {name, example, nodes, ranks_per_node, shared_cores, memory_per_rank}. Its `model`
+block has the shape of a run's (bytes sent, received and on the wire, max and mean per
+rank, messages, flops, time_s and the formulas) without the per-rank lists (P reaches
+10^4), plus `memory_bytes` (what the layout needs per rank) and `fits` (whether that is
+within the memory per rank the scan allowed). `gflops` is the predicted rate.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from linalg_io import envinfo
+from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.records import SCHEMA_VERSION, append_record, new_run_id, utc_timestamp
+
+
+def without_per_rank(block: dict) -> dict:
+    """A `model` block without its per-rank lists (kept: max, mean and the rest)."""
+    out = {}
+    for key, value in block.items():
+        if key.startswith("per_rank_"):
+            continue
+        out[key] = without_per_rank(value) if isinstance(value, dict) else value
+    return out
+
+
+def prediction_record(kernel: str, algo: str, params: dict, nranks: int, model: dict,
+                      lower_bound: dict | None, profile: MachineProfile,
+                      placement: Placement, flops: float | None = None) -> dict:
+    """One prediction record (module doc)."""
+    time_s = model.get("time_s")
+    return {
+        "schema": SCHEMA_VERSION,
+        "run_id": new_run_id(),
+        "timestamp": utc_timestamp(),
+        "git_commit": envinfo.git_commit(),
+        "command": ["linalg-io"] + sys.argv[1:],
+        "prediction": True,
+        "kernel": kernel,
+        "algo": algo,
+        "backend": "model",
+        "dtype": params.get("dtype", "float64"),
+        "params": params,
+        "nranks": nranks,
+        "machine": {"name": profile.name, "example": profile.example,
+                    "nodes": placement.nodes, "ranks_per_node": placement.ranks_per_node,
+                    "shared_cores": placement.shared_cores,
+                    "memory_per_rank": placement.memory_per_rank},
+        "model": without_per_rank(model),
+        "lower_bound": lower_bound,
+        "gflops": flops / time_s / 1e9 if flops and time_s else None,
+    }
+
+
+def write_predictions(records: list[dict], out: str | None) -> None:
+    """Append the records to `out` (JSON lines), when given."""
+    for record in records:
+        if out:
+            append_record(out, record)

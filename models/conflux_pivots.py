@@ -1,0 +1,147 @@
+"""Where the 2.5D LU's pivots come from: the pivot rows each process row owns, per step.
+
+Only the pivots make the LU's traffic depend on the matrix (rows move, they are not
+swapped). `pivot_counts` gives, per step k, the rows of each process row still active
+before the step (a_x) and the pivots it owns (p_x), for `pivots` = "none" (the rows of
+tile k: what a diagonally dominant matrix gives, exact there), the pivot ids of a run
+(exact for that run), "uniform" (the expectation for a uniformly random matrix,
+fractional rows; below) or "proportional" (in proportion to the active rows).
+
+"uniform": the active rows of a random matrix are exchangeable, but the tournament
+is not: each process row offers n_x = min(a_x, w) candidates, folds and butterfly
+rounds merge two candidate sets into min(w, n_1 + n_2) winners, and two full sets
+win about equally often however many rows each stands for. The model splits each
+merge's winners in proportion to n (r/n)^TOURNAMENT_POOL_EXPONENT (r: the active rows
+the set stands for), top-down over the step's merge tree (roles rotated by k as in
+the code, a side never giving more than its n nor less than the winners minus the
+other side's n). With Px a power of two and equal a_x every merge splits evenly:
+w/Px each (computed so, without the tree). Otherwise (Px = 3, 5, 6, 7, or a process
+row with one tile more) the proportional share is biased: an unpaired role of the
+butterfly wins nearly w/q, a process row with more rows gives little more than
+the others, so its rows go late, under narrow trailing matrices. 7x1x1, N = 2048,
+v = 256, step 0, mean over seeds 1-6 of the pivots per process row: measured 35.5
+31.2 34.3 55.7 32.0 34.0 33.3, this rule 38.9 32.3 32.5 54.7 32.7 32.3 32.5,
+proportional 64 32 ... 32; bytes sent by rank 0, measured/model - 1: -0.1% +- 0.5%,
+proportional -6.1% (bench_conflux.py --what seeds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from linalg_io.layout.conflux_layout import StepPlan, TileMap, butterfly_size
+
+# A tournament merge of two candidate sets (n_i candidates standing for r_i active rows)
+# keeps winners from each in proportion to n_i (r_i/n_i)^beta: beta = 1 would be the
+# proportional share, beta = 0 a coin flip per set. Fitted on the pivots of random
+# matrices (bench_conflux.py --what seeds: Px = 3, 5, 6, 7, v = 128 and 256, N = 2048
+# and 4096, seeds 1-6): 0.2 to 0.3 leaves per-rank biases <= 2%, 1 gives up to 7%.
+TOURNAMENT_POOL_EXPONENT = 0.25
+PIVOT_MODELS = ("none", "uniform", "proportional")
+# a share that leaves fewer active rows than this takes them all (a process row whose
+# rows all became pivots keeps 0, not the rounding left by fractional shares, which
+# would count messages of 1e-12 bytes)
+DUST = 1e-9
+
+
+def _split(winners, n1, r1, n2, r2, beta):
+    """Winners the first of two merged sets keeps (module doc)."""
+    w1 = np.where(n1 > 0, n1 * np.power(np.divide(r1, n1, out=np.ones_like(r1), where=n1 > 0),
+                                        beta), 0.0)
+    w2 = np.where(n2 > 0, n2 * np.power(np.divide(r2, n2, out=np.ones_like(r2), where=n2 > 0),
+                                        beta), 0.0)
+    total = w1 + w2
+    first = np.where(total > 0, winners * w1 / np.where(total > 0, total, 1.0), 0.0)
+    return np.minimum(np.maximum(first, winners - n2), n1)
+
+
+def tournament_pivots(active: np.ndarray, w: int, k: int,
+                      beta: float = TOURNAMENT_POOL_EXPONENT) -> np.ndarray:
+    """Expected pivots per process row at step k of a random matrix (module doc).
+
+    The merge tree at step k: roles r = (x - k) mod Px; r >= q (q the largest power of
+    two <= Px) folds onto r - q, then the butterfly pairs neighbouring sets, level by
+    level, up to one set."""
+    active = np.asarray(active, dtype=float)
+    px = len(active)
+    q = butterfly_size(px)
+    candidates = np.minimum(active, float(w))
+    roles = (np.arange(q) + k) % px
+    partners = (np.arange(q) + q + k) % px
+    folds = np.arange(q) + q < px
+    n = np.where(folds, np.minimum(w, candidates[roles] + candidates[partners]), candidates[roles])
+    r = np.where(folds, active[roles] + active[partners], active[roles])
+    levels = [(n, r)]
+    while len(levels[-1][0]) > 1:
+        n, r = levels[-1]
+        levels.append((np.minimum(w, n[0::2] + n[1::2]), r[0::2] + r[1::2]))
+    winners = np.minimum(float(w), levels[-1][0])
+    for n, r in reversed(levels[:-1]):
+        first = _split(winners, n[0::2], r[0::2], n[1::2], r[1::2], beta)
+        winners = np.stack([first, winners - first], axis=1).reshape(-1)
+    owned = np.zeros(px)
+    first = _split(winners, candidates[roles], active[roles], candidates[partners],
+                   active[partners], beta)
+    owned[roles] = np.where(folds, first, winners)
+    owned[partners[folds]] = (winners - first)[folds]
+    return owned
+
+
+def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_counts` "uniform" when Px is a power of two and every process row has the
+    same rows: every merge splits evenly, each row gives min(w, Px min(a, w))/Px."""
+    active, owned = [], []
+    for w in widths:
+        share = min(w, px * min(rows, w)) / px
+        share = rows if rows - share < DUST else share
+        active.append(rows)
+        owned.append(share)
+        rows = rows - share
+    return (np.repeat(np.array(active)[:, None], px, axis=1),
+            np.repeat(np.array(owned)[:, None], px, axis=1))
+
+
+def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(a, p): arrays [step, process row] of the rows active before each step and the
+    pivots each process row owns at that step (float for the expectations)."""
+    t = plan.tiles
+    if isinstance(pivots, str):
+        if pivots not in PIVOT_MODELS:
+            raise ValueError(f"pivots must be one of {PIVOT_MODELS} or the pivot ids, got "
+                             f"{pivots!r}")
+        return _expected_pivots(t.n, t.v, t.px, pivots)
+    steps = np.concatenate([np.full(len(ids), k) for k, ids in enumerate(pivots)])
+    owners = t.owner_row(np.concatenate([np.asarray(ids) for ids in pivots]))
+    owned = np.bincount(steps * t.px + owners, minlength=t.ntiles * t.px)
+    owned = owned.reshape(t.ntiles, t.px).astype(float)
+    return t.rows_per_proc[None, :] - (np.cumsum(owned, axis=0) - owned), owned
+
+
+@lru_cache(maxsize=64)
+def _expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_counts` of a model name; read-only, cached: every grid with this Px shares
+    them."""
+    t = TileMap(n, v, px, 1)
+    widths = np.minimum(v, n - np.arange(t.ntiles) * v).astype(float)
+    rows = t.rows_per_proc.astype(float)
+    if pivots == "none":
+        owned = np.where(np.arange(px)[None, :] == (np.arange(t.ntiles) % px)[:, None],
+                         widths[:, None], 0.0)
+        active = rows[None, :] - (np.cumsum(owned, axis=0) - owned)
+    elif pivots == "uniform" and butterfly_size(px) == px and (rows == rows[0]).all():
+        active, owned = _even_split(rows[0], widths, px)
+    else:
+        active = np.zeros((t.ntiles, px))
+        owned = np.zeros((t.ntiles, px))
+        for k, w in enumerate(widths):
+            share = (tournament_pivots(rows, int(w), k) if pivots == "uniform"
+                     else rows / rows.sum() * w)
+            share = np.where(rows - share < DUST, rows, share)
+            active[k], owned[k] = rows, share
+            rows = rows - share
+    active.flags.writeable = owned.flags.writeable = False
+    return active, owned

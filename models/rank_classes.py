@@ -1,0 +1,104 @@
+"""Ranks in symmetric positions, per step: one evaluation for each class of them.
+
+A model that walks S steps over an axis of n ranks (a process row index, say) needs,
+at step s, only the features of rank i that its costs depend on (its rows, its
+position in a broadcast, ...). `step_classes` groups the ranks with equal features at
+each step; a cost evaluated at one member of a class (its representative) is every
+member's, so a model evaluates [step, class] arrays instead of [step, rank] ones.
+`spread` sums such per-class values back to every rank's total over the steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+# the products here are small: one BLAS thread (a pool of 2 took 30x longer on the
+# loaded 2-core development machine, 74 ms against 2.5 ms for 8 x 2565 x 512)
+BLAS = ThreadpoolController()
+
+
+@dataclass(frozen=True)
+class StepClasses:
+    """Classes of one axis at each step: `of` [step, rank] the class of each rank,
+    `rep` [step, class] one member (0 for the padding of steps with fewer classes),
+    `count` [step, class] how many ranks it holds (0 for padding)."""
+
+    of: np.ndarray
+    rep: np.ndarray
+    count: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.rep.shape[1]
+
+
+def step_classes(features: list[np.ndarray]) -> StepClasses:
+    """Group the ranks of each step (row of every [step, rank] array in `features`) whose
+    features are all equal."""
+    steps, n = features[0].shape
+    order = np.lexsort(features[::-1], axis=-1)
+    new = np.zeros((steps, n), dtype=bool)
+    new[:, 0] = True
+    for feature in features:
+        ranked = np.take_along_axis(feature, order, axis=-1)
+        new[:, 1:] |= ranked[:, 1:] != ranked[:, :-1]
+    in_order = np.cumsum(new, axis=1) - 1
+    of = np.empty_like(in_order)
+    np.put_along_axis(of, order, in_order, axis=1)
+    size = int(in_order[:, -1].max()) + 1
+    flat = np.arange(steps)[:, None] * size + of
+    count = np.bincount(flat.reshape(-1), minlength=steps * size).reshape(steps, size)
+    rep = np.zeros((steps, size), dtype=np.int64)
+    step_of, position = np.nonzero(new)
+    rep[step_of, in_order[step_of, position]] = order[step_of, position]
+    return StepClasses(of=of, rep=rep, count=count)
+
+
+def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
+    """Totals over the steps per rank, [..., layer, x, y], of `values` [..., step, layer,
+    x class, y class]: rank (l, x, y) adds values[s, l, xs.of[s, x], ys.of[s, y]] at each
+    step s. One axis is expanded by indexing; for the other the steps that class its
+    ranks alike are summed first, then spread by a matrix product with the class
+    indicators (BLAS). The axis expanded is the one that makes less work."""
+    *lead, steps, layers, nx, ny = values.shape
+    px, py = xs.of.shape[1], ys.of.shape[1]
+    q = int(np.prod(lead, dtype=np.int64))
+    x_first = steps * layers * px * ny * q + _groups(ys.of)[1] * ny * py
+    y_first = steps * layers * py * nx * q + _groups(xs.of)[1] * nx * px
+    if x_first <= y_first:
+        return _expand_then_sum(values, xs.of, ys.of, axis=-2)
+    swapped = _expand_then_sum(np.swapaxes(values, -1, -2), ys.of, xs.of, axis=-2)
+    return np.swapaxes(swapped, -1, -2)
+
+
+def _groups(of: np.ndarray) -> tuple[np.ndarray, int]:
+    """(group of each step, number of groups): steps whose ranks fall into the same
+    classes (equal rows of `of`) share a group."""
+    signature = of @ np.random.default_rng(0).random(of.shape[1])
+    _, first, group = np.unique(signature, return_index=True, return_inverse=True)
+    if not (of == of[first][group]).all():       # a collision of signatures: no groups
+        return np.arange(of.shape[0]), of.shape[0]
+    return group, len(first)
+
+
+def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray, sum_of: np.ndarray,
+                     axis: int) -> np.ndarray:
+    """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
+    axis summed (`sum_of`)."""
+    *lead, steps, layers, _, n_sum = values.shape
+    ranks_expanded, ranks_summed = expand_of.shape[1], sum_of.shape[1]
+    index = expand_of.reshape((1,) * len(lead) + (steps, 1, ranks_expanded, 1))
+    expanded = np.take_along_axis(values, index, axis=axis)          # [.., s, l, x, n_sum]
+    group, count = _groups(sum_of)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(count))
+    summed = np.add.reduceat(np.take(expanded, order, axis=-4), starts, axis=-4)
+    firsts = order[starts]
+    onehot = (sum_of[firsts][:, None, :] == np.arange(n_sum)[None, :, None])  # [g, n, y]
+    lhs = np.moveaxis(summed, -4, -2).reshape(-1, count * n_sum)         # [.. l x, g n]
+    with BLAS.limit(limits=1, user_api="blas"):
+        total = lhs @ onehot.reshape(count * n_sum, ranks_summed).astype(float)
+    return total.reshape(*lead, layers, ranks_expanded, ranks_summed)

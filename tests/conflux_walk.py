@@ -1,0 +1,221 @@
+"""The reference the fast COnfLUX model is held to: the per-rank walk of every step.
+
+This is `models/conflux.py`'s `conflux_plan_counts` before the rank classes (commit
+5419b77): full [layer, x, y] arrays, every schedule added on a mask of ranks, one step
+at a time. Its counts are unchanged; its time takes the pieces of the current model
+(the pivot ids' broadcast a piece I_k of its own; the traffic of each piece split by
+the span of its communicators and charged at that link's rates), computed here the
+slow way, rank by rank. tests/test_conflux_fast.py checks the two agree.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from linalg_io.models.conflux import (
+    PANEL_RATE,
+    WORD,
+    _getrf_flops,
+    gemm_efficiency,
+)
+from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
+from linalg_io.models.costs import link_time, shared_makespan
+
+from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
+from linalg_io.layout.schedules import (
+    allgatherv_costs,
+    bcast_costs,
+    gatherv_costs,
+    reduce_costs,
+    scatterv_costs,
+)
+
+
+def merge_tree(px: int, k: int):
+    """The tournament's merges at step k: a process row (int) or a pair (first, second)."""
+    q = butterfly_size(px)
+    nodes = [((r + k) % px, (r + q + k) % px) if r + q < px else (r + k) % px
+             for r in range(q)]
+    while len(nodes) > 1:
+        nodes = [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes), 2)]
+    return nodes[0]
+
+
+def tournament_pivots(active, w, k, beta=TOURNAMENT_POOL_EXPONENT):
+    """The expected pivots per process row of one step, merge by merge (recursive)."""
+    candidates = np.minimum(active, w)
+
+    @cache
+    def size(node):
+        if isinstance(node, tuple):
+            (n1, r1), (n2, r2) = size(node[0]), size(node[1])
+            return min(w, n1 + n2), r1 + r2
+        return candidates[node], active[node]
+
+    def weight(n, rows):
+        return n * (rows / n) ** beta if n > 0 else 0.0
+
+    owned = np.zeros(len(active))
+
+    def split(node, winners):
+        if not isinstance(node, tuple):
+            owned[node] = winners
+            return
+        (n1, r1), (n2, r2) = size(node[0]), size(node[1])
+        w1, w2 = weight(n1, r1), weight(n2, r2)
+        first = winners * w1 / (w1 + w2) if w1 + w2 > 0 else 0.0
+        first = min(max(first, winners - n2), n1)
+        split(node[0], first)
+        split(node[1], winners - first)
+
+    root = merge_tree(len(active), k)
+    split(root, min(w, size(root)[0]))
+    return owned
+
+
+def pivot_counts(plan, pivots):
+    """[step, process row] active rows before each step and pivots owned, step by step."""
+    t = plan.tiles
+    if isinstance(pivots, str) and pivots == "none":
+        owned = [np.bincount(t.owner_row(np.arange(k * t.v, k * t.v + t.width(k))),
+                             minlength=t.px).astype(float) for k in range(t.ntiles)]
+    elif isinstance(pivots, str):
+        rows = t.rows_per_proc.astype(float)
+        owned = []
+        for k in range(t.ntiles):
+            share = (tournament_pivots(rows, t.width(k), k) if pivots == "uniform"
+                     else rows / rows.sum() * t.width(k))
+            share = np.where(rows - share < DUST, rows, share)
+            owned.append(share)
+            rows = rows - share
+    else:
+        owned = [np.bincount(t.owner_row(np.asarray(ids)), minlength=t.px).astype(float)
+                 for ids in pivots]
+    active = [t.rows_per_proc.astype(float)]
+    for share in owned[:-1]:
+        active.append(active[-1] - share)
+    return np.array(active), np.array(owned)
+
+
+def _fibre_scatter(rows_bytes, slices, lk, shape, axis):
+    per_layer = scatterv_costs(np.multiply.outer(rows_bytes, slices), lk)
+    out = []
+    for a in per_layer:
+        layered = np.moveaxis(a, -1, 0)
+        out.append(np.broadcast_to(layered[:, :, None] if axis == "x" else layered[:, None, :],
+                                   shape))
+    return tuple(out)
+
+
+def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
+    """Per-rank totals [layer, x, y] (sent, recv, msgs, flops) and, with a profile, the
+    critical-path time M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
+    plan = StepPlan.create(n, v, px, py, c)
+    tiles = plan.tiles
+    p = c * px * py
+    shape = (c, px, py)
+    spans = {"row": py, "col": px * py, "fibre": p, "world": p}
+    sent = {g: np.zeros(shape) for g in spans}
+    recv = {g: np.zeros(shape) for g in spans}
+    msgs = {g: np.zeros(shape) for g in spans}
+    flops = np.zeros(shape)
+    L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
+    world = (L * px + X) * py + Y
+    active, owned_all = pivot_counts(plan, pivots)
+    q = butterfly_size(px)
+    rounds = q.bit_length() - 1
+    slow_flops = np.zeros(shape)
+    pieces = []
+
+    def add(group, mask, costs):
+        out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in costs)
+        sent[group] += mask * out
+        recv[group] += mask * into
+        msgs[group] += mask * count
+
+    def snapshot():
+        return ({g: sent[g].copy() for g in spans}, {g: recv[g].copy() for g in spans},
+                {g: msgs[g].copy() for g in spans}, flops + slow_flops)
+
+    def piece(before, after):
+        links = {}
+        for g, span in spans.items():
+            d = tuple(after[i][g] - before[i][g] for i in range(3))
+            old = links.get(span, (0.0, 0.0, 0.0))
+            links[span] = tuple(o + x for o, x in zip(old, d))
+        return link_time(links, profile, placement) + (after[3] - before[3]) / profile.gamma_flops
+
+    everyone = np.ones(shape, dtype=bool)
+    for step in plan.steps():
+        owned = owned_all[step.k]
+        w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
+        s = step.slices.astype(float)
+        a = active[step.k][X]
+        p_x = owned[X]
+        b = a - p_x
+        t_y = tiles.trailing_cols(step.k).astype(float)
+        t = t_y[Y]
+        sl = s[L]
+        on_panel = Y == ky
+        root = L == lk
+        on_fibre = (L - lk) % c
+        along_row = (Y - ky) % py
+        down_col = (X - kx) % px
+        start = snapshot()
+        add("fibre", on_panel, reduce_costs(on_fibre, c, a * w * WORD))
+        players = on_panel & root
+        block = w * (w + 1) * WORD
+        role = (X - step.k) % px
+        if px > 1:
+            folded = role >= q
+            partner_folds = role < px - q
+            n_sent = np.where(folded, 1, rounds + partner_folds)
+            add("col", players, (n_sent * block, n_sent * block, n_sent))
+        merges = np.where(role >= q, 0, rounds + (role < px - q))
+        panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
+        flops += panel_flops
+        slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
+        after_panel = snapshot()
+        header_root = (lk * px + kx) * py + ky
+        add("world", everyone, bcast_costs((world - header_root) % p, p, (w + 1) * WORD))
+        after_ids = snapshot()
+        solvers = root & (everyone if plan.redundant_u else X == kx)
+        add("row", solvers, bcast_costs(along_row, py, w * w * WORD))
+        flops += players * b * w * w
+        slow_flops += players * b * w * w * (1.0 / PANEL_RATE - 1.0)
+        add("fibre", everyone, reduce_costs(on_fibre, c, p_x * t * WORD))
+        column_blocks = np.outer(t_y, owned) * WORD
+        if plan.redundant_u:
+            spread = allgatherv_costs(column_blocks)
+        else:
+            spread = gatherv_costs(column_blocks, kx)
+        add("col", root, tuple(np.transpose(a_)[None] for a_ in spread))
+        flops += solvers * w * w * t
+        slow_flops += solvers * w * w * t * (1.0 / PANEL_RATE - 1.0)
+        if c > 1:
+            add("fibre", on_panel, _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"))
+        add("row", everyone, bcast_costs(along_row, py, b * sl * WORD))
+        if c > 1:
+            u_from = everyone if plan.redundant_u else X == kx
+            add("fibre", u_from, _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"))
+            if not plan.redundant_u:
+                add("col", everyone, bcast_costs(down_col, px, sl * t * WORD))
+        before_update = snapshot()
+        flops += 2.0 * b * sl * t
+        efficiency = gemm_efficiency(np.maximum(sl, 1.0))
+        slow_flops += 2.0 * b * sl * t * (1.0 / efficiency - 1.0)
+        if profile is not None:
+            pieces.append((piece(start, after_panel), piece(after_panel, after_ids),
+                           piece(after_ids, before_update), piece(before_update, snapshot())))
+    out = {"sent": sum(sent.values()), "recv": sum(recv.values()),
+           "msgs": sum(msgs.values()), "flops": flops}
+    if profile is not None:
+        cores = placement.shared_cores
+        total = shared_makespan(pieces[0][0], cores)
+        for k, (_, i_k, s_k, u_k) in enumerate(pieces):
+            f_next = pieces[k + 1][0] if k + 1 < len(pieces) else np.zeros_like(u_k)
+            total += (shared_makespan(i_k, cores) + shared_makespan(s_k, cores)
+                      + shared_makespan(u_k + f_next, cores))
+        out["time_s"] = total
+    return out

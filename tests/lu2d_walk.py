@@ -1,0 +1,79 @@
+"""The reference the fast 2D LU model is held to: the per-rank walk of every block
+column, [process row, process column] arrays, one step at a time (`models/lu2d.py`'s
+`lu2d_plan_counts` before the rank classes, commit 5419b77). tests/test_model_fast.py
+checks the two agree."""
+
+from __future__ import annotations
+
+import numpy as np
+from linalg_io.models.lu2d import PIVOTING, WORD
+
+from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
+from linalg_io.layout.schedules import allgatherv_costs, bcast_costs
+
+
+def _step_pivot_rows(pivoting, j0, kb, nb, pr, m_below):
+    prow = (j0 // nb) % pr
+    diag = np.arange(pr) == prow
+    if isinstance(pivoting, np.ndarray):
+        return pivot_rows_by_owner(pivoting[j0:j0 + kb], j0, nb, pr)
+    if pivoting == "none":
+        return diag * float(kb), np.zeros(pr)
+    if pivoting == "worst":
+        s = np.minimum(kb, m_below).astype(float)
+    else:
+        s = kb * m_below / (m_below.sum() + kb)
+    s = s * ~diag
+    kept = max(0.0, kb - s.sum())
+    return np.where(diag, kept, s), s
+
+
+def walk(n, nb, pr, pc, pivoting="worst") -> dict:
+    if not isinstance(pivoting, str):
+        pivoting = np.asarray(pivoting, dtype=np.int64)
+    assert isinstance(pivoting, np.ndarray) or pivoting in PIVOTING
+    phases = ("panel", "bcast_L", "bcast_U", "swap")
+    sent = {ph: np.zeros((pr, pc)) for ph in phases}
+    recv = {ph: np.zeros((pr, pc)) for ph in phases}
+    msgs = np.zeros((pr, pc))
+    flops = np.zeros((pr, pc))
+    rows = np.arange(pr).reshape(-1, 1)
+    cols = np.arange(pc).reshape(1, -1)
+
+    def add(phase, mask, costs):
+        out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), (pr, pc)) for a in costs)
+        sent[phase] += mask * out
+        recv[phase] += mask * into
+        msgs[:] += mask * count
+
+    for k in range((n + nb - 1) // nb):
+        j0 = k * nb
+        kb = min(nb, n - j0)
+        j1 = j0 + kb
+        prow, pcol = k % pr, k % pc
+        below = counts_from(j1, n, nb, pr)
+        trail = counts_from(j1, n, nb, pc)
+        m_below = below.reshape(-1, 1) + 0 * cols
+        n_trail = trail.reshape(1, -1) + 0 * rows
+        diag_row = rows == prow
+        in_pcol = cols == pcol
+        m_active = m_below + diag_row * kb
+        flops += in_pcol * (m_active * kb * kb - kb**3 / 3.0)
+        if pr > 1:
+            candidates = np.full(pr, (kb + 2) * WORD, dtype=float)
+            candidates[prow] += kb * WORD
+            add("panel", in_pcol, tuple(kb * a.reshape(-1, 1) for a in allgatherv_costs(candidates)))
+        size = (kb * (kb - 1) // 2 + kb + 1 + m_below * kb) * WORD
+        add("bcast_L", np.ones((pr, pc), dtype=bool), bcast_costs((cols - pcol) % pc, pc, size))
+        flops += kb * kb * n_trail + 2.0 * m_below * n_trail * kb
+        if pr > 1:
+            owned, displaced = _step_pivot_rows(pivoting, j0, kb, nb, pr, below)
+            blocks = np.outer(owned, trail) * WORD
+            spread = allgatherv_costs(blocks.T)
+            add("bcast_U", np.ones((pr, pc), dtype=bool), tuple(a.T for a in spread))
+            remote = displaced * (np.arange(pr) != prow)
+            moved = remote.reshape(-1, 1) * n_trail * WORD
+            sent["swap"] += diag_row * moved.sum(axis=0, keepdims=True)
+            recv["swap"] += moved
+            msgs += diag_row * (n_trail > 0) * (remote > 0).sum()
+    return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops}
