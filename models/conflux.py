@@ -193,7 +193,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     steps, p = tiles.ntiles, c * px * py
     k = np.arange(steps)
     w = _widths(tiles)
-    kx, ky, lk = k % px, k % py, (k // py) % c
+    kx, lk = k % px, (k // py) % c
     nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
     layer = np.arange(c)
     slices = (w[:, None] // c + (layer[None, :] < w[:, None] % c)).astype(float)
@@ -205,28 +205,31 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # classes of the process rows and columns at each step (module doc); a position's
     # children in a binomial tree matter only at steps where a broadcast is that small
     role = (np.arange(px)[None, :] - k[:, None]) % px
-    role_next = (role - 1) % px
     rows_left = active - owned
-    x_code = ((role == 0) + 2 * (role == px - 1) + 4 * (role >= q) + 8 * (role < px - q)
-              + 16 * (role_next >= q) + 32 * (role_next < px - q)
-              + 64 * binomial_children(np.arange(px), px)[role]
-              * _small(slices, trailing)[:, None])
+    r = np.arange(px)
+    r_next = (r - 1) % px
+    x_code = ((r == 0) + 2 * (r == px - 1) + 4 * (r >= q) + 8 * (r < px - q)
+              + 16 * (r_next >= q) + 32 * (r_next < px - q))[role] \
+        + 64 * binomial_children(r, px)[role] * _small(slices, trailing)[:, None]
     x_features = [active, owned, x_code.astype(float)]
     if plan.redundant_u:
         bruck_sent, _, bruck_msgs = allgatherv_costs(owned)
         x_features += [bruck_sent, bruck_msgs]
     xs = step_classes(x_features)
     along = (np.arange(py)[None, :] - k[:, None]) % py
+    j = np.arange(py)
     row_small = (w * w * WORD <= SMALL_BYTES) | _small(rows_left, slices)
-    y_code = ((along == 0) + 2 * (along == py - 1) + 4 * (np.arange(py)[None, :] == ky[nxt, None])
-              + 8 * binomial_children(np.arange(py), py)[along] * row_small[:, None])
+    y_code = ((j == 0) + 2 * (j == py - 1) + 4 * (j == 1 % py))[along] \
+        + 8 * binomial_children(j, py)[along] * row_small[:, None]
     ys = step_classes([trailing, y_code.astype(float)])
 
+    step_index = k[:, None]
+
     def per_x(values: np.ndarray) -> np.ndarray:       # [step, rank] -> [step, 1, class, 1]
-        return np.take_along_axis(values, xs.rep, axis=1)[:, None, :, None]
+        return values[step_index, xs.rep][:, None, :, None]
 
     def per_y(values: np.ndarray) -> np.ndarray:
-        return np.take_along_axis(values, ys.rep, axis=1)[:, None, None, :]
+        return values[step_index, ys.rep][:, None, None, :]
 
     def per_l(values: np.ndarray) -> np.ndarray:
         return values[:, :, None, None]

@@ -37,9 +37,14 @@ class StepClasses:
 
 def step_classes(features: list[np.ndarray]) -> StepClasses:
     """Group the ranks of each step (row of every [step, rank] array in `features`) whose
-    features are all equal."""
+    features are all equal: sorted by a random combination of the features (those equal
+    on every rank of every step left out), then split wherever one of them changes
+    (equal features sort together; a collision of unequal ones would only split a
+    class)."""
     steps, n = features[0].shape
-    order = np.lexsort(features[::-1], axis=-1)
+    features = [f for f in features if not (f == f[:, :1]).all()] or features[:1]
+    weights = np.random.default_rng(0).random(len(features)) + 0.5
+    order = np.argsort(sum(w * f for w, f in zip(weights, features)), axis=-1, kind="stable")
     new = np.zeros((steps, n), dtype=bool)
     new[:, 0] = True
     for feature in features:

@@ -93,12 +93,13 @@ def positions(rank: np.ndarray, root: np.ndarray | int, p: int) -> np.ndarray:
 
 def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q of a bcast of n bytes."""
-    q, n = np.broadcast_arrays(np.asarray(q, dtype=np.int64), np.asarray(nbytes, dtype=float))
+    q = np.asarray(q, dtype=np.int64)
+    children = binomial_children(q, p)        # before broadcasting: q may be the smaller
+    q, n, children = np.broadcast_arrays(q, np.asarray(nbytes, dtype=float), children)
     if p <= 1:
         zero = np.zeros(q.shape)
         return zero, zero, zero
     chain = n > SMALL_BYTES
-    children = binomial_children(q, p)
     sends = np.where(chain, (q < p - 1) * 1.0, children)
     sent = n * sends
     msgs = np.where(chain, (q < p - 1) * chunk_count(n), children * (n > 0))
@@ -108,12 +109,13 @@ def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.n
 
 def reduce_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q (root q = 0) of a sum."""
-    q, n = np.broadcast_arrays(np.asarray(q, dtype=np.int64), np.asarray(nbytes, dtype=float))
+    q = np.asarray(q, dtype=np.int64)
+    children = binomial_children(q, p)        # before broadcasting: q may be the smaller
+    q, n, children = np.broadcast_arrays(q, np.asarray(nbytes, dtype=float), children)
     if p <= 1:
         zero = np.zeros(q.shape)
         return zero, zero, zero
     chain = n > SMALL_BYTES
-    children = binomial_children(q, p)
     sent = n * (q > 0)
     recv = np.where(chain, n * (q != 1), n * children)
     msgs = np.where(chain, (q > 0) * chunk_count(n), (q > 0) * (n > 0))
@@ -133,14 +135,18 @@ def allgatherv_costs(counts_bytes: np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) per rank of the Bruck allgatherv of the blocks
     (bytes of rank j's block in counts_bytes[..., j]; leading axes are independent
     communicators of the same size). A round's window q .. q+m-1 is a difference of
-    cyclic prefix sums (O(p log p), not O(p^2))."""
+    cyclic prefix sums (O(p log p), not O(p^2)); with equal blocks, m of them."""
     counts = np.asarray(counts_bytes, dtype=float)
     p = counts.shape[-1]
     recv = counts.sum(axis=-1, keepdims=True) - counts    # every block but its own, once
-    prefix = _cyclic_prefix(counts)
-    sent = np.zeros(counts.shape)
+    sizes = sum(m for _, m in bruck_rounds(p))
+    sent = np.broadcast_to(counts[..., :1] * sizes, counts.shape).copy()   # equal blocks
+    unequal = ~(counts == counts[..., :1]).all(axis=-1)
+    prefix = _cyclic_prefix(counts[unequal])
+    windows = np.zeros(prefix.shape[:-1] + (p,))
     for _, m in bruck_rounds(p):
-        sent += prefix[..., m:m + p] - prefix[..., :p]          # blocks q..q+m-1
+        windows += prefix[..., m:m + p] - prefix[..., :p]    # blocks q..q+m-1
+    sent[unequal] = windows
     return sent, recv, bruck_messages(counts > 0)
 
 
@@ -148,10 +154,14 @@ def bruck_messages(nonempty: np.ndarray) -> np.ndarray:
     """Messages per rank of a Bruck allgatherv whose non-empty blocks are `nonempty`
     [..., rank]: one per round whose window holds one."""
     p = nonempty.shape[-1]
-    prefix = _cyclic_prefix(nonempty.astype(np.int32))
-    msgs = np.zeros(nonempty.shape)
-    for _, m in bruck_rounds(p):
-        msgs += prefix[..., m:m + p] > prefix[..., :p]
+    rounds = bruck_rounds(p)
+    msgs = np.full(nonempty.shape, float(len(rounds)))    # every window holds a block ...
+    some_empty = ~nonempty.all(axis=-1)                   # ... but where some are empty
+    prefix = _cyclic_prefix(nonempty[some_empty].astype(np.int32))
+    partial = np.zeros(prefix.shape[:-1] + (p,))
+    for _, m in rounds:
+        partial += prefix[..., m:m + p] > prefix[..., :p]
+    msgs[some_empty] = partial
     return msgs
 
 
