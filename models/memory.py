@@ -21,8 +21,11 @@ from linalg_io.errors import InputError
 
 WORD = 8
 LU_COPIES = {"2d": (2, "2 N^2/P words: the local block and its restart copy"),
+             "scalapack": (2, "2 N^2/P words: the local block and its restart copy"),
              "conflux": (3, ("3 N^2/P words: the local block, its restart copy and the "
-                             "factors, at c = 1"))}
+                             "factors, at c = 1")),
+             "dropin": (6, ("6 N^2/P words: the caller's block and its restart copy, the "
+                            "2.5D tiles, their factors, and L\\U moved back, at c = 1"))}
 LU_ANY = (1, "N^2/P words: the matrix itself")
 
 

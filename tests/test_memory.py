@@ -24,7 +24,9 @@ from linalg_io.sptrsv.matrices import load_matrix, matrix_size
 def test_closed_forms():
     assert lu_bytes_per_rank(1000, 4, "2d")[0] == 2 * 8 * 1000**2 / 4
     assert lu_bytes_per_rank(1000, 4, "conflux")[0] == 3 * 8 * 1000**2 / 4
-    assert lu_bytes_per_rank(1000, 4, "scalapack")[0] == 8 * 1000**2 / 4
+    assert lu_bytes_per_rank(1000, 4, "scalapack")[0] == 2 * 8 * 1000**2 / 4
+    assert lu_bytes_per_rank(1000, 4, "dropin")[0] == 6 * 8 * 1000**2 / 4
+    assert lu_bytes_per_rank(1000, 4, "another")[0] == 8 * 1000**2 / 4
     # the least of the 2.5D layout's memory over every grid and tile is not below it
     least = min(conflux.memory_words(4096, v, px, py, c)
                 for px, py, c in conflux.grid_candidates(8) for v in (64, 128, 256))

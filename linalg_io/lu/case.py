@@ -68,8 +68,11 @@ def check_memory(comm: CountedComm, config: Any) -> None:
     else:
         available, source = memory_per_rank(comm.comm)
         source += "; --mem sets it"
-    agreed(comm.comm, lambda: check_lu_memory(
-        int(options["n"]), comm.size, (options.get("algo") or "2d",), available, source))
+    algo = options.get("algo") or "2d"
+    if algo == "conflux" and options.get("input_layout"):
+        algo = "dropin"
+    agreed(comm.comm, lambda: check_lu_memory(int(options["n"]), comm.size, (algo,),
+                                              available, source))
 
 
 def _agree_error(comm: CountedComm, message: str | None) -> None:

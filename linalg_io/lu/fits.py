@@ -11,8 +11,9 @@ def check_lu_memory(n: int, p: int, algos: tuple[str, ...], available: float,
     """InputError when even the least demanding of `algos` needs more than `available`
     bytes per rank for an N x N LU on p ranks."""
     need, algo = min((lu_bytes_per_rank(n, p, algo), algo) for algo in algos)
-    what = (f"lu --algo {algo} N={n} on {p} ranks" if len(algos) == 1
-            else f"lu N={n} on {p} ranks, even with --algo {algo},")
+    option = {"dropin": "conflux --input-layout"}.get(algo, algo)
+    what = (f"lu --algo {option} N={n} on {p} ranks" if len(algos) == 1
+            else f"lu N={n} on {p} ranks, even with --algo {option},")
     require_memory(what, need, available, source)
 
 
