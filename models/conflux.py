@@ -458,9 +458,9 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
     rows = []
     tiles = [v for v in tile_sizes if v <= n] or [n]
     for v in tiles:
-        for px, py, c in (shapes or busy_grids(n, v, p)):
-            if c > 1 and v // c < MIN_SLICE:
-                continue
+        grids = busy_grids(n, v, p) if shapes is None else [
+            (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE]
+        for px, py, c in grids:
             counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, placement)
             costs = _costs(counts, "uniform")
             wire_sent, wire_recv, _ = costs.wire()
@@ -483,11 +483,12 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
 
 
 def busy_grids(n: int, v: int, p: int) -> list[tuple[int, int, int]]:
-    """The grids of `grid_candidates` whose every process row and column owns a tile
-    (Px, Py <= N/v): on the others some ranks hold no part of the matrix and only pass
-    messages on; every grid when none qualifies."""
+    """The grids of `grid_candidates` for tiles of v (c = 1, or slices of v/c >= MIN_SLICE
+    columns) whose every process row and column owns a tile (Px, Py <= N/v): on the
+    others some ranks hold no part of the matrix and only pass messages on; all of them
+    when none qualifies."""
     ntiles = -(-n // v)
-    grids = grid_candidates(p)
+    grids = [(px, py, c) for px, py, c in grid_candidates(p) if c == 1 or v // c >= MIN_SLICE]
     busy = [(px, py, c) for px, py, c in grids if px <= ntiles and py <= ntiles]
     return busy or grids
 

@@ -58,6 +58,8 @@ def scan(args) -> str:
         bound = lu_lower_bound(n, p, mem / 8, "the memory per rank allowed")
         common = {"n": n, "scan": args.scan, "mem_per_rank": int(mem),
                   "objective": args.objective}
+        if args.scan == "weak":
+            common["matrix_bytes_per_rank"] = args.mem_per_rank
         chosen, _ = conflux_rows(n, p, mem, profile, placement, None, "auto", args.objective)
         if chosen is not None:
             px, py, c, v = chosen["px"], chosen["py"], chosen["c"], chosen["v"]

@@ -10,6 +10,8 @@ threads splits (side by side), ``bytes_K.png`` (received and wire bytes, measure
 model per run), ``balance_K.png`` (bytes received per rank), ``gflops_K.png``
 (GFLOP/s vs P), ``phases_K.png`` (bytes by phase); for all records
 ``summary.csv``/``summary.md``; and ``index.html``, which embeds everything.
+Prediction records (`model ... --scan`) are not runs: per kernel K they get
+``scaling_K.csv``/``scaling_K.md`` and ``scaling_K.png`` (`linalg_io.report.scaling`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pandas as pd
 
 from linalg_io.errors import InputError
 from linalg_io.records import flatten, read_records
-from linalg_io.report import html, plots, tables
+from linalg_io.report import html, plots, scaling, tables
 from linalg_io.report.labels import common_params
 from linalg_io.report.pairs import ranks_threads_table
 
@@ -88,11 +90,32 @@ def _forget_older_files(out: Path, written: list[str]) -> None:
     manifest.write_text("\n".join(sorted(written)) + "\n")
 
 
+def _scaling_section(part: pd.DataFrame, kernel: str, out: Path) -> tuple[html.KernelSection, list]:
+    """The section of one kernel's predictions, its files written into `out`."""
+    stem = f"scaling_{file_stem(kernel)}"
+    table = scaling.scaling_table(part)
+    table.to_csv(out / f"{stem}.csv", index=False)
+    section = html.KernelSection(
+        kernel=f"{kernel} (predicted)", table=table,
+        common=common_params(part.dropna(axis=1, how="all")),
+        formulas={"model": _formulas(part, "model.formula"),
+                  "time": _formulas(part, "model.time_formula"),
+                  "lower bound": _formulas(part, "lower_bound.formula")})
+    (out / f"{stem}.md").write_text(section.markdown(f"{stem}.csv"))
+    for name, figure in scaling.scaling_figures(table, kernel, file_stem(kernel)).items():
+        figure.savefig(out / f"{name}.png", dpi=100)
+        section.images.append(f"{name}.png")
+    section.files = [f"{stem}.csv", f"{stem}.md"] + section.images
+    return section, section.files
+
+
 def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
                  quiet: bool = False) -> Path:
     """Write the report of the records in `paths` into `out_dir`; return index.html's path."""
     records, sources = read_inputs(paths)
-    frame = pd.DataFrame([flatten(r) for r in records])
+    everything = pd.DataFrame([flatten(r) for r in records])
+    predicted = scaling.is_prediction(everything)
+    frame, predictions = everything[~predicted], everything[predicted]
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a directory")
@@ -126,6 +149,11 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
             section.images.append(f"{name}.png")
         section.files = files + section.images
         written += section.files
+        sections.append(section)
+    for kernel in sorted(predictions["kernel"].unique()) if len(predictions) else []:
+        section, files = _scaling_section(predictions[predictions["kernel"] == kernel],
+                                          str(kernel), out)
+        written += files
         sections.append(section)
     generated = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = out / "index.html"
