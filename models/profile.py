@@ -84,13 +84,6 @@ class MachineProfile:
     note: str = ""
     example: bool = False
 
-    def comm_time(self, msgs: float, nbytes: float) -> float:
-        return self.alpha_s * msgs + self.beta_s_per_byte * nbytes
-
-    def time(self, msgs: float, nbytes: float, flops: float) -> float:
-        """alpha * msgs + beta * bytes + flops / gamma (one node)."""
-        return self.comm_time(msgs, nbytes) + flops / self.gamma_flops
-
     def placement(self, p: int) -> Placement:
         """Where `p` ranks sit: blocks of ranks_per_node on as many nodes as they need (one
         node of this machine without a layout). InputError when they need more nodes than
