@@ -35,6 +35,9 @@ class RankCosts:
     # the traffic split by the span of its communicators (they add up to the totals);
     # None: all of it within the whole job (span = number of ranks)
     links: Links | None = None
+    # the flops as the time counts them, in flop-equivalents at gamma (kernels that run
+    # below gamma count more); None: the flops themselves
+    gamma_flops: np.ndarray | None = None
 
     def wire(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(bytes sent, bytes received, messages) per rank on the wire."""
@@ -47,13 +50,14 @@ class RankCosts:
     # receives)
     TIME_FORMULA = ("per rank: sum over links of alpha msgs + max(sum of beta sent, sum of "
                     "beta recv) + flops / gamma (alpha, beta of the node or the network "
-                    "each message crosses); slowest rank, or the makespan when ranks "
-                    "share cores")
+                    "each message crosses; flops at the rate each kernel reaches); slowest "
+                    "rank, or the makespan when ranks share cores")
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         """Seconds per rank: `link_time` of the traffic plus flops / gamma."""
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
-        return link_time(links, profile, placement) + self.flops / profile.gamma_flops
+        flops = self.flops if self.gamma_flops is None else self.gamma_flops
+        return link_time(links, profile, placement) + flops / profile.gamma_flops
 
     def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
         """The record's `model` block: max and mean per rank, predicted time (`times` of

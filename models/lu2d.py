@@ -29,7 +29,8 @@ Pr N NB/2)/P; bcast_U (Pr-1) N^2/(2P) (every rank of a process column receives e
 pivot row it does not own, wherever they live); swap 0 (no swaps), (Pr-1) N^2/(2 P Pr)
 (expected), (Pr-1) N^2/(2P) (worst); panel N (Pr-1) (NB + 2 + NB/Pr)/Pc.
 Flops per rank: 2 N^3/(3 P) (dgemm) + N^2 NB/(2 Pc) (redundant triangular solves for
-U) + N^2 NB/(2 P) (panels).
+U) + N^2 NB/(2 P) (panels); the time takes the panels and solves at PANEL_RATE gamma and
+the dgemm at gamma times gemm_efficiency(NB) (`linalg_io.models.conflux`).
 Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 """
 
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from linalg_io.models.conflux import PANEL_RATE, gemm_efficiency
 from linalg_io.models.costs import RankCosts
 from linalg_io.models.rank_classes import BLAS
 
@@ -128,7 +130,8 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
         out["msgs_by_phase"]["swap"] += _outer_sum(
             plan.diag * (remote > 0).sum(axis=1, keepdims=True), plan.trail > 0)
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
-            "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy()}
+            "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
+            "gamma_flops": fixed["gamma_flops"].copy()}
 
 
 def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -189,9 +192,14 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
                                           plan.diag_row)
         for key, cost in zip(("sent", "recv", "msgs_by_phase"), candidates):
             out[key]["panel"] += _outer_sum(kb * cost, in_pcol)
-    out["flops"] = (_outer_sum((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, in_pcol)
-                    + _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
-                    + _outer_sum(2.0 * below * kb, trail))
+    panel = _outer_sum((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, in_pcol)
+    solve = _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
+    update = _outer_sum(2.0 * below * kb, trail)
+    out["flops"] = panel + solve + update
+    # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
+    # its efficiency for the inner dimension NB (as models/conflux.py)
+    out["gamma_flops"] = ((panel + solve) / PANEL_RATE
+                          + update / float(gemm_efficiency(np.float64(nb))))
     return out
 
 
@@ -231,6 +239,7 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
     links[pr * pc] = tuple(a + b for a, b in zip(links.get(pr * pc, (0, 0, 0)), column))
     return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
                      flops=plan["flops"].reshape(-1),
+                     gamma_flops=plan["gamma_flops"].reshape(-1),
                      formula=f"{FORMULA} (pivoting={label})", links=links)
 
 

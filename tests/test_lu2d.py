@@ -127,7 +127,7 @@ def test_cli_record_on_2x3_grid():
     costs, profile = lu2d_costs(250, 32, 2, 3, "none"), load_profile()
     per_rank = (profile.alpha_s * costs.msgs_sent + profile.beta_s_per_byte
                 * np.maximum(costs.bytes_sent, costs.bytes_recv)
-                + costs.flops / profile.gamma_flops)
+                + costs.gamma_flops / profile.gamma_flops)
     cores = this_machine_cores()
     expected_time = shared_makespan(per_rank, cores if cores < 6 else None)
     assert model["time_s"] == pytest.approx(expected_time, rel=1e-12)
