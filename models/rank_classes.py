@@ -11,6 +11,7 @@ member's, so a model evaluates [step, class] arrays instead of [step, rank] ones
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -33,6 +34,16 @@ class StepClasses:
     @property
     def size(self) -> int:
         return self.rep.shape[1]
+
+    @cached_property
+    def groups(self) -> tuple[np.ndarray, int]:
+        """(group of each step, number of groups): steps whose ranks fall into the same
+        classes (equal rows of `of`) share a group."""
+        signature = self.of @ np.random.default_rng(0).random(self.of.shape[1])
+        _, first, group = np.unique(signature, return_index=True, return_inverse=True)
+        if not (self.of == self.of[first][group]).all():   # signatures collide: no groups
+            return np.arange(self.of.shape[0]), self.of.shape[0]
+        return group, len(first)
 
 
 def step_classes(features: list[np.ndarray]) -> StepClasses:
@@ -71,33 +82,24 @@ def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
     *lead, steps, layers, nx, ny = values.shape
     px, py = xs.of.shape[1], ys.of.shape[1]
     q = int(np.prod(lead, dtype=np.int64))
-    x_first = steps * layers * px * ny * q + _groups(ys.of)[1] * ny * py
-    y_first = steps * layers * py * nx * q + _groups(xs.of)[1] * nx * px
+    x_first = steps * layers * px * ny * q + ys.groups[1] * ny * py
+    y_first = steps * layers * py * nx * q + xs.groups[1] * nx * px
     if x_first <= y_first:
-        return _expand_then_sum(values, xs.of, ys.of, axis=-2)
-    swapped = _expand_then_sum(np.swapaxes(values, -1, -2), ys.of, xs.of, axis=-2)
+        return _expand_then_sum(values, xs.of, ys, axis=-2)
+    swapped = _expand_then_sum(np.swapaxes(values, -1, -2), ys.of, xs, axis=-2)
     return np.swapaxes(swapped, -1, -2)
 
 
-def _groups(of: np.ndarray) -> tuple[np.ndarray, int]:
-    """(group of each step, number of groups): steps whose ranks fall into the same
-    classes (equal rows of `of`) share a group."""
-    signature = of @ np.random.default_rng(0).random(of.shape[1])
-    _, first, group = np.unique(signature, return_index=True, return_inverse=True)
-    if not (of == of[first][group]).all():       # a collision of signatures: no groups
-        return np.arange(of.shape[0]), of.shape[0]
-    return group, len(first)
-
-
-def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray, sum_of: np.ndarray,
+def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray, summed_classes: StepClasses,
                      axis: int) -> np.ndarray:
     """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
-    axis summed (`sum_of`)."""
+    axis summed (`summed_classes`)."""
     *lead, steps, layers, _, n_sum = values.shape
+    sum_of = summed_classes.of
     ranks_expanded, ranks_summed = expand_of.shape[1], sum_of.shape[1]
     index = expand_of.reshape((1,) * len(lead) + (steps, 1, ranks_expanded, 1))
     expanded = np.take_along_axis(values, index, axis=axis)          # [.., s, l, x, n_sum]
-    group, count = _groups(sum_of)
+    group, count = summed_classes.groups
     order = np.argsort(group, kind="stable")
     starts = np.searchsorted(group[order], np.arange(count))
     summed = np.add.reduceat(np.take(expanded, order, axis=-4), starts, axis=-4)

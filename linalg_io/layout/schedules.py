@@ -180,12 +180,14 @@ def allgatherv_one_costs(p: int, base, extra, owner) -> tuple[np.ndarray, ...]:
     base, extra, owner = (np.asarray(a)[..., None] for a in (base, extra, owner))
     ranks = np.arange(p)
     sizes = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
-    holding = (sizes[None, :] > ranks[:, None]).sum(axis=1)        # [d]: rounds holding d
-    d = (owner - ranks) % p
-    sent = base * sizes.sum() + extra * holding[d]
-    recv = base * (p - 1) + extra * (ranks != owner)
-    msgs = np.where(base > 0, len(sizes), holding[d]) * 1.0
-    return sent * 1.0, recv * 1.0, msgs
+    holding = (sizes[None, :] > ranks[:, None]).sum(axis=1).astype(float)   # [d]
+    d = owner - ranks
+    d += p * (d < 0)                                    # (owner - q) mod p
+    held = holding[d]
+    sent = base * float(sizes.sum()) + extra * held
+    recv = base * float(p - 1) + extra * (ranks != owner)
+    msgs = np.where(base > 0, float(len(sizes)), held)
+    return sent, recv, msgs
 
 
 def _linear(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
