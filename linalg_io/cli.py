@@ -318,10 +318,7 @@ def run_local_command(args: argparse.Namespace) -> int:
 
             check_model_memory(args)
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        from linalg_io.models.rank_classes import BLAS
-
-        with BLAS.limit(limits=1, user_api="blas"):   # small products: threads cost more
-            print(module.model_table(args))
+        print(module.model_table(args))
         return 0
     if args.command == "report":
         from linalg_io.report.build import build_report
