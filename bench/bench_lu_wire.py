@@ -18,8 +18,8 @@ choice    P in --choice-p (16 64): the model's five best candidates for --object
           time, predicted and measured busiest-rank wire bytes; checks that auto's
           time is within 10% of the fastest and that the measured wire volumes rank as
           the model ranks them;
-overhead  N (8192), P=4, 2D and COnfLUX 2x2x1, monitoring on and off in turns
-          (--rounds): median times and their ratio.
+overhead  N (8192), P=4, 2D and COnfLUX 2x2x1, and a 2-rank ping-pong (8 B and 1 MiB),
+          monitoring on and off in turns (--rounds): best and median times, ratios.
 
 Time is shared-machine time (2 cores, oversubscribed): compare within one table only.
 Run under the bench lock:
@@ -164,25 +164,41 @@ def choice(args) -> None:
 
 
 def overhead(args) -> None:
+    """LU times and ping-pong one-way times with Open MPI's monitoring on and off, in
+    turns; best and median of every timed repetition of the rounds."""
+    out = args.out.with_suffix(".overhead.jsonl")
     times: dict[tuple[str, str], list[float]] = {}
+    lus = {"2d": ["lu", "--algo", "2d", "--grid", "2x2", "--nb", "128", "--n", str(args.n)],
+           "conflux": ["lu", "--algo", "conflux", "--grid", "2x2x1", "--nb", "256",
+                       "--n", str(args.n)],
+           "pingpong": ["pingpong", "--max-bytes", "1M"]}
     for _ in range(args.rounds):
         for setting in ("1", "0"):
-            for algo_args in (["--algo", "2d", "--grid", "2x2", "--nb", "128"],
-                              ["--algo", "conflux", "--grid", "2x2x1", "--nb", "256"]):
-                command = [sys.executable, "-m", "linalg_io", "lu", "--np", "4", "--n",
-                           str(args.n), "--reps", str(args.reps), "--warmup", "1",
-                           "--quiet", "--out", str(args.out.with_suffix(".overhead.jsonl"))]
-                subprocess.run(command + algo_args, check=True,
-                               env={**os.environ, "OMPI_MCA_pml_monitoring_enable": setting})
-                record = json.loads(args.out.with_suffix(".overhead.jsonl").read_text()
-                                    .strip().splitlines()[-1])
+            for name, command in lus.items():
+                nranks = "2" if name == "pingpong" else "4"
+                subprocess.run([sys.executable, "-m", "linalg_io"] + command
+                               + ["--np", nranks, "--reps", str(args.reps), "--warmup", "1",
+                                  "--quiet", "--out", str(out)],
+                               check=True, env={**os.environ,
+                                                "OMPI_MCA_pml_monitoring_enable": setting})
+                record = json.loads(out.read_text().strip().splitlines()[-1])
                 assert (record["traffic"]["wire"] is not None) == (setting == "1")
-                times.setdefault((algo_args[1], setting), []).extend(record["times_s"])
-    print("| algo | monitoring on: median s | off: median s | on/off |")
-    print("|---|---|---|---|")
-    for algo in ("2d", "conflux"):
-        on, off = (statistics.median(times[(algo, s)]) for s in ("1", "0"))
-        print(f"| {algo} | {on:.3f} | {off:.3f} | {on / off:.4f} |")
+                if name == "pingpong":
+                    for row in record["results"]:
+                        if row["bytes"] in (8, 2**20):
+                            times.setdefault((f"ping-pong {row['bytes']} B", setting),
+                                             []).append(row["one_way_s"])
+                else:
+                    times.setdefault((name, setting), []).extend(record["times_s"])
+    print(f"N={args.n}, P=4 (ping-pong: 2 ranks), {args.rounds} rounds in turns\n")
+    print("| run | on: best s | off: best s | on/off, best | on: median s | off: median s | "
+          "on/off, median |")
+    print("|---|---|---|---|---|---|---|")
+    for name in sorted({key[0] for key in times}):
+        on, off = times[(name, "1")], times[(name, "0")]
+        print(f"| {name} | {min(on):.4g} | {min(off):.4g} | {min(on) / min(off):.4f} | "
+              f"{statistics.median(on):.4g} | {statistics.median(off):.4g} | "
+              f"{statistics.median(on) / statistics.median(off):.4f} |")
 
 
 def main() -> None:
