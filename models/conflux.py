@@ -56,8 +56,9 @@ tournament.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from linalg_io.models.conflux_pivots import pivot_counts
@@ -448,38 +449,45 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
 def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
                     placement: Placement | None = None,
-                    shapes: Sequence[tuple[int, int, int]] | None = None) -> list[dict]:
+                    shapes: Sequence[tuple[int, int, int]] | None = None,
+                    mapper: Callable = map) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted bytes per rank (received, wire
     sent and received, logical sent), messages, memory and time (`placement`: where the
     p ranks sit, default the profile's). `shapes`: the grids to consider, default
     `busy_grids`. `wire_max` is the busiest rank's larger wire direction, max over ranks
-    of max(sent, received): what the volume objective ranks."""
+    of max(sent, received): what the volume objective ranks. `mapper` evaluates the
+    candidates (`linalg_io.parallel.core_map` spreads them over the cores)."""
     placement = placement or profile.placement(p)
-    rows = []
     tiles = [v for v in tile_sizes if v <= n] or [n]
-    for v in tiles:
-        grids = busy_grids(n, v, p) if shapes is None else [
-            (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE]
-        for px, py, c in grids:
-            counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, placement)
-            costs = _costs(counts, "uniform")
-            wire_sent, wire_recv, _ = costs.wire()
-            mem = memory_words(n, v, px, py, c) * WORD
-            rows.append({"px": px, "py": py, "c": c, "v": v,
-                         "bytes_recv_max": float(costs.bytes_recv.max()),
-                         "bytes_recv_mean": float(costs.bytes_recv.mean()),
-                         "wire_sent_max": float(wire_sent.max()),
-                         "wire_recv_max": float(wire_recv.max()),
-                         "wire_max": float(np.maximum(wire_sent, wire_recv).max()),
-                         "wire_mean": float(np.maximum(wire_sent, wire_recv).mean()),
-                         "bytes_sent_max": float(costs.bytes_sent.max()),
-                         "bytes_sent_mean": float(costs.bytes_sent.mean()),
-                         "msgs_max": float(costs.msgs_sent.max()),
-                         "msgs_mean": float(costs.msgs_sent.mean()),
-                         "flops_max": float(costs.flops.max()),
-                         "mem_bytes": mem, "fits": mem <= mem_bytes,
-                         "time_s": counts["time_s"]})
+    configs = [(px, py, c, v) for v in tiles
+               for px, py, c in (busy_grids(n, v, p) if shapes is None else [
+                   (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE])]
+    rows = list(mapper(partial(candidate_row, n, mem_bytes, profile, placement), configs))
     return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
+
+
+def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: Placement,
+                  config: tuple[int, int, int, int]) -> dict:
+    """One row of `candidate_table` for config = (Px, Py, c, v)."""
+    px, py, c, v = config
+    counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, placement)
+    costs = _costs(counts, "uniform")
+    wire_sent, wire_recv, _ = costs.wire()
+    mem = memory_words(n, v, px, py, c) * WORD
+    return {"px": px, "py": py, "c": c, "v": v,
+            "bytes_recv_max": float(costs.bytes_recv.max()),
+            "bytes_recv_mean": float(costs.bytes_recv.mean()),
+            "wire_sent_max": float(wire_sent.max()),
+            "wire_recv_max": float(wire_recv.max()),
+            "wire_max": float(np.maximum(wire_sent, wire_recv).max()),
+            "wire_mean": float(np.maximum(wire_sent, wire_recv).mean()),
+            "bytes_sent_max": float(costs.bytes_sent.max()),
+            "bytes_sent_mean": float(costs.bytes_sent.mean()),
+            "msgs_max": float(costs.msgs_sent.max()),
+            "msgs_mean": float(costs.msgs_sent.mean()),
+            "flops_max": float(costs.flops.max()),
+            "mem_bytes": mem, "fits": mem <= mem_bytes,
+            "time_s": counts["time_s"]}
 
 
 def busy_grids(n: int, v: int, p: int) -> list[tuple[int, int, int]]:

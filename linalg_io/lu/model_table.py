@@ -20,6 +20,8 @@ N^2/P; 2.5D: its layout's). `--scan` writes records instead (`model_scan`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
@@ -27,6 +29,7 @@ from linalg_io.layout.grid_shapes import divisors, parse_grid
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
+from linalg_io.parallel import core_map
 
 WORD = 8
 
@@ -63,8 +66,13 @@ def model_table(args) -> str:
              machine_line(profile, placement)]
     bounds = [("--mem or node memory / its ranks",
                lu_lower_bound(n, p, mem / WORD, "the memory per rank above"))]
+    with core_map() as mapper:
+        if "conflux" in algos:
+            chosen, conflux_lines = _conflux_table(args, n, p, mem, profile, placement, grid,
+                                                   mapper)
+        if "2d" in algos:
+            lines_2d = _baseline_2d(n, p, args.nb, grid, profile, placement, mapper)
     if "conflux" in algos:
-        chosen, conflux_lines = _conflux_table(args, n, p, mem, profile, placement, grid)
         lines += conflux_lines
         if chosen:
             label = (f"what the marked 2.5D run records ({chosen['px']}x{chosen['py']}x"
@@ -73,7 +81,7 @@ def model_table(args) -> str:
                 n, p, conflux.memory_words(n, chosen["v"], chosen["px"], chosen["py"], chosen["c"]),
                 conflux.MEMORY)))
     if "2d" in algos:
-        lines += _baseline_2d(n, p, args.nb, grid, profile, placement)
+        lines += lines_2d
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
     lines += ["", "lower bound on the bytes each rank receives (MB = 1e6 bytes):"]
     lines += [f"  {bound['bytes_per_rank'] / 1e6:>11.2f} MB  {label}: {bound['formula']}"
@@ -82,20 +90,22 @@ def model_table(args) -> str:
 
 
 def conflux_rows(n: int, p: int, mem: float, profile: MachineProfile, placement: Placement,
-                 grid: str | None, nb, objective: str) -> tuple[dict | None, list[dict]]:
+                 grid: str | None, nb, objective: str,
+                 mapper: Callable = map) -> tuple[dict | None, list[dict]]:
     """(the row `lu --algo conflux` runs, every row: fitting ones best first for
     `objective`, then those over `mem` by time)."""
     tiles = conflux.TILE_SIZES if nb == "auto" else (int(nb),)
     shapes = None if grid is None else [parse_grid(grid, p, 3)]
-    rows = conflux.candidate_table(n, p, mem, profile, tiles, placement, shapes)
+    rows = conflux.candidate_table(n, p, mem, profile, tiles, placement, shapes, mapper)
     order = conflux.ranked(rows, objective)
     chosen = order[0] if order else None
     return chosen, order + sorted((r for r in rows if not r["fits"]), key=lambda r: r["time_s"])
 
 
 def _conflux_table(args, n: int, p: int, mem: float, profile, placement,
-                   grid: str | None) -> tuple[dict | None, list[str]]:
-    chosen, rows = conflux_rows(n, p, mem, profile, placement, grid, args.nb, args.objective)
+                   grid: str | None, mapper: Callable) -> tuple[dict | None, list[str]]:
+    chosen, rows = conflux_rows(n, p, mem, profile, placement, grid, args.nb, args.objective,
+                                mapper)
     lines = ["", (f"2.5D LU (conflux), bytes per rank (MB = 1e6 bytes), best first for "
                   f"--objective {args.objective}; wire = what MPI moves (the code's own "
                   "point-to-point schedules: = logical):"),
@@ -130,7 +140,8 @@ def shapes_2d(n: int, p: int, nb_option, grid: str | None) -> list[tuple[int, in
     return busy or every
 
 
-def _baseline_2d(n: int, p: int, nb_option, grid: str | None, profile, placement) -> list[str]:
+def _baseline_2d(n: int, p: int, nb_option, grid: str | None, profile, placement,
+                 mapper: Callable) -> list[str]:
     lines = ["", ("2D LU (block-cyclic, partial pivoting), bytes per rank (MB = 1e6 bytes; "
                   "wire = logical: own point-to-point schedules); pivots as a run's record "
                   "assumes them (expected: uniform over the active rows) and the received "
@@ -138,15 +149,19 @@ def _baseline_2d(n: int, p: int, nb_option, grid: str | None, profile, placement
                   "(per-rank alpha-beta-gamma sum, the makespan where ranks share cores):"),
              (f"  {'grid':>9} {'NB':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
               f"{'msgs max':>8} {'recv none':>9} {'recv worst':>10} {'time s':>8}")]
-    for pr, pc, nb in shapes_2d(n, p, nb_option, grid):
-        costs = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("expected", "none", "worst")}
-        expected = costs["expected"]
-        wire_sent, wire_recv, _ = expected.wire()
-        time_s = expected.record_block(profile, placement)["time_s"]
-        lines.append(f"  {pr:>5}x{pc:<3} {nb:>4} {expected.bytes_recv.max() / 1e6:>9.2f} "
-                     f"{wire_sent.max() / 1e6:>9.2f} {wire_recv.max() / 1e6:>9.2f} "
-                     f"{expected.msgs_sent.max():>8.0f} "
-                     f"{costs['none'].bytes_recv.max() / 1e6:>9.2f} "
-                     f"{costs['worst'].bytes_recv.max() / 1e6:>10.2f} "
-                     f"{time_s:>8.3f}")
-    return lines
+    return lines + mapper(partial(_row_2d, n, profile, placement),
+                          shapes_2d(n, p, nb_option, grid))
+
+
+def _row_2d(n: int, profile, placement, shape: tuple[int, int, int]) -> str:
+    """The table's line of one 2D grid (its three pivotings in one process: they share
+    the pivot-free counts)."""
+    pr, pc, nb = shape
+    costs = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("expected", "none", "worst")}
+    expected = costs["expected"]
+    wire_sent, wire_recv, _ = expected.wire()
+    time_s = expected.record_block(profile, placement)["time_s"]
+    return (f"  {pr:>5}x{pc:<3} {nb:>4} {expected.bytes_recv.max() / 1e6:>9.2f} "
+            f"{wire_sent.max() / 1e6:>9.2f} {wire_recv.max() / 1e6:>9.2f} "
+            f"{expected.msgs_sent.max():>8.0f} {costs['none'].bytes_recv.max() / 1e6:>9.2f} "
+            f"{costs['worst'].bytes_recv.max() / 1e6:>10.2f} {time_s:>8.3f}")
