@@ -313,10 +313,6 @@ def run_local_command(args: argparse.Namespace) -> int:
             if len(args.p) != 1:
                 raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
             args.p = args.p[0]
-        if args.family == "lu":   # a size that cannot fit, refused before the grid search
-            from linalg_io.lu.fits import check_model_memory
-
-            check_model_memory(args)
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
         print(module.model_table(args))
         return 0

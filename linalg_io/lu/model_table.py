@@ -19,15 +19,16 @@ N^2/P; 2.5D: its layout's). `--scan` writes records instead (`model_scan`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.layout.grid_shapes import divisors, parse_grid
+from linalg_io.lu.fits import check_model_memory
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
+from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
 from linalg_io.parallel import core_map
 
@@ -36,7 +37,7 @@ WORD = 8
 
 def default_memory(ranks_on_node: int) -> int:
     """This machine's memory over the ranks sharing it (a run's default --mem)."""
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // ranks_on_node)
+    return physical_memory() // ranks_on_node
 
 
 def machine_line(profile: MachineProfile, placement: Placement) -> str:
@@ -56,6 +57,7 @@ def model_table(args) -> str:
         return scan(args)
     if args.n is None:
         raise InputError("model lu needs --n")
+    check_model_memory(args)   # a size that cannot fit, refused before the grid search
     n, p = args.n, args.p
     profile = load_profile(args.profile)
     placement = profile.placement(p)
