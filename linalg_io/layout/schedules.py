@@ -91,35 +91,32 @@ def positions(rank: np.ndarray, root: np.ndarray | int, p: int) -> np.ndarray:
     return (np.asarray(rank) - np.asarray(root)) % p
 
 
-def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
-    """(sent, received, messages) of the ranks at positions q of a bcast of n bytes."""
+def _tree_operands(q: np.ndarray, p: int, nbytes) -> tuple[np.ndarray, ...]:
+    """(q, n, binomial children, chain?) broadcast together, for a bcast or a reduce."""
     q = np.asarray(q, dtype=np.int64)
     children = binomial_children(q, p)        # before broadcasting: q may be the smaller
     q, n, children = np.broadcast_arrays(q, np.asarray(nbytes, dtype=float), children)
+    return q, n, children, n > SMALL_BYTES
+
+
+def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
+    """(sent, received, messages) of the ranks at positions q of a bcast of n bytes."""
+    q, n, children, chain = _tree_operands(q, p, nbytes)
     if p <= 1:
-        zero = np.zeros(q.shape)
-        return zero, zero, zero
-    chain = n > SMALL_BYTES
-    sends = np.where(chain, (q < p - 1) * 1.0, children)
-    sent = n * sends
+        return (np.zeros(q.shape),) * 3
+    sent = n * np.where(chain, (q < p - 1) * 1.0, children)
     msgs = np.where(chain, (q < p - 1) * chunk_count(n), children * (n > 0))
-    recv = n * (q > 0)
-    return sent, recv, msgs
+    return sent, n * (q > 0), msgs
 
 
 def reduce_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q (root q = 0) of a sum."""
-    q = np.asarray(q, dtype=np.int64)
-    children = binomial_children(q, p)        # before broadcasting: q may be the smaller
-    q, n, children = np.broadcast_arrays(q, np.asarray(nbytes, dtype=float), children)
+    q, n, children, chain = _tree_operands(q, p, nbytes)
     if p <= 1:
-        zero = np.zeros(q.shape)
-        return zero, zero, zero
-    chain = n > SMALL_BYTES
-    sent = n * (q > 0)
+        return (np.zeros(q.shape),) * 3
     recv = np.where(chain, n * (q != 1), n * children)
     msgs = np.where(chain, (q > 0) * chunk_count(n), (q > 0) * (n > 0))
-    return sent, recv, msgs
+    return n * (q > 0), recv, msgs
 
 
 def bruck_rounds(p: int) -> list[tuple[int, int]]:
