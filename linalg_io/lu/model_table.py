@@ -68,12 +68,13 @@ def model_table(args) -> str:
              machine_line(profile, placement)]
     bounds = [("--mem or node memory / its ranks",
                lu_lower_bound(n, p, mem / WORD, "the memory per rank above"))]
-    with core_map() as mapper:
+    with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
+        rows_2d = mapper.start(partial(_row_2d, n, profile, placement),
+                               shapes_2d(n, p, args.nb, grid) if "2d" in algos else [])
         if "conflux" in algos:
             chosen, conflux_lines = _conflux_table(args, n, p, mem, profile, placement, grid,
                                                    mapper)
-        if "2d" in algos:
-            lines_2d = _baseline_2d(n, p, args.nb, grid, profile, placement, mapper)
+        lines_2d = _baseline_2d(rows_2d())
     if "conflux" in algos:
         lines += conflux_lines
         if chosen:
@@ -142,17 +143,17 @@ def shapes_2d(n: int, p: int, nb_option, grid: str | None) -> list[tuple[int, in
     return busy or every
 
 
-def _baseline_2d(n: int, p: int, nb_option, grid: str | None, profile, placement,
-                 mapper: Callable) -> list[str]:
-    lines = ["", ("2D LU (block-cyclic, partial pivoting), bytes per rank (MB = 1e6 bytes; "
-                  "wire = logical: own point-to-point schedules); pivots as a run's record "
-                  "assumes them (expected: uniform over the active rows) and the received "
-                  "bytes from no row swaps to the worst case; time from the 2D model "
-                  "(per-rank alpha-beta-gamma sum, the makespan where ranks share cores):"),
-             (f"  {'grid':>9} {'NB':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
-              f"{'msgs max':>8} {'recv none':>9} {'recv worst':>10} {'time s':>8}")]
-    return lines + mapper(partial(_row_2d, n, profile, placement),
-                          shapes_2d(n, p, nb_option, grid))
+def _baseline_2d(rows: list[str]) -> list[str]:
+    """The 2D table: its header above the rows of `_row_2d` (none: no table)."""
+    if not rows:
+        return []
+    return ["", ("2D LU (block-cyclic, partial pivoting), bytes per rank (MB = 1e6 bytes; "
+                 "wire = logical: own point-to-point schedules); pivots as a run's record "
+                 "assumes them (expected: uniform over the active rows) and the received "
+                 "bytes from no row swaps to the worst case; time from the 2D model "
+                 "(per-rank alpha-beta-gamma sum, the makespan where ranks share cores):"),
+            (f"  {'grid':>9} {'NB':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
+             f"{'msgs max':>8} {'recv none':>9} {'recv worst':>10} {'time s':>8}")] + rows
 
 
 def _row_2d(n: int, profile, placement, shape: tuple[int, int, int]) -> str:
