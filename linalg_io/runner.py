@@ -75,7 +75,7 @@ def run_benchmark(config: RunConfig) -> int:
     from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
     from linalg_io.comm.summary import traffic_summary
-    from linalg_io.comm.wire import WireCounter, open_wire
+    from linalg_io.comm.wire import open_wire
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -90,11 +90,9 @@ def run_benchmark(config: RunConfig) -> int:
     wire = open_wire(world)
 
     def counted_run() -> None:
-        if isinstance(wire, WireCounter):
-            wire.start()
+        wire.start()
         case.run()
-        if isinstance(wire, WireCounter):
-            wire.stop()
+        wire.stop()
 
     def one_rep() -> float:
         agreed(world, case.setup_rep)
@@ -107,8 +105,7 @@ def run_benchmark(config: RunConfig) -> int:
         with progress(f"warm-up {warm + 1}/{config.warmup}", rank == 0 and not config.quiet):
             one_rep()
     counted.counter.reset()
-    if isinstance(wire, WireCounter):
-        wire.reset()
+    wire.reset()
     times = []
     MPI.Pcontrol(1)
     for rep in range(config.reps):

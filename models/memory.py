@@ -34,6 +34,11 @@ def physical_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+def memory_over(ranks_on_node: int) -> int:
+    """This machine's memory over the ranks sharing it: a run's memory per rank by default."""
+    return physical_memory() // ranks_on_node
+
+
 def lu_bytes_per_rank(n: int, p: int, algo: str) -> tuple[float, str]:
     """(bytes, formula) the LU `algo` needs per rank at least."""
     copies, formula = LU_COPIES.get(algo, LU_ANY)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mpi4py import MPI
 
-from linalg_io.models.memory import physical_memory
+from linalg_io.models.memory import memory_over
 
 
 def node_rank_and_size(comm: MPI.Comm) -> tuple[int, int]:
@@ -18,5 +18,4 @@ def node_rank_and_size(comm: MPI.Comm) -> tuple[int, int]:
 def memory_per_rank(comm: MPI.Comm) -> tuple[int, str]:
     """Collective: this node's memory over the ranks sharing it, and a phrase saying so."""
     _, ranks_on_node = node_rank_and_size(comm)
-    return (physical_memory() // ranks_on_node,
-            f"this node's memory over its {ranks_on_node} ranks")
+    return memory_over(ranks_on_node), f"this node's memory over its {ranks_on_node} ranks"

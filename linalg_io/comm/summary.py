@@ -7,7 +7,7 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io.comm.counting import TrafficCounter
-from linalg_io.comm.wire import WireCounter, per_rank_wire
+from linalg_io.comm.wire import NoWire, WireCounter, per_rank_wire
 
 
 def stats(values: np.ndarray, keys: tuple[str, ...] = ("max", "mean", "min")) -> dict[str, float]:
@@ -15,12 +15,12 @@ def stats(values: np.ndarray, keys: tuple[str, ...] = ("max", "mean", "min")) ->
     return {k: float(funcs[k](values)) for k in keys}
 
 
-def traffic_summary(counter: TrafficCounter, wire: WireCounter | str, world: MPI.Comm,
+def traffic_summary(counter: TrafficCounter, wire: WireCounter | NoWire, world: MPI.Comm,
                     reps: int, logical_unavailable: str | None = None) -> dict | None:
     """Per-rank traffic per repetition, gathered on rank 0 (None elsewhere).
 
-    Collective over `world` (uncounted). `wire` is the wire counter, or the reason
-    there is none (then `wire` is null and `wire_unavailable` says why). `by_op` and
+    Collective over `world` (uncounted). `wire` is the wire counter, or its stand-in
+    (then `wire` is null and `wire_unavailable` says why). `by_op` and
     `by_phase` give the bytes sent per operation and per phase by the rank that sent
     the most, so they add up to `bytes_sent.max`; `recv_by_phase` the same for the
     rank that received the most; `per_rank_*` list every rank (for balance). With
@@ -32,7 +32,7 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | str, world: MPI
         "sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
         "by_op": dict(counter.sent_by_op), "by_phase": dict(counter.sent_by_phase),
         "recv_by_phase": dict(counter.recv_by_phase),
-        "wire": per_rank_wire(wire, world) if isinstance(wire, WireCounter) else None,
+        "wire": per_rank_wire(wire, world),
     }
     everyone = world.gather(mine, root=0)
     if world.Get_rank() != 0:
@@ -64,7 +64,7 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | str, world: MPI
                                               "by_phase", "recv_by_phase",
                                               "per_rank_bytes_sent", "per_rank_bytes_recv")})
         summary["logical_unavailable"] = logical_unavailable
-    if isinstance(wire, WireCounter):
+    if wire.available:
         wire_sent, wire_recv = per_rank("wire", 0), per_rank("wire", 1)
         summary["wire"] = {
             "source": wire.source,
@@ -76,5 +76,5 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | str, world: MPI
         }
     else:
         summary["wire"] = None
-        summary["wire_unavailable"] = wire
+        summary["wire_unavailable"] = wire.reason
     return summary

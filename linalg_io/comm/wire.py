@@ -63,6 +63,25 @@ class WireUnavailable(Exception):
     """The MPI library offers no per-peer traffic counters here; the message says why."""
 
 
+class NoWire:
+    """Stands in for the wire counter where the MPI has none: counts nothing and keeps
+    the reason (`traffic.wire_unavailable`)."""
+
+    available = False
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def start(self) -> None:
+        """Nothing to count."""
+
+    def stop(self) -> None:
+        """Nothing to count."""
+
+    def reset(self) -> None:
+        """Nothing to count."""
+
+
 class WireCounter:
     """Per-peer bytes and messages sent by this rank, as Open MPI's monitoring counts
     them, summed over the regions between `start()` and `stop()`.
@@ -70,6 +89,8 @@ class WireCounter:
     Construct with `WireCounter.open(world)` (collective: every rank must get the
     same outcome, so the record is either whole or null on all ranks).
     """
+
+    available = True
 
     def __init__(self, lib: ctypes.CDLL, session: ctypes.c_void_p,
                  handles: list[ctypes.c_void_p], size: int, source: str) -> None:
@@ -155,8 +176,9 @@ class WireCounter:
         self.totals[:] = 0
 
 
-def per_rank_wire(counter: WireCounter, comm: MPI.Comm) -> tuple[int, int, int]:
-    """(bytes sent, bytes received, messages sent) of this rank over the counted regions.
+def per_rank_wire(counter: WireCounter | NoWire, comm: MPI.Comm) -> tuple[int, int, int] | None:
+    """(bytes sent, bytes received, messages sent) of this rank over the counted regions,
+    None without a wire counter.
 
     Collective over `comm` (COMM_WORLD, or a communicator holding every rank that moved
     anything in the regions; raw: the exchange is not in any region). A rank's
@@ -164,6 +186,8 @@ def per_rank_wire(counter: WireCounter, comm: MPI.Comm) -> tuple[int, int, int]:
     left out, as the logical rules leave them out."""
     from mpi4py import MPI
 
+    if not counter.available:
+        return None
     group, world_group = comm.Get_group(), MPI.COMM_WORLD.Get_group()
     members = np.asarray(MPI.Group.Translate_ranks(group, list(range(comm.Get_size())),
                                                    world_group), dtype=np.int64)
@@ -182,9 +206,10 @@ def per_rank_wire(counter: WireCounter, comm: MPI.Comm) -> tuple[int, int, int]:
     return sent, received, msgs
 
 
-def open_wire(world: MPI.Comm) -> WireCounter | str:
-    """The wire counter, or the reason there is none (collective over `world`)."""
+def open_wire(world: MPI.Comm) -> WireCounter | NoWire:
+    """The wire counter, or its stand-in with the reason there is none (collective over
+    `world`)."""
     try:
         return WireCounter.open(world)
     except WireUnavailable as error:
-        return str(error)
+        return NoWire(str(error))

@@ -148,16 +148,16 @@ class LU2DCase:
         n, nb, pr, pc = self.lu_params.n, self.lu_params.nb, self.grid.pr, self.grid.pc
         profile = load_profile(self.config.profile)
         placement = profile.for_run(self.ranks_on_node).placement(pr * pc)
-        block = lu2d_costs(n, nb, pr, pc, self.pivoting).record_block(profile, placement)
+        band = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("none", "expected", "worst")}
+        block = band[self.pivoting].record_block(profile, placement)
         plan = lu2d_plan_counts(n, nb, pr, pc, self.pivoting)
         block["pivoting"] = self.pivoting
         for key, field in (("sent", "by_phase"), ("recv", "recv_by_phase")):
             busiest = int(np.argmax(sum(plan[key].values()).reshape(-1)))
             block[field] = {phase: float(v.reshape(-1)[busiest])
                             for phase, v in plan[key].items() if v.any()}
-        block["bytes_sent_band"] = {
-            piv: float(lu2d_costs(n, nb, pr, pc, piv).bytes_sent.max())
-            for piv in ("none", "expected", "worst")}
+        block["bytes_sent_band"] = {piv: float(costs.bytes_sent.max())
+                                    for piv, costs in band.items()}
         block["given_pivots"] = traffic_block(lu2d_costs(n, nb, pr, pc, self.pivots))
         return block
 

@@ -204,7 +204,7 @@ class ConfluxLU:
                 return None
             owners = self.tiles.owner_row(pivot_ids)
             counts = np.bincount(owners, minlength=g.px) * ntrail
-            displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            displs = collectives.displacements(counts)
             gathered = np.empty(s.w * ntrail)
             # each block is (its pivots x ntrail) in Fortran order: (ntrail x its pivots) in C
             if self.plan.redundant_u:

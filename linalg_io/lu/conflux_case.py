@@ -31,10 +31,10 @@ from linalg_io.layout.grid_shapes import parse_grid
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import check_finite, open_source
-from linalg_io.lu.model_table import default_memory
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
+from linalg_io.models.memory import memory_over
 from linalg_io.models.profile import Placement, load_profile
 
 
@@ -61,6 +61,26 @@ def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile,
     return row["px"], row["py"], row["c"], row["v"]
 
 
+def agreed_config(comm: CountedComm, n: int, grid: str, nb, mem_bytes: float, profile,
+                  ranks_on_node: int,
+                  objective: str = "time") -> tuple[tuple[int, int, int, int], Placement]:
+    """Collective: `resolve_config` for the ranks of `comm` placed `ranks_on_node` to a node,
+    run once, on rank 0 (the model's search); its choice, or its InputError, on every
+    rank, and the placement it took."""
+    placement = profile.for_run(ranks_on_node).placement(comm.size)
+    choice = None
+    if comm.rank == 0:
+        try:
+            choice = resolve_config(n, comm.size, grid, nb, mem_bytes, profile, placement,
+                                    objective)
+        except InputError as error:
+            choice = str(error)
+    choice = comm.comm.bcast(choice, root=0)
+    if isinstance(choice, str):
+        raise InputError(choice)
+    return choice, placement
+
+
 class ConfluxCase:
     kernel = "lu"
     algo = "conflux"
@@ -74,19 +94,10 @@ class ConfluxCase:
         self.n = n = self.source.n
         self.seed = config.seed
         node_rank, ranks_on_node = node_rank_and_size(comm.comm)
-        mem = opts.get("mem") or default_memory(ranks_on_node)
-        self.placement = self.profile.for_run(ranks_on_node).placement(comm.size)
-        choice = None
-        if comm.rank == 0:   # the model's search runs once; an InputError is agreed below
-            try:
-                choice = resolve_config(n, comm.size, opts.get("grid", "auto"),
-                                        opts.get("nb", "auto"), mem, self.profile, self.placement,
-                                        opts.get("objective", "time"))
-            except InputError as error:
-                choice = str(error)
-        choice = comm.comm.bcast(choice, root=0)
-        if isinstance(choice, str):
-            raise InputError(choice)
+        mem = opts.get("mem") or memory_over(ranks_on_node)
+        choice, self.placement = agreed_config(comm, n, opts.get("grid", "auto"),
+                                               opts.get("nb", "auto"), mem, self.profile,
+                                               ranks_on_node, opts.get("objective", "time"))
         self.px, self.py, self.c, self.v = choice
         self.mem_bytes = mem
         self.grid = Grid3D.create(comm, self.px, self.py, self.c)

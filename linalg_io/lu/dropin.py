@@ -196,21 +196,12 @@ def auto_shape(comm: CountedComm, n: int, grid: str = "auto", nb="auto",
                mem: float | None = None, profile=None) -> tuple[int, int, int, int]:
     """(Px, Py, c, v) as `lu --algo conflux` picks them (the model's search on rank 0)."""
     from linalg_io.comm.node import node_rank_and_size
-    from linalg_io.lu.conflux_case import resolve_config
-    from linalg_io.lu.model_table import default_memory
+    from linalg_io.lu.conflux_case import agreed_config
+    from linalg_io.models.memory import memory_over
     from linalg_io.models.profile import load_profile
 
     _, ranks_on_node = node_rank_and_size(comm.comm)
-    choice = None
-    if comm.rank == 0:
-        try:
-            machine = load_profile(profile)
-            choice = resolve_config(n, comm.size, grid, nb, mem or default_memory(ranks_on_node),
-                                    machine, machine.for_run(ranks_on_node).placement(comm.size))
-        except InputError as error:
-            choice = str(error)
-    choice = comm.comm.bcast(choice, root=0)
-    if isinstance(choice, str):
-        raise InputError(choice)
+    choice, _ = agreed_config(comm, n, grid, nb, mem or memory_over(ranks_on_node),
+                              load_profile(profile), ranks_on_node)
     return choice
 

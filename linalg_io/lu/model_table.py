@@ -28,16 +28,10 @@ from linalg_io.layout.grid_shapes import divisors, parse_grid
 from linalg_io.lu.fits import check_model_memory
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
-from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
 from linalg_io.parallel import core_map
 
 WORD = 8
-
-
-def default_memory(ranks_on_node: int) -> int:
-    """This machine's memory over the ranks sharing it (a run's default --mem)."""
-    return physical_memory() // ranks_on_node
 
 
 def machine_line(profile: MachineProfile, placement: Placement) -> str:

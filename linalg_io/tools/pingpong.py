@@ -17,7 +17,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.summary import traffic_summary
-from linalg_io.comm.wire import WireCounter, open_wire
+from linalg_io.comm.wire import NoWire, WireCounter, open_wire
 from linalg_io.errors import InputError
 
 
@@ -39,7 +39,7 @@ def iterations_for(nbytes: int) -> int:
 
 
 def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int,
-            wire: WireCounter | str) -> list[dict]:
+            wire: WireCounter | NoWire) -> list[dict]:
     """One-way time per size: the best of `reps` timed rounds of `iters` round trips,
     after `warmup` rounds on the uncounted communicator (the timed rounds are the
     counted region of both counters)."""
@@ -57,8 +57,7 @@ def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int,
             link.Barrier()
             if timed:
                 MPI.Pcontrol(1)
-                if isinstance(wire, WireCounter):
-                    wire.start()
+                wire.start()
             start = MPI.Wtime()
             for _ in range(iters):
                 if rank == 0:
@@ -69,8 +68,7 @@ def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int,
                     link.Send(buf, 0, 8)
             elapsed = (MPI.Wtime() - start) / iters / 2
             if timed:
-                if isinstance(wire, WireCounter):
-                    wire.stop()
+                wire.stop()
                 MPI.Pcontrol(0)
                 best = min(best, elapsed)
         ok = bool(np.array_equal(buf, np.arange(nbytes) % 251)) if rank < 2 else True

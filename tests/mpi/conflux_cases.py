@@ -19,7 +19,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.summary import traffic_summary
-from linalg_io.comm.wire import WireCounter, open_wire
+from linalg_io.comm.wire import open_wire
 from linalg_io.lu.conflux_case import make_conflux_case
 from linalg_io.runner import RunConfig
 
@@ -35,13 +35,11 @@ for spec in sys.argv[1:]:
     case = make_conflux_case(counted, config)
     case.setup_rep()
     counted.counter.reset()
-    if isinstance(wire, WireCounter):
-        wire.reset()
-        wire.start()
+    wire.reset()
+    wire.start()
     start = MPI.Wtime()
     case.run()
-    if isinstance(wire, WireCounter):
-        wire.stop()
+    wire.stop()
     elapsed = world.allreduce(MPI.Wtime() - start, op=MPI.MAX)
     msgs = np.array(world.gather(counted.counter.msgs_sent, root=0) or [])
     traffic = traffic_summary(counted.counter, wire, world, 1)

@@ -17,7 +17,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.wire import WireCounter, open_wire, per_rank_wire
+from linalg_io.comm.wire import open_wire, per_rank_wire
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.lu2d import LU2DParams, gather_lapack_form, lu2d
@@ -47,18 +47,16 @@ for case in json.loads(sys.argv[1]):
     a = a_orig.copy(order="F")
     comm.counter.reset()
     sub.Barrier()
-    if isinstance(wire, WireCounter):
-        wire.reset()
-        wire.start()
+    wire.reset()
+    wire.start()
     start = MPI.Wtime()
     pivots = lu2d(grid, a, params)
     time_factor = MPI.Wtime() - start
-    if isinstance(wire, WireCounter):
-        wire.stop()
+    wire.stop()
     counter = comm.counter
     mine = {"sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
             "by_phase": dict(counter.sent_by_phase),
-            "wire": per_rank_wire(wire, sub) if isinstance(wire, WireCounter) else None}
+            "wire": per_rank_wire(wire, sub)}
     everyone = sub.gather(mine, root=0)
     b = vector_entries(0, n, np.arange(n))
     start = MPI.Wtime()
