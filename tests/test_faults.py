@@ -7,6 +7,8 @@ stays empty. SIGKILL of the launcher must take the job with it (parent-death sig
 SIGKILL of mpiexec must end the launcher with one line and a non-zero exit.
 """
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from mpi_harness import run_cli
+
+from linalg_io.records import append_record
 
 PROGRESS = ("  set-up", "  warm-up", "  rep ")
 
@@ -130,3 +135,60 @@ def test_sigkill_of_mpiexec_is_one_line(tmp_path):
     assert lines == [("linalg-io: error: mpiexec was killed by SIGKILL before the ranks "
                       "finished (the job was killed or aborted)")], launch.lines
     assert not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs holding one record in r.jsonl and a filler that takes every other
+    free page (root only; skipped where mount fails). Yields (records file, its bytes)."""
+    mount_point = tmp_path / "small"
+    mount_point.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a 64 KiB tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs",
+                              str(mount_point)], capture_output=True, text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"mount -t tmpfs failed here: {mounted.stderr.strip()}")
+    try:
+        records = mount_point / "r.jsonl"
+        # an earlier record that all but fills its page: a new one cannot fit the rest
+        records.write_text(json.dumps({"schema": 1, "note": "x" * 4000}) + "\n")
+        filler = os.open(mount_point / "filler", os.O_WRONLY | os.O_CREAT)
+        with contextlib.suppress(OSError):
+            while os.write(filler, b"\0" * 512):
+                pass
+        os.close(filler)
+        yield records, records.read_bytes()
+    finally:
+        subprocess.run(["umount", str(mount_point)], check=True)
+
+
+def test_failed_append_leaves_the_old_file(full_disk):
+    records, before = full_disk
+    with pytest.raises(OSError):
+        append_record(records, {"schema": 1, "pad": "x" * 4096})
+    assert records.read_bytes() == before
+
+
+def test_run_onto_a_full_disk_exits_2_with_the_file_unchanged(full_disk):
+    records, before = full_disk
+    result = run_cli(1, ["tsgemm", "--variant", "tsm2r", "--m", "256", "--n", "4", "--k", "4",
+                         "--reps", "1", "--warmup", "0", "--quiet", "--out", str(records)],
+                     check=False)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"linalg-io: error: cannot append the record to {records}")
+    assert records.read_bytes() == before
+
+
+def test_sweep_onto_a_full_disk_keeps_the_file(full_disk, tmp_path):
+    records, before = full_disk
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"out: {records}\ndefaults: {{np: 1, reps: 1, warmup: 0}}\nruns:\n"
+                     "  - command: tsgemm\n    args: {variant: tsm2r, m: 256, n: 4, k: 4}\n")
+    result = subprocess.run([sys.executable, "-m", "linalg_io", "sweep", str(sweep)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result
+    assert "cannot append the record" in result.stdout + result.stderr
+    assert records.read_bytes() == before
+    assert sorted(p.name for p in records.parent.iterdir()) == ["filler", "r.jsonl"]
