@@ -118,14 +118,18 @@ def run_benchmark(config: RunConfig) -> int:
     traffic = traffic_summary(counted.counter, wire, world, config.reps,
                               getattr(case, "logical_unavailable", None))
     verify = world.bcast(agreed(world, case.verify), root=0)
+    from linalg_io.comm.node import node_load
     from linalg_io.envinfo import gather_hosts
+    from linalg_io.slurm_job import slurm_job
 
     hosts = gather_hosts(world)
+    launch = {"oversubscribed": node_load(world, config.threads), "slurm": slurm_job()}
 
     def write_record() -> None:
         if rank != 0:
             return
-        record = build_record(config, case, world.Get_size(), times, verify, traffic, hosts)
+        record = {**build_record(config, case, world.Get_size(), times, verify, traffic, hosts),
+                  **launch}
         if config.out:
             from linalg_io.records import append_record
 
