@@ -53,3 +53,27 @@ def test_time_beside_model_oversubscription_and_one_order(tmp_path):
     build_report([path], tmp_path / "rep", quiet=True)
     page = (tmp_path / "rep" / "index.html").read_text()
     assert "1 of 2 runs oversubscribed" in page and "time beside the model&#x27;s terms" in page
+
+
+def test_python_api_runs_a_case_and_loads_records(tmp_path):
+    """linalg_io.run gives the record of a real 2-rank run; records.load reads it back
+    from a glob as a DataFrame; bad input raises the exit code's error."""
+    import pytest
+
+    import linalg_io
+    from linalg_io.errors import InputError
+    from linalg_io.records import load
+
+    out = tmp_path / "mine.jsonl"
+    record = linalg_io.run("lu", algo="2d", n=256, nb=32, grid="1x2", np=2, reps=1,
+                           warmup=0, out=out)
+    assert record["kernel"] == "lu" and record["nranks"] == 2
+    assert record["params"]["grid"] == [1, 2, 1] and record["verify"]["passed"]
+    assert record["verify"]["value"] < 16 and record["model"]["time_s"] > 0
+    frame = load(str(tmp_path / "*.jsonl"))
+    assert frame.loc[0, "run_id"] == record["run_id"]
+    assert frame.loc[0, "traffic.bytes_recv.max"] == record["traffic"]["bytes_recv"]["max"]
+    with pytest.raises(InputError, match="grid 3x3 needs 9 ranks"):
+        linalg_io.run("lu", algo="2d", n=256, grid="3x3", np=2)
+    with pytest.raises(InputError, match="no records file"):
+        load(str(tmp_path / "none*.jsonl"))

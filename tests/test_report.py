@@ -431,6 +431,7 @@ def test_notebook_runs_headless(results, tmp_path, monkeypatch):
     text = "".join(output.get("text", "") for output in outputs)
     assert "4 records from 1 files: ../results/run.jsonl" in text
     assert "lu - all runs: n=1024 nb=64" in text
+    assert "commits: " in text and "ranks x threads: 2 x 1, 4 x 1, 8 x 1" in text   # header
     html = [output["data"]["text/html"] for output in outputs
             if "text/html" in output.get("data", {})]
     assert len(html) == 3   # the summary, the lu and the tsgemm lead tables
