@@ -193,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  if "weak" in SCANS[family] else ""))
         sub.add_argument("--out", metavar="FILE.jsonl", help="with --scan: append the records here")
         if family == "lu":
+            sub.add_argument("--all", action="store_true",
+                             help="list every candidate (default: the best 10 of each "
+                                  "algorithm, and the one `lu --grid auto` runs)")
             sub.add_argument("--mem-per-rank", type=byte_size, metavar="BYTES",
                              help="--scan weak: bytes of the matrix per rank (N grows as "
                                   "sqrt(P))")

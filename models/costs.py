@@ -59,6 +59,20 @@ class RankCosts:
         flops = self.flops if self.gamma_flops is None else self.gamma_flops
         return link_time(links, profile, placement) + flops / profile.gamma_flops
 
+    def time_terms(self, profile: MachineProfile, placement: Placement) -> dict:
+        """The alpha-beta-gamma sum of the rank whose sum is the largest, term by term
+        (seconds, each at one core): latency = alpha msgs, bandwidth = max(beta sent,
+        beta recv), compute = flops / gamma. A model whose time is not that sum (a
+        critical path, a roofline) keeps these as the terms it is made of."""
+        links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
+        latency, bandwidth = link_terms(links, profile, placement)
+        flops = self.flops if self.gamma_flops is None else self.gamma_flops
+        compute = np.broadcast_to(flops / profile.gamma_flops, np.shape(self.bytes_sent))
+        rank = int(np.argmax(latency + bandwidth + compute))
+        return {"latency": float(np.broadcast_to(latency, compute.shape)[rank]),
+                "bandwidth": float(np.broadcast_to(bandwidth, compute.shape)[rank]),
+                "compute": float(compute[rank])}
+
     def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
         """The record's `model` block: max and mean per rank, predicted time (`times` of
         the slowest rank, or their makespan where the ranks share cores)."""
@@ -67,19 +81,27 @@ class RankCosts:
                 "flops": _max_mean(self.flops),
                 "time_s": shared_makespan(self.times(profile, placement),
                                           placement.shared_cores),
+                "time_terms_s": self.time_terms(profile, placement),
                 "time_formula": self.TIME_FORMULA,
                 "formula": self.formula}
 
 
-def link_time(links: Links, profile: MachineProfile, placement: Placement) -> np.ndarray:
-    """sum_span alpha_span msgs + max(sum_span beta_span sent, sum_span beta_span recv)."""
+def link_terms(links: Links, profile: MachineProfile,
+               placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """(sum_span alpha_span msgs, max(sum_span beta_span sent, sum_span beta_span recv))."""
     latency, out, into = 0.0, 0.0, 0.0
     for span, (sent, recv, msgs) in links.items():
         alpha, beta = profile.link(span, placement)
         latency = latency + alpha * msgs
         out = out + beta * sent
         into = into + beta * recv
-    return latency + np.maximum(out, into)
+    return latency, np.maximum(out, into)
+
+
+def link_time(links: Links, profile: MachineProfile, placement: Placement) -> np.ndarray:
+    """sum_span alpha_span msgs + max(sum_span beta_span sent, sum_span beta_span recv)."""
+    latency, bandwidth = link_terms(links, profile, placement)
+    return latency + bandwidth
 
 
 def shared_makespan(work: np.ndarray, cores: float | None,
