@@ -58,15 +58,16 @@ rate_ok() {
   [ "$1" = none ] || [[ "$1" =~ ^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit|bit)$ ]]
 }
 
-# the token bucket of RATE: a burst of 10 ms at the rate (at least 256 KB, so a
-# 64 KB TSO segment always fits)
+# the token bucket of RATE: a burst of 1 ms at the rate, at least 128 KiB (two 64 KiB
+# TSO segments). A larger bucket refills while a ping-pong waits for the reply and
+# lets messages up to its size through faster than RATE.
 shape() {   # NS DEV RATE
   local bits burst
   bits=$(echo "$3" | awk '{ v = $0 + 0; u = $0; sub(/^[0-9.]+/, "", u);
     m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : 1;
     printf "%d", v * m }')
-  burst=$(( bits / 8 / 100 ))
-  [ "$burst" -lt 262144 ] && burst=262144
+  burst=$(( bits / 8 / 1000 ))
+  [ "$burst" -lt 131072 ] && burst=131072
   ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$3" burst "$burst" latency 200ms
 }
 

@@ -3,6 +3,9 @@ against a walk of every message, and the split of a model's links by placement."
 
 import numpy as np
 import pytest
+from linalg_io.models.conflux import record_block as conflux_block
+from linalg_io.models.lu2d import lu2d_costs
+from linalg_io.models.profile import MachineProfile
 
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
@@ -12,9 +15,6 @@ from linalg_io.layout.schedules import (
     bruck_rounds,
     reduce_node_costs,
 )
-from linalg_io.models.conflux import record_block as conflux_block
-from linalg_io.models.lu2d import lu2d_costs
-from linalg_io.models.profile import MachineProfile
 
 TREE, CHAIN = 1024.0, 3.0 * CHUNK_BYTES
 
@@ -84,3 +84,15 @@ def test_conflux_on_one_node_has_nothing_between_nodes():
     block = conflux_block(512, 64, 2, 2, 2, profile, "none", profile.placement(8))["wire"]
     assert not any(block["inter_node"]["per_rank_bytes_sent"])
     assert block["intra_node"]["per_rank_bytes_recv"] == block["per_rank_bytes_recv"]
+
+
+def test_network_fit_takes_the_large_messages_slope():
+    """t(n) = alpha + n / B on large messages, slower in between (TCP's window): the
+    fit gives back B and the smallest latency."""
+    from linalg_io.tools.calibrate import fit_network
+
+    rows = [{"bytes": n, "one_way_s": 5e-5 + n / 1.25e8 * (1.0 if n >= 2**20 else 1.7)}
+            for n in (8, 32, 128, 512, 2048, 2**16, 2**18, 2**20, 2**22, 2**24)]
+    alpha, beta = fit_network(rows)
+    assert alpha == pytest.approx(5e-5 + 8 / 1.25e8 * 1.7)
+    assert 1 / beta == pytest.approx(1.25e8)
