@@ -11,8 +11,8 @@ import argparse
 import importlib
 import sys
 
-from linalg_io.argtypes import (byte_size, int_or_auto, nonnegative_int, positive_float,
-                                positive_int, rank_counts)
+from linalg_io.argtypes import (OneLineParser, byte_size, int_or_auto, nonnegative_int,
+                                positive_float, positive_int, rank_counts, seed)
 from linalg_io.errors import InputError, LinalgIOError
 
 MPI_COMMANDS = {"info", "lu", "tsgemm", "sptrsv", "pingpong", "calibrate"}
@@ -36,7 +36,7 @@ COMMON_OPTIONS = {
                 "help": "local kernels on the CPU (Cython/BLAS) or one GPU per rank (CuPy)"},
     "reps": {"type": positive_int, "default": 5, "help": "timed repetitions (5)"},
     "warmup": {"type": nonnegative_int, "default": 1, "help": "untimed repetitions first (1)"},
-    "seed": {"type": int, "default": 0, "help": "seed of the generated inputs (0)"},
+    "seed": {"type": seed, "default": 0, "help": "seed of the generated inputs (0)"},
     "out": {"metavar": "FILE.jsonl", "help": "append the run's record here"},
     "threads": {"type": positive_int, "default": 1, "help": "BLAS/OpenMP threads per rank (1)"},
     "profile": {"metavar": "MACHINE.json",
@@ -118,7 +118,7 @@ SCANS = {"lu": ("strong", "weak"), "tsgemm": ("strong", "weak"), "sptrsv": ("str
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="linalg-io", description=__doc__.splitlines()[0], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         if family == "lu":   # the model shows both algorithms unless told one
             sub.set_defaults(algo=None)
         if family == "sptrsv":
-            sub.add_argument("--seed", type=int, default=0,
+            sub.add_argument("--seed", type=seed, default=0,
                              help="seed of a rand: matrix, as `sptrsv --seed` (0)")
         sub.add_argument("--p", type=rank_counts, required=True,
                          help="number of ranks; with --scan A:B (A, 2A, 4A, ... <= B) or a "
@@ -261,8 +261,12 @@ def run_local_command(args: argparse.Namespace) -> int:
             if len(args.p) != 1:
                 raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
             args.p = args.p[0]
+        from linalg_io.progress import progress
+
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        print(module.model_table(args))
+        with progress(f"model {args.family}", not args.scan):   # a scan says each P
+            table = module.model_table(args)
+        print(table)
         return 0
     if args.command == "report":
         from linalg_io.report.build import build_report

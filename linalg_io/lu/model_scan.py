@@ -26,6 +26,7 @@ from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
 from linalg_io.models.profile import load_profile
 from linalg_io.predictions import prediction_record, write_predictions
+from linalg_io.progress import progress_each
 
 WEAK_MULTIPLE = 256
 
@@ -51,7 +52,7 @@ def scan(args) -> str:
     records = []
     lines = [(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
               f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")]
-    for p in args.p:
+    for p in progress_each(args.p, lambda p: f"P={p}"):   # a large P takes seconds
         placement = profile.placement(p)
         n = problem_size(args, p)
         mem = args.mem or placement.memory_per_rank
