@@ -305,10 +305,11 @@ def command_key(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
     """The last record of each command line in the records file."""
-    from linalg_io.records import read_records
+    from linalg_io.records import check_records_file, read_records
 
     if not out.exists():
         return {}
+    check_records_file(out)   # before any point runs
     found = {}
     for record in read_records([out]):
         command = record.get("command")

@@ -125,6 +125,10 @@ def main(args, argv: list[str]) -> int:
     from linalg_io.tools.record import append_tool_record
 
     world = MPI.COMM_WORLD
+    if args.out:
+        from linalg_io.records import check_records_file
+
+        agreed(world, lambda: world.Get_rank() == 0 and check_records_file(args.out))
     rows, traffic = agreed(world, lambda: run_pingpong(args.min_bytes, args.max_bytes,
                                                        args.reps, args.warmup))
     hosts = gather_hosts(world)
