@@ -108,6 +108,35 @@ def check_launched_size(np_option: int) -> None:
     agreed(MPI.COMM_WORLD, check)   # every rank raises it, rank 0 prints it
 
 
+def check_same_command(argv: list[str]) -> None:
+    """Collective, the job's first: InputError on every rank unless all ranks were given
+    the same command line (an 8-byte hash, compared by one Allreduce of its min and max),
+    since ranks running different commands would wait for each other for ever."""
+    import hashlib
+
+    import numpy as np
+    from mpi4py import MPI
+
+    from linalg_io.comm.agree import agreed, rank_ranges
+
+    world = MPI.COMM_WORLD
+    digest = int.from_bytes(hashlib.sha256("\0".join(argv).encode()).digest()[:7], "little")
+    bounds = np.array([digest, -digest], dtype=np.int64)
+    world.Allreduce(MPI.IN_PLACE, bounds, op=MPI.MIN)
+    if bounds[0] == -bounds[1]:
+        return
+    digests = world.allgather(digest)
+    differ = [rank for rank, other in enumerate(digests) if other != digests[0]]
+    first = " ".join(world.bcast(argv, root=0))   # one message, the same on every rank
+
+    def refuse() -> None:
+        raise InputError(f"the ranks were started with different command lines (ranks "
+                         f"{rank_ranges(differ)} differ from rank 0's 'linalg-io {first}'): "
+                         "give every rank the same arguments")
+
+    agreed(world, refuse)
+
+
 def find_mpiexec() -> str:
     """The mpiexec beside this Python (the venv's MPI wheel), else the one on PATH."""
     beside = Path(sys.executable).parent / "mpiexec"
