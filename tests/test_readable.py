@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from synthetic_records import make_record
 
 from linalg_io.comm.summary import summary_line
@@ -77,3 +78,23 @@ def test_python_api_runs_a_case_and_loads_records(tmp_path):
         linalg_io.run("lu", algo="2d", n=256, grid="3x3", np=2)
     with pytest.raises(InputError, match="no records file"):
         load(str(tmp_path / "none*.jsonl"))
+
+
+def test_pingpong_is_reported_osu_style_with_its_fit():
+    import pandas as pd
+
+    from linalg_io.report import plots
+
+    rows = [{"bytes": b, "iters": 10, "one_way_s": 1e-6 + b * 1e-9, "bandwidth_Bps": 0.0,
+             "data_ok": True} for b in (8, 32, 128, 65536, 262144)]
+    frame = pd.DataFrame([{"kernel": "pingpong", "algo": "sendrecv", "nranks": 2,
+                           "results": rows}])
+    figures = plots.kernel_figures(frame, "pingpong")
+    assert list(figures) == ["pingpong_pingpong"]
+    latency, bandwidth = figures["pingpong_pingpong"].axes
+    assert latency.get_xscale() == latency.get_yscale() == bandwidth.get_yscale() == "log"
+    measured, fitted = latency.lines
+    assert list(measured.get_ydata()) == pytest.approx([1e-6 * 1e6 + b * 1e-3 for b in
+                                                        (8, 32, 128, 65536, 262144)])
+    assert "alpha 1.01 us" in fitted.get_label()   # the 8-byte time and "1/beta 1000 MB/s" in fitted.get_label()
+    assert bandwidth.lines[0].get_ydata()[-1] == pytest.approx(262144 / (1e-6 + 262144e-9) / 1e6)

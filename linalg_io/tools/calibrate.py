@@ -19,22 +19,11 @@ from mpi4py import MPI
 from linalg_io.errors import InputError
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import MachineProfile, this_machine_cores
+from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.pingpong import run_pingpong
 
 GEMM_ORDER = 1024
 COPY_BYTES = 64 * 2**20
-
-
-def fit_alpha_beta(rows: list[dict]) -> tuple[float, float]:
-    """Hockney fit: alpha = the smallest one-way time of messages <= 256 B; beta = the
-    median of (t - alpha) / n over messages >= 64 KiB (the asymptotic bandwidth)."""
-    small = [r["one_way_s"] for r in rows if r["bytes"] <= 256]
-    large = [r for r in rows if r["bytes"] >= 64 * 2**10]
-    if not small or not large:
-        raise InputError("calibrate needs ping-pong sizes from <= 256 B to >= 64 KiB")
-    alpha = min(small)
-    beta = float(np.median([(r["one_way_s"] - alpha) / r["bytes"] for r in large]))
-    return alpha, beta
 
 
 def best_time(action, repeats: int) -> float:
