@@ -295,12 +295,15 @@ def main(argv: list[str] | None = None) -> int:
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
             from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
+            from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
             request_monitoring()   # before MPI_Init: Open MPI counts the wire traffic
+            prepare_node()   # before MPI_Init: waiting ranks yield on a crowded node
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
+            refuse_singleton_step()   # srun without PMIx: N singletons, one line
             if args.np:
                 check_launched_size(args.np)
             code = run_mpi_command(args, argv)

@@ -74,6 +74,7 @@ def run_benchmark(config: RunConfig) -> int:
 
     from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
+    from linalg_io.comm.phase_clock import phase_time_summary
     from linalg_io.comm.summary import summary_line, traffic_summary
     from linalg_io.comm.wire import open_wire
 
@@ -117,15 +118,21 @@ def run_benchmark(config: RunConfig) -> int:
     agreed(world, lambda: check_pools(config.threads))   # no pool changed during the reps
     traffic = traffic_summary(counted.counter, wire, world, config.reps,
                               getattr(case, "logical_unavailable", None))
+    time_by_phase = phase_time_summary(getattr(case, "phase_clock", None), world, config.reps)
     verify = world.bcast(agreed(world, case.verify), root=0)
+    from linalg_io.comm.node import node_load
     from linalg_io.envinfo import gather_hosts
+    from linalg_io.slurm_job import slurm_job
 
     hosts = gather_hosts(world)
+    launch = {"oversubscribed": node_load(world, config.threads), "slurm": slurm_job()}
 
     def write_record() -> None:
         if rank != 0:
             return
-        record = build_record(config, case, world.Get_size(), times, verify, traffic, hosts)
+        record = {**build_record(config, case, world.Get_size(), times, verify, traffic, hosts,
+                                 time_by_phase),
+                  **launch}
         if config.out:
             from linalg_io.records import append_record
 
@@ -163,8 +170,9 @@ def check_outputs(config: RunConfig, rank: int) -> None:
 
 
 def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], verify: dict,
-                 traffic: dict, hosts: list[str]) -> dict:
-    """Assemble schema v1 (SPEC section 3) on rank 0."""
+                 traffic: dict, hosts: list[str], time_by_phase: dict | None = None) -> dict:
+    """Assemble schema v1 (SPEC section 3) on rank 0; `time_by_phase` (a case with a
+    `phase_clock`, `linalg_io.comm.phase_clock.phase_time_summary`) goes in only when set."""
     from linalg_io import envinfo
     from linalg_io.records import SCHEMA_VERSION, new_run_id, utc_timestamp
 
@@ -190,6 +198,7 @@ def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], 
         "gflops": flops / time_s["median"] / 1e9 if time_s["median"] > 0 else None,
         "verify": verify,
         "traffic": traffic,
+        **({"time_by_phase": time_by_phase} if time_by_phase is not None else {}),
         "model": case.model(),
         "lower_bound": case.lower_bound(),
         "env": envinfo.environment(),

@@ -8,7 +8,8 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io.comm.counting import TrafficCounter
-from linalg_io.comm.wire import NoWire, WireCounter, per_rank_wire
+from linalg_io.comm.wire import NoWire, WireCounter, wire_by_node
+from linalg_io.models.costs import node_split
 
 
 def stats(values: np.ndarray, keys: tuple[str, ...] = ("max", "mean", "min")) -> dict[str, float]:
@@ -33,7 +34,7 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | NoWire, world: 
         "sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
         "by_op": dict(counter.sent_by_op), "by_phase": dict(counter.sent_by_phase),
         "recv_by_phase": dict(counter.recv_by_phase),
-        "wire": per_rank_wire(wire, world),
+        "wire": wire_by_node(wire, world),
     }
     everyone = world.gather(mine, root=0)
     if world.Get_rank() != 0:
@@ -66,14 +67,16 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | NoWire, world: 
                                               "per_rank_bytes_sent", "per_rank_bytes_recv")})
         summary["logical_unavailable"] = logical_unavailable
     if wire.available:
-        wire_sent, wire_recv = per_rank("wire", 0), per_rank("wire", 1)
+        wire_sent, wire_recv = per_rank("wire", "sent"), per_rank("wire", "recv")
         summary["wire"] = {
             "source": wire.source,
             "bytes_sent": stats(wire_sent),
             "bytes_recv": stats(wire_recv),
-            "msgs_sent": stats(per_rank("wire", 2), ("max", "mean")),
+            "msgs_sent": stats(per_rank("wire", "msgs"), ("max", "mean")),
             "per_rank_bytes_sent": wire_sent.tolist(),
             "per_rank_bytes_recv": wire_recv.tolist(),
+            **node_split(wire_sent, wire_recv, per_rank("wire", "inter_sent"),
+                         per_rank("wire", "inter_recv")),
         }
     else:
         summary["wire"] = None

@@ -54,9 +54,14 @@ from scipy.linalg.blas import dtrsm
 from linalg_io._kernels.dense_local import gemm_minus, getrf
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
+from linalg_io.comm.phase_clock import PhaseClock
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.conflux_layout import Step, StepPlan
 from linalg_io.lu.tournament import tournament
+
+# the time phases (`PhaseClock`), in the order `step` runs them
+CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
+                  "scatter_slices", "update")
 
 
 @dataclass
@@ -89,6 +94,7 @@ class ConfluxLU:
         self.kernels = kernels
         self.rows = self.tiles.local_rows(grid.x)
         self.cols = self.tiles.local_cols(grid.y)
+        self.clock = PhaseClock(CONFLUX_PHASES)
 
     def reset(self) -> None:
         self.order = self.rows.copy()             # local position -> global row
@@ -98,10 +104,13 @@ class ConfluxLU:
         self.pivots: list[np.ndarray] = []
 
     def factor(self) -> None:
+        """All steps; `clock` gets one run of seconds per phase."""
+        self.clock.start()
         steps = list(self.plan.steps())
         ahead = self.panel_phase(steps[0])
         for i, s in enumerate(steps):
             ahead = self.step(s, ahead, steps[i + 1] if i + 1 < len(steps) else None)
+        self.clock.stop()
 
     # --- one step ----------------------------------------------------------
     def panel_phase(self, s: Step) -> tuple:
@@ -110,28 +119,36 @@ class ConfluxLU:
         g = self.grid
         if g.y != s.ky:
             return None, None, None
-        panel = self.reduce_panel(s)
+        with self.clock.phase("reduce_panel"):
+            panel = self.reduce_panel(s)
         if g.layer != s.lk:
             return panel, None, None
-        return (panel, *self.tournament_pivoting(s, panel))
+        with self.clock.phase("tournament_pivoting"):
+            return (panel, *self.tournament_pivoting(s, panel))
 
     def step(self, s: Step, ahead: tuple, nxt: Step | None) -> tuple | None:
         """Step s, its panel phase already done (`ahead`); returns the next step's."""
-        g = self.grid
+        g, clock = self.grid, self.clock
         self._panel_swaps: list[tuple[int, int]] = []
         panel, pivot_ids, lu00 = ahead
+        clock.switch("push_pivots")
         pivot_ids, lu00, mine = self.push_pivots(s, pivot_ids, lu00)
         tstart = self.tiles.local_col_start(g.y, s.k + 1)
         pivot_rows = self.gather_pivot_rows(s, mine, pivot_ids, tstart)
+        clock.switch("solves")
         l_full = u_full = None
         if g.layer == s.lk:
             if g.y == s.ky:
                 l_full = self.solve_panel(s, panel, len(mine), lu00)
             if pivot_rows is not None:
                 u_full = self.solve_row(s, pivot_rows, lu00, tstart)
+        clock.switch("scatter_slices")
         l_slice, u_slice = self.scatter_slices(s, l_full, u_full, len(mine), tstart)
         self.done += len(mine)
-        return self.trailing_update(l_slice, u_slice, tstart, nxt)
+        clock.switch("update")
+        ahead = self.trailing_update(l_slice, u_slice, tstart, nxt)
+        clock.switch("other")
+        return ahead
 
     def _sum_over_layers(self, block: np.ndarray, root_layer: int) -> None:
         """Sum `block` over the c layers (fibre) in place onto `root_layer` (a chain

@@ -123,6 +123,7 @@ class ConfluxCase:
             self.matrix = HostMatrix(np.zeros(self.shape, order="F"))
             kernels = HostKernels()
         self.lu = ConfluxLU(self.grid, self.plan, self.matrix, kernels)
+        self.phase_clock = self.lu.clock
         self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
                        "matrix": self.source.describe(), "pivoting": "tournament",
                        "mem_per_rank": int(mem), "objective": opts.get("objective", "time")}
