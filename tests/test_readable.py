@@ -98,3 +98,32 @@ def test_pingpong_is_reported_osu_style_with_its_fit():
                                                         (8, 32, 128, 65536, 262144)])
     assert "alpha 1.01 us" in fitted.get_label()   # the 8-byte time and "1/beta 1000 MB/s" in fitted.get_label()
     assert bandwidth.lines[0].get_ydata()[-1] == pytest.approx(262144 / (1e-6 + 262144e-9) / 1e6)
+
+
+def test_readme_machine_schema_pastes_as_json_and_docs_stand_alone(tmp_path):
+    """The README's machine file is JSON that the loader takes; README, docs and code
+    cite nothing outside the repository; the anchors the code cites exist."""
+    import json
+    import re
+    from pathlib import Path
+
+    from linalg_io.models.profile import load_profile
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    (block,) = re.findall(r"```json\n(.*?)```", readme, re.S)
+    (tmp_path / "m.json").write_text(block)
+    machine = load_profile(tmp_path / "m.json")
+    assert json.loads(block)["ranks_per_node"] == machine.ranks_per_node == 128
+    assert machine.inter_node.links_per_node == 1
+    records_doc = (root / "docs" / "records.md").read_text()
+    anchors = set(re.findall(r'<a id="([a-z-]+)"></a>', records_doc))
+    cited = set()
+    for path in [root / "README.md", *root.glob("docs/*.md"), *root.glob("linalg_io/**/*.py"),
+                 *root.glob("models/*.py")]:
+        text = path.read_text()
+        assert "shared/" not in text and "SPEC.md" not in text, path
+        cited |= set(re.findall(r"docs/records\.md#([a-z-]+)", text))
+    assert cited and cited <= anchors
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (root / link).exists(), link
