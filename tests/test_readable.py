@@ -111,7 +111,7 @@ def test_readme_machine_schema_pastes_as_json_and_docs_stand_alone(tmp_path):
 
     root = Path(__file__).resolve().parent.parent
     readme = (root / "README.md").read_text()
-    (block,) = re.findall(r"```json\n(.*?)```", readme, re.S)
+    (block,) = re.findall(r"```json\n(.*?)```", readme, re.DOTALL)
     (tmp_path / "m.json").write_text(block)
     machine = load_profile(tmp_path / "m.json")
     assert json.loads(block)["ranks_per_node"] == machine.ranks_per_node == 128
