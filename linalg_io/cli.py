@@ -262,7 +262,9 @@ def run_local_command(args: argparse.Namespace) -> int:
                 raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
             args.p = args.p[0]
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        print(module.model_table(args))
+        text = module.model_table(args)   # a scan has printed its rows as they came
+        if text:
+            print(text)
         return 0
     if args.command == "report":
         from linalg_io.report.build import build_report

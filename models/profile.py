@@ -141,6 +141,11 @@ def load_profile(path: str | Path | None = None) -> MachineProfile:
     shipped = DEFAULT_PROFILE_PATH.with_name(f"machine_{source.name}.json")
     if not source.exists() and source.name == str(path) and shipped.exists():
         source = shipped
+    if not source.is_file():
+        names = sorted(f.stem.removeprefix("machine_")
+                       for f in DEFAULT_PROFILE_PATH.parent.glob("machine_*.json"))
+        raise InputError(f"machine file {path}: no such file; shipped machines: "
+                         f"{', '.join(names)} (or the path of a JSON file, schema in the README)")
     try:
         data = json.loads(source.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -33,24 +33,13 @@ from linalg_io.comm.wire import node_names
 from linalg_io.errors import InputError
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import InterNode, MachineProfile, this_machine_cores
+from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
 GEMM_ORDER = 1024
 COPY_BYTES = 64 * 2**20
 STREAM_BYTES = 16 * 2**20    # each message of the shared-link stream
 ROUND_BYTES = 4e7            # bytes a ping-pong round moves each way, at most
-
-
-def fit_alpha_beta(rows: list[dict]) -> tuple[float, float]:
-    """Hockney fit: alpha = the smallest one-way time of messages <= 256 B; beta = the
-    median of (t - alpha) / n over messages >= 64 KiB (the asymptotic bandwidth)."""
-    small = [r["one_way_s"] for r in rows if r["bytes"] <= 256]
-    large = [r for r in rows if r["bytes"] >= 64 * 2**10]
-    if not small or not large:
-        raise InputError("calibrate needs ping-pong sizes from <= 256 B to >= 64 KiB")
-    alpha = min(small)
-    beta = float(np.median([(r["one_way_s"] - alpha) / r["bytes"] for r in large]))
-    return alpha, beta
 
 
 def fit_network(rows: list[dict]) -> tuple[float, float]:
