@@ -99,16 +99,20 @@ class MachineProfile:
                          shared_cores=cores if cores < p else None,
                          memory_per_rank=memory / per_node)
 
-    def link(self, span: int, placement: Placement) -> tuple[float, float]:
+    def link(self, span: int, placement: Placement,
+             active_per_node: int | None = None) -> tuple[float, float]:
         """(latency s, seconds per byte) of a communicator within an aligned block of
         `span` consecutive ranks (module doc); a profile without a network (a run on
-        several nodes with a one-node profile) charges every message at its own rates."""
+        several nodes with a one-node profile) charges every message at its own rates.
+        `active_per_node`: the ranks of a node that use its links at the same time (a
+        phase that only some ranks run; default all of them)."""
         per_node = placement.ranks_per_node
         if (placement.nodes == 1 or self.inter_node is None
                 or (span <= per_node and per_node % span == 0)):
             return self.alpha_s, self.beta_s_per_byte
         net = self.inter_node
-        sharing = max(1.0, per_node / net.links_per_node)
+        active = per_node if active_per_node is None else min(per_node, active_per_node)
+        sharing = max(1.0, active / net.links_per_node)
         return net.latency_s, sharing / net.bandwidth_bytes_per_s
 
     def for_run(self, ranks_per_node: int) -> MachineProfile:
