@@ -118,9 +118,13 @@ class MachineProfile:
     def for_run(self, ranks_per_node: int) -> MachineProfile:
         """This profile's rates at a run's own layout (the ranks per node it was launched
         with, the cores of this node, the nodes taken alike), for the record's
-        prediction and the run's choices."""
-        return replace(self, ranks_per_node=ranks_per_node, cores_per_node=this_machine_cores(),
-                       nodes=None)
+        prediction and the run's choices. A cluster file with fewer cores per node than
+        this node has (calibrated on nodes that share one machine, as an emulated
+        cluster's) keeps its own count."""
+        cores = this_machine_cores()
+        if self.cores_per_node is not None and self.inter_node is not None:
+            cores = min(cores, self.cores_per_node)   # nodes that share one machine
+        return replace(self, ranks_per_node=ranks_per_node, cores_per_node=cores, nodes=None)
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v is not None}

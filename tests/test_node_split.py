@@ -129,3 +129,18 @@ def test_lu2d_critical_path_counts_each_panel_and_the_network():
     assert times[0] > work
     first_panel = 8 * (nb * (nb - 1) // 2 + nb + 1 + n * nb)
     assert times[1] - times[0] >= first_panel * (1e-8 - 1e-9)
+
+
+def test_a_cluster_file_of_nodes_sharing_a_machine_keeps_its_cores():
+    """calibrate on an emulated cluster writes one core per node (2 nodes on 2 cores):
+    a run's placement keeps it, so 4 ranks share 2 cores; a file without a network
+    takes this node's cores as before."""
+    from dataclasses import replace
+
+    from linalg_io.models.profile import InterNode, this_machine_cores
+
+    shared = MachineProfile(1e-6, 1e-9, 1e9, 1e9, ranks_per_node=2, cores_per_node=1,
+                            nodes=2, inter_node=InterNode(1e-5, 1e8))
+    assert shared.for_run(2).placement(4).shared_cores == 2
+    one_node = replace(shared, inter_node=None)
+    assert one_node.for_run(2).cores_per_node == this_machine_cores()
