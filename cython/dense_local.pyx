@@ -12,6 +12,7 @@ laswp(a, ipiv)                 apply the row interchanges ipiv (1-based) to a (d
 trsm_lower_unit(l, b)          b := L^-1 b, L the unit lower triangle of l (dtrsm).
 trsm_upper(u, b)               b := U^-1 b, U the upper triangle of u (dtrsm).
 gemm_minus(c, a, b)            c -= a @ b (BLAS dgemm), 2 m n k flops.
+gemm_minus_nt(c, a, bt)        c -= a @ bt.T (dgemm with B transposed: bt is n x k, no copy).
 gemv_minus(y, a, x)            y -= a @ x (BLAS dgemv).
 """
 import numpy as np
@@ -85,6 +86,21 @@ def gemm_minus(double[:, :] c not None, double[:, :] a not None, double[:, :] b 
         return
     with nogil:
         dgemm(&no, &no, &m, &n, &k, &minus_one, &a[0, 0], &lda, &b[0, 0], &ldb, &one,
+              &c[0, 0], &ldc)
+
+
+def gemm_minus_nt(double[:, :] c not None, double[:, :] a not None,
+                  double[:, :] bt not None) -> None:
+    cdef int m = c.shape[0], n = c.shape[1], k = a.shape[1]
+    cdef int lda = _ld(a), ldb = _ld(bt), ldc = _ld(c)
+    cdef double minus_one = -1.0, one = 1.0
+    cdef char no = b'N', trans = b'T'
+    if a.shape[0] != m or bt.shape[1] != k or bt.shape[0] != n:
+        raise ValueError(f"gemm_minus_nt: ({m}, {n}) -= ({a.shape[0]}, {k}) @ ({bt.shape[0]}, {bt.shape[1]})^T")
+    if m == 0 or n == 0 or k == 0:
+        return
+    with nogil:
+        dgemm(&no, &trans, &m, &n, &k, &minus_one, &a[0, 0], &lda, &bt[0, 0], &ldb, &one,
               &c[0, 0], &ldc)
 
 
