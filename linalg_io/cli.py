@@ -193,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  if "weak" in SCANS[family] else ""))
         sub.add_argument("--out", metavar="FILE.jsonl", help="with --scan: append the records here")
         if family == "lu":
+            sub.add_argument("--all", action="store_true",
+                             help="list every candidate (default: the best 10 of each "
+                                  "algorithm, and the one `lu --grid auto` runs)")
             sub.add_argument("--mem-per-rank", type=byte_size, metavar="BYTES",
                              help="--scan weak: bytes of the matrix per rank (N grows as "
                                   "sqrt(P))")
@@ -292,12 +295,15 @@ def main(argv: list[str] | None = None) -> int:
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
             from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
+            from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
             request_monitoring()   # before MPI_Init: Open MPI counts the wire traffic
+            prepare_node()   # before MPI_Init: waiting ranks yield on a crowded node
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
+            refuse_singleton_step()   # srun without PMIx: N singletons, one line
             if args.np:
                 check_launched_size(args.np)
             code = run_mpi_command(args, argv)

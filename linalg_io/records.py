@@ -1,4 +1,4 @@
-"""Result records: schema v1 of SPEC section 3, appended atomically, loaded into pandas.
+"""Result records: schema v1 (docs/records.md#schema), appended atomically, loaded into pandas.
 
 A record is one JSON line written with a single ``os.write`` under an exclusive
 ``flock``, then fsync'd, so concurrent jobs never interleave and an interrupted
@@ -102,3 +102,18 @@ def load_records(paths: Iterable[str | os.PathLike]):
     import pandas as pd
 
     return pd.DataFrame([flatten(r) for r in read_records(paths)])
+
+
+def load(paths: str | os.PathLike | Iterable[str | os.PathLike]):
+    """The records of one file, a glob pattern ("results/*.jsonl") or several of either,
+    as a pandas DataFrame (`load_records`); InputError when nothing matches."""
+    import glob
+
+    given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    files = []
+    for item in given:
+        matched = sorted(glob.glob(str(item))) if glob.has_magic(str(item)) else [item]
+        if not matched or not all(Path(f).is_file() for f in matched):
+            raise InputError(f"{item}: no records file")
+        files += matched
+    return load_records(files)

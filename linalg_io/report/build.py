@@ -32,6 +32,7 @@ from linalg_io.records import flatten, read_records
 from linalg_io.report import html, phases, plots, scaling, tables
 from linalg_io.report.labels import common_params
 from linalg_io.report.pairs import ranks_threads_table
+from linalg_io.report.provenance import provenance
 
 
 def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tuple[str, int]]]:
@@ -139,12 +140,15 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
     for kernel, table in tables.kernel_tables(frame).items():
         stem = file_stem(kernel)
         part = frame[frame["kernel"] == kernel].dropna(axis=1, how="all")
+        part = part.loc[tables.run_table(part, keep_index=True).index]   # plots: table order
         table.to_csv(out / f"{stem}.csv", index=False)
         section = html.KernelSection(
             kernel=kernel, table=tables.lead_table(table), common=common_params(part),
             notes=sorted({n for n in table["wire_note"] if n.startswith("n/a")}),
             pairs=ranks_threads_table(part),
+            terms=tables.terms_table(table),
             formulas={"model": _formulas(part, "model.formula"),
+                      "time": _formulas(part, "model.time_formula"),
                       "lower bound": _formulas(part, "lower_bound.formula")})
         files = [f"{stem}.csv", f"{stem}.md"]
         if len(section.pairs):
@@ -164,7 +168,8 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
         sections.append(section)
     generated = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = out / "index.html"
-    index.write_text(html.render_page(out, sources, sections, summary, generated))
+    index.write_text(html.render_page(out, sources, sections, summary, generated,
+                                      provenance(frame, predictions)))
     _forget_older_files(out, written)
     if not quiet:
         print(f"report: {len(records)} records, {len(sections)} kernels -> {index}",
