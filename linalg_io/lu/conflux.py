@@ -49,9 +49,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg.blas import dtrsm
 
-from linalg_io._kernels.dense_local import gemm_minus_nt, getrf
+from linalg_io._kernels.dense_local import (
+    gemm_minus_nt,
+    getrf,
+    trsm_right_lower_unit_t,
+    trsm_right_upper,
+)
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.phase_clock import PhaseClock
@@ -354,14 +358,12 @@ class HostKernels:
 
     @staticmethod
     def solve_upper_right(lu00: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """rows U00^-1 (U00 = upper triangle of lu00)."""
-        if rows.size == 0:
-            return rows
-        return dtrsm(1.0, lu00, rows, side=1, lower=0, overwrite_b=1)
+        """rows U00^-1 (U00 = upper triangle of lu00), in place (blocked, mostly dgemm)."""
+        trsm_right_upper(lu00, rows)
+        return rows
 
     @staticmethod
     def solve_unit_lower_transposed(lu00: np.ndarray, pivots_t: np.ndarray) -> np.ndarray:
-        """(L00^-1 A01)^T = A01^T L00^-T (L00 = unit lower triangle of lu00)."""
-        if pivots_t.size == 0:
-            return pivots_t
-        return dtrsm(1.0, lu00, pivots_t, side=1, lower=1, trans_a=1, diag=1, overwrite_b=1)
+        """(L00^-1 A01)^T = A01^T L00^-T (L00 = unit lower triangle of lu00), in place."""
+        trsm_right_lower_unit_t(lu00, pivots_t)
+        return pivots_t
