@@ -16,6 +16,8 @@ trsm_upper(u, b)               b := U^-1 b, U the upper triangle of u (dtrsm).
 gemm_minus(c, a, b)            c -= a @ b (BLAS dgemm), 2 m n k flops.
 gemm_minus_nt(c, a, bt)        c -= a @ bt.T (dgemm with B transposed: bt is n x k, no copy).
 gemv_minus(y, a, x)            y -= a @ x (BLAS dgemv).
+transpose_into(src, dst)       dst := src.T, in 32 x 32 tiles (a strided copy misses the
+                               cache on every element of one side).
 
 The blocked solves halve the triangle recursively down to TRSM_BLOCK columns, solving
 those with dtrsm and updating the rest with one dgemm per level: the same flops as one
@@ -194,3 +196,22 @@ def gemv_minus(double[::1] y not None, double[:, :] a not None, double[::1] x no
         return
     with nogil:
         dgemv(&no, &m, &n, &minus_one, &a[0, 0], &lda, &x[0], &inc, &one, &y[0], &inc)
+
+
+def transpose_into(double[:, :] src not None, double[:, :] dst not None) -> None:
+    cdef Py_ssize_t m = src.shape[0], n = src.shape[1], i, j, i0, j0, i1, j1
+    cdef Py_ssize_t tile = 32
+    if dst.shape[0] != n or dst.shape[1] != m:
+        raise ValueError(f"transpose_into: ({m}, {n}) into ({dst.shape[0]}, {dst.shape[1]})")
+    with nogil:
+        j0 = 0
+        while j0 < n:
+            j1 = min(j0 + tile, n)
+            i0 = 0
+            while i0 < m:
+                i1 = min(i0 + tile, m)
+                for i in range(i0, i1):
+                    for j in range(j0, j1):
+                        dst[j, i] = src[i, j]
+                i0 += tile
+            j0 += tile

@@ -1,6 +1,7 @@
 """The compiled local dense kernels the LUs call (linalg_io._kernels.dense_local): the
-blocked triangular solves and the dgemm with B transposed, against NumPy, on views with
-a leading dimension larger than their rows (slices of a bigger Fortran array)."""
+blocked triangular solves, the dgemm with B transposed and the tiled transpose, against
+NumPy, on views with a leading dimension larger than their rows (slices of a bigger
+Fortran array)."""
 
 import numpy as np
 import pytest
@@ -44,3 +45,13 @@ def test_gemm_with_b_transposed_updates_in_place_and_checks_shapes():
         dense_local.gemm_minus_nt(c, a, _view(rng, 40, 6))
     with pytest.raises(ValueError, match="trsm_right_upper"):
         dense_local.trsm_right_upper(_view(rng, 5, 5), _view(rng, 3, 6))
+
+
+@pytest.mark.parametrize("rows, cols", [(70, 33), (1, 100), (32, 32), (0, 5)])
+def test_tiled_transpose_copies_exactly(rows, cols):
+    src = _view(np.random.default_rng(rows), rows, cols)
+    dst = np.empty((cols, rows), order="F")
+    dense_local.transpose_into(src, dst)
+    assert np.array_equal(dst, src.T)
+    with pytest.raises(ValueError, match="transpose_into"):
+        dense_local.transpose_into(src, np.empty((cols + 1, rows), order="F"))

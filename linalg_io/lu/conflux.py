@@ -53,6 +53,7 @@ import numpy as np
 from linalg_io._kernels.dense_local import (
     gemm_minus_nt,
     getrf,
+    transpose_into,
     trsm_right_lower_unit_t,
     trsm_right_upper,
 )
@@ -333,8 +334,12 @@ class HostMatrix:
             self.at[...] = original.T
 
     def block(self, r0: int, r1: int | None, c0: int, c1: int | None) -> np.ndarray:
-        """A copy of a[r0:r1, c0:c1] in Fortran order."""
-        return np.asfortranarray(self.at[c0:c1, r0:r1].T)
+        """A copy of a[r0:r1, c0:c1] in Fortran order (a tiled transpose of the stored
+        block)."""
+        stored = self.at[c0:c1, r0:r1]
+        out = np.empty(stored.shape[::-1], order="F")
+        transpose_into(stored, out)
+        return out
 
     def swap_rows(self, i: int, j: int, c0: int) -> None:
         """Swap rows i and j in columns c0 and right (those the LU still reads)."""
