@@ -93,8 +93,8 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
 
     `pivoting`: "none", "expected", "worst", or the run's pivots (int array of length N:
     exact). Returns {"sent": {phase: array}, "recv": {phase: array}, "msgs": array,
-    "msgs_by_phase": {phase: array}, "flops": array}; arrays are indexed [process row,
-    process column].
+    "msgs_by_phase": {phase: array}, "flops": array, "flops_by_phase": {"panel", "solve"
+    (the dtrsm of U), "dgemm": array}}; arrays are indexed [process row, process column].
 
     Each cost of block column k is a sum of products f_k(r) g_k(c) of a process row's
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
@@ -133,6 +133,7 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
             plan.diag * (remote > 0).sum(axis=1, keepdims=True), plan.trail > 0)
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
+            "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
             "gamma_flops": fixed["gamma_flops"].copy()}
 
 
@@ -198,6 +199,7 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     solve = _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
     update = _outer_sum(2.0 * below * kb, trail)
     out["flops"] = panel + solve + update
+    out["flops_by_phase"] = {"panel": panel, "solve": solve, "dgemm": update}
     # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
     # its efficiency for the inner dimension NB (as models/conflux.py)
     out["gamma_flops"] = ((panel + solve) / PANEL_RATE
