@@ -264,9 +264,10 @@ def run_local_command(args: argparse.Namespace) -> int:
         from linalg_io.progress import progress
 
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        with progress(f"model {args.family}", not args.scan):   # a scan says each P
-            table = module.model_table(args)
-        print(table)
+        with progress(f"model {args.family}", not args.scan):   # a scan prints each P
+            text = module.model_table(args)   # a scan has printed its rows as they came
+        if text:
+            print(text)
         return 0
     if args.command == "report":
         from linalg_io.report.build import build_report

@@ -5,11 +5,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeVar
-
-T = TypeVar("T")
 
 AFTER_S = 1.0   # a part shorter than this prints nothing
 
@@ -34,10 +31,3 @@ def progress(label: str, enabled: bool) -> Iterator[None]:
     if elapsed > AFTER_S:
         print(f"  {label}: {elapsed:.1f} s", file=sys.stderr, flush=True)
 
-
-def progress_each(items: Iterable[T], label: Callable[[T], str]) -> Iterator[T]:
-    """The items of a loop, each one's body under `progress(label(item))` (a long step of
-    a loop says what it is doing)."""
-    for item in items:
-        with progress(label(item), True):
-            yield item
