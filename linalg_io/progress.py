@@ -30,4 +30,3 @@ def progress(label: str, enabled: bool) -> Iterator[None]:
     elapsed = time.monotonic() - start
     if elapsed > AFTER_S:
         print(f"  {label}: {elapsed:.1f} s", file=sys.stderr, flush=True)
-
