@@ -193,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  if "weak" in SCANS[family] else ""))
         sub.add_argument("--out", metavar="FILE.jsonl", help="with --scan: append the records here")
         if family == "lu":
+            sub.add_argument("--all", action="store_true",
+                             help="list every candidate (default: the best 10 of each "
+                                  "algorithm, and the one `lu --grid auto` runs)")
             sub.add_argument("--mem-per-rank", type=byte_size, metavar="BYTES",
                              help="--scan weak: bytes of the matrix per rank (N grows as "
                                   "sqrt(P))")
@@ -259,7 +262,9 @@ def run_local_command(args: argparse.Namespace) -> int:
                 raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
             args.p = args.p[0]
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        print(module.model_table(args))
+        text = module.model_table(args)   # a scan has printed its rows as they came
+        if text:
+            print(text)
         return 0
     if args.command == "report":
         from linalg_io.report.build import build_report
@@ -291,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
-            from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
+            from linalg_io.comm.launch import (check_launched_size, follow_launcher, relaunch,
+                                               under_mpi_launcher)
             from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
@@ -300,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
+            follow_launcher()   # a rank of --np's job: ends with it
             refuse_singleton_step()   # srun without PMIx: N singletons, one line
             if args.np:
                 check_launched_size(args.np)

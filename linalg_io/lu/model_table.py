@@ -1,13 +1,15 @@
 """`linalg-io model lu`: predicted traffic and time of every LU configuration, no MPI.
 
-The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores
+First the verdict (`model_verdict`): the 2D and 2.5D runs `lu --grid auto` would make,
+their predicted time, bytes and GFLOP/s, and the ratio 2.5D / 2D; then the best 10 rows
+of each table (`--all`: every row). The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores
 and memory, its links (`linalg_io.models.profile`); without one, the shipped profile of
 one node, this one. `--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c,
 v; those of --grid and --nb when given; else every grid whose process rows and columns
 all own a tile), best first for --objective (time or volume), with the bytes the
 busiest rank receives, the wire bytes sent and received (max over ranks), their
 max/mean, the logical bytes sent, messages, memory per rank and the predicted time,
-marking the one `lu --algo conflux` would run with the same --grid/--nb/--mem/
+marking (*) the one `lu --algo conflux` would run with the same --grid/--nb/--mem/
 --objective on that machine. `--algo 2d` (or no --algo): the 2D block-cyclic LU on
 every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
 `lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting
@@ -24,24 +26,25 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
-from linalg_io.layout.grid_shapes import divisors, parse_grid
+from linalg_io.layout.grid_shapes import divisors, parse_grid, square_2d
+from linalg_io.lu import model_verdict as verdict
 from linalg_io.lu.fits import check_model_memory
 from linalg_io.models import conflux
-from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
+from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
 from linalg_io.parallel import core_map
 
 WORD = 8
 
 
-def machine_line(profile: MachineProfile, placement: Placement) -> str:
-    """'machine NAME: 4 nodes x 128 ranks, 0.50 GiB/rank, cores shared: no'."""
+def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> str:
+    """'machine NAME: 4 nodes x 128 ranks, memory 0.50 GiB per rank, cores shared: no'."""
     shared = ("no" if placement.shared_cores is None
               else f"{placement.p} ranks on {placement.shared_cores} cores")
     example = " (an EXAMPLE, not measured)" if profile.example else ""
     return (f"machine {profile.name}{example}: {placement.nodes} node(s) x "
-            f"{placement.ranks_per_node} ranks, {placement.memory_per_rank / 2**30:.2f} GiB "
-            f"per rank, cores shared: {shared}")
+            f"{placement.ranks_per_node} ranks, memory {mem / 2**30:.2f} GiB per rank "
+            f"(--mem, else the node's over its ranks), cores shared: {shared}")
 
 
 def model_table(args) -> str:
@@ -58,19 +61,34 @@ def model_table(args) -> str:
     mem = args.mem or placement.memory_per_rank
     algos = (args.algo,) if args.algo else ("conflux", "2d")
     grid = None if args.grid == "auto" else args.grid
-    lines = [f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB",
-             machine_line(profile, placement)]
+    limit = None if getattr(args, "all", False) else verdict.TOP
+    lines = [f"LU model: N={n} P={p}", machine_line(profile, placement, mem)]
     bounds = [("--mem or node memory / its ranks",
                lu_lower_bound(n, p, mem / WORD, "the memory per rank above"))]
+    chosen, chosen_2d, rows, rows_2d = None, None, [], []
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
-        rows_2d = mapper.start(partial(_row_2d, n, profile, placement),
-                               shapes_2d(n, p, args.nb, grid) if "2d" in algos else [])
+        shapes = shapes_2d(n, p, args.nb, grid) if "2d" in algos else []
+        auto_2d = auto_shape_2d(n, p, args.nb, grid) if "2d" in algos else None
+        pending_2d = mapper.start(partial(verdict.row_2d, n, profile, placement),
+                                  shapes + ([auto_2d] if auto_2d not in shapes and auto_2d
+                                            else []))
         if "conflux" in algos:
-            chosen, conflux_lines = _conflux_table(args, n, p, mem, profile, placement, grid,
-                                                   mapper)
-        lines_2d = _baseline_2d(rows_2d())
+            chosen, rows = conflux_rows(n, p, mem, profile, placement, grid, args.nb,
+                                        args.objective, mapper)
+        if "2d" in algos:
+            every_2d = pending_2d()
+            chosen_2d = every_2d[[(r["pr"], r["pc"], r["nb"]) for r in every_2d].index(auto_2d)]
+            rows_2d = sorted(every_2d[:len(shapes)], key=lambda r: r["time_s"])
+    lines += [""] + verdict.headline(n, p, profile, placement, chosen, chosen_2d, args.objective)
     if "conflux" in algos:
-        lines += conflux_lines
+        lines += ["", (f"2.5D LU (conflux), best first for --objective {args.objective}; bytes "
+                       "per rank, MB = 1e6 B; wire = what MPI moves (the code's own "
+                       "point-to-point schedules: = logical):")]
+        lines += verdict.conflux_lines(rows, chosen, limit) + verdict.more_line(rows, limit)
+        lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} "
+                     f"--objective {args.objective}` runs; ! = over the memory per rank; "
+                     "max/mean of the wire bytes (larger direction); pivots as the "
+                     "tournament spreads them on a random matrix")
         if chosen:
             label = (f"what the marked 2.5D run records ({chosen['px']}x{chosen['py']}x"
                      f"{chosen['c']}, v={chosen['v']})")
@@ -78,7 +96,14 @@ def model_table(args) -> str:
                 n, p, conflux.memory_words(n, chosen["v"], chosen["px"], chosen["py"], chosen["c"]),
                 conflux.MEMORY)))
     if "2d" in algos:
-        lines += lines_2d
+        lines += ["", ("2D LU (block-cyclic, partial pivoting), fastest first; bytes per rank, "
+                       "MB = 1e6 B (wire = logical: own point-to-point schedules); pivots as "
+                       "a run's record assumes them (expected: uniform over the active rows) "
+                       "and the received bytes from no row swaps to the worst case; time from "
+                       "the 2D model (per-rank alpha-beta-gamma sum, the makespan where ranks "
+                       "share cores):")]
+        lines += verdict.lu2d_lines(rows_2d, chosen_2d, limit) + verdict.more_line(rows_2d, limit)
+        lines.append(f"  * = what `lu --algo 2d --grid {args.grid} --nb {args.nb}` runs")
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
     lines += ["", "lower bound on the bytes each rank receives (MB = 1e6 bytes):"]
     lines += [f"  {bound['bytes_per_rank'] / 1e6:>11.2f} MB  {label}: {bound['formula']}"
@@ -99,29 +124,6 @@ def conflux_rows(n: int, p: int, mem: float, profile: MachineProfile, placement:
     return chosen, order + sorted((r for r in rows if not r["fits"]), key=lambda r: r["time_s"])
 
 
-def _conflux_table(args, n: int, p: int, mem: float, profile, placement,
-                   grid: str | None, mapper: Callable) -> tuple[dict | None, list[str]]:
-    chosen, rows = conflux_rows(n, p, mem, profile, placement, grid, args.nb, args.objective,
-                                mapper)
-    lines = ["", (f"2.5D LU (conflux), bytes per rank (MB = 1e6 bytes), best first for "
-                  f"--objective {args.objective}; wire = what MPI moves (the code's own "
-                  "point-to-point schedules: = logical):"),
-             (f"  {'grid':>9} {'v':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
-              f"{'max/mean':>8} {'sent max':>9} {'msgs max':>8} {'mem MiB':>8} {'time s':>8}")]
-    for r in rows:
-        mark = "*" if r is chosen else ("!" if not r["fits"] else " ")
-        lines.append(
-            f"{mark} {r['px']:>3}x{r['py']}x{r['c']:<3} {r['v']:>4} {r['bytes_recv_max'] / 1e6:>9.2f} "
-            f"{r['wire_sent_max'] / 1e6:>9.2f} {r['wire_recv_max'] / 1e6:>9.2f} "
-            f"{r['wire_max'] / r['wire_mean']:>8.3f} {r['bytes_sent_max'] / 1e6:>9.2f} "
-            f"{r['msgs_max']:>8.0f} {r['mem_bytes'] / 2**20:>8.0f} {r['time_s']:>8.3f}")
-    lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} --objective "
-                 f"{args.objective}` runs; ! = over the memory limit; max/mean of the wire "
-                 "bytes (larger direction); pivots as the tournament spreads them on a "
-                 "random matrix")
-    return chosen, lines
-
-
 def shapes_2d(n: int, p: int, nb_option, grid: str | None) -> list[tuple[int, int, int]]:
     """(Pr, Pc, NB) of the 2D runs `model lu` shows: --grid, else every Pr x Pc whose
     process rows and columns all own a block (every shape when none does), NB as
@@ -137,28 +139,7 @@ def shapes_2d(n: int, p: int, nb_option, grid: str | None) -> list[tuple[int, in
     return busy or every
 
 
-def _baseline_2d(rows: list[str]) -> list[str]:
-    """The 2D table: its header above the rows of `_row_2d` (none: no table)."""
-    if not rows:
-        return []
-    return ["", ("2D LU (block-cyclic, partial pivoting), bytes per rank (MB = 1e6 bytes; "
-                 "wire = logical: own point-to-point schedules); pivots as a run's record "
-                 "assumes them (expected: uniform over the active rows) and the received "
-                 "bytes from no row swaps to the worst case; time from the 2D model "
-                 "(per-rank alpha-beta-gamma sum, the makespan where ranks share cores):"),
-            (f"  {'grid':>9} {'NB':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
-             f"{'msgs max':>8} {'recv none':>9} {'recv worst':>10} {'time s':>8}")] + rows
-
-
-def _row_2d(n: int, profile, placement, shape: tuple[int, int, int]) -> str:
-    """The table's line of one 2D grid (its three pivotings in one process: they share
-    the pivot-free counts)."""
-    pr, pc, nb = shape
-    costs = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("expected", "none", "worst")}
-    expected = costs["expected"]
-    wire_sent, wire_recv, _ = expected.wire()
-    time_s = expected.record_block(profile, placement)["time_s"]
-    return (f"  {pr:>5}x{pc:<3} {nb:>4} {expected.bytes_recv.max() / 1e6:>9.2f} "
-            f"{wire_sent.max() / 1e6:>9.2f} {wire_recv.max() / 1e6:>9.2f} "
-            f"{expected.msgs_sent.max():>8.0f} {costs['none'].bytes_recv.max() / 1e6:>9.2f} "
-            f"{costs['worst'].bytes_recv.max() / 1e6:>10.2f} {time_s:>8.3f}")
+def auto_shape_2d(n: int, p: int, nb_option, grid: str | None) -> tuple[int, int, int]:
+    """(Pr, Pc, NB) that `lu --algo 2d` runs: --grid, else the squarest Pr <= Pc."""
+    pr, pc = parse_grid(grid, p, 2) if grid is not None else square_2d(p)
+    return pr, pc, default_nb(n, pr, pc) if nb_option == "auto" else int(nb_option)
