@@ -127,3 +127,49 @@ def test_readme_machine_schema_pastes_as_json_and_docs_stand_alone(tmp_path):
     assert cited and cited <= anchors
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (root / link).exists(), link
+
+
+def _parsers():
+    """(command words, parser) of every command and subcommand of `linalg-io`."""
+    from linalg_io import helptext
+    from linalg_io.cli import build_parser
+
+    todo = [((), build_parser())]
+    while todo:
+        words, parser = todo.pop()
+        yield words, parser
+        commands = helptext.subcommands(parser)
+        if commands is not None:
+            todo += [((*words, name), child) for name, child in commands.choices.items()]
+
+
+def test_help_describes_every_command_shows_defaults_and_lists_only_what_it_takes(capsys):
+    import re
+
+    from linalg_io.cli import main
+
+    seen = 0
+    for words, parser in _parsers():
+        seen += 1
+        text = parser.format_help()
+        assert parser.description, words
+        assert "SPEC" not in text and "shared/" not in text, words
+        accepted = {s for a in parser._actions for s in a.option_strings}
+        # options another command of the package takes (named as where to use them)
+        elsewhere = {"--np", "--algo", "--grid", "--nb", "--objective", "--mem", "--mca",
+                     "--input-layout", "--p", "--n", "--m", "--write", "--profile", "--out",
+                     "--report", "--resume", "--oversubscribe", "--threads", "--seed",
+                     "--nodes", "--ntasks-per-node", "--gpus-per-task", "--cpus-per-task"}
+        for action in parser._actions:
+            for mentioned in re.findall(r"--[a-z][a-z-]*", action.help or ""):
+                assert mentioned in accepted or mentioned in elsewhere, (words, mentioned)
+    assert seen >= 12
+    lu_help = dict(_parsers())[("lu",)].format_help()
+    assert "(default: auto)" in lu_help and "(default: cpu)" in lu_help
+    with pytest.raises(SystemExit) as version:
+        main(["--version"])
+    assert version.value.code == 0 and capsys.readouterr().out.startswith("linalg-io 0.1")
+    assert main(["model", "lu", "--n", "1024", "--p", "4", "--machine", "nonexist"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "linalg-io: error: machine file nonexist: no such file; shipped machines: "
+        "example_cpu, example_gpu (or the path of a JSON file, schema in the README)")
