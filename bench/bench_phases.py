@@ -11,7 +11,8 @@ The table gives, per (P, N, variant), the best and the median over the kept roun
 each launch's fastest repetition, and the ratio of each variant's best to the first
 variant's. --phases prints the per-phase seconds per repetition of the slowest rank
 (`time_by_phase.max`) of the kept launch with the best time beside the model's
-(`model.time_by_phase`). Variants are NAME=ARGS, ARGS the `linalg-io lu` options:
+(`model.time_by_phase`). Variants are NAME=ARGS, ARGS the `linalg-io lu` options,
+after any KEY=VALUE environment words (PYTHONPATH=DIR runs another checkout):
     flock /tmp/linalg-io-bench.lock env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\
       .venv/bin/python bench/bench_phases.py --np 2 --n 8192 --rounds 3 --phases \\
       "2d=--algo 2d" "auto=--algo conflux --grid auto --nb auto"
@@ -42,15 +43,27 @@ def children_cpu() -> float:
     return usage.children_user + usage.children_system
 
 
-def launch(p: int, n: int, args: list[str], reps: int, warmup: int, out: Path) -> dict:
+def split_variant(options: str) -> tuple[dict, list[str]]:
+    """(environment, lu options) of a variant's ARGS: leading KEY=VALUE words are
+    environment variables (e.g. PYTHONPATH=/path/to/another/checkout)."""
+    words = shlex.split(options)
+    env = {}
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, value = words.pop(0).split("=", 1)
+        env[key] = value
+    return env, words
+
+
+def launch(p: int, n: int, options: str, reps: int, warmup: int, out: Path) -> dict:
     """One `linalg-io lu` launch; its record, with the load around it."""
+    env, args = split_variant(options)
     command = [sys.executable, "-m", "linalg_io", "lu", "--np", str(p), "--n", str(n),
                "--reps", str(reps), "--warmup", str(warmup), "--quiet", "--out", str(out),
                *args]
     load = os.getloadavg()[0]
     busy0 = cpu_busy()
     own0, wall0 = children_cpu(), time.monotonic()
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, env={**os.environ, **env})
     busy1 = cpu_busy()
     own, wall = children_cpu() - own0, time.monotonic() - wall0
     ticks = os.sysconf("SC_CLK_TCK")
@@ -130,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in args.np:
                 for n in args.n:
                     for name, options in variants:
-                        result = launch(p, n, shlex.split(options), args.reps, args.warmup, out)
+                        result = launch(p, n, options, args.reps, args.warmup, out)
                         result.update(variant=name, np=p, n=n, round=rnd)
                         results.append(result)
                         print(f"round {rnd} P={p} N={n} {name}: "

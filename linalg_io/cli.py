@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
-            from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
+            from linalg_io.comm.launch import (check_launched_size, follow_launcher, relaunch,
+                                               under_mpi_launcher)
             from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
@@ -308,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
+            follow_launcher()   # a rank of --np's job: ends with it
             refuse_singleton_step()   # srun without PMIx: N singletons, one line
             if args.np:
                 check_launched_size(args.np)

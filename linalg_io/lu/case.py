@@ -24,6 +24,7 @@ from linalg_io.lu.matrix_source import check_finite, open_source
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve, upper_stats
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
+from linalg_io.models.phase_time import lu2d_phase_seconds
 from linalg_io.models.profile import load_profile
 
 
@@ -161,6 +162,8 @@ class LU2DCase:
         block["bytes_sent_band"] = {piv: float(costs.bytes_sent.max())
                                     for piv, costs in band.items()}
         block["given_pivots"] = traffic_block(lu2d_costs(n, nb, pr, pc, self.pivots))
+        block["time_by_phase"] = lu2d_phase_seconds(n, nb, pr, pc, profile, placement,
+                                                    self.pivoting)
         return block
 
     def lower_bound(self) -> dict:

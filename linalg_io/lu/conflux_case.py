@@ -35,6 +35,7 @@ from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.memory import memory_over
+from linalg_io.models.phase_time import conflux_phase_seconds
 from linalg_io.models.profile import Placement, load_profile
 
 
@@ -154,6 +155,9 @@ class ConfluxCase:
                                    self._pivot_assumption(), self.placement)
         exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
         block["given_pivots"] = traffic_block(exact)
+        block["time_by_phase"] = conflux_phase_seconds(self.n, self.v, self.px, self.py, self.c,
+                                                       self.profile, self.placement,
+                                                       self._pivot_assumption())
         return block
 
     def lower_bound(self) -> dict:

@@ -9,7 +9,9 @@ over it, the verdict; the parameters all runs share above the table),
 threads splits (side by side), ``bytes_K.png`` (received and wire bytes, measured vs
 model per run), ``balance_K.png`` (bytes received per rank), ``gflops_K.png``
 (GFLOP/s vs P), ``phases_K.png`` (bytes by phase); for all records
-``summary.csv``/``summary.md``; and ``index.html``, which embeds everything.
+``summary.csv``/``summary.md``, ``phases.csv``/``phases.md`` (LU time per phase,
+measured against the model, `linalg_io.report.phases`); and ``index.html``, which
+embeds everything.
 Prediction records (`model ... --scan`) are not runs: per kernel K they get
 ``scaling_K.csv``/``scaling_K.md`` and ``scaling_K.png`` (`linalg_io.report.scaling`).
 """
@@ -27,7 +29,7 @@ import pandas as pd
 
 from linalg_io.errors import InputError
 from linalg_io.records import flatten, read_records
-from linalg_io.report import html, plots, scaling, tables
+from linalg_io.report import html, phases, plots, scaling, tables
 from linalg_io.report.labels import common_params
 from linalg_io.report.pairs import ranks_threads_table
 from linalg_io.report.provenance import provenance
@@ -134,6 +136,11 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
     summary.to_csv(out / "summary.csv", index=False)
     (out / "summary.md").write_text(tables.to_markdown(summary))
     written = ["summary.csv", "summary.md", "index.html"]
+    by_phase = phases.phase_table(records)
+    if len(by_phase):
+        by_phase.to_csv(out / "phases.csv", index=False)
+        (out / "phases.md").write_text(tables.to_markdown(by_phase))
+        written += ["phases.csv", "phases.md"]
     sections = []
     for kernel, table in tables.kernel_tables(frame).items():
         stem = file_stem(kernel)
