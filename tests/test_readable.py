@@ -173,3 +173,33 @@ def test_help_describes_every_command_shows_defaults_and_lists_only_what_it_take
     assert capsys.readouterr().err.strip() == (
         "linalg-io: error: machine file nonexist: no such file; shipped machines: "
         "example_cpu, example_gpu (or the path of a JSON file, schema in the README)")
+
+
+def test_labels_show_what_differs_anywhere_in_the_section():
+    """One run per algorithm used to show no parameter at all (they varied per algorithm
+    only): every parameter that differs in the section is in every label."""
+    import pandas as pd
+
+    from linalg_io.records import flatten
+    from linalg_io.report.labels import problem_labels, run_labels
+
+    gemm = pd.DataFrame([flatten(make_record(kernel="tsgemm", algo=variant, nranks=2,
+                                             params={"m": 4096, "n": 16, "k": k},
+                                             per_rank_sent=[1e6, 1e6],
+                                             model_per_rank=[1e6, 1e6]))
+                         for variant, k in (("atb", 16), ("tsm2r", 64))])
+    assert run_labels(gemm) == ["atb k=16 P=2", "tsm2r k=64 P=2"]
+    solve = pd.DataFrame([flatten(make_record(kernel="sptrsv", algo=algo, nranks=2,
+                                              params={"matrix": matrix, "nrhs": 1},
+                                              per_rank_sent=[1e6, 1e6],
+                                              model_per_rank=[1e6, 1e6]))
+                          for algo, matrix in (("levelset", "lap2d:64"),
+                                               ("syncfree", "lap3d:16"))])
+    assert run_labels(solve) == ["levelset matrix=lap2d:64 P=2", "syncfree matrix=lap3d:16 P=2"]
+    # one name per problem: an NB left to auto and the same NB given are one problem
+    lu = pd.DataFrame([flatten(make_record(params={"n": 2048, "nb": 128, "grid": [2, 2, 1]},
+                                           command=command))
+                       for command in (["linalg-io", "lu", "--n", "2048"],
+                                       ["linalg-io", "lu", "--n", "2048", "--nb", "128"])])
+    assert problem_labels(lu) == ["2d n=2048", "2d n=2048"]
+    assert run_labels(lu) == ["2d nb=128(auto) P=4", "2d nb=128 P=4"]
