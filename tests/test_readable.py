@@ -203,3 +203,14 @@ def test_labels_show_what_differs_anywhere_in_the_section():
                                        ["linalg-io", "lu", "--n", "2048", "--nb", "128"])])
     assert problem_labels(lu) == ["2d n=2048", "2d n=2048"]
     assert run_labels(lu) == ["2d nb=128(auto) P=4", "2d nb=128 P=4"]
+
+
+def test_one_number_format_per_column():
+    import pandas as pd
+
+    from linalg_io.report.tables import formatted_rows
+
+    table = pd.DataFrame({"MB": [29225.845, 4551.2], "s": [0.25, 16.0], "n": [3, 4],
+                          "tiny": [0.0005, 2.0]})
+    assert formatted_rows(table) == [["29226", "0.2500", "3", "5.000e-04"],
+                                     ["4551", "16.0000", "4", "2.000e+00"]]
