@@ -319,7 +319,7 @@ def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
 
 def asked_params(point: SweepPoint, record: dict) -> str:
     """The parameters the sweep asked for, 'auto' ones with the record's choice:
-    'n=1024 grid=auto(2x2x1) nb=auto(128)' (algo and variant have their own column)."""
+    'n=1024 grid=auto(2x2) nb=auto(128)' (algo and variant have their own column)."""
     from linalg_io.report.labels import format_grid
 
     chosen = record.get("params") or {}
@@ -330,7 +330,7 @@ def asked_params(point: SweepPoint, record: dict) -> str:
         if value is True:
             words.append(key)
         elif value == "auto" and key in chosen:
-            words.append(f"{key}=auto({format_grid(chosen[key])})")
+            words.append(f"{key}=auto({format_grid(chosen[key], record.get('algo'))})")
         else:
             words.append(f"{key}={value}")
     return " ".join(words)

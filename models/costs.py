@@ -43,6 +43,9 @@ class RankCosts:
     # placement, where a communicator that crosses nodes also links ranks of one node (a
     # tree over the whole job); None: `crossing_links` of `links`
     node_traffic: Callable[[Placement], tuple[np.ndarray, np.ndarray]] | None = None
+    # the model's own time for a profile and placement (a critical path over the steps)
+    # and its formula in words; None: `times` of the slowest rank (TIME_FORMULA)
+    critical_path: tuple[Callable[[MachineProfile, Placement], float], str] | None = None
 
     def inter_node(self, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
         """(bytes sent, bytes received) per rank to and from ranks on other nodes, where
@@ -104,12 +107,16 @@ class RankCosts:
         block["wire"].update(node_split(np.asarray(wire_sent, dtype=float),
                                         np.asarray(wire_recv, dtype=float),
                                         *self.inter_node(placement)))
+        if self.critical_path is None:
+            time_s = shared_makespan(self.times(profile, placement), placement.shared_cores)
+            time_formula = self.TIME_FORMULA
+        else:
+            time_s, time_formula = self.critical_path[0](profile, placement), self.critical_path[1]
         return {**block,
                 "flops": _max_mean(self.flops),
-                "time_s": shared_makespan(self.times(profile, placement),
-                                          placement.shared_cores),
+                "time_s": float(time_s),
                 "time_terms_s": self.time_terms(profile, placement),
-                "time_formula": self.TIME_FORMULA,
+                "time_formula": time_formula,
                 "formula": self.formula}
 
 

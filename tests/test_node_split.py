@@ -96,3 +96,51 @@ def test_network_fit_takes_the_large_messages_slope():
     alpha, beta = fit_network(rows)
     assert alpha == pytest.approx(5e-5 + 8 / 1.25e8 * 1.7)
     assert 1 / beta == pytest.approx(1.25e8)
+
+
+def test_lu2d_critical_path_on_one_rank_is_its_work():
+    """P = 1: no messages, nothing overlaps: the critical path is the rank's own work,
+    the alpha-beta-gamma sum of the rank (flop-equivalents at gamma)."""
+    from linalg_io.models.lu2d import critical_path_time
+
+    profile = MachineProfile(1e-6, 1e-9, 1e9, 1e9)
+    costs = lu2d_costs(1000, 64, 1, 1, "none")
+    placement = profile.placement(1)
+    assert critical_path_time(1000, 64, 1, 1, "none", profile, placement) == pytest.approx(
+        costs.gamma_flops[0] / profile.gamma_flops, rel=1e-12)
+
+
+def test_lu2d_critical_path_counts_each_panel_and_the_network():
+    """1 x 2 on two nodes: the panels alternate between the columns, and the look-ahead
+    hides only what the other column's update covers; a slower network costs time, and
+    the difference between two networks is at least the bytes on the critical path's
+    broadcasts at the difference of the rates."""
+    from dataclasses import replace
+
+    from linalg_io.models.lu2d import critical_path_time
+    from linalg_io.models.profile import InterNode
+
+    fast = MachineProfile(1e-6, 1e-10, 1e10, 1e10, ranks_per_node=1,
+                          inter_node=InterNode(1e-5, 1e9))
+    slow = replace(fast, inter_node=InterNode(1e-5, 1e8))
+    n, nb = 2048, 128
+    times = [critical_path_time(n, nb, 1, 2, "none", m, m.placement(2)) for m in (fast, slow)]
+    work = lu2d_costs(n, nb, 1, 2, "none").gamma_flops.max() / fast.gamma_flops
+    assert times[0] > work
+    first_panel = 8 * (nb * (nb - 1) // 2 + nb + 1 + n * nb)
+    assert times[1] - times[0] >= first_panel * (1e-8 - 1e-9)
+
+
+def test_a_cluster_file_of_nodes_sharing_a_machine_keeps_its_cores():
+    """calibrate on an emulated cluster writes one core per node (2 nodes on 2 cores):
+    a run's placement keeps it, so 4 ranks share 2 cores; a file without a network
+    takes this node's cores as before."""
+    from dataclasses import replace
+
+    from linalg_io.models.profile import InterNode, this_machine_cores
+
+    shared = MachineProfile(1e-6, 1e-9, 1e9, 1e9, ranks_per_node=2, cores_per_node=1,
+                            nodes=2, inter_node=InterNode(1e-5, 1e8))
+    assert shared.for_run(2).placement(4).shared_cores == 2
+    one_node = replace(shared, inter_node=None)
+    assert one_node.for_run(2).cores_per_node == this_machine_cores()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from synthetic_records import make_record
 
 from linalg_io.comm.summary import summary_line
@@ -77,3 +78,52 @@ def test_python_api_runs_a_case_and_loads_records(tmp_path):
         linalg_io.run("lu", algo="2d", n=256, grid="3x3", np=2)
     with pytest.raises(InputError, match="no records file"):
         load(str(tmp_path / "none*.jsonl"))
+
+
+def test_pingpong_is_reported_osu_style_with_its_fit():
+    import pandas as pd
+
+    from linalg_io.report import plots
+
+    rows = [{"bytes": b, "iters": 10, "one_way_s": 1e-6 + b * 1e-9, "bandwidth_Bps": 0.0,
+             "data_ok": True} for b in (8, 32, 128, 65536, 262144)]
+    frame = pd.DataFrame([{"kernel": "pingpong", "algo": "sendrecv", "nranks": 2,
+                           "results": rows}])
+    figures = plots.kernel_figures(frame, "pingpong")
+    assert list(figures) == ["pingpong_pingpong"]
+    latency, bandwidth = figures["pingpong_pingpong"].axes
+    assert latency.get_xscale() == latency.get_yscale() == bandwidth.get_yscale() == "log"
+    measured, fitted = latency.lines
+    assert list(measured.get_ydata()) == pytest.approx([1e-6 * 1e6 + b * 1e-3 for b in
+                                                        (8, 32, 128, 65536, 262144)])
+    assert "alpha 1.01 us" in fitted.get_label()   # the 8-byte time and "1/beta 1000 MB/s" in fitted.get_label()
+    assert bandwidth.lines[0].get_ydata()[-1] == pytest.approx(262144 / (1e-6 + 262144e-9) / 1e6)
+
+
+def test_readme_machine_schema_pastes_as_json_and_docs_stand_alone(tmp_path):
+    """The README's machine file is JSON that the loader takes; README, docs and code
+    cite nothing outside the repository; the anchors the code cites exist."""
+    import json
+    import re
+    from pathlib import Path
+
+    from linalg_io.models.profile import load_profile
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    (block,) = re.findall(r"```json\n(.*?)```", readme, re.DOTALL)
+    (tmp_path / "m.json").write_text(block)
+    machine = load_profile(tmp_path / "m.json")
+    assert json.loads(block)["ranks_per_node"] == machine.ranks_per_node == 128
+    assert machine.inter_node.links_per_node == 1
+    records_doc = (root / "docs" / "records.md").read_text()
+    anchors = set(re.findall(r'<a id="([a-z-]+)"></a>', records_doc))
+    cited = set()
+    for path in [root / "README.md", *root.glob("docs/*.md"), *root.glob("linalg_io/**/*.py"),
+                 *root.glob("models/*.py")]:
+        text = path.read_text()
+        assert "shared/" not in text and "SPEC.md" not in text, path
+        cited |= set(re.findall(r"docs/records\.md#([a-z-]+)", text))
+    assert cited and cited <= anchors
+    for link in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (root / link).exists(), link

@@ -78,10 +78,13 @@ def exit_agreed(code: int) -> None:
 
     from mpi4py import MPI
 
+    from linalg_io.comm.launch import mark_finished
+
     sys.stdout.flush()
     sys.stderr.flush()
     if MPI.Is_initialized() and not MPI.Is_finalized():
         MPI.Finalize()
+    mark_finished()   # os._exit skips the atexit hook that says so
     os._exit(code)
 
 

@@ -98,10 +98,15 @@ def _scaling_section(part: pd.DataFrame, kernel: str, out: Path) -> tuple[html.K
     stem = f"scaling_{file_stem(kernel)}"
     table = scaling.scaling_table(part)
     table.to_csv(out / f"{stem}.csv", index=False)
+    machines = "; ".join(dict.fromkeys(
+        f"{name}" + (", an example, not measured" if example is True else "")
+        for name, example in zip(part.get("machine.name", pd.Series(dtype=object)),
+                                 part.get("machine.example", pd.Series(dtype=object)))))
     section = html.KernelSection(
-        kernel=f"{kernel} (predicted)", table=table,
+        kernel=f"{kernel} (predicted" + (f" for {machines})" if machines else ")"), table=table,
         common=common_params(part.dropna(axis=1, how="all")),
-        formulas={"model": _formulas(part, "model.formula"),
+        formulas={"efficiency": [scaling.baseline_text(table)] if len(table) else [],
+                  "model": _formulas(part, "model.formula"),
                   "time": _formulas(part, "model.time_formula"),
                   "lower bound": _formulas(part, "lower_bound.formula")})
     (out / f"{stem}.md").write_text(section.markdown(f"{stem}.csv"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from linalg_io.report.tables import RUN_COLUMNS, format_cell, to_markdown
+from linalg_io.report.tables import RUN_COLUMNS, formatted_rows, to_markdown
 
 TERMS_TITLE = ("time beside the model's terms (latency = alpha x messages, bandwidth = "
                "beta x bytes, compute = flops / gamma, of the rank with the largest sum)")
@@ -63,19 +63,19 @@ class KernelSection:
 
 
 def table_html(table: pd.DataFrame) -> str:
-    """The table in a box that scrolls sideways when wider than the page; text columns
-    left-aligned, a failed verdict's cell marked."""
+    """The table in a box that scrolls sideways when wider than the page; one number
+    format per column, text columns left-aligned, a failed verdict's cell marked."""
     header = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
     text = {name: not pd.api.types.is_numeric_dtype(table[name]) for name in table.columns}
     rows = []
-    for row in table.itertuples(index=False):
+    for row, texts in zip(table.itertuples(index=False), formatted_rows(table)):
         cells = []
-        for name, value in zip(table.columns, row):
+        for name, value, shown in zip(table.columns, row, texts):
             failed = name in ("verify_passed", "verify", "verdict") and (
                 value is False or "FAILED" in str(value))
             classes = " ".join(c for c, on in (("failed", failed), ("text", text[name])) if on)
             css = f' class="{classes}"' if classes else ""
-            cells.append(f"<td{css}>{html.escape(format_cell(value))}</td>")
+            cells.append(f"<td{css}>{html.escape(shown)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div class="wide"><table><thead><tr>{header}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>")

@@ -114,20 +114,20 @@ def _derived(values: pd.Series) -> bool:
 
 
 def varying_params(frame: pd.DataFrame) -> list[str]:
-    """The parameters (names without 'params.') whose text differs between the rows,
-    derived ones left out, in record order."""
+    """The parameters (names without 'params.') with more than one value among the rows
+    that have them, derived ones left out, in record order."""
     texts = param_texts(frame)
-    return [key for key in _named(frame, list(texts.columns)) if texts[key].nunique() > 1
-            and not _derived(frame[f"params.{key}"])]
+    return [key for key in _named(frame, list(texts.columns))
+            if texts[key][texts[key] != ""].nunique() > 1 and not _derived(frame[f"params.{key}"])]
 
 
 def common_params(frame: pd.DataFrame) -> str:
-    """'n=1024 nb=64(auto) dist=random': the parameters every row shares (the caption
-    of a table whose rows show only what varies)."""
+    """'n=1024 nb=64(auto) dist=random': the parameters with one value among the rows
+    that have them (the caption of a table whose rows show only what varies)."""
     texts = param_texts(frame)
-    return " ".join(f"{key}={texts[key].iloc[0]}" for key in _named(frame, list(texts.columns))
-                    if texts[key].nunique() == 1 and texts[key].iloc[0]
-                    and not _derived(frame[f"params.{key}"]))
+    values = {key: texts[key][texts[key] != ""] for key in _named(frame, list(texts.columns))}
+    return " ".join(f"{key}={found.iloc[0]}" for key, found in values.items()
+                    if found.nunique() == 1 and not _derived(frame[f"params.{key}"]))
 
 
 def run_labels(frame: pd.DataFrame, limit: int | None = LABEL_CHARS) -> list[str]:
@@ -189,7 +189,7 @@ def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
 # too: its distribution of A, where the LU's `dist` is the matrix).
 CONFIGURATION = {"nb", "grid", "objective", "partition", "order", "input_layout",
                  "redist_mem", "pivoting"}
-SIZES = ("n", "m", "matrix")
+SIZES = {"lu": ("n",), "tsgemm": ("m", "n", "k"), "sptrsv": ("matrix",)}
 
 
 def problem_labels(frame: pd.DataFrame) -> list[str]:
@@ -202,7 +202,8 @@ def problem_labels(frame: pd.DataFrame) -> list[str]:
     kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
     algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
     varying = varying_params(frame)
-    varying = [key for key in SIZES if key in texts and key not in varying] + varying
+    sizes = SIZES.get(str(kernels.iloc[0]) if len(kernels) else "", ())
+    varying = [key for key in sizes if key in texts and key not in varying] + varying
     labels = []
     for index, algo, kernel in zip(frame.index, algos, kernels):
         words = [algo]

@@ -23,8 +23,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
+from linalg_io.errors import InputError
 from linalg_io.report.labels import problem_labels, run_labels
 from linalg_io.report.tables import MB, column, oversubscribed
+from linalg_io.tools.hockney import fit_alpha_beta
 
 PANELS_PER_FIGURE = 12
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
@@ -315,9 +317,53 @@ def phase_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     return figure
 
 
+def pingpong_figure(frame: pd.DataFrame, kernel: str = "pingpong") -> Figure | None:
+    """OSU-style, per ping-pong record: one-way latency (us) and bandwidth (MB/s) against
+    the message size, log axes, with the Hockney line t(n) = alpha + beta n fitted to the
+    record's own points (`linalg_io.tools.hockney`), dashed."""
+    runs = [(label, rows) for label, rows in zip(run_labels(frame), _values(frame, "results"))
+            if isinstance(rows, list) and rows]
+    if not runs:
+        return None
+    figure = new_figure(12, 4.5)
+    latency_axes, bandwidth_axes = figure.subplots(1, 2)
+    for index, (label, rows) in enumerate(runs):
+        style = series_style(index)
+        sizes = np.array([row["bytes"] for row in rows], dtype=float)
+        one_way = np.array([row["one_way_s"] for row in rows], dtype=float)
+        latency_axes.plot(sizes, one_way * 1e6, label=label, **style)
+        bandwidth_axes.plot(sizes, sizes / one_way / MB, label=label, **style)
+        try:
+            alpha, beta = fit_alpha_beta(rows)
+        except InputError:   # sizes too few to fit: the points alone
+            continue
+        line = np.geomspace(sizes.min(), sizes.max(), 64)
+        fitted = alpha + beta * line
+        fit_label = (f"fit: alpha {alpha * 1e6:.3g} us, 1/beta {1 / beta / MB:.4g} MB/s"
+                     if beta > 0 else f"fit: alpha {alpha * 1e6:.3g} us")
+        latency_axes.plot(line, fitted * 1e6, color=style["color"], linestyle="--",
+                          label=fit_label)
+        bandwidth_axes.plot(line, line / fitted / MB, color=style["color"], linestyle="--")
+    for axes, ylabel in ((latency_axes, "one-way latency (us)"),
+                         (bandwidth_axes, "bandwidth (MB/s, 10^6 B/s)")):
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("message size (bytes)")
+        axes.set_ylabel(ylabel)
+        axes.grid(True, which="both", alpha=0.3)
+    latency_axes.legend(fontsize=7)
+    figure.suptitle(f"{kernel}: ranks 0 and 1, best of the timed rounds per size "
+                    "(dashed: the alpha-beta fit)", fontsize=10)
+    return figure
+
+
 def kernel_figures(frame: pd.DataFrame, kernel: str) -> dict[str, Figure]:
-    """{file stem: figure} of every plot that one kernel's records can draw."""
+    """{file stem: figure} of every plot that one kernel's records can draw (ping-pong:
+    its latency and bandwidth against the message size only)."""
     figures: dict[str, Figure] = {}
+    if kernel == "pingpong":
+        figure = pingpong_figure(frame, kernel)
+        return {f"pingpong_{kernel}": figure} if figure is not None else {}
     for stem, build in (("time", time_figure), ("bytes", bytes_figure), ("gflops", gflops_figure),
                         ("phases", phase_figure)):
         figure = build(frame, kernel)

@@ -36,11 +36,12 @@ def machine_origin(command: Any) -> str:
     return "the shipped default profile (models/default_profile.json)"
 
 
-def _blas(value: Any) -> str:
-    if not isinstance(value, list):
-        return ""
-    return ", ".join(f"{lib.get('internal_api', '?')} {lib.get('version', '')}".strip()
-                     for lib in value if isinstance(lib, dict))
+def _blas(values: pd.Series) -> str:
+    """'openblas 0.3.31, openmp': each distinct library the records loaded, once."""
+    found = {f"{lib.get('internal_api', '?')} {lib.get('version') or ''}".strip()
+             for value in values if isinstance(value, list)
+             for lib in value if isinstance(lib, dict)}
+    return ", ".join(sorted(found))
 
 
 def _distinct(values: pd.Series) -> list[str]:
@@ -60,8 +61,7 @@ def provenance(runs: pd.DataFrame, predictions: pd.DataFrame) -> list[tuple[str,
     items.append(("commits", ", ".join(commits) or "unknown"))
     if len(runs):
         items.append(("MPI", "; ".join(_distinct(_column(runs, "env.mpi_library"))) or "unknown"))
-        items.append(("BLAS", "; ".join(_distinct(_column(runs, "env.blas").map(_blas)))
-                      or "unknown"))
+        items.append(("BLAS and OpenMP", _blas(_column(runs, "env.blas")) or "unknown"))
         hosts = sorted({h for value in _column(runs, "hosts") if isinstance(value, list)
                         for h in value})
         items.append(("hosts", ", ".join(hosts) or "unknown"))

@@ -300,24 +300,37 @@ def _verdict(passed: Any, metric: str, value: float) -> str:
     return f"{metric}={value:.3g} {word}" if metric and not math.isnan(value) else word
 
 
-def format_cell(value: Any) -> str:
-    """A cell as text: 4 significant digits for floats, 'n/a' for missing values."""
+def _needs_exponent(value: float) -> bool:
+    return value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3)
+
+
+def format_cell(value: Any, exponent: bool | None = None) -> str:
+    """A cell as text: floats with 4 significant digits, or as 1.234e-05 (`exponent`;
+    None: where the value itself needs it), 'n/a' for missing values."""
     if value is None or value is pd.NA:
         return "n/a"
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "n/a"
-        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+        if _needs_exponent(value) if exponent is None else exponent:
             return f"{value:.3e}"
         return f"{value:.4g}"
     return str(value)
 
 
+def formatted_rows(table: pd.DataFrame) -> list[list[str]]:
+    """The cells of `table` as text, one number format per column: a column in which any
+    float needs an exponent writes every float with one."""
+    exponent = [any(isinstance(v, (float, np.floating)) and not math.isnan(v)
+                    and _needs_exponent(v) for v in table[name]) for name in table.columns]
+    return [[format_cell(v, e) for v, e in zip(row, exponent)]
+            for row in table.itertuples(index=False)]
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table (no `tabulate` needed)."""
     header = [str(c) for c in table.columns]
-    rows = [[format_cell(v).replace("|", "\\|") for v in row]
-            for row in table.itertuples(index=False)]
+    rows = [[cell.replace("|", "\\|") for cell in row] for row in formatted_rows(table)]
     numeric = [pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])
                for c in table.columns]
     lines = ["| " + " | ".join(header) + " |",
@@ -329,7 +342,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 def to_text(table: pd.DataFrame) -> str:
     """Aligned plain text for the terminal."""
     header = [str(c) for c in table.columns]
-    rows = [[format_cell(v) for v in row] for row in table.itertuples(index=False)]
+    rows = formatted_rows(table)
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
     numeric = [pd.api.types.is_numeric_dtype(table[c]) for c in table.columns]
 

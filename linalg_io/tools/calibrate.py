@@ -3,7 +3,8 @@
 alpha (s per message) and beta (s per byte) come from the ping-pong one-way times
 t(n) = alpha + beta n between ranks 0 and 1 (Hockney fit, see fit_alpha_beta); gamma is the
 dgemm rate of one rank while every rank runs dgemm at once (the condition of a
-trailing update), the median over ranks; mem_bw is the STREAM-like copy rate
+trailing update; at most as many ranks as the machine has cores, `computes_at_once`),
+the median over ranks; mem_bw is the STREAM-like copy rate
 (read + write bytes per second), again with every rank copying at once. The file is this
 machine as a one-node machine (`linalg_io.models.profile`): the rates, its cores and its
 memory, no network; every rank of a `--np P` run sits on it.
@@ -33,24 +34,13 @@ from linalg_io.comm.wire import node_names
 from linalg_io.errors import InputError
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import InterNode, MachineProfile, this_machine_cores
+from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
 GEMM_ORDER = 1024
 COPY_BYTES = 64 * 2**20
 STREAM_BYTES = 16 * 2**20    # each message of the shared-link stream
 ROUND_BYTES = 4e7            # bytes a ping-pong round moves each way, at most
-
-
-def fit_alpha_beta(rows: list[dict]) -> tuple[float, float]:
-    """Hockney fit: alpha = the smallest one-way time of messages <= 256 B; beta = the
-    median of (t - alpha) / n over messages >= 64 KiB (the asymptotic bandwidth)."""
-    small = [r["one_way_s"] for r in rows if r["bytes"] <= 256]
-    large = [r for r in rows if r["bytes"] >= 64 * 2**10]
-    if not small or not large:
-        raise InputError("calibrate needs ping-pong sizes from <= 256 B to >= 64 KiB")
-    alpha = min(small)
-    beta = float(np.median([(r["one_way_s"] - alpha) / r["bytes"] for r in large]))
-    return alpha, beta
 
 
 def fit_network(rows: list[dict]) -> tuple[float, float]:
@@ -75,7 +65,11 @@ def best_time(action, repeats: int) -> float:
     return best
 
 
-def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3) -> float:
+def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3, busy: bool = True) -> float | None:
+    """Flop/s of a dgemm of `order` (None on a rank that only keeps the barriers)."""
+    if not busy:
+        best_time(lambda: None, repeats)
+        return None
     rng = np.random.default_rng(MPI.COMM_WORLD.Get_rank())
     a, b = rng.random((order, order)), rng.random((order, order))
     c = np.empty_like(a)
@@ -83,7 +77,11 @@ def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3) -> float:
     return 2.0 * order**3 / seconds
 
 
-def copy_bandwidth(nbytes: int = COPY_BYTES, repeats: int = 5) -> float:
+def copy_bandwidth(nbytes: int = COPY_BYTES, repeats: int = 5, busy: bool = True) -> float | None:
+    """Read + write bytes/s of a copy (None on a rank that only keeps the barriers)."""
+    if not busy:
+        best_time(lambda: None, repeats)
+        return None
     src = np.ones(nbytes // 8)
     dst = np.empty_like(src)
     seconds = best_time(lambda: np.copyto(dst, src), repeats)
@@ -170,9 +168,9 @@ def network(reps: int) -> dict | None:
             "per_node": per_node, "nodes": len(nodes), "nodes_per_machine": len(nodes) / kernels}
 
 
-def network_profile(base: MachineProfile, net: dict) -> MachineProfile:
-    """`base` (fitted on the on-node ping-pong) as a cluster, the network from the
-    others (module doc)."""
+def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachineProfile:
+    """`base` (fitted on the on-node ping-pong, dgemm and copy on `at_once` ranks) as a
+    cluster, the network from the others (module doc)."""
     latency, inter_beta = fit_network(net["inter"])
     if inter_beta <= 0:
         raise InputError("ping-pong fit gave a non-positive beta; rerun with more --reps")
@@ -189,9 +187,19 @@ def network_profile(base: MachineProfile, net: dict) -> MachineProfile:
               f"network ping-pong between ranks 0 and {net['per_node']}, node 0's "
               f"{net['per_node']} ranks streaming to node 1 at once "
               f"({net['shared_Bps'] / 1e6:.1f} MB/s against one stream's "
-              f"{net['one_stream_Bps'] / 1e6:.1f}), dgemm {GEMM_ORDER} and a copy on all "
-              f"ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
+              f"{net['one_stream_Bps'] / 1e6:.1f}), dgemm {GEMM_ORDER} and a copy on "
+              f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
                                   "memory" if sharing > 1 else "")))
+
+
+def computes_at_once(world: MPI.Comm) -> bool:
+    """Whether this rank takes part in the dgemm and copy measurements: every rank,
+    unless the machine holds more ranks than cores (nodes sharing one machine), then
+    the first `this_machine_cores()` ranks of the machine, so the rates stay one
+    core's (collective)."""
+    kernel = boot_id()
+    mine = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
+    return mine.index(world.Get_rank()) < this_machine_cores()
 
 
 def calibrate(reps: int) -> dict | None:
@@ -199,8 +207,9 @@ def calibrate(reps: int) -> dict | None:
     world = MPI.COMM_WORLD
     net = network(reps)
     rows = run_pingpong(8, 16 * 2**20, reps)[0] if net is None else net["intra"]
-    gamma = world.gather(dgemm_rate(), root=0)
-    bandwidth = world.gather(copy_bandwidth(), root=0)
+    busy = computes_at_once(world)
+    gamma = [g for g in world.gather(dgemm_rate(busy=busy), root=0) or [] if g]
+    bandwidth = [b for b in world.gather(copy_bandwidth(busy=busy), root=0) or [] if b]
     if world.Get_rank() != 0:
         return None
     alpha, beta = fit_alpha_beta(rows)
@@ -212,9 +221,9 @@ def calibrate(reps: int) -> dict | None:
         name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
         nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
         note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
-              f"{GEMM_ORDER} and a copy on all {world.Get_size()} ranks at once"))
+              f"{GEMM_ORDER} and a copy on {len(gamma)} ranks at once"))
     if net is not None:
-        profile = network_profile(profile, net)
+        profile = network_profile(profile, net, len(gamma))
     return {"profile": profile, "pingpong": rows, "gamma_per_rank": gamma,
             "mem_bw_per_rank": bandwidth, "network": net}
 
@@ -234,7 +243,7 @@ def main(args, argv: list[str]) -> int:
         print(f"beta   {profile.beta_s_per_byte * 1e9:10.4f} ns per byte "
               f"({1 / profile.beta_s_per_byte / 1e9:.2f} GB/s)")
         print(f"gamma  {profile.gamma_flops / 1e9:10.2f} GFLOP/s per rank (dgemm {GEMM_ORDER}, "
-              f"all {world.Get_size()} ranks at once)")
+              f"{len(result['gamma_per_rank'])} ranks at once)")
         print(f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:10.2f} GB/s per rank (copy, all ranks)")
         if profile.inter_node is not None:
             net, shared = profile.inter_node, result["network"]["shared_Bps"]
