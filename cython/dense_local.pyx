@@ -150,6 +150,10 @@ def trsm_right_upper(double[:, :] u not None, double[:, :] b not None) -> None:
     _solve(_upper_right, u, b, True, "trsm_right_upper")
 
 
+def trsm_upper(double[:, :] u not None, double[:, :] b not None) -> None:
+    _trsm(b'U', b'N', u, b)
+
+
 def gemm_minus(double[:, :] c not None, double[:, :] a not None, double[:, :] b not None) -> None:
     cdef int m = c.shape[0], n = c.shape[1], k = a.shape[1]
     cdef int lda = _ld(a), ldb = _ld(b), ldc = _ld(c)
