@@ -1,4 +1,4 @@
-"""Command line of linalg-io (argument parsing only; see SPEC section 2).
+"""Command line of linalg-io: argument parsing only, handed to the runner or a tool.
 
 Run under ``mpiexec -n P``/``srun``, or give ``--np P`` outside MPI and the command
 relaunches itself under the venv's mpiexec. Exit codes: 0 success, 1 verification
@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 
+from linalg_io import helptext
 from linalg_io.argtypes import (OneLineParser, byte_size, int_or_auto, nonnegative_int,
                                 positive_float, positive_int, rank_counts, seed)
 from linalg_io.errors import InputError, LinalgIOError
@@ -64,7 +65,9 @@ def add_lu_problem(parser: argparse.ArgumentParser, algos=("2d", "conflux")) -> 
                              "conflux: 2.5D LU with tournament pivoting"
                              + ("; scalapack: the site's pdgetrf (ctypes) on 2d's matrix"
                                 if "scalapack" in algos else ""))
-    parser.add_argument("--n", type=positive_int, help="matrix order (from the file with --dist file)")
+    parser.add_argument("--n", type=positive_int,
+                        help="matrix order" + (" (from the file with --dist file)"
+                                               if "scalapack" in algos else ""))
     parser.add_argument("--nb", type=int_or_auto, default="auto",
                         help="block (2d) or tile size v (conflux); auto: 2d takes 128 when "
                              "every rank holds >= 2048 rows and columns, else 64; conflux: "
@@ -189,8 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--scan", choices=SCANS[family],
                          help="predict each P of --p and write one record per P and "
                               "algorithm (--out); strong: the problem fixed"
-                              + ("; weak: --mem-per-rank of the matrix per rank"
-                                 if "weak" in SCANS[family] else ""))
+                              + {"lu": "; weak: --mem-per-rank of the matrix per rank",
+                                 "tsgemm": "; weak: --m rows per rank"}.get(family, ""))
         sub.add_argument("--out", metavar="FILE.jsonl", help="with --scan: append the records here")
         if family == "lu":
             sub.add_argument("--all", action="store_true",
@@ -230,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--account", help="#SBATCH --account (none: the site's default)")
     render.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="fill a template placeholder {KEY}")
-    return parser
+    return helptext.finish(parser)
 
 
 def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -32,7 +32,8 @@ write, ``--out`` in its command naming OUT) once the point has ended by itself, 
 after a timeout (the progress line says so). ^C or SIGTERM (``timeout``, scancel,
 kill) ends the running point and every process it started, ranks included
 (`linalg_io.session`), discards what it wrote, prints the summary of what ran and
-exits 130 (^C) or 143 (SIGTERM).
+exits 130 (^C) or 143 (SIGTERM); so does a point that the same signal ended first
+(scancel and Slurm's time limit signal every process of a job at once).
 ``--resume`` skips a point whose command line sets the same options as a record's
 ``command`` (its ``--out`` aside; order and written-out defaults do not matter); a skipped point keeps its record's
 verdict (a FAILED record fails the sweep). At the end a summary table of the records

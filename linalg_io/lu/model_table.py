@@ -100,8 +100,7 @@ def model_table(args) -> str:
                        "MB = 1e6 B (wire = logical: own point-to-point schedules); pivots as "
                        "a run's record assumes them (expected: uniform over the active rows) "
                        "and the received bytes from no row swaps to the worst case; time from "
-                       "the 2D model (per-rank alpha-beta-gamma sum, the makespan where ranks "
-                       "share cores):")]
+                       "the 2D model (its formula: a 2D record's model.time_formula):")]
         lines += verdict.lu2d_lines(rows_2d, chosen_2d, limit) + verdict.more_line(rows_2d, limit)
         lines.append(f"  * = what `lu --algo 2d --grid {args.grid} --nb {args.nb}` runs")
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
