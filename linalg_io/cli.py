@@ -302,8 +302,13 @@ def main(argv: list[str] | None = None) -> int:
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
-            from linalg_io.comm.launch import (check_launched_size, check_same_command,
-                                               follow_launcher, relaunch, under_mpi_launcher)
+            from linalg_io.comm.launch import (
+                check_launched_size,
+                check_same_command,
+                follow_launcher,
+                relaunch,
+                under_mpi_launcher,
+            )
             from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
