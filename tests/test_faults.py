@@ -212,3 +212,18 @@ def test_ranks_with_different_command_lines_refuse_in_one_line(tmp_path):
                     f"(ranks 1 differ from rank 0's 'linalg-io lu --n 256 --out {out} --reps 1'"
                     "): give every rank the same arguments")], result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_the_teardown_pmix_line_is_dropped():
+    """prterun's PMIx server may print PMIX_ERR_UNREACH while ranks leave after an agreed
+    error: the launcher keeps the error line alone."""
+    import io
+
+    from linalg_io.comm.launcher_output import relay_stderr
+
+    out = io.BytesIO()
+    relay_stderr(io.BytesIO(b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"
+                            b"[vm:11538] PMIX ERROR: PMIX_ERR_UNREACH in file "
+                            b"src/server/pmix_server.c at line 3146\n  rep 1/5: 2.0 s\n"), out)
+    assert out.getvalue() == (b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"
+                              b"  rep 1/5: 2.0 s\n")
