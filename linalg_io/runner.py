@@ -32,10 +32,9 @@ import importlib
 import os
 import statistics
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from linalg_io.contract import Case, RunConfig
 from linalg_io.errors import InputError
 from linalg_io.progress import progress
 from linalg_io.threads import check_pools, hold_pools
@@ -45,23 +44,6 @@ FAMILIES = {
     "tsgemm": "linalg_io.tsgemm.case",
     "sptrsv": "linalg_io.sptrsv.case",
 }
-
-
-@dataclass
-class RunConfig:
-    """What the CLI hands the runner: a plain description of one run."""
-
-    command: str
-    options: dict[str, Any]
-    argv: list[str] = field(default_factory=list)
-    reps: int = 5
-    warmup: int = 1
-    seed: int = 0
-    out: str | None = None
-    threads: int = 1
-    backend: str = "cpu"
-    quiet: bool = False
-    profile: str | None = None
 
 
 def _median_etc(times: list[float]) -> dict[str, float]:
@@ -162,24 +144,17 @@ def check_outputs(config: RunConfig, rank: int) -> None:
         raise InputError(f"--out {out}: cannot create it under {parent}")
 
 
-def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], verify: dict,
+def build_record(config: RunConfig, case: Case, nranks: int, times: list[float], verify: dict,
                  traffic: dict, hosts: list[str]) -> dict:
     """Assemble schema v1 (SPEC section 3) on rank 0."""
     from linalg_io import envinfo
-    from linalg_io.records import SCHEMA_VERSION, new_run_id, utc_timestamp
+    from linalg_io.records import record_header
 
     time_s = _median_etc(times)
     flops = case.flops()
     return {
-        "schema": SCHEMA_VERSION,
-        "run_id": new_run_id(),
-        "timestamp": utc_timestamp(),
-        "git_commit": envinfo.git_commit(),
-        "command": config.argv,
-        "kernel": case.kernel,
-        "algo": case.algo,
-        "backend": config.backend,
-        "dtype": case.params.get("dtype", "float64"),
+        **record_header(config.argv, case.kernel, case.algo, config.backend,
+                        case.params.get("dtype", "float64")),
         "params": case.params,
         "nranks": nranks,
         "threads_per_rank": check_pools(config.threads),   # read back from the pools
@@ -205,7 +180,7 @@ def _megabytes(block: dict | None, *path: str) -> str:
     return f"{block / 1e6:.3f}"
 
 
-def summary_line(case: Any, record: dict) -> str:
+def summary_line(case: Case, record: dict) -> str:
     """One greppable line per run, in the spirit of HPL's, led by the bytes each rank
     received (logical, the quantity the I/O lower bound bounds) and the bytes the MPI
     library moved (wire, sent/received), the busiest rank's, with the model's beside."""

@@ -23,9 +23,8 @@ from collections.abc import Callable
 from functools import partial
 
 from linalg_io.errors import InputError
-from linalg_io.layout.blockcyclic import default_nb
-from linalg_io.layout.grid_shapes import divisors, parse_grid
 from linalg_io.lu.fits import check_model_memory
+from linalg_io.lu.plan import Candidate, LUPlan, candidates, choose_plan
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
@@ -57,26 +56,31 @@ def model_table(args) -> str:
     placement = profile.placement(p)
     mem = args.mem or placement.memory_per_rank
     algos = (args.algo,) if args.algo else ("conflux", "2d")
-    grid = None if args.grid == "auto" else args.grid
     lines = [f"LU model: N={n} P={p} memory/rank={mem / 2**20:.0f} MiB",
              machine_line(profile, placement)]
     bounds = [("--mem or node memory / its ranks",
                lu_lower_bound(n, p, mem / WORD, "the memory per rank above"))]
+    ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
+           "grid": args.grid, "nb": args.nb, "objective": args.objective}
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
-        rows_2d = mapper.start(partial(_row_2d, n, profile, placement),
-                               shapes_2d(n, p, args.nb, grid) if "2d" in algos else [])
+        if "2d" in algos:
+            plan_2d = choose_plan("2d", **ask)
+            table_2d = candidates("2d", **ask)
+            if plan_2d not in [candidate.plan for candidate in table_2d]:
+                table_2d.append(Candidate(plan_2d))
+            rows_2d = mapper.start(partial(_row_2d, profile, placement, plan_2d),
+                                   [candidate.plan for candidate in table_2d])
         if "conflux" in algos:
-            chosen, conflux_lines = _conflux_table(args, n, p, mem, profile, placement, grid,
-                                                   mapper)
-        lines_2d = _baseline_2d(rows_2d())
+            chosen, table = conflux_rows(ask, mapper)
+            conflux_lines = _conflux_table(args, chosen, table)
+        lines_2d = _baseline_2d(rows_2d()) if "2d" in algos else []
     if "conflux" in algos:
         lines += conflux_lines
         if chosen:
-            label = (f"what the marked 2.5D run records ({chosen['px']}x{chosen['py']}x"
-                     f"{chosen['c']}, v={chosen['v']})")
+            label = (f"what the marked 2.5D run records ({'x'.join(map(str, chosen.grid))}, "
+                     f"v={chosen.nb})")
             bounds.append((label, lu_lower_bound(
-                n, p, conflux.memory_words(n, chosen["v"], chosen["px"], chosen["py"], chosen["c"]),
-                conflux.MEMORY)))
+                n, p, conflux.memory_words(n, chosen.nb, *chosen.grid), conflux.MEMORY)))
     if "2d" in algos:
         lines += lines_2d
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
@@ -86,55 +90,36 @@ def model_table(args) -> str:
     return "\n".join(lines)
 
 
-def conflux_rows(n: int, p: int, mem: float, profile: MachineProfile, placement: Placement,
-                 grid: str | None, nb, objective: str,
-                 mapper: Callable = map) -> tuple[dict | None, list[dict]]:
-    """(the row `lu --algo conflux` runs, every row: fitting ones best first for
-    `objective`, then those over `mem` by time)."""
-    tiles = conflux.TILE_SIZES if nb == "auto" else (int(nb),)
-    shapes = None if grid is None else [parse_grid(grid, p, 3)]
-    rows = conflux.candidate_table(n, p, mem, profile, tiles, placement, shapes, mapper)
-    order = conflux.ranked(rows, objective)
-    chosen = order[0] if order else None
-    return chosen, order + sorted((r for r in rows if not r["fits"]), key=lambda r: r["time_s"])
+def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUPlan | None, list[Candidate]]:
+    """(the plan `lu --algo conflux` runs, or None when nothing fits; every candidate, in
+    `candidates`' order) for the keyword arguments `ask` of `choose_plan`."""
+    table = candidates("conflux", **ask, mapper=mapper)
+    try:
+        return choose_plan("conflux", **ask, table=table), table
+    except InputError:
+        return None, table
 
 
-def _conflux_table(args, n: int, p: int, mem: float, profile, placement,
-                   grid: str | None, mapper: Callable) -> tuple[dict | None, list[str]]:
-    chosen, rows = conflux_rows(n, p, mem, profile, placement, grid, args.nb, args.objective,
-                                mapper)
+def _conflux_table(args, chosen: LUPlan | None, table: list[Candidate]) -> list[str]:
     lines = ["", (f"2.5D LU (conflux), bytes per rank (MB = 1e6 bytes), best first for "
                   f"--objective {args.objective}; wire = what MPI moves (the code's own "
                   "point-to-point schedules: = logical):"),
              (f"  {'grid':>9} {'v':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
               f"{'max/mean':>8} {'sent max':>9} {'msgs max':>8} {'mem MiB':>8} {'time s':>8}")]
-    for r in rows:
-        mark = "*" if r is chosen else ("!" if not r["fits"] else " ")
+    for candidate in table:
+        r = candidate.costs
+        mark = "*" if candidate.plan == chosen else ("!" if not r["fits"] else " ")
+        spread = r["wire_max"] / r["wire_mean"] if r["wire_mean"] else 1.0   # P = 1: no wire
         lines.append(
             f"{mark} {r['px']:>3}x{r['py']}x{r['c']:<3} {r['v']:>4} {r['bytes_recv_max'] / 1e6:>9.2f} "
             f"{r['wire_sent_max'] / 1e6:>9.2f} {r['wire_recv_max'] / 1e6:>9.2f} "
-            f"{r['wire_max'] / r['wire_mean']:>8.3f} {r['bytes_sent_max'] / 1e6:>9.2f} "
+            f"{spread:>8.3f} {r['bytes_sent_max'] / 1e6:>9.2f} "
             f"{r['msgs_max']:>8.0f} {r['mem_bytes'] / 2**20:>8.0f} {r['time_s']:>8.3f}")
     lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} --objective "
                  f"{args.objective}` runs; ! = over the memory limit; max/mean of the wire "
                  "bytes (larger direction); pivots as the tournament spreads them on a "
                  "random matrix")
-    return chosen, lines
-
-
-def shapes_2d(n: int, p: int, nb_option, grid: str | None) -> list[tuple[int, int, int]]:
-    """(Pr, Pc, NB) of the 2D runs `model lu` shows: --grid, else every Pr x Pc whose
-    process rows and columns all own a block (every shape when none does), NB as
-    `lu --algo 2d` takes it."""
-    def nb_of(pr: int, pc: int) -> int:
-        return default_nb(n, pr, pc) if nb_option == "auto" else int(nb_option)
-
-    if grid is not None:
-        pr, pc = parse_grid(grid, p, 2)
-        return [(pr, pc, nb_of(pr, pc))]
-    every = [(pr, p // pr, nb_of(pr, p // pr)) for pr in divisors(p)]
-    busy = [(pr, pc, nb) for pr, pc, nb in every if max(pr, pc) <= -(-n // nb)]
-    return busy or every
+    return lines
 
 
 def _baseline_2d(rows: list[str]) -> list[str]:
@@ -147,18 +132,20 @@ def _baseline_2d(rows: list[str]) -> list[str]:
                  "bytes from no row swaps to the worst case; time from the 2D model "
                  "(per-rank alpha-beta-gamma sum, the makespan where ranks share cores):"),
             (f"  {'grid':>9} {'NB':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
-             f"{'msgs max':>8} {'recv none':>9} {'recv worst':>10} {'time s':>8}")] + rows
+             f"{'msgs max':>8} {'recv none':>9} {'recv worst':>10} {'time s':>8}")] + rows + [
+        "  * = what `lu --algo 2d` with the same --grid and --nb runs"]
 
 
-def _row_2d(n: int, profile, placement, shape: tuple[int, int, int]) -> str:
-    """The table's line of one 2D grid (its three pivotings in one process: they share
-    the pivot-free counts)."""
-    pr, pc, nb = shape
+def _row_2d(profile, placement, chosen: LUPlan, plan: LUPlan) -> str:
+    """The table's line of one 2D plan, marked * when it is the one `lu --algo 2d` runs
+    (its three pivotings in one process: they share the pivot-free counts)."""
+    n, (pr, pc), nb = plan.n, plan.grid, plan.nb
+    mark = "*" if plan == chosen else " "
     costs = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("expected", "none", "worst")}
     expected = costs["expected"]
     wire_sent, wire_recv, _ = expected.wire()
     time_s = expected.record_block(profile, placement)["time_s"]
-    return (f"  {pr:>5}x{pc:<3} {nb:>4} {expected.bytes_recv.max() / 1e6:>9.2f} "
+    return (f"{mark} {pr:>5}x{pc:<3} {nb:>4} {expected.bytes_recv.max() / 1e6:>9.2f} "
             f"{wire_sent.max() / 1e6:>9.2f} {wire_recv.max() / 1e6:>9.2f} "
             f"{expected.msgs_sent.max():>8.0f} {costs['none'].bytes_recv.max() / 1e6:>9.2f} "
             f"{costs['worst'].bytes_recv.max() / 1e6:>10.2f} {time_s:>8.3f}")

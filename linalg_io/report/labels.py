@@ -20,11 +20,12 @@ from typing import Any
 
 import pandas as pd
 
+from linalg_io.options import build_parser, command_options, not_the_problem
+
 LABEL_CHARS = 48
-# Options of a command line that say how or where a problem runs, not which problem.
-NOT_THE_PROBLEM = {"--np": 1, "--out": 1, "--grid": 1, "--reps": 1, "--warmup": 1,
-                   "--threads": 1, "--profile": 1, "--mem": 1, "--quiet": 0, "--algo": 1,
-                   "--variant": 1}
+# Options of a command line that say how or where a problem runs, not which problem
+# (with the words each takes), from the option table.
+NOT_THE_PROBLEM = not_the_problem()
 
 
 def missing(value: Any) -> bool:
@@ -49,8 +50,6 @@ def plain(value: Any) -> str:
 
 @cache
 def _parser() -> argparse.ArgumentParser:
-    from linalg_io.cli import build_parser
-
     return build_parser()
 
 
@@ -68,11 +67,10 @@ def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
 def option_names(kernel: str) -> tuple[str, ...] | None:
     """The options of `linalg-io KERNEL` (by dest, in the order of its --help) plus
     'grid'; None for a kernel that is no command (every parameter counts then)."""
-    subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if kernel not in subcommands.choices:
+    options = command_options(kernel)
+    if options is None:
         return None
-    return tuple(a.dest for a in subcommands.choices[kernel]._actions
-                 if a.option_strings and a.dest != "grid") + ("grid",)
+    return tuple(key for key in options if key != "grid") + ("grid",)
 
 
 def _named(frame: pd.DataFrame, keys: list[str]) -> list[str]:
