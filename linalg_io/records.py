@@ -20,8 +20,6 @@ from typing import Any
 from linalg_io.errors import InputError
 
 SCHEMA_VERSION = 1
-REQUIRED_KEYS = ("schema", "run_id", "timestamp", "kernel", "algo", "params", "nranks",
-                 "time_s", "verify", "traffic", "model")
 
 
 def new_run_id() -> str:
@@ -30,6 +28,18 @@ def new_run_id() -> str:
 
 def utc_timestamp() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def record_header(command: list[str], kernel: str, algo: str, backend: str,
+                  dtype: str = "float64", **marks: Any) -> dict:
+    """The fields every record begins with (runs, predictions and the tools' records):
+    schema, a new run_id, the UTC timestamp, the git commit, the command line, then
+    `marks` (a prediction's `"prediction": True`), kernel, algo, backend and dtype."""
+    from linalg_io.envinfo import git_commit
+
+    return {"schema": SCHEMA_VERSION, "run_id": new_run_id(), "timestamp": utc_timestamp(),
+            "git_commit": git_commit(), "command": command, **marks,
+            "kernel": kernel, "algo": algo, "backend": backend, "dtype": dtype}
 
 
 def _jsonable(value: Any) -> Any:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from linalg_io.comm.launch_status import STATUS_VARIABLE, mark_finished
 from linalg_io.comm.launcher_output import relay_stderr
 from linalg_io.comm.wire import MONITORING_VARIABLE
 from linalg_io.errors import EnvironmentProblem, InputError
@@ -48,7 +49,6 @@ LAUNCHER_RANK_VARIABLES = (
 
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 GRACE_S = 1.5   # after a forwarded signal, mpiexec's time to end the ranks before SIGKILL
-STATUS_VARIABLE = "LINALG_IO_LAUNCHER_STATUS"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -68,14 +68,6 @@ def _parent_death(signum: int) -> Callable[[], None]:
             os.kill(os.getpid(), signum)
 
     return arm
-
-
-def mark_finished() -> None:
-    """On a rank the --np launcher started: note that this rank ended its command."""
-    path = os.environ.get(STATUS_VARIABLE)
-    if path:
-        with open(path, "a", encoding="ascii") as status:
-            status.write("finished\n")
 
 
 def follow_launcher() -> None:
