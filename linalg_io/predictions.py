@@ -1,6 +1,6 @@
 """Prediction records: what `linalg-io model ... --scan` writes, one per P and algorithm.
 
-A prediction record has the schema of a run's (SPEC section 3) where the two share a
+A prediction record has the schema of a run's (docs/records.md#predictions) where the two share a
 meaning (kernel, algo, params, nranks, model, lower_bound), `"prediction": true`, and
 instead of the measured fields (times, verify, traffic) the machine it was predicted
 for: {name, example, nodes, ranks_per_node, shared_cores, memory_per_rank}. Its `model`
@@ -46,6 +46,12 @@ def prediction_record(kernel: str, algo: str, params: dict, nranks: int, model: 
         "lower_bound": lower_bound,
         "gflops": flops / time_s / 1e9 if flops and time_s else None,
     }
+
+
+def emit(line: str) -> None:
+    """One line of a scan on stdout as soon as it is computed (a scan over many P takes
+    minutes; its rows appear as they come)."""
+    print(line, flush=True)
 
 
 def write_predictions(records: list[dict], out: str | None) -> None:

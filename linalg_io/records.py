@@ -1,8 +1,9 @@
-"""Result records: schema v1 of SPEC section 3, appended atomically, loaded into pandas.
+"""Result records: schema v1 (docs/records.md#schema), appended atomically, loaded into pandas.
 
 A record is one JSON line written with a single ``os.write`` under an exclusive
 ``flock``, then fsync'd, so concurrent jobs never interleave and an interrupted
-job never leaves half a record; `load_records` skips a truncated last line.
+job never leaves half a record; a write that fails (a full disk) is cut back to
+the file's old size; `load_records` skips a truncated last line.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def _jsonable(value: Any) -> Any:
 def append_record(path: str | os.PathLike, record: dict) -> None:
     """Append `record` as one whole line to the JSON-lines file `path`. A file whose last
     line was cut short (an interrupted writer of another tool) gets a newline first, so
-    that the new record is a line of its own and readers skip only the cut one."""
+    that the new record is a line of its own and readers skip only the cut one. A write
+    or fsync that fails (a full disk, a quota) truncates the file back to its old size
+    before the OSError goes on, so no part of the record stays."""
     line = (json.dumps(record, default=_jsonable, sort_keys=False) + "\n").encode()
     path = Path(path)
     if path.parent != Path(""):
@@ -62,10 +65,14 @@ def append_record(path: str | os.PathLike, record: dict) -> None:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
-        written = os.write(fd, line)
-        if written != len(line):
-            raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
-        os.fsync(fd)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
 
@@ -112,3 +119,18 @@ def load_records(paths: Iterable[str | os.PathLike]):
     import pandas as pd
 
     return pd.DataFrame([flatten(r) for r in read_records(paths)])
+
+
+def load(paths: str | os.PathLike | Iterable[str | os.PathLike]):
+    """The records of one file, a glob pattern ("results/*.jsonl") or several of either,
+    as a pandas DataFrame (`load_records`); InputError when nothing matches."""
+    import glob
+
+    given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    files = []
+    for item in given:
+        matched = sorted(glob.glob(str(item))) if glob.has_magic(str(item)) else [item]
+        if not matched or not all(Path(f).is_file() for f in matched):
+            raise InputError(f"{item}: no records file")
+        files += matched
+    return load_records(files)

@@ -56,7 +56,8 @@ def run_benchmark(config: RunConfig) -> int:
 
     from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
-    from linalg_io.comm.summary import traffic_summary
+    from linalg_io.comm.phase_clock import phase_time_summary
+    from linalg_io.comm.summary import summary_line, traffic_summary
     from linalg_io.comm.wire import open_wire
 
     world = MPI.COMM_WORLD
@@ -99,15 +100,21 @@ def run_benchmark(config: RunConfig) -> int:
     agreed(world, lambda: check_pools(config.threads))   # no pool changed during the reps
     traffic = traffic_summary(counted.counter, wire, world, config.reps,
                               getattr(case, "logical_unavailable", None))
+    time_by_phase = phase_time_summary(getattr(case, "phase_clock", None), world, config.reps)
     verify = world.bcast(agreed(world, case.verify), root=0)
+    from linalg_io.comm.node import node_load
     from linalg_io.envinfo import gather_hosts
+    from linalg_io.slurm_job import slurm_job
 
     hosts = gather_hosts(world)
+    launch = {"oversubscribed": node_load(world, config.threads), "slurm": slurm_job()}
 
     def write_record() -> None:
         if rank != 0:
             return
-        record = build_record(config, case, world.Get_size(), times, verify, traffic, hosts)
+        record = {**build_record(config, case, world.Get_size(), times, verify, traffic, hosts,
+                                 time_by_phase),
+                  **launch}
         if config.out:
             from linalg_io.records import append_record
 
@@ -116,7 +123,7 @@ def run_benchmark(config: RunConfig) -> int:
             except OSError as error:
                 raise InputError(f"cannot append the record to {config.out}: {error}") from None
         if not config.quiet:
-            print(summary_line(case, record), flush=True)
+            print(summary_line(case.describe(), record), flush=True)
 
     agreed(world, write_record)   # every rank leaves with rank 0's write error, if any
     return 0 if verify["passed"] else 1
@@ -145,8 +152,9 @@ def check_outputs(config: RunConfig, rank: int) -> None:
 
 
 def build_record(config: RunConfig, case: Case, nranks: int, times: list[float], verify: dict,
-                 traffic: dict, hosts: list[str]) -> dict:
-    """Assemble schema v1 (SPEC section 3) on rank 0."""
+                 traffic: dict, hosts: list[str], time_by_phase: dict | None = None) -> dict:
+    """Assemble schema v1 (SPEC section 3) on rank 0; `time_by_phase` (a case with a
+    `phase_clock`, `linalg_io.comm.phase_clock.phase_time_summary`) goes in only when set."""
     from linalg_io import envinfo
     from linalg_io.records import record_header
 
@@ -165,40 +173,8 @@ def build_record(config: RunConfig, case: Case, nranks: int, times: list[float],
         "gflops": flops / time_s["median"] / 1e9 if time_s["median"] > 0 else None,
         "verify": verify,
         "traffic": traffic,
+        **({"time_by_phase": time_by_phase} if time_by_phase is not None else {}),
         "model": case.model(),
         "lower_bound": case.lower_bound(),
         "env": envinfo.environment(),
     }
-
-
-def _megabytes(block: dict | None, *path: str) -> str:
-    """block[path...] / 1e6 as text, 'n/a' where the block or a key is missing."""
-    for key in path:
-        if not isinstance(block, dict) or block.get(key) is None:
-            return "n/a"
-        block = block[key]
-    return f"{block / 1e6:.3f}"
-
-
-def summary_line(case: Case, record: dict) -> str:
-    """One greppable line per run, in the spirit of HPL's, led by the bytes each rank
-    received (logical, the quantity the I/O lower bound bounds) and the bytes the MPI
-    library moved (wire, sent/received), the busiest rank's, with the model's beside."""
-    median = record["time_s"]["median"]
-    traffic, model = record["traffic"], record["model"] or {}
-    gflops = record["gflops"] or 0.0
-    status = "PASSED" if record["verify"]["passed"] else "FAILED"
-    if record["verify"].get("numerically_singular"):
-        status += (f" (numerically singular: smallest |pivot| / max|A| = "
-                   f"{record['verify']['min_pivot_ratio']:.2e} < N eps)")
-    wire = (f"wire_max={_megabytes(traffic['wire'], 'bytes_sent', 'max')}/"
-            f"{_megabytes(traffic['wire'], 'bytes_recv', 'max')}MB"
-            if traffic.get("wire") else "wire=n/a")
-    return (f"{case.kernel:<7} {case.algo:<9} {case.describe()} P={record['nranks']} "
-            f"time={median:.4g}s GFLOP/s={gflops:.3f} "
-            f"recv_max={_megabytes(traffic, 'bytes_recv', 'max')}MB "
-            f"(model {_megabytes(model, 'bytes_recv', 'max')}) {wire} "
-            f"(model {_megabytes(model.get('wire'), 'bytes_sent', 'max')}/"
-            f"{_megabytes(model.get('wire'), 'bytes_recv', 'max')}) "
-            f"sent_max={_megabytes(traffic, 'bytes_sent', 'max')}MB "
-            f"{record['verify']['metric']}={record['verify']['value']:.3g} {status}")

@@ -310,7 +310,7 @@ def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
 
 def asked_params(point: SweepPoint, record: dict) -> str:
     """The parameters the sweep asked for, 'auto' ones with the record's choice:
-    'n=1024 grid=auto(2x2x1) nb=auto(128)' (algo and variant have their own column)."""
+    'n=1024 grid=auto(2x2) nb=auto(128)' (algo and variant have their own column)."""
     from linalg_io.report.labels import format_grid
 
     chosen = record.get("params") or {}
@@ -321,7 +321,7 @@ def asked_params(point: SweepPoint, record: dict) -> str:
         if value is True:
             words.append(key)
         elif value == "auto" and key in chosen:
-            words.append(f"{key}=auto({format_grid(chosen[key])})")
+            words.append(f"{key}=auto({format_grid(chosen[key], record.get('algo'))})")
         else:
             words.append(f"{key}={value}")
     return " ".join(words)
@@ -364,6 +364,19 @@ def _naming_out(record: dict, out: Path) -> dict:
     return {**record, "command": command}
 
 
+def _stopped_with(launched: Launched, grace_s: float = 1.0) -> bool:
+    """The point ended by a stop signal that reached the sweep too (scancel and Slurm's
+    time limit signal every process of the job at once, so the point may end before
+    the sweep's handler has run): wait briefly for the sweep's own signal."""
+    stop_codes = {-signum for signum in STOP_SIGNALS} | {128 + signum for signum in STOP_SIGNALS}
+    if launched.returncode not in stop_codes:
+        return False
+    deadline = time.monotonic() + grace_s
+    while STOP.signum is None and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    return STOP.signum is not None
+
+
 def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
                 launch: Launcher, codes: list[int], counts: dict, this_sweep: dict) -> None:
     """Run (or skip) each point in turn, printing its progress line; a skipped point
@@ -396,7 +409,8 @@ def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
         seconds = time.monotonic() - start
         written = read_records([point_file]) if point_file.exists() else []
         point_file.unlink(missing_ok=True)
-        if launched.interrupted:   # whatever it wrote is discarded: no record of a cut run
+        if launched.interrupted or _stopped_with(launched):
+            # whatever it wrote is discarded: no record of a cut run
             print("interrupted" + (" (its record discarded)" if written else ""), flush=True)
             return
         for record in written:

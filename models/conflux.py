@@ -56,10 +56,17 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from linalg_io.models.conflux_pivots import pivot_counts
-from linalg_io.models.costs import RankCosts, link_time, makespans, shared_makespan
+from linalg_io.models.costs import (
+    RankCosts,
+    crossing_links,
+    link_time,
+    makespans,
+    shared_makespan,
+)
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import StepClasses, spread, step_classes
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
@@ -69,11 +76,15 @@ from linalg_io.layout.schedules import (
     SMALL_BYTES,
     allgatherv_costs,
     bcast_costs,
+    bcast_node_costs,
     binomial_children,
     reduce_costs,
 )
 
 WORD = 8
+# the communicators' spans (`MachineProfile.link`): a process row is Py consecutive
+# world ranks, a process column one layer (Px Py), a fibre and the world all P
+GROUPS = ("row", "col", "fibre", "world")
 # the phases of `ConfluxLU.step`, in the order it runs them (the names of its
 # `comm.phase` regions, plus "solves" and "update": local work only)
 PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves", "scatter_slices",
@@ -173,13 +184,17 @@ def _trailing(tiles, steps: int) -> np.ndarray:
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                         pivots: str | Sequence[np.ndarray] = "none",
                         profile: MachineProfile | None = None,
-                        placement: Placement | None = None, by_phase: bool = False) -> dict:
+                        placement: Placement | None = None, by_phase: bool = False,
+                        by_group: bool = False) -> dict:
     """Per-rank totals, arrays [layer, x, y]: "sent", "recv" (bytes), "msgs", "flops";
     with a profile also "time_s", the critical path of the code's schedule on the
     profile's machine (`placement`: where the P ranks sit, default the profile's); with
     `by_phase`, "by_phase": {phase: the same four arrays} for the `PHASES` of
     `ConfluxLU.step` in its order (they sum to the totals; the pivot ids' broadcast is
-    push_pivots', the local getrf and merges tournament_pivoting's).
+    push_pivots', the local getrf and merges tournament_pivoting's);
+    `by_group`: also "by_group", {group: (sent, recv) arrays [layer, x, y]} of the
+    communicators in GROUPS but the pivot ids' ("world"), and "id_roots" (the ids'
+    root and bytes per step), for the inter-node split (`node_traffic`).
 
     A rank's time for a piece of work is sum over its communicators' links of alpha
     msgs + max(sum of beta sent, sum of beta recv) + flops/gamma (`MachineProfile.link`;
@@ -330,6 +345,12 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
     if by_phase:
         out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
+    if by_group:
+        out["by_group"] = {group: spread(sum(
+            np.stack([np.broadcast_to(piece.traffic[group][i], shape) for i in (0, 1)])
+            for piece in (panel, solve) if group in piece.traffic), xs, ys)
+            for group in GROUPS[:3] if group in panel.traffic or group in solve.traffic}
+        out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
         placement = placement or profile.placement(p)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
@@ -388,7 +409,7 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
         spectrum = np.fft.rfft(count)
         for key, cost in zip(("sent", "recv", "msgs"), costs):
             totals[key] += np.rint(np.fft.irfft(spectrum * np.fft.rfft(cost), n=p))
-    return {**totals, "per_width": per_width, "widths": w}
+    return {**totals, "per_width": per_width, "widths": w, "roots": roots}
 
 
 def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
@@ -440,9 +461,30 @@ def conflux_costs(n: int, v: int, px: int, py: int, c: int,
 
 def _costs(counts: dict, pivots) -> RankCosts:
     label = pivots if isinstance(pivots, str) else "as measured"
+    node_traffic = partial(_node_traffic, counts) if "by_group" in counts else None
     return RankCosts(bytes_sent=counts["sent"].reshape(-1), bytes_recv=counts["recv"].reshape(-1),
                      msgs_sent=counts["msgs"].reshape(-1), flops=counts["flops"].reshape(-1),
-                     formula=f"{FORMULA} (pivots: {label})")
+                     formula=f"{FORMULA} (pivots: {label})", node_traffic=node_traffic)
+
+
+def _node_traffic(counts: dict, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """Inter-node (sent, received) bytes per rank: every byte of a process row (Py
+    consecutive ranks), column (a layer, Px Py) or fibre (all P, stride Px Py) that
+    crosses nodes (`crossing_links`; exact where such a communicator's members sit on
+    distinct nodes), and the pivot ids' tree edges between nodes."""
+    c, px, py = counts["sent"].shape
+    p = c * px * py
+    spans = {"row": py, "col": px * py, "fibre": p}
+    sent, recv = np.zeros(p), np.zeros(p)
+    for group, (group_sent, group_recv) in counts["by_group"].items():
+        if crossing_links(spans[group], placement):
+            sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
+    roots, sizes = counts["id_roots"]
+    nodes = np.arange(p) // placement.ranks_per_node
+    for size in np.unique(sizes):
+        ids_sent, ids_recv = bcast_node_costs(p, size, roots[sizes == size], nodes)
+        sent, recv = sent + ids_sent, recv + ids_recv
+    return sent, recv
 
 
 MEMORY = "the 2.5D layout's memory per rank (memory_words)"
@@ -469,7 +511,7 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
                  pivots: str | Sequence[np.ndarray] = "uniform",
                  placement: Placement | None = None) -> dict:
     """The record's `model` block, its time from the critical-path prediction."""
-    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement)
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement, by_group=True)
     block = _costs(counts, pivots).record_block(profile, placement)
     block["time_s"] = counts["time_s"]
     block["time_formula"] = TIME_FORMULA

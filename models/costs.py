@@ -3,6 +3,7 @@ to the record's `model` block."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,30 @@ class RankCosts:
     # the flops as the time counts them, in flop-equivalents at gamma (kernels that run
     # below gamma count more); None: the flops themselves
     gamma_flops: np.ndarray | None = None
+    # the wire bytes (sent, received) per rank exchanged with ranks on other nodes, for a
+    # placement, where a communicator that crosses nodes also links ranks of one node (a
+    # tree over the whole job); None: `crossing_links` of `links`
+    node_traffic: Callable[[Placement], tuple[np.ndarray, np.ndarray]] | None = None
+    # the model's own time for a profile and placement (a critical path over the steps)
+    # and its formula in words; None: `times` of the slowest rank (TIME_FORMULA)
+    critical_path: tuple[Callable[[MachineProfile, Placement], float], str] | None = None
+
+    def inter_node(self, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+        """(bytes sent, bytes received) per rank to and from ranks on other nodes, where
+        the ranks sit in blocks of `placement.ranks_per_node` consecutive ranks: the
+        model's own split (`node_traffic`), else every byte of the links that cross
+        nodes (`crossing_links`; exact when each such communicator has its members on
+        distinct nodes, as a process column of a row-major grid whose Pc is a multiple
+        of the ranks per node)."""
+        if self.node_traffic is not None:
+            return self.node_traffic(placement)
+        sent, recv, _ = self.wire()
+        links = self.links or {placement.p: (sent, recv, None)}
+        out, into = np.zeros(len(sent)), np.zeros(len(sent))
+        for span, (span_sent, span_recv, _) in links.items():
+            if crossing_links(span, placement):
+                out, into = out + span_sent, into + span_recv
+        return out, into
 
     def wire(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(bytes sent, bytes received, messages) per rank on the wire."""
@@ -59,27 +84,78 @@ class RankCosts:
         flops = self.flops if self.gamma_flops is None else self.gamma_flops
         return link_time(links, profile, placement) + flops / profile.gamma_flops
 
+    def time_terms(self, profile: MachineProfile, placement: Placement) -> dict:
+        """The alpha-beta-gamma sum of the rank whose sum is the largest, term by term
+        (seconds, each at one core): latency = alpha msgs, bandwidth = max(beta sent,
+        beta recv), compute = flops / gamma. A model whose time is not that sum (a
+        critical path, a roofline) keeps these as the terms it is made of."""
+        links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
+        latency, bandwidth = link_terms(links, profile, placement)
+        flops = self.flops if self.gamma_flops is None else self.gamma_flops
+        compute = np.broadcast_to(flops / profile.gamma_flops, np.shape(self.bytes_sent))
+        rank = int(np.argmax(latency + bandwidth + compute))
+        return {"latency": float(np.broadcast_to(latency, compute.shape)[rank]),
+                "bandwidth": float(np.broadcast_to(bandwidth, compute.shape)[rank]),
+                "compute": float(compute[rank])}
+
     def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
         """The record's `model` block: max and mean per rank, predicted time (`times` of
         the slowest rank, or their makespan where the ranks share cores)."""
         placement = placement or profile.placement(len(self.bytes_sent))
-        return {**traffic_block(self),
+        block = traffic_block(self)
+        wire_sent, wire_recv, _ = self.wire()
+        block["wire"].update(node_split(np.asarray(wire_sent, dtype=float),
+                                        np.asarray(wire_recv, dtype=float),
+                                        *self.inter_node(placement)))
+        if self.critical_path is None:
+            time_s = shared_makespan(self.times(profile, placement), placement.shared_cores)
+            time_formula = self.TIME_FORMULA
+        else:
+            time_s, time_formula = self.critical_path[0](profile, placement), self.critical_path[1]
+        return {**block,
                 "flops": _max_mean(self.flops),
-                "time_s": shared_makespan(self.times(profile, placement),
-                                          placement.shared_cores),
-                "time_formula": self.TIME_FORMULA,
+                "time_s": float(time_s),
+                "time_terms_s": self.time_terms(profile, placement),
+                "time_formula": time_formula,
                 "formula": self.formula}
 
 
-def link_time(links: Links, profile: MachineProfile, placement: Placement) -> np.ndarray:
-    """sum_span alpha_span msgs + max(sum_span beta_span sent, sum_span beta_span recv)."""
+def crossing_links(span: int, placement: Placement) -> bool:
+    """Whether a communicator within an aligned block of `span` consecutive ranks spans
+    several nodes (the test `MachineProfile.link` charges the network's rates by)."""
+    per_node = placement.ranks_per_node
+    return placement.nodes > 1 and not (span <= per_node and per_node % span == 0)
+
+
+def node_split(sent: np.ndarray, recv: np.ndarray, inter_sent: np.ndarray,
+               inter_recv: np.ndarray) -> dict:
+    """The `inter_node` and `intra_node` parts of a `wire` block (measured or modelled):
+    per rank the bytes sent to and received from ranks on other nodes, and the rest
+    (exchanged within its own node), with their max and mean."""
+    def part(out: np.ndarray, into: np.ndarray) -> dict:
+        out, into = np.asarray(out, dtype=float), np.asarray(into, dtype=float)
+        return {"bytes_sent": _max_mean(out), "bytes_recv": _max_mean(into),
+                "per_rank_bytes_sent": out.tolist(), "per_rank_bytes_recv": into.tolist()}
+    return {"inter_node": part(inter_sent, inter_recv),
+            "intra_node": part(np.asarray(sent) - inter_sent, np.asarray(recv) - inter_recv)}
+
+
+def link_terms(links: Links, profile: MachineProfile,
+               placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """(sum_span alpha_span msgs, max(sum_span beta_span sent, sum_span beta_span recv))."""
     latency, out, into = 0.0, 0.0, 0.0
     for span, (sent, recv, msgs) in links.items():
         alpha, beta = profile.link(span, placement)
         latency = latency + alpha * msgs
         out = out + beta * sent
         into = into + beta * recv
-    return latency + np.maximum(out, into)
+    return latency, np.maximum(out, into)
+
+
+def link_time(links: Links, profile: MachineProfile, placement: Placement) -> np.ndarray:
+    """sum_span alpha_span msgs + max(sum_span beta_span sent, sum_span beta_span recv)."""
+    latency, bandwidth = link_terms(links, profile, placement)
+    return latency + bandwidth
 
 
 def shared_makespan(work: np.ndarray, cores: float | None,

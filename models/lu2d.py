@@ -37,14 +37,16 @@ Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
-from linalg_io.models.costs import RankCosts
+from linalg_io.models.costs import RankCosts, makespans
+from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
 from linalg_io.layout.schedules import (
+    CHUNK_BYTES,
     SMALL_BYTES,
     allgatherv_costs,
     allgatherv_one_costs,
@@ -90,8 +92,8 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
 
     `pivoting`: "none", "expected", "worst", or the run's pivots (int array of length N:
     exact). Returns {"sent": {phase: array}, "recv": {phase: array}, "msgs": array,
-    "msgs_by_phase": {phase: array}, "flops": array}; arrays are indexed [process row,
-    process column].
+    "msgs_by_phase": {phase: array}, "flops": array, "flops_by_phase": {"panel", "solve"
+    (the dtrsm of U), "dgemm": array}}; arrays are indexed [process row, process column].
 
     Each cost of block column k is a sum of products f_k(r) g_k(c) of a process row's
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
@@ -130,6 +132,7 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
             plan.diag * (remote > 0).sum(axis=1, keepdims=True), plan.trail > 0)
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
+            "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
             "gamma_flops": fixed["gamma_flops"].copy()}
 
 
@@ -195,11 +198,140 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     solve = _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
     update = _outer_sum(2.0 * below * kb, trail)
     out["flops"] = panel + solve + update
+    out["flops_by_phase"] = {"panel": panel, "solve": solve, "dgemm": update}
     # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
     # its efficiency for the inner dimension NB (as models/conflux.py)
     out["gamma_flops"] = ((panel + solve) / PANEL_RATE
                           + update / float(gemm_efficiency(np.float64(nb))))
     return out
+
+
+TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + "
+                "L_{k+1})] (models/lu2d.py critical_path_time): F panel (getrf at PANEL_RATE "
+                "gamma, its pivot allgathers in the process column), L the panel's arrival "
+                "along the process row (chain or tree), S swap + bcast_U (process column) + "
+                "trsm, U the dgemm at gemm_efficiency(NB) gamma, A_k the look-ahead "
+                "column's first NB columns of U_k and F_{k+1}; messages at alpha msgs + "
+                "beta max(sent, recv) of the link they cross; M = slowest rank, or the "
+                "makespan when ranks share cores")
+STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
+
+
+def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: MachineProfile,
+                       placement: Placement) -> float:
+    """Seconds of the 2D LU as its code runs (linalg_io/lu/lu2d.py), per step k:
+
+      F_k(r)   the panel on process column k mod Pc: getrf at PANEL_RATE gamma and, Pr >
+               1, its kb candidate allgathers in the process column (a node's links
+               shared only by its ranks in that column, ranks_per_node / Pc or one);
+      L_k(r,c) when rank (r, c) holds the panel's L: a chain from the root, position q
+               of Pc: beta size + alpha chunks + (q - 1)(alpha + beta chunk); a binomial
+               tree (small): popcount(q) (alpha + beta size);
+      S_k      swap and bcast_U in the process column (every rank waits for its
+               column's rows) and the trsm of the pivot rows (at PANEL_RATE gamma);
+      U_k      the trailing dgemm at gemm_efficiency(NB) gamma.
+
+    Look-ahead of depth 1: the process column of step k+1 updates its first kb columns
+    (A_k: that part of U_k, then F_{k+1}) and starts L_{k+1} before the rest of its
+    update, so the other columns receive L_{k+1} while they update, and step k ends when
+    both the updates (with F_{k+1} on its column) and L_{k+1}'s arrival are done:
+
+      time = M(F_0) + max L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + max L_{k+1})]
+
+    M: the slowest rank's sum, or the makespan of the ranks' works where they share
+    `placement.shared_cores` (`makespans`; A_k is then slower by P / cores). Messages cost
+    alpha msgs + beta max(sent, recv) at the rates of the link they cross
+    (`MachineProfile.link`: a process row Pc consecutive ranks, a column the grid)."""
+    plan = _plan(n, nb, pr, pc)
+    gamma = profile.gamma_flops
+    row_alpha, row_beta = profile.link(pc, placement)
+    col_alpha, col_beta = profile.link(pr * pc, placement)
+    # the panel runs on one process column: a node's ranks of it share its links
+    panel_alpha, panel_beta = profile.link(pr * pc, placement,
+                                           max(1, placement.ranks_per_node // pc))
+    cores = placement.shared_cores
+    slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
+    kb, below, trail = plan.kb, plan.below, plan.trail
+    panel = ((below + plan.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
+    if pr > 1:
+        sent, recv, msgs = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
+                                                plan.diag_row)
+        panel = panel + kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
+    arrival = _l_arrival(plan, pc, row_alpha, row_beta)
+    column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
+    solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
+    rate = float(gemm_efficiency(np.float64(nb))) * gamma
+    steps = len(plan.starts)
+    total = float(_spread_max(panel[0][:, None] * (np.arange(pc) == 0), cores)) \
+        + float(arrival[0])
+    chunk = max(1, STEP_CHUNK // (pr * pc))
+    for first in range(0, steps, chunk):
+        k = np.arange(first, min(steps, first + chunk))
+        update = 2.0 * below[k][:, :, None] * kb[k][:, :, None] * trail[k][:, None, :] / rate
+        ahead = np.minimum(k + 1, steps - 1)
+        has_next = (k + 1 < steps)[:, None, None]
+        la = (np.arange(pc)[None, :] == (ahead % pc)[:, None])[:, None, :]   # [k, 1, pc]
+        f_next = panel[ahead][:, :, None] * la * has_next
+        first_cols = np.minimum(kb[ahead][:, 0], trail[k, ahead % pc])
+        share = first_cols / np.maximum(trail[k, ahead % pc], 1.0)
+        lead = ((update * la).max(axis=2) * share[:, None] + panel[ahead]).max(axis=1) * slow
+        arrive = np.where(has_next[:, 0, 0], lead + arrival[ahead], 0.0)
+        s_k = makespans((column(k) + solve[k]).reshape(len(k), -1), cores)
+        u_k = makespans((update + f_next).reshape(len(k), -1), cores)
+        total += float((s_k + np.maximum(u_k, arrive)).sum())
+    return total
+
+
+def _spread_max(work: np.ndarray, cores) -> float:
+    return float(makespans(work.reshape(1, -1), cores)[0])
+
+
+def _l_arrival(plan: _Plan, pc: int, alpha: float, beta: float) -> np.ndarray:
+    """[step]: seconds from the root's start of bcast_L to the last rank holding the whole
+    message (`critical_path_time`; the longest message, that of the row with the most
+    rows below the block, arrives last)."""
+    if pc == 1:
+        return np.zeros(len(plan.kb))
+    size = ((plan.kb * (plan.kb - 1) // 2 + plan.kb + 1 + plan.below * plan.kb) * WORD).max(
+        axis=1, keepdims=True)
+    q = plan.position
+    chain = beta * size + alpha * chunk_count(size) + np.maximum(q - 1, 0) * (
+        alpha + beta * np.minimum(size, CHUNK_BYTES))
+    depth = np.array([i.bit_count() for i in range(pc)])[q]
+    tree = depth * (alpha + beta * size)
+    return (np.where(size > SMALL_BYTES, chain, tree) * (q > 0)).max(axis=1)
+
+
+class _ColumnSeconds:
+    """The link time of each step's swap and bcast_U per rank (the counts of
+    `lu2d_plan_counts`, step by step), [step, process row, process column] for the
+    steps asked."""
+
+    def __init__(self, plan: _Plan, nb: int, pr: int, pivoting, alpha: float,
+                 beta: float) -> None:
+        self.plan, self.pr, self.alpha, self.beta = plan, pr, alpha, beta
+        if pr == 1:
+            return
+        if not isinstance(pivoting, str):
+            pivoting = np.asarray(pivoting, dtype=np.int64)
+        owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
+        bruck_sent, bruck_recv, _ = allgatherv_costs(owned)
+        if isinstance(pivoting, str) and pivoting == "none":
+            messages = allgatherv_one_costs(pr, 0.0, plan.kb[:, 0], plan.diag_row)[2]
+        else:
+            messages = bruck_messages(owned > 0)
+        remote = displaced * ~plan.diag
+        self.sent = (bruck_sent + plan.diag * remote.sum(axis=1, keepdims=True)) * WORD
+        self.recv = (bruck_recv + remote) * WORD
+        self.msgs = messages + plan.diag * (remote > 0).sum(axis=1, keepdims=True)
+
+    def __call__(self, k: np.ndarray) -> np.ndarray:
+        trail = self.plan.trail[k][:, None, :]
+        if self.pr == 1:
+            return np.zeros(trail.shape)
+        return (self.alpha * self.msgs[k][:, :, None] * (trail > 0)
+                + self.beta * np.maximum(self.sent[k][:, :, None], self.recv[k][:, :, None])
+                * trail)
 
 
 def closed_form_words(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> dict:
@@ -236,10 +368,12 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
     links = {pc: flat(("bcast_L",))}
     column = flat(("panel", "bcast_U", "swap"))
     links[pr * pc] = tuple(a + b for a, b in zip(links.get(pr * pc, (0, 0, 0)), column))
+    timing = partial(critical_path_time, n, nb, pr, pc, pivoting)
     return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
                      flops=plan["flops"].reshape(-1),
                      gamma_flops=plan["gamma_flops"].reshape(-1),
-                     formula=f"{FORMULA} (pivoting={label})", links=links)
+                     formula=f"{FORMULA} (pivoting={label})", links=links,
+                     critical_path=(timing, TIME_FORMULA))
 
 
 def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:

@@ -99,24 +99,32 @@ class MachineProfile:
                          shared_cores=cores if cores < p else None,
                          memory_per_rank=memory / per_node)
 
-    def link(self, span: int, placement: Placement) -> tuple[float, float]:
+    def link(self, span: int, placement: Placement,
+             active_per_node: int | None = None) -> tuple[float, float]:
         """(latency s, seconds per byte) of a communicator within an aligned block of
         `span` consecutive ranks (module doc); a profile without a network (a run on
-        several nodes with a one-node profile) charges every message at its own rates."""
+        several nodes with a one-node profile) charges every message at its own rates.
+        `active_per_node`: the ranks of a node that use its links at the same time (a
+        phase that only some ranks run; default all of them)."""
         per_node = placement.ranks_per_node
         if (placement.nodes == 1 or self.inter_node is None
                 or (span <= per_node and per_node % span == 0)):
             return self.alpha_s, self.beta_s_per_byte
         net = self.inter_node
-        sharing = max(1.0, per_node / net.links_per_node)
+        active = per_node if active_per_node is None else min(per_node, active_per_node)
+        sharing = max(1.0, active / net.links_per_node)
         return net.latency_s, sharing / net.bandwidth_bytes_per_s
 
     def for_run(self, ranks_per_node: int) -> MachineProfile:
         """This profile's rates at a run's own layout (the ranks per node it was launched
         with, the cores of this node, the nodes taken alike), for the record's
-        prediction and the run's choices."""
-        return replace(self, ranks_per_node=ranks_per_node, cores_per_node=this_machine_cores(),
-                       nodes=None)
+        prediction and the run's choices. A cluster file with fewer cores per node than
+        this node has (calibrated on nodes that share one machine, as an emulated
+        cluster's) keeps its own count."""
+        cores = this_machine_cores()
+        if self.cores_per_node is not None and self.inter_node is not None:
+            cores = min(cores, self.cores_per_node)   # nodes that share one machine
+        return replace(self, ranks_per_node=ranks_per_node, cores_per_node=cores, nodes=None)
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v is not None}
@@ -141,6 +149,11 @@ def load_profile(path: str | Path | None = None) -> MachineProfile:
     shipped = DEFAULT_PROFILE_PATH.with_name(f"machine_{source.name}.json")
     if not source.exists() and source.name == str(path) and shipped.exists():
         source = shipped
+    if not source.is_file():
+        names = sorted(f.stem.removeprefix("machine_")
+                       for f in DEFAULT_PROFILE_PATH.parent.glob("machine_*.json"))
+        raise InputError(f"machine file {path}: no such file; shipped machines: "
+                         f"{', '.join(names)} (or the path of a JSON file, schema in the README)")
     try:
         data = json.loads(source.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -30,12 +30,22 @@ of the ranks' times where they share cores (`shared_makespan`).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from linalg_io.models.costs import RankCosts, link_time, shared_makespan
 from linalg_io.models.profile import MachineProfile, Placement
 
 from linalg_io.layout.grid_shapes import square_2d
-from linalg_io.layout.schedules import allgatherv_costs, allreduce_costs, bcast_costs, reduce_costs
+from linalg_io.layout.schedules import (
+    allgatherv_costs,
+    allgatherv_node_costs,
+    allreduce_costs,
+    bcast_costs,
+    bcast_node_costs,
+    reduce_costs,
+    reduce_node_costs,
+)
 
 VARIANTS = ("tsm2r", "tsm2l", "atb", "ab")
 
@@ -99,6 +109,7 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
         sent, recv, msgs = allreduce_costs(ranks, p, k * n * s)
     elif variant == "tsm2r":
         sent, recv, msgs = allgatherv_costs(row_blocks(k, p) * n * s)
+    node_traffic = partial(_node_traffic, variant, k * n * s, row_blocks(k, p) * n * s)
     formula = {
         "tsm2l": "B replicated beforehand: 0 bytes; local C_r = A_r B",
         "ab": "bcast of B (k n s) from rank 0: k n s received per rank; local C_r = A_r B",
@@ -107,7 +118,25 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
         "tsm2r": "tsm2r 1D: allgatherv of B by rows: (k - k_r) n s received",
     }[variant]
     return RankCosts(np.asarray(sent, dtype=float), np.asarray(recv, dtype=float),
-                     np.asarray(msgs, dtype=float), flops, formula), memory
+                     np.asarray(msgs, dtype=float), flops, formula,
+                     node_traffic=node_traffic), memory
+
+
+def _node_traffic(variant: str, nbytes: float, blocks: np.ndarray,
+                  placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """Inter-node (sent, received) bytes per rank of a 1D variant's collective over all
+    P ranks: the messages between ranks on different nodes."""
+    p = placement.p
+    nodes = np.arange(p) // placement.ranks_per_node
+    if variant == "tsm2l" or p == 1:
+        return np.zeros(p), np.zeros(p)
+    if variant == "tsm2r":
+        return allgatherv_node_costs(blocks, nodes)
+    spread = bcast_node_costs(p, nbytes, np.zeros(1), nodes)
+    if variant == "ab":
+        return spread
+    gathered = reduce_node_costs(p, nbytes, np.zeros(1), nodes)
+    return spread[0] + gathered[0], spread[1] + gathered[1]
 
 
 def rank_times(costs: RankCosts, memory: np.ndarray, itemsize: int,

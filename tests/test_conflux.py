@@ -163,19 +163,31 @@ def test_time_is_critical_path_or_shared_core_work():
 
 
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
-    assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G"]) == 0
+    assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G", "--all"]) == 0
     text = capsys.readouterr().out
     assert "2.5D LU (conflux)" in text and "2D LU (block-cyclic" in text
-    # one * in each table: the 2.5D and the 2D plan `lu` runs
-    starred = [line.split()[1] for line in text.splitlines() if line.startswith("*")]
-    assert len(starred) == 2 and starred[0].count("x") == 2 and starred[1] == "4x4"
-    assert "   2x2x4" in text
-    # one row per 2D grid, NB as `lu --algo 2d --nb auto` picks it (128 only on 4x4,
-    # where every rank holds 2048 rows and columns)
-    rows_2d = [line[1:].split() for line in text.splitlines()
-               if re.match(r"[* ] +\d+x\d+ ", line) and len(line[1:].split()) == 9]
-    assert [(row[0], row[1]) for row in rows_2d] == [
-        ("1x16", "64"), ("2x8", "64"), ("4x4", "128"), ("8x2", "64"), ("16x1", "64")]
+    # one * per table: what `lu --grid auto` runs for each algorithm
+    assert sum(line.startswith("*") for line in text.splitlines()) == 2
+    assert "     2x2x4" in text and "more (--all" not in text
+    # one row per 2D grid, fastest first, NB as `lu --algo 2d --nb auto` picks it (128
+    # only on 4x4, where every rank holds 2048 rows and columns); 4x4 is marked
+    rows_2d = [line.lstrip("*").split() for line in text.splitlines()
+               if re.match(r"[* ] +\d+x\d+ ", line) and len(line.lstrip("*").split()) == 9]
+    assert sorted((row[0], row[1]) for row in rows_2d) == sorted([
+        ("1x16", "64"), ("2x8", "64"), ("4x4", "128"), ("8x2", "64"), ("16x1", "64")])
+    times = [float(row[-1]) for row in rows_2d]
+    assert times == sorted(times)
+    assert any(line.startswith("*        4x4  128") for line in text.splitlines())
+    # the verdict names both chosen runs and their ratio, before the tables
+    verdict = text[:text.index("2.5D LU (conflux)")]
+    chosen = [line.split() for line in text.splitlines() if line.startswith("*")]
+    assert chosen[0][1] in verdict and "4x4 NB=128" in verdict
+    assert f"{float(chosen[0][-1]):.4g} s" in verdict and "2.5D / 2D: time x" in verdict
+    # the 10 best of each table without --all
+    assert cli_main(["model", "lu", "--n", "8192", "--p", "16", "--mem", "2G"]) == 0
+    short = capsys.readouterr().out
+    assert "more (--all shows every candidate)" in short
+    assert len(short.splitlines()) < len(text.splitlines())
     bounds = [line for line in text.splitlines() if re.match(r" +[0-9.]+ MB  ", line)]
     assert len(bounds) == 3 and "M = N^2/P = 4.194e+06 words" in bounds[2]
 
@@ -185,7 +197,8 @@ def test_model_lu_algo_grid_and_nb_pick_the_rows(capsys):
                      "--nb", "128"]) == 0
     text = capsys.readouterr().out
     assert "2.5D" not in text
-    (row,) = [line.split()[1:] for line in text.splitlines() if line.startswith("*     2x2")]
+    (row,) = [line.lstrip("*").split() for line in text.splitlines()
+              if line.startswith("*        2x2")]
     expected = lu2d_costs(8192, 128, 2, 2, "expected")
     assert row[:2] == ["2x2", "128"]
     # received, then wire sent and received (= logical), messages, received with no swaps

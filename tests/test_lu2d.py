@@ -7,9 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from linalg_io.models.costs import RankCosts, shared_makespan
-from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts
-from linalg_io.models.profile import load_profile, this_machine_cores
+from linalg_io.models.lu2d import TIME_FORMULA, critical_path_time, lu2d_plan_counts
+from linalg_io.models.profile import load_profile
 from mpi_harness import run_cli, run_cli_records, run_mpi_json
 
 from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
@@ -122,16 +121,12 @@ def test_cli_record_on_2x3_grid():
     assert traffic["per_rank_bytes_sent"] == pytest.approx(model["per_rank_bytes_sent"])
     assert {"panel", "bcast_L", "bcast_U"} <= set(traffic["by_phase"])
     assert model["pivoting"] == "none" and record["lower_bound"]["bytes_per_rank"] > 0
-    # the time is the alpha-beta-gamma sum the record names, per rank (one node: one alpha
-    # and beta), of the slowest rank or, 6 ranks on fewer cores, their makespan
-    costs, profile = lu2d_costs(250, 32, 2, 3, "none"), load_profile()
-    per_rank = (profile.alpha_s * costs.msgs_sent + profile.beta_s_per_byte
-                * np.maximum(costs.bytes_sent, costs.bytes_recv)
-                + costs.gamma_flops / profile.gamma_flops)
-    cores = this_machine_cores()
-    expected_time = shared_makespan(per_rank, cores if cores < 6 else None)
+    # the time is the critical path the record names, on this node's 6 ranks
+    profile = load_profile()
+    expected_time = critical_path_time(250, 32, 2, 3, "none", profile,
+                                       profile.for_run(6).placement(6))
     assert model["time_s"] == pytest.approx(expected_time, rel=1e-12)
-    assert model["time_formula"] == RankCosts.TIME_FORMULA
+    assert model["time_formula"] == TIME_FORMULA
     assert record["lower_bound"]["mem_words"] == pytest.approx(250**2 / 6)
     assert "M = N^2/P, the 2D layout's memory per rank = 1.042e+04 words" in \
         record["lower_bound"]["formula"]

@@ -62,8 +62,9 @@ def test_report_writes_tables_with_the_records_numbers(report):
     assert list(lu["run_id"]) == ["lu-b", "lu-a", "lu-c"]  # by algo, params (dist), P
     a = lu.set_index("run_id").loc["lu-a"]
     assert (a["algo"], a["n"], a["nb"], a["dist"], a["grid"], a["P"], a["T"]) == \
-        ("2d", 1024, 64, "random", "2x2x1", 4, 1)
-    assert a["config"] == "2d dist=random P=4"   # what differs between the LU runs
+        ("2d", 1024, 64, "random", "2x2", 4, 1)   # a 2D grid as `lu --algo 2d --grid` takes it
+    # what differs anywhere between the LU runs: the grid's form (2D, 2.5D) and dist
+    assert a["config"] == "2d grid=2x2 dist=random P=4"
     assert a["time_median_s"] == 0.5 and a["gflops"] == pytest.approx(2.0)
     assert a["verdict"] == "hpl_residual=0.25 PASSED"
     assert a["verify_metric"] == "hpl_residual" and a["verify_value"] == 0.25
@@ -92,7 +93,7 @@ def test_report_writes_tables_with_the_records_numbers(report):
     assert bool(b["verify_passed"]) is False and b["gflops"] == pytest.approx(4.0)
     assert b["verdict"] == "hpl_residual=40 FAILED"
     c = lu.set_index("run_id").loc["lu-c"]
-    assert c["config"] == "conflux P=8"   # the parameters that differ among its algorithm's runs
+    assert c["config"] == "conflux grid=2x2x1 dist=random P=8"   # the parameters that differ among its algorithm's runs
     assert c["recv_MB"] == pytest.approx(4.0) and c["recv_balance"] == pytest.approx(4 / 1.5)
     assert c["recv_over_lower_bound"] == pytest.approx(8.0)
     assert (c["wire_sent_MB"], c["wire_recv_MB"]) == pytest.approx((3.5, 4.5))
@@ -115,7 +116,7 @@ def test_report_writes_tables_with_the_records_numbers(report):
                                      "model_wire_sent_MB", "wire_recv_MB", "model_wire_recv_MB",
                                      "sent_MB", "verify"]
     assert len(summary) == 4
-    assert summary.loc[0, "params"] == "n=1024 nb=64 dist=random grid=2x2x1"
+    assert summary.loc[0, "params"] == "n=1024 nb=64 dist=random grid=2x2"
     assert summary.loc[0, ["recv_MB", "model_recv_MB", "wire_sent_MB", "model_wire_sent_MB",
                            "wire_recv_MB", "model_wire_recv_MB", "sent_MB"]].tolist() == \
         pytest.approx([3.0, 2.5, 5.0, 4.5, 4.0, 4.0, 4.0])
@@ -128,18 +129,20 @@ def test_report_markdown_plots_and_page(report):
     out = report
     markdown = (out / "lu.md").read_text().splitlines()
     assert markdown[0] == "# lu"
-    assert "All runs: n=1024 nb=64 grid=2x2x1" in markdown
+    assert "All runs: n=1024 nb=64" in markdown
     rows = [line for line in markdown if line.startswith("| ")]
     assert len(rows) == 1 + 3
     assert rows[0] == "| " + " | ".join(tables.LEAD_COLUMNS) + " |"
-    assert "| 2d dist=random P=4 | 4 | 1 | 0.5 | 2 | 3 | 2.5 | 5 | 4.5 | 4 | 4 | 1 | 3 | " \
-           "hpl_residual=0.25 PASSED |" in rows
+    # the time beside the model's (0.4 s) and their ratio; no cores in the record: '?'
+    assert "| 2d grid=2x2 dist=random P=4 | 4 | 1 | ? | 0.5 | 0.4 | 1.25 | 2 | 3 | 2.5 | 5 | " \
+           "4.5 | 4 | 4 | 1 | 3 | hpl_residual=0.25 PASSED |" in rows
     assert markdown[-1] == "Every column of every run: lu.csv"
     gemm = (out / "tsgemm.md").read_text()
-    assert "| atb P=2 | 2 | 1 | 0.5 | 2 | 3 | 2.5 | n/a | 4.5 | n/a | 4 | n/a | n/a |" in gemm
+    assert "| atb P=2 | 2 | 1 | ? | 0.5 | 0.4 | 1.25 | 2 | 3 | 2.5 | n/a | 4.5 | n/a | 4 | n/a " \
+           "| n/a |" in gemm
     assert "wire bytes n/a: MPICH: no monitoring component" in gemm
-    expected = {"bytes_lu", "gflops_lu", "phases_lu", "balance_lu",
-                "bytes_tsgemm", "gflops_tsgemm", "balance_tsgemm"}  # tsgemm has no phases
+    expected = {"time_lu", "bytes_lu", "gflops_lu", "phases_lu", "balance_lu",
+                "time_tsgemm", "bytes_tsgemm", "gflops_tsgemm", "balance_tsgemm"}  # no phases
     assert {p.stem for p in out.glob("*.png")} == expected
     for png in out.glob("*.png"):
         assert png.read_bytes().startswith(PNG_MAGIC)
@@ -147,7 +150,12 @@ def test_report_markdown_plots_and_page(report):
     assert page.count("data:image/png;base64,") == len(expected)
     for name in ["lu.csv", "lu.md", "tsgemm.csv", "summary.csv", "bytes_lu.png"]:
         assert f'href="{name}"' in page
-    assert "N^2/sqrt(P) words" in page and "2d dist=diagdom P=4" in page
+    assert "N^2/sqrt(P) words" in page and "2d grid=2x2 dist=diagdom P=4" in page
+    # the header: where the records come from
+    assert "<th>commits</th>" in page and "<th>ranks x threads</th><td class=\"text\">2 x 1, " \
+        "4 x 1, 8 x 1</td>" in page
+    # the time beside the model's terms, in a detail table, when the records have them
+    assert "time beside the model's terms" not in page
     assert "<th>recv_MB</th><th>model_recv_MB</th><th>wire_sent_MB</th>" in page
     assert page.count('class="failed text"') == 2  # lu-b in the summary and in the lu table
 
@@ -179,8 +187,9 @@ def test_plots_draw_the_records_values(results):
 
     lines = plots.gflops_figure(lu, "lu").axes[0].lines
     points = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in lines}
-    assert points["2d n=1024 nb=64 dist=diagdom"] == ([4.0], [pytest.approx(4.0)])
-    assert points["conflux n=1024 nb=64 dist=random"] == ([8.0], [pytest.approx(2.0)])
+    # one name per problem: the algorithm, its size and what differs (not NB or grid)
+    assert points["2d n=1024 dist=diagdom"] == ([4.0], [pytest.approx(4.0)])
+    assert points["conflux n=1024 dist=random"] == ([8.0], [pytest.approx(2.0)])
 
 
 def test_small_bars_get_a_log_axis_and_missing_ones_say_n_a():
@@ -302,8 +311,8 @@ def test_older_records_without_wire_counts_still_report(tmp_path):
     markdown = (tmp_path / "rep" / "lu.md").read_text()
     assert "| 3 | 2.5 | n/a | n/a | n/a | n/a | 1 | 3 |" in markdown
     assert "wire bytes n/a: the record predates wire counts" in markdown
-    assert {p.stem for p in (tmp_path / "rep").glob("*.png")} == {"bytes_lu", "gflops_lu",
-                                                                  "phases_lu"}
+    assert {p.stem for p in (tmp_path / "rep").glob("*.png")} == {
+        "time_lu", "bytes_lu", "gflops_lu", "phases_lu"}
 
 
 def test_one_gflops_line_per_problem_across_p():
@@ -353,7 +362,8 @@ def test_markdown_formatting():
                           "small": [0.5, 1e-5]})
     text = tables.to_markdown(table).splitlines()
     assert text[1] == "|---|---:|---:|"
-    assert text[2] == "| a\\|b | 1.235e+06 | 0.5 |"
+    # one number format per column: 1e-5 needs an exponent, so 0.5 gets one too
+    assert text[2] == "| a\\|b | 1.235e+06 | 5.000e-01 |"
     assert text[3] == "| c | n/a | 1.000e-05 |"
 
 
@@ -421,13 +431,14 @@ def test_notebook_runs_headless(results, tmp_path, monkeypatch):
     outputs = _run_notebook(tmp_path / "notebooks")   # as Jupyter runs it: ../results
     text = "".join(output.get("text", "") for output in outputs)
     assert "4 records from 1 files: ../results/run.jsonl" in text
-    assert "lu - all runs: n=1024 nb=64 grid=2x2x1" in text
+    assert "lu - all runs: n=1024 nb=64" in text
+    assert "commits: " in text and "ranks x threads: 2 x 1, 4 x 1, 8 x 1" in text   # header
     html = [output["data"]["text/html"] for output in outputs
             if "text/html" in output.get("data", {})]
     assert len(html) == 3   # the summary, the lu and the tsgemm lead tables
-    assert "<th>recv_MB</th>" in html[1] and "2d dist=diagdom P=4" in html[1]
+    assert "<th>recv_MB</th>" in html[1] and "2d grid=2x2 dist=diagdom P=4" in html[1]
     images = [output for output in outputs if "image/png" in output.get("data", {})]
-    assert len(images) == 7
+    assert len(images) == 9   # time, bytes, GFLOP/s, phases, balance; time, bytes, GFLOP/s, balance
     assert os.listdir(tmp_path / "notebooks") == []  # the notebook writes nothing
     (tmp_path / "elsewhere" / "deeper").mkdir(parents=True)   # neither results/ nor ../results/
     with pytest.raises(nbclient.exceptions.CellExecutionError,

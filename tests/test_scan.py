@@ -85,11 +85,15 @@ def test_report_draws_predictions_apart_from_runs(tmp_path, capsys):
     conflux_rows = table[table["series"].str.startswith("conflux")].reset_index()
     times = [r["model"]["time_s"] for r in records if r["algo"] == "conflux"]
     assert list(conflux_rows["time_s"]) == pytest.approx(times)
-    # strong scaling: efficiency T(4) 4 / (T(P) P)
+    # strong scaling against one baseline, the fastest series at P = 4: T0 4 / (T(P) P)
+    fastest = min(t for t in table["time_s"][table["P"] == 4])
     assert list(conflux_rows["efficiency"]) == pytest.approx(
-        [times[0] * 4 / (t * p) for t, p in zip(times, (4, 8, 16))])
+        [fastest * 4 / (t * p) for t, p in zip(times, (4, 8, 16))])
+    assert table["efficiency"].max() == pytest.approx(1.0)
     assert list(conflux_rows["lower_bound_MB"]) == pytest.approx(
         [r["lower_bound"]["bytes_per_rank"] / 1e6 for r in records if r["algo"] == "conflux"])
     page = (tmp_path / "report" / "index.html").read_text()
-    assert "lu (predicted)" in page and "scaling_lu.png" in page
+    assert "lu (predicted for " in page and "scaling_lu.png" in page
+    assert "parallel efficiency against one baseline" in page
+    assert "<h2>All runs</h2>" not in page                    # no runs: no empty table
     assert not (tmp_path / "report" / "lu.csv").exists()     # no runs: no run table

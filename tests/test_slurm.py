@@ -22,7 +22,8 @@ def render(*argv: str) -> str:
 
 
 def sbatch_options(script: str) -> dict[str, str]:
-    return dict(line.removeprefix("#SBATCH --").split("=", 1)
+    """{option: value} of the #SBATCH lines ('' for a flag such as --exclusive)."""
+    return dict((line.removeprefix("#SBATCH --").split("=", 1) + [""])[:2]
                 for line in script.splitlines() if line.startswith("#SBATCH --"))
 
 
@@ -31,6 +32,8 @@ def sbatch_options(script: str) -> dict[str, str]:
     ("lu_sweep", []),
     ("gpu_tsgemm", []),
     ("sptrsv_multigpu", []),
+    ("sweep", ["--set", "sweep=bench/default.yaml"]),
+    ("calibrate", []),
 ])
 def test_every_template_renders_a_complete_script(name, extra):
     script = render(name, "--nodes", "3", "--ntasks-per-node", "4", "--cpus-per-task", "8",
@@ -42,10 +45,17 @@ def test_every_template_renders_a_complete_script(name, extra):
             options["time"]) == ("3", "4", "8", "01:00:00")
     assert options["job-name"] == f"linalg-io-{name}"
     assert "partition" not in options and "account" not in options
-    assert "export OMP_NUM_THREADS=8\n" in script
+    assert name == "sweep" or "export OMP_NUM_THREADS=8\n" in script
     sruns = [line for line in script.splitlines() if line.strip().startswith("srun")]
-    assert sruns and all("--ntasks=12 --cpus-per-task=8" in line for line in sruns)
-    assert "--cpu-bind=cores" in script and "--threads 8" in script
+    assert name == "sweep" or "--threads 8" in script   # a sweep's points set theirs
+    # timing jobs: a node of their own, SIGTERM ahead of the time limit
+    assert options["exclusive"] == "" and options["signal"].endswith("TERM@" + (
+        "60" if name == "calibrate" else "120"))
+    if name == "sweep":   # the sweep launches its points itself (mpiexec in the allocation)
+        assert options["signal"] == "B:TERM@120" and "exec python3 -m linalg_io sweep" in script
+    else:
+        assert all("srun --mpi=pmix --ntasks=12 --cpus-per-task=8" in line for line in sruns)
+        assert "--cpu-bind=cores" in script
     if shutil.which("bash"):
         check = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True,
                                check=False)
@@ -86,7 +96,7 @@ def test_optional_lines_and_overrides():
     (("lu_sweep", "--set", "nodes=2"), "use --nodes instead"),
     (("lu_sweep", "--set", "sizes"), "expected KEY=VALUE"),
     (("lu_sweep", "--time", "1h"), "--time '1h'"),
-    (("nope",), "no slurm template 'nope'.*lu_sweep, single"),
+    (("nope",), "no slurm template 'nope'.*lu_sweep, single, sptrsv_multigpu, sweep"),
     # values are pasted into the script as words: nothing the shell would act on, no
     # empty value, and `single` runs a benchmark (it adds --threads and --out)
     (("lu_sweep", "--set", "sizes=1024; rm -rf x"), "; would be read by the shell"),
@@ -118,7 +128,7 @@ def test_templates_are_found_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert "lu --algo" in render("lu_sweep.sbatch")
     assert {p.stem for p in TEMPLATES.glob("*.sbatch")} == \
-        {"single", "lu_sweep", "gpu_tsgemm", "sptrsv_multigpu"}
+        {"single", "lu_sweep", "gpu_tsgemm", "sptrsv_multigpu", "sweep", "calibrate"}
 
 
 def test_cli_prints_the_script_or_exits_2(capsys):
@@ -126,3 +136,59 @@ def test_cli_prints_the_script_or_exits_2(capsys):
     assert "#SBATCH --nodes=2" in capsys.readouterr().out
     assert main(["slurm", "render", "single"]) == 2
     assert "no value for {args}" in capsys.readouterr().err
+
+
+def test_local_rank_count_from_each_launcher():
+    from linalg_io.comm.node import local_rank_count, slurm_tasks_on_node
+
+    assert [slurm_tasks_on_node("2(x3),1", i) for i in range(4)] == [2, 2, 2, 1]
+    assert local_rank_count({"OMPI_COMM_WORLD_LOCAL_SIZE": "6"}) == 6
+    assert local_rank_count({"MPI_LOCALNRANKS": "3"}) == 3
+    assert local_rank_count({"SLURM_STEP_TASKS_PER_NODE": "4(x2),3", "SLURM_NODEID": "2"}) == 3
+    assert local_rank_count({"SLURM_STEP_TASKS_PER_NODE": "4(x2)", "SLURM_NODEID": "5"}) is None
+    assert local_rank_count({}) is None
+
+
+@pytest.mark.parametrize("ranks, cores, machine, crowded", [
+    (4, 2, 2, True),     # srun without binding on 2 cores: the issue's case
+    (4, 64, 64, False),  # room for all
+    (4, 1, 64, False),   # bound to a core each, the node has them
+    (4, 1, 2, True),     # bound, but 4 cores of their own cannot exist on 2
+    (2, 2, 2, False),
+])
+def test_ranks_outnumber_cores(ranks, cores, machine, crowded):
+    from linalg_io.comm.node import ranks_outnumber_cores
+
+    assert ranks_outnumber_cores(ranks, cores, machine) is crowded
+
+
+def test_prepare_node_sets_yield_and_keeps_the_users(monkeypatch):
+    from linalg_io.comm import node
+
+    monkeypatch.setattr(node, "usable_cores", lambda: {0, 1})
+    monkeypatch.setattr(node.os, "cpu_count", lambda: 2)
+    monkeypatch.delenv(node.YIELD_VARIABLE, raising=False)
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4")
+    assert node.prepare_node() and node.os.environ[node.YIELD_VARIABLE] == "1"
+    monkeypatch.setenv(node.YIELD_VARIABLE, "0")
+    assert node.prepare_node() and node.os.environ[node.YIELD_VARIABLE] == "0"
+    monkeypatch.delenv(node.YIELD_VARIABLE)
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2")
+    assert not node.prepare_node() and node.YIELD_VARIABLE not in node.os.environ
+
+
+def test_slurm_job_facts():
+    from linalg_io.comm.node import slurm_step_tasks
+    from linalg_io.slurm_job import slurm_job
+
+    assert slurm_job({}) is None
+    batch = {"SLURM_JOB_ID": "17", "SLURM_JOB_NODELIST": "n[1-2]", "SLURM_JOB_NUM_NODES": "2",
+             "SLURM_TASKS_PER_NODE": "4(x2)"}
+    assert slurm_job(batch) == {"job_id": "17", "step_id": None, "nodelist": "n[1-2]",
+                                "nodes": 2, "tasks_per_node": "4(x2)", "cpus_per_task": 1}
+    step = {**batch, "SLURM_STEP_ID": "3", "SLURM_STEP_NODELIST": "n1", "SLURM_STEP_NUM_NODES": "1",
+            "SLURM_STEP_TASKS_PER_NODE": "2", "SLURM_CPUS_PER_TASK": "8",
+            "SLURM_STEP_NUM_TASKS": "2"}
+    assert slurm_job(step) == {"job_id": "17", "step_id": "3", "nodelist": "n1", "nodes": 1,
+                               "tasks_per_node": "2", "cpus_per_task": 8}
+    assert slurm_step_tasks(step) == 2 and slurm_step_tasks(batch) is None

@@ -186,7 +186,7 @@ def test_sweep_runs_every_point_and_summarises(tmp_path, capsys):
     # n=128 on 4 ranks: received 128 kB per rank, model 256 kB; wire 192 kB each way
     # (the model's 4.5 and 4 MB); sent 128 kB; gflops = 1e9 / 0.5 s; the parameters as
     # asked, with the grid the run chose for 'auto'
-    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2x1)", "4", "1", "0.5",
+    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2)", "4", "1", "0.5",
                                   "2", "0.128", "0.256", "0.192", "4.5", "0.192", "4",
                                   "0.128", "hpl_residual=0.25", "PASSED"]
     (last,) = [line for line in text.splitlines() if line.startswith("sptrsv ")]

@@ -9,20 +9,36 @@ one-sided component (``OMPI_MCA_osc=^ucx``: it fails on a single node without
 InfiniBand; osc rdma/sm work), turns on Open MPI's traffic monitoring
 (``OMPI_MCA_pml_monitoring_enable=1``, read by `linalg_io.comm.wire`; a value the user
 set is kept), and allows root only when running as root.
+
+Signals: the launcher forwards SIGTERM, SIGINT and SIGHUP to mpiexec (in a session
+of its own, so a terminal's ^C reaches the launcher only), which ends the ranks;
+one that has not ended within `GRACE_S` is killed. The launcher then exits
+128 + the signal's number (143, 130, 129) with one line. mpiexec gets SIGTERM when
+the launcher dies however it dies (Linux's parent-death signal, set between fork
+and exec), and each rank it starts gets SIGKILL when mpiexec dies
+(`follow_launcher`), so no job outlives its launcher. A rank that ends its command
+(any exit code) says so in the file `STATUS_VARIABLE` names: an mpiexec that ends
+with no rank having finished was killed or aborted, and the launcher says that.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 from linalg_io.comm.launcher_output import relay_stderr
 from linalg_io.comm.wire import MONITORING_VARIABLE
-from linalg_io.errors import EnvironmentProblem, InputError
+from linalg_io.errors import EnvironmentProblem
 
 LAUNCHER_RANK_VARIABLES = (
     "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS",
@@ -30,27 +46,50 @@ LAUNCHER_RANK_VARIABLES = (
 )
 
 
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+GRACE_S = 1.5   # after a forwarded signal, mpiexec's time to end the ranks before SIGKILL
+STATUS_VARIABLE = "LINALG_IO_LAUNCHER_STATUS"
+_PR_SET_PDEATHSIG = 1
+
+
+def _parent_death(signum: int) -> Callable[[], None]:
+    """A function that has the kernel send `signum` to the calling process when its
+    parent dies, and sends it at once if the parent is already gone (Linux; elsewhere
+    it does nothing). libc is looked up here, so the function is safe between fork
+    and exec."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def arm() -> None:
+        parent = os.getppid()
+        prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signum)
+
+    return arm
+
+
+def mark_finished() -> None:
+    """On a rank the --np launcher started: note that this rank ended its command."""
+    path = os.environ.get(STATUS_VARIABLE)
+    if path:
+        with open(path, "a", encoding="ascii") as status:
+            status.write("finished\n")
+
+
+def follow_launcher() -> None:
+    """On a rank the --np launcher started: die with mpiexec, and note a normal exit."""
+    if os.environ.get(STATUS_VARIABLE):
+        _parent_death(signal.SIGKILL)()
+        atexit.register(mark_finished)
+
+
 def under_mpi_launcher() -> bool:
     """True when this process was started by mpiexec/srun (or a PMI launcher)."""
     if any(v in os.environ for v in LAUNCHER_RANK_VARIABLES):
         return True
     return "SLURM_STEP_ID" in os.environ and "SLURM_PROCID" in os.environ
-
-
-def check_launched_size(np_option: int) -> None:
-    """--np given to a process the launcher started: it must name the job's size."""
-    from mpi4py import MPI
-
-    from linalg_io.comm.agree import agreed
-
-    size = MPI.COMM_WORLD.Get_size()
-
-    def check() -> None:
-        if size != np_option:
-            raise InputError(f"--np {np_option}, but the launcher started {size} ranks "
-                             "(drop --np under mpiexec/srun)")
-
-    agreed(MPI.COMM_WORLD, check)   # every rank raises it, rank 0 prints it
 
 
 def find_mpiexec() -> str:
@@ -103,16 +142,57 @@ def mpiexec_command(nranks: int, argv: list[str], flavour: str, mpiexec: str) ->
     return command + [sys.executable, "-m", "mpi4py"] + argv
 
 
+def _signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
 def relaunch(nranks: int, threads: int, module_argv: list[str]) -> int:
-    """Run `python -m mpi4py -m linalg_io ARGS` under mpiexec; return its exit code."""
+    """Run `python -m mpi4py -m linalg_io ARGS` under mpiexec; return its exit code, or
+    128 + N after signal N (forwarded to the job, see the module's docstring)."""
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)
     command = mpiexec_command(nranks, ["-m", "linalg_io"] + module_argv, flavour, mpiexec)
-    process = subprocess.Popen(command, env=mpi_environment(threads, flavour),
-                               stderr=subprocess.PIPE)
+    status_fd, status_path = tempfile.mkstemp(prefix="linalg-io-status-")
+    os.close(status_fd)
+    env = dict(mpi_environment(threads, flavour), **{STATUS_VARIABLE: status_path})
+    received: list[int] = []
+    process: subprocess.Popen | None = None
+
+    def forward(signum: int, _frame) -> None:
+        received.append(signum)
+        if process is None:
+            return
+        try:
+            process.send_signal(signum if len(received) == 1 else signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        if len(received) == 1:
+            deadline = threading.Timer(GRACE_S, lambda: process.poll() is None and process.kill())
+            deadline.daemon = True
+            deadline.start()
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED_SIGNALS}
     try:
+        # the launcher runs no other thread yet, so preexec_fn cannot deadlock the fork
+        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE,
+                                   start_new_session=True,
+                                   preexec_fn=_parent_death(signal.SIGTERM))  # noqa: PLW1509
+        if received:   # a signal came while mpiexec started
+            forward(received.pop(), None)
         relay_stderr(process.stderr, sys.stderr.buffer)
-    except KeyboardInterrupt:   # ^C reached mpiexec too: let it end the ranks, then leave
-        process.wait()
-        raise
-    return process.wait()
+        code = process.wait()
+        finished = os.path.getsize(status_path) > 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        os.unlink(status_path)
+    if received:
+        print(f"linalg-io: interrupted by {_signal_name(received[0])}: the job's ranks were "
+              "ended, no record of the run written", file=sys.stderr, flush=True)
+        return 128 + received[0]
+    if code != 0 and not finished:
+        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with {code}"
+        print(f"linalg-io: error: mpiexec {how} before the ranks finished (the job was "
+              "killed or aborted)", file=sys.stderr, flush=True)
+        return 128 - code if code < 0 else code
+    return code

@@ -1,5 +1,6 @@
-"""Reducing every rank's counts into the record's `traffic` block (SPEC section 3):
-the logical counter's (`TrafficCounter`) and the wire counter's (`WireCounter`)."""
+"""Reducing every rank's counts into the record's `traffic` block
+(docs/records.md#schema): the logical counter's (`TrafficCounter`) and the wire
+counter's (`WireCounter`); and the one summary line a run prints from its record."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io.comm.counting import TrafficCounter
-from linalg_io.comm.wire import NoWire, WireCounter, per_rank_wire
+from linalg_io.comm.wire import NoWire, WireCounter, wire_by_node
+from linalg_io.models.costs import node_split
 
 
 def stats(values: np.ndarray, keys: tuple[str, ...] = ("max", "mean", "min")) -> dict[str, float]:
@@ -32,7 +34,7 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | NoWire, world: 
         "sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
         "by_op": dict(counter.sent_by_op), "by_phase": dict(counter.sent_by_phase),
         "recv_by_phase": dict(counter.recv_by_phase),
-        "wire": per_rank_wire(wire, world),
+        "wire": wire_by_node(wire, world),
     }
     everyone = world.gather(mine, root=0)
     if world.Get_rank() != 0:
@@ -65,16 +67,69 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | NoWire, world: 
                                               "per_rank_bytes_sent", "per_rank_bytes_recv")})
         summary["logical_unavailable"] = logical_unavailable
     if wire.available:
-        wire_sent, wire_recv = per_rank("wire", 0), per_rank("wire", 1)
+        wire_sent, wire_recv = per_rank("wire", "sent"), per_rank("wire", "recv")
         summary["wire"] = {
             "source": wire.source,
             "bytes_sent": stats(wire_sent),
             "bytes_recv": stats(wire_recv),
-            "msgs_sent": stats(per_rank("wire", 2), ("max", "mean")),
+            "msgs_sent": stats(per_rank("wire", "msgs"), ("max", "mean")),
             "per_rank_bytes_sent": wire_sent.tolist(),
             "per_rank_bytes_recv": wire_recv.tolist(),
+            **node_split(wire_sent, wire_recv, per_rank("wire", "inter_sent"),
+                         per_rank("wire", "inter_recv")),
         }
     else:
         summary["wire"] = None
         summary["wire_unavailable"] = wire.reason
     return summary
+
+
+# What a repetition's time covers, per kernel (the runner times `case.run()` only).
+TIMED = {"lu": "factorization only", "tsgemm": "the product only", "sptrsv": "the solve only"}
+
+
+def _megabytes(block: dict | None, *path: str) -> str:
+    """block[path...] / 1e6 as text, 'n/a' where the block or a key is missing."""
+    for key in path:
+        if not isinstance(block, dict) or block.get(key) is None:
+            return "n/a"
+        block = block[key]
+    return f"{block / 1e6:.3f}"
+
+
+def time_text(record: dict) -> str:
+    """'time=0.766 s (model 0.150 s, x5.1; median of 5 reps of the slowest rank,
+    factorization only)': the measured time beside the model's and their ratio."""
+    median = record["time_s"]["median"]
+    model = (record.get("model") or {}).get("time_s")
+    versus = (f"model {model:.3g} s, x{median / model:.2g}; " if model and model > 0
+              else "no model time; ")
+    reps = len(record.get("times_s") or []) or record.get("reps")
+    timed = TIMED.get(record.get("kernel"), "the kernel only")
+    return (f"time={median:.3g} s ({versus}median of {reps} reps of the slowest rank, "
+            f"{timed})")
+
+
+def summary_line(describe: str, record: dict) -> str:
+    """One greppable line per run, in the spirit of HPL's: the time beside the model's,
+    then the bytes each rank received (logical, the quantity the I/O lower bound
+    bounds) and the bytes the MPI library moved (wire: sent/received), the busiest
+    rank's, with the model's beside each (docs/records.md#headline)."""
+    traffic, model = record["traffic"], record["model"] or {}
+    gflops = record["gflops"] or 0.0
+    status = "PASSED" if record["verify"]["passed"] else "FAILED"
+    if record["verify"].get("numerically_singular"):
+        status += (f" (numerically singular: smallest |pivot| / max|A| = "
+                   f"{record['verify']['min_pivot_ratio']:.2e} < N eps)")
+    model_wire = model.get("wire")
+    wire = (f"wire_max sent/recv={_megabytes(traffic['wire'], 'bytes_sent', 'max')}/"
+            f"{_megabytes(traffic['wire'], 'bytes_recv', 'max')} MB "
+            f"(model {_megabytes(model_wire, 'bytes_sent', 'max')}/"
+            f"{_megabytes(model_wire, 'bytes_recv', 'max')})"
+            if traffic.get("wire") else "wire=n/a")
+    return (f"{record['kernel']:<7} {record['algo']:<9} {describe} P={record['nranks']} "
+            f"{time_text(record)} GFLOP/s={gflops:.3f} "
+            f"recv_max={_megabytes(traffic, 'bytes_recv', 'max')} MB "
+            f"(model {_megabytes(model, 'bytes_recv', 'max')}) {wire} "
+            f"sent_max={_megabytes(traffic, 'bytes_sent', 'max')} MB "
+            f"{record['verify']['metric']}={record['verify']['value']:.3g} {status}")

@@ -20,7 +20,9 @@ COMM_WORLD, through MPI_T performance variables (read here with ctypes):
 A rank's wire bytes sent = its PML bytes + its puts + what others read from it; its
 wire bytes received = what the others' PML and puts sent to it + what it read
 (messages to itself left out). Messages: PML messages, puts, accumulates and Get
-requests by this rank, and the data replies of others' Gets.
+requests by this rank, and the data replies of others' Gets. The same per-peer counts,
+with every rank's node (its processor name, the host name), split each rank's bytes into
+inter-node (with peers on other nodes) and intra-node (the rest).
 The per-peer vectors are exchanged after the counted region (`wire_summary`, an
 Alltoall on the raw communicator). Collectives that bypass the PML (shared-memory
 collective components such as coll/xhc, HCOLL, UCC) are not seen; the record's
@@ -178,7 +180,16 @@ class WireCounter:
 
 def per_rank_wire(counter: WireCounter | NoWire, comm: MPI.Comm) -> tuple[int, int, int] | None:
     """(bytes sent, bytes received, messages sent) of this rank over the counted regions,
-    None without a wire counter.
+    None without a wire counter (collective over `comm`, see `wire_by_node`)."""
+    split = wire_by_node(counter, comm)
+    return None if split is None else (split["sent"], split["recv"], split["msgs"])
+
+
+def wire_by_node(counter: WireCounter | NoWire, comm: MPI.Comm) -> dict | None:
+    """This rank's wire traffic over the counted regions, None without a wire counter:
+    "sent", "recv" (bytes), "msgs" (messages sent), and "inter_sent", "inter_recv": the
+    bytes of those exchanged with ranks on other nodes (`node_names`: a peer whose
+    processor name differs; the rest is intra-node).
 
     Collective over `comm` (COMM_WORLD, or a communicator holding every rank that moved
     anything in the regions; raw: the exchange is not in any region). A rank's
@@ -200,10 +211,21 @@ def per_rank_wire(counter: WireCounter | NoWire, comm: MPI.Comm) -> tuple[int, i
     exchanged = np.stack([sent_to, read_from, t[GET_COUNT]]).T.copy()
     incoming = np.empty_like(exchanged)
     comm.Alltoall(exchanged, incoming)            # row j: what peer j counted for me
-    sent = int(sent_to.sum() + incoming[:, 1].sum())
-    received = int(incoming[:, 0].sum() + read_from.sum())
-    msgs = int(t[PML_COUNT].sum() + t[PUT_COUNT].sum() + incoming[:, 2].sum())
-    return sent, received, msgs
+    to_peer = sent_to + incoming[:, 1]            # bytes this rank sent to each peer
+    from_peer = incoming[:, 0] + read_from        # bytes it received from each peer
+    names = node_names(comm)
+    away = np.array([name != names[comm.Get_rank()] for name in names])
+    return {"sent": int(to_peer.sum()), "recv": int(from_peer.sum()),
+            "msgs": int(t[PML_COUNT].sum() + t[PUT_COUNT].sum() + incoming[:, 2].sum()),
+            "inter_sent": int(to_peer[away].sum()), "inter_recv": int(from_peer[away].sum())}
+
+
+def node_names(comm: MPI.Comm) -> list[str]:
+    """Every rank's node (its MPI processor name: the host name), by rank of `comm`
+    (collective)."""
+    from mpi4py import MPI
+
+    return comm.allgather(MPI.Get_processor_name())
 
 
 def open_wire(world: MPI.Comm) -> WireCounter | NoWire:

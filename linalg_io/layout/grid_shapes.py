@@ -32,13 +32,16 @@ def shapes_3d(p: int) -> list[tuple[int, int, int]]:
 
 
 def parse_grid(text: str, p: int, ndim: int) -> tuple[int, ...]:
-    """Parse 'PrxPc' or 'PxxPyxC' and check it uses exactly p ranks."""
+    """Parse 'PrxPc' or 'PxxPyxC' and check it uses exactly p ranks (each form is taken
+    for the other where c = 1: 2x2 is 2x2x1, and 2x2x1 is 2x2)."""
     try:
         dims = tuple(int(part) for part in text.lower().split("x"))
     except ValueError:
         raise InputError(f"grid {text!r} is not of the form PrxPc or PxxPyxC") from None
     if len(dims) == 2 and ndim == 3:
         dims = dims + (1,)
+    if len(dims) == 3 and ndim == 2 and dims[2] == 1:   # a 2D grid written as a 3D one
+        dims = dims[:2]
     if len(dims) != ndim or min(dims) < 1:
         form = "PrxPc" if ndim == 2 else "PxxPyxC"
         raise InputError(f"grid {text!r} is not of the form {form} with positive sizes")

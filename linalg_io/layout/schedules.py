@@ -213,3 +213,50 @@ def allreduce_costs(rank: np.ndarray, p: int, nbytes: float) -> tuple[np.ndarray
     reduced = reduce_costs(q, p, nbytes)
     spread = bcast_costs(q, p, nbytes)
     return tuple(a + b for a, b in zip(reduced, spread))
+
+
+def bcast_node_costs(p: int, nbytes: float, roots: np.ndarray,
+                     nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sent, received) bytes per rank of a communicator of p ranks that cross nodes,
+    summed over bcasts of `nbytes` from each of `roots` (rank i on node nodes[i]): the
+    tree's or the chain's edges (q's parent q - lowbit(q), or q - 1) whose two ends sit
+    on different nodes."""
+    q = np.arange(1, p)
+    parent_pos = q - 1 if uses_chain(nbytes) else q - (q & -q)
+    roots = np.asarray(roots, dtype=np.int64)[:, None]
+    child, parent = (roots + q) % p, (roots + parent_pos) % p
+    crossing = (nodes[child] != nodes[parent]) * float(nbytes)
+    return (np.bincount(parent.ravel(), crossing.ravel(), minlength=p),
+            np.bincount(child.ravel(), crossing.ravel(), minlength=p))
+
+
+def reduce_node_costs(p: int, nbytes: float, roots: np.ndarray,
+                      nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`bcast_node_costs` of reduces onto `roots`: the binomial tree's edges upside down,
+    or the chain r+1 -> r+2 -> ... -> r-1 -> r."""
+    if not uses_chain(nbytes):
+        sent, recv = bcast_node_costs(p, nbytes, roots, nodes)
+        return recv, sent
+    q = np.arange(1, p)
+    roots = np.asarray(roots, dtype=np.int64)[:, None]
+    sender, receiver = (roots + q) % p, (roots + (q + 1) % p) % p
+    crossing = (nodes[sender] != nodes[receiver]) * float(nbytes)
+    return (np.bincount(sender.ravel(), crossing.ravel(), minlength=p),
+            np.bincount(receiver.ravel(), crossing.ravel(), minlength=p))
+
+
+def allgatherv_node_costs(counts_bytes: np.ndarray,
+                          nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sent, received) bytes per rank of the Bruck allgatherv (`allgatherv_costs`) in
+    messages between ranks on different nodes (rank i on node nodes[i])."""
+    counts = np.asarray(counts_bytes, dtype=float)
+    p = counts.shape[-1]
+    prefix = _cyclic_prefix(counts)
+    q = np.arange(p)
+    sent, recv = np.zeros(p), np.zeros(p)
+    for h, m in bruck_rounds(p):
+        window = prefix[m:m + p] - prefix[:p]          # q sends blocks q..q+m-1 to q-h
+        crossing = (nodes[q] != nodes[(q - h) % p]) * window
+        sent += crossing
+        recv[(q - h) % p] += crossing
+    return sent, recv

@@ -49,14 +49,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg.blas import dtrsm
 
-from linalg_io._kernels.dense_local import gemm_minus, getrf
+from linalg_io._kernels.dense_local import (
+    gemm_minus_nt,
+    getrf,
+    transpose_into,
+    trsm_right_lower_unit_t,
+    trsm_right_upper,
+)
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
+from linalg_io.comm.phase_clock import PhaseClock
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.conflux_layout import Step, StepPlan
-from linalg_io.lu.tournament import tournament
+from linalg_io.lu.tournament import permutation, tournament
+
+# the time phases (`PhaseClock`), in the order `step` runs them
+CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
+                  "scatter_slices", "update")
 
 
 @dataclass
@@ -89,6 +99,10 @@ class ConfluxLU:
         self.kernels = kernels
         self.rows = self.tiles.local_rows(grid.x)
         self.cols = self.tiles.local_cols(grid.y)
+        self.clock = PhaseClock(CONFLUX_PHASES)
+        # a process column of one rank: its getrf of the panel (the whole tournament) is
+        # the panel's LU, L rows included, so solve_panel has nothing left to solve
+        self.panel_alone = grid.px == 1
 
     def reset(self) -> None:
         self.order = self.rows.copy()             # local position -> global row
@@ -98,10 +112,13 @@ class ConfluxLU:
         self.pivots: list[np.ndarray] = []
 
     def factor(self) -> None:
+        """All steps; `clock` gets one run of seconds per phase."""
+        self.clock.start()
         steps = list(self.plan.steps())
         ahead = self.panel_phase(steps[0])
         for i, s in enumerate(steps):
             ahead = self.step(s, ahead, steps[i + 1] if i + 1 < len(steps) else None)
+        self.clock.stop()
 
     # --- one step ----------------------------------------------------------
     def panel_phase(self, s: Step) -> tuple:
@@ -110,28 +127,36 @@ class ConfluxLU:
         g = self.grid
         if g.y != s.ky:
             return None, None, None
-        panel = self.reduce_panel(s)
+        with self.clock.phase("reduce_panel"):
+            panel = self.reduce_panel(s)
         if g.layer != s.lk:
             return panel, None, None
-        return (panel, *self.tournament_pivoting(s, panel))
+        with self.clock.phase("tournament_pivoting"):
+            return (panel, *self.tournament_pivoting(s, panel))
 
     def step(self, s: Step, ahead: tuple, nxt: Step | None) -> tuple | None:
         """Step s, its panel phase already done (`ahead`); returns the next step's."""
-        g = self.grid
+        g, clock = self.grid, self.clock
         self._panel_swaps: list[tuple[int, int]] = []
         panel, pivot_ids, lu00 = ahead
+        clock.switch("push_pivots")
         pivot_ids, lu00, mine = self.push_pivots(s, pivot_ids, lu00)
         tstart = self.tiles.local_col_start(g.y, s.k + 1)
         pivot_rows = self.gather_pivot_rows(s, mine, pivot_ids, tstart)
+        clock.switch("solves")
         l_full = u_full = None
         if g.layer == s.lk:
             if g.y == s.ky:
                 l_full = self.solve_panel(s, panel, len(mine), lu00)
             if pivot_rows is not None:
                 u_full = self.solve_row(s, pivot_rows, lu00, tstart)
+        clock.switch("scatter_slices")
         l_slice, u_slice = self.scatter_slices(s, l_full, u_full, len(mine), tstart)
         self.done += len(mine)
-        return self.trailing_update(l_slice, u_slice, tstart, nxt)
+        clock.switch("update")
+        ahead = self.trailing_update(l_slice, u_slice, tstart, nxt)
+        clock.switch("other")
+        return ahead
 
     def _sum_over_layers(self, block: np.ndarray, root_layer: int) -> None:
         """Sum `block` over the c layers (fibre) in place onto `root_layer` (a chain
@@ -148,6 +173,13 @@ class ConfluxLU:
         return panel
 
     def tournament_pivoting(self, s: Step, panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(pivot ids, LU00) of the panel's w pivot rows; with Px = 1 the panel is
+        factored in place (its rows in pivot order, L below the top w x w)."""
+        if self.panel_alone:
+            ipiv = np.zeros(s.w, dtype=np.int32)
+            self.kernels.getrf(panel, ipiv)
+            chosen = permutation(ipiv, panel.shape[0])[:s.w]
+            return self.order[self.done:][chosen].astype(np.int64), np.asfortranarray(panel[:s.w])
         with self.grid.comm.phase("tournament_pivoting"):
             ids = self.order[self.done:].astype(np.float64)
             return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
@@ -176,14 +208,15 @@ class ConfluxLU:
         self.pivots.append(pivot_ids)
         owners = self.tiles.owner_row(pivot_ids)
         mine = [int(i) for i in np.nonzero(owners == g.x)[0]]
+        live = self.tiles.local_col_start(g.y, s.k + 1)   # the columns left are done with
         for offset, i in enumerate(mine):
-            self._swap(self.done + offset, self.position[int(pivot_ids[i])])
+            self._swap(self.done + offset, self.position[int(pivot_ids[i])], live)
         return pivot_ids, lu00, mine
 
-    def _swap(self, a: int, b: int) -> None:
+    def _swap(self, a: int, b: int, live: int) -> None:
         if a == b:
             return
-        self.matrix.swap_rows(a, b)
+        self.matrix.swap_rows(a, b, live)
         ga, gb = int(self.order[a]), int(self.order[b])
         self.order[a], self.order[b] = gb, ga
         self.position[ga], self.position[gb] = b, a
@@ -223,11 +256,14 @@ class ConfluxLU:
         return pivots_t
 
     def solve_panel(self, s: Step, panel: np.ndarray, npiv: int, lu00: np.ndarray) -> np.ndarray:
-        """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots."""
-        for a, b in self._panel_swaps:
-            panel[[a, b]] = panel[[b, a]]
-        rows = np.asfortranarray(panel[npiv:])
-        l_full = self.kernels.solve_upper_right(lu00, rows)
+        """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots (with
+        Px = 1 the panel's getrf has computed it)."""
+        if self.panel_alone:
+            l_full = np.asfortranarray(panel[npiv:])
+        else:
+            for a, b in self._panel_swaps:
+                panel[[a, b]] = panel[[b, a]]
+            l_full = self.kernels.solve_upper_right(lu00, np.asfortranarray(panel[npiv:]))
         self.factors.l_rows.append((s.k, self.order[self.done + npiv:].copy(), l_full))
         if self.grid.x == s.kx:
             self.factors.diag.append((s.k, self.pivots[-1], lu00))
@@ -298,21 +334,24 @@ class HostMatrix:
             self.at[...] = original.T
 
     def block(self, r0: int, r1: int | None, c0: int, c1: int | None) -> np.ndarray:
-        """A copy of a[r0:r1, c0:c1] in Fortran order."""
-        return np.asfortranarray(self.at[c0:c1, r0:r1].T)
+        """A copy of a[r0:r1, c0:c1] in Fortran order (a tiled transpose of the stored
+        block)."""
+        stored = self.at[c0:c1, r0:r1]
+        out = np.empty(stored.shape[::-1], order="F")
+        transpose_into(stored, out)
+        return out
 
-    def swap_rows(self, i: int, j: int) -> None:
-        self.at[:, [i, j]] = self.at[:, [j, i]]
+    def swap_rows(self, i: int, j: int, c0: int) -> None:
+        """Swap rows i and j in columns c0 and right (those the LU still reads)."""
+        self.at[c0:, [i, j]] = self.at[c0:, [j, i]]
 
     def finish(self) -> None:
         """Nothing queued: the CPU work has returned."""
 
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
-        """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t) (strided dgemm)."""
-        corner_t = self.at[c0:c0 + u_slice_t.shape[0], r0:]
-        if corner_t.size == 0 or l_slice.shape[1] == 0:
-            return
-        gemm_minus(corner_t, u_slice_t, np.asfortranarray(l_slice.T))
+        """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t): one strided
+        dgemm in place, a[r0:, c0:c0+t]^T -= u_slice_t l_slice^T (no copies)."""
+        gemm_minus_nt(self.at[c0:c0 + u_slice_t.shape[0], r0:], u_slice_t, l_slice)
 
 
 class HostKernels:
@@ -324,14 +363,12 @@ class HostKernels:
 
     @staticmethod
     def solve_upper_right(lu00: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """rows U00^-1 (U00 = upper triangle of lu00)."""
-        if rows.size == 0:
-            return rows
-        return dtrsm(1.0, lu00, rows, side=1, lower=0)
+        """rows U00^-1 (U00 = upper triangle of lu00), in place (blocked, mostly dgemm)."""
+        trsm_right_upper(lu00, rows)
+        return rows
 
     @staticmethod
     def solve_unit_lower_transposed(lu00: np.ndarray, pivots_t: np.ndarray) -> np.ndarray:
-        """(L00^-1 A01)^T = A01^T L00^-T (L00 = unit lower triangle of lu00)."""
-        if pivots_t.size == 0:
-            return pivots_t
-        return dtrsm(1.0, lu00, pivots_t, side=1, lower=1, trans_a=1, diag=1)
+        """(L00^-1 A01)^T = A01^T L00^-T (L00 = unit lower triangle of lu00), in place."""
+        trsm_right_lower_unit_t(lu00, pivots_t)
+        return pivots_t

@@ -35,6 +35,7 @@ from linalg_io.lu.run_plan import agreed_plan
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
+from linalg_io.models.phase_time import conflux_phase_seconds
 from linalg_io.models.profile import load_profile
 
 
@@ -74,6 +75,7 @@ class ConfluxCase:
             self.matrix = HostMatrix(np.zeros(self.shape, order="F"))
             kernels = HostKernels()
         self.lu = ConfluxLU(self.grid, self.plan, self.matrix, kernels)
+        self.phase_clock = self.lu.clock
         self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
                        "matrix": self.source.describe(), "pivoting": "tournament",
                        "mem_per_rank": int(self.lu_plan.memory),
@@ -105,6 +107,9 @@ class ConfluxCase:
                                    self._pivot_assumption(), self.placement)
         exact = model.conflux_costs(self.n, self.v, self.px, self.py, self.c, self.lu.pivots)
         block["given_pivots"] = traffic_block(exact)
+        block["time_by_phase"] = conflux_phase_seconds(self.n, self.v, self.px, self.py, self.c,
+                                                       self.profile, self.placement,
+                                                       self._pivot_assumption())
         return block
 
     def lower_bound(self) -> dict:

@@ -42,8 +42,8 @@ class DeviceMatrix:
         device.get(out=host)
         return host
 
-    def swap_rows(self, i: int, j: int) -> None:
-        self.a[[i, j]] = self.a[[j, i]]
+    def swap_rows(self, i: int, j: int, c0: int) -> None:
+        self.a[[i, j], c0:] = self.a[[j, i], c0:]
 
     def finish(self) -> None:
         """Wait for the queued kernels and copies (the timer stops after this)."""

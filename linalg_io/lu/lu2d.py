@@ -48,8 +48,12 @@ from mpi4py import MPI
 from linalg_io._kernels import dense_local, lu_kernels
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid2D
+from linalg_io.comm.phase_clock import PhaseClock
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.blockcyclic import global_to_local, numroc, owned_indices, owner, row_moves
+
+# the time phases (`PhaseClock`): the traffic phases, and the update
+LU2D_PHASES = ("panel", "swap", "bcast_L", "bcast_U", "update")
 
 
 @dataclass(frozen=True)
@@ -89,14 +93,18 @@ def plan(grid: Grid2D, params: LU2DParams):
                     trail_col=numroc(j0 + kb, nb, grid.mycol, grid.pc))
 
 
-def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
+def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
+         clock: PhaseClock | None = None) -> np.ndarray:
     """Factor the local part `a` (Fortran-ordered, block-cyclic) in place; return the pivots.
 
     On return `a` holds U on and above the diagonal and L (unit diagonal) below, L in
     the row order of its step (see the module docstring); the returned int64 array
     of length N holds the global pivots, identical on every rank. A zero pivot raises
-    SingularMatrixError on every rank at the same step.
+    SingularMatrixError on every rank at the same step. `clock` gets one run of
+    seconds per phase (`LU2D_PHASES`; the dtrsm of U counts as update, as in HPL).
     """
+    clock = clock if clock is not None else PhaseClock(LU2D_PHASES)
+    clock.start()
     pivots = np.empty(params.n, dtype=np.int64)
     steps = list(plan(grid, params))
     panels = _PanelBroadcasts(grid, a.shape[0], params.nb)
@@ -105,12 +113,15 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
         j0, kb, j1 = step.j0, step.kb, step.j1
         if grid.mycol == step.pcol:
             if factored is None:
+                clock.switch("panel")
                 factored = _factor_panel(grid, a, step, params.nb)
+                clock.switch("bcast_L")
                 panels.start(index, step, a, factored)
             top, ipiv, info = factored
             factored = None
             l21 = a[step.below_row:, step.panel_col:step.panel_col + kb]
         else:
+            clock.switch("bcast_L")
             top, ipiv, info, l21 = panels.receive(index, step)
         if info:
             panels.finish()
@@ -121,11 +132,14 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
             continue
         trailing = a[:, step.trail_col:]
         if grid.pr == 1:
+            clock.switch("swap")
             dense_local.laswp(trailing[j0:], (ipiv - j0 + 1).astype(np.int32))
             u = trailing[j0:j1]
+            clock.switch("update")
             dense_local.trsm_lower_unit(top, u)
         else:
-            u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb)
+            u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb, clock)
+            clock.switch("update")
             dense_local.trsm_lower_unit(top, u)
             if grid.myrow == step.prow:
                 trailing[step.top_row:step.top_row + kb] = u
@@ -136,12 +150,18 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams) -> np.ndarray:
             # before the rest of the update, which the other process columns' update
             # and their receipt of the next panel overlap
             dense_local.gemm_minus(below[:, :ahead.kb], l21, u[:, :ahead.kb])
+            clock.switch("panel")
             factored = _factor_panel(grid, a, ahead, params.nb)
+            clock.switch("bcast_L")
             panels.start(index + 1, ahead, a, factored)
+            clock.switch("update")
             panels.update_progressing(below[:, ahead.kb:], l21, u[:, ahead.kb:])
         else:
             dense_local.gemm_minus(below, l21, u)
+        clock.switch("other")
+    clock.switch("bcast_L")
     panels.finish()
+    clock.stop()
     return pivots
 
 
@@ -267,10 +287,11 @@ def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
 
 
 def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
-                       nb: int) -> np.ndarray:
+                       nb: int, clock: PhaseClock) -> np.ndarray:
     """Pr > 1: move the pivot rows (trailing columns) to every rank of the process column
     as the unsolved U block row (bcast_U), and the displaced top rows to the pivot
     positions (swap). Returns U (kb x trailing columns, Fortran order)."""
+    clock.switch("bcast_U")
     comm, pr, myrow = grid.comm, grid.pr, grid.myrow
     kb, j0, j1 = step.kb, step.j0, step.j1
     ntrail = trailing.shape[1]
@@ -294,6 +315,7 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
     incoming = np.empty((kb, ntrail))
     with comm.phase("bcast_U"):
         collectives.allgatherv(grid.col_comm, outgoing, incoming, counts)
+    clock.switch("swap")
     with comm.phase("swap"):
         if myrow == step.prow:
             requests = [grid.col_comm.Isend(rows.reshape(-1), r, tag=7)

@@ -12,17 +12,19 @@ from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
 from linalg_io.comm.node import node_rank_and_size
+from linalg_io.comm.phase_clock import PhaseClock
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_verify_block
-from linalg_io.lu.lu2d import LU2DParams, lu2d
+from linalg_io.lu.lu2d import LU2D_PHASES, LU2DParams, lu2d
 from linalg_io.lu.matrix_source import open_source, require_finite
 from linalg_io.lu.run_plan import agreed_plan
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve, upper_stats
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
+from linalg_io.models.phase_time import lu2d_phase_seconds
 from linalg_io.models.profile import load_profile
 
 
@@ -55,13 +57,14 @@ class LU2DCase:
         self.b = vector_entries(config.seed, n, np.arange(n))
         self.pivots: np.ndarray | None = None
         self.pivoting = "none" if source.kind == "diagdom" else "expected"
+        self.phase_clock = PhaseClock(LU2D_PHASES)
 
     def setup_rep(self) -> None:
         np.copyto(self.a, self.a_orig)
         self.pivots = None
 
     def run(self) -> None:
-        self.pivots = lu2d(self.grid, self.a, self.lu_params)
+        self.pivots = lu2d(self.grid, self.a, self.lu_params, self.phase_clock)
 
     def verify(self) -> dict:
         x = lu2d_solve(self.grid, self.a, self.pivots, self.lu_params, self.b)
@@ -93,6 +96,8 @@ class LU2DCase:
         block["bytes_sent_band"] = {piv: float(costs.bytes_sent.max())
                                     for piv, costs in band.items()}
         block["given_pivots"] = traffic_block(lu2d_costs(n, nb, pr, pc, self.pivots))
+        block["time_by_phase"] = lu2d_phase_seconds(n, nb, pr, pc, profile, placement,
+                                                    self.pivoting)
         return block
 
     def lower_bound(self) -> dict:

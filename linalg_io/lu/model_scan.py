@@ -8,7 +8,7 @@ layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)) fo
 memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
-Prints one line per record.
+Prints one line per record as soon as it is computed (`predictions.emit`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
 from linalg_io.models.profile import load_profile
-from linalg_io.predictions import prediction_record, write_predictions
+from linalg_io.predictions import emit, prediction_record, write_predictions
 
 WEAK_MULTIPLE = 256
 WORD = 8
@@ -47,8 +47,8 @@ def problem_size(args, p: int) -> int:
 def scan(args) -> str:
     profile = load_profile(args.profile)
     records = []
-    lines = [(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
-              f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")]
+    emit(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
+         f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")
     for p in args.p:
         placement = profile.placement(p)
         n = problem_size(args, p)
@@ -80,14 +80,12 @@ def scan(args) -> str:
         records.append(prediction_record("lu", "2d", {**common, "nb": nb, "grid": [pr, pc],
                                                       "pivoting": "expected"},
                                          p, block, bound, profile, placement, hpl_flops(n)))
-        lines += [_line(r) for r in records[-2 if chosen else -1:]]
+        for record in records[-2 if chosen else -1:]:
+            emit(_line(record))
         if chosen is None:
-            lines.append(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} "
-                         "GiB per rank")
+            emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
     write_predictions(records, args.out)
-    if args.out:
-        lines.append(f"{len(records)} prediction records appended to {args.out}")
-    return "\n".join(lines)
+    return f"{len(records)} prediction records appended to {args.out}" if args.out else ""
 
 
 def _line(record: dict) -> str:

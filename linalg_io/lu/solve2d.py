@@ -3,9 +3,11 @@
 b and x are replicated (N words per rank: verification only). Per block column k:
 forward  apply step k's interchanges to y, the diagonal rank solves y_k = L_kk^-1 y_k,
          broadcasts it down its process column, whose ranks subtract L21 y_k from
-         their rows; one Allreduce of the change (length N - j0) updates y everywhere;
+         their rows; one Allreduce (length N - j0) of y_k itself and the change of the
+         rows below updates y everywhere;
 backward the diagonal rank solves x_k = U_kk^-1 y_k, broadcasts it down its process
-         column, whose ranks subtract U[:j0, k] x_k; one Allreduce (length j0 + kb).
+         column, whose ranks subtract U[:j0, k] x_k; one Allreduce (length j0 + kb) of
+         the change above and x_k itself.
 Residual: ||b - A x||_inf from the untouched local blocks of A (one Allreduce of A x
 and the row sums of |A|), scaled as HPL does.
 """
@@ -26,14 +28,16 @@ from linalg_io.lu.lu2d import LU2DParams, plan
 def _diagonal_solve(grid: Grid2D, a: np.ndarray, step, y: np.ndarray, solve,
                     change: np.ndarray, at: int) -> tuple[slice, np.ndarray]:
     """On the panel's process column: the diagonal rank solves block k of y with its
-    triangle (`solve`), records the difference in change[at:at + kb], and broadcasts
-    the solved block down the process column. Returns (local columns, solved block)."""
+    triangle (`solve`), puts the solved block itself in change[at:at + kb] (the only
+    rank that writes there, so the Allreduce delivers it exactly; a difference to y
+    would lose x wherever |x| << |y|, as for a matrix with large entries), and
+    broadcasts it down the process column. Returns (local columns, solved block)."""
     j0, kb = step.j0, step.kb
     cols = slice(step.panel_col, step.panel_col + kb)
     solved = y[j0:j0 + kb].copy()
     if grid.myrow == step.prow:
         solve(a[step.top_row:step.top_row + kb, cols], solved.reshape(kb, 1))
-        change[at:at + kb] = solved - y[j0:j0 + kb]
+        change[at:at + kb] = solved
     if grid.pr > 1:
         grid.col_comm.Bcast(solved, root=step.prow)
     return cols, solved
@@ -60,7 +64,8 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
                 dense_local.gemv_minus(below, a[step.below_row:, cols], yk)
                 change[rows[step.below_row:] - j0] = below
             grid.comm.Allreduce(MPI.IN_PLACE, change)
-            y[j0:] += change
+            y[j0:j0 + step.kb] = change[:step.kb]
+            y[j0 + step.kb:] += change[step.kb:]
         for step in reversed(steps):
             change = np.zeros(step.j1)
             if grid.mycol == step.pcol:
@@ -70,7 +75,8 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
                 dense_local.gemv_minus(above, a[:step.top_row, cols], xk)
                 change[rows[:step.top_row]] += above
             grid.comm.Allreduce(MPI.IN_PLACE, change)
-            y[:step.j1] += change
+            y[:step.j0] += change[:step.j0]
+            y[step.j0:step.j1] = change[step.j0:]
     return y
 
 

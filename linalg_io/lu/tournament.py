@@ -27,7 +27,7 @@ from linalg_io.layout.conflux_layout import butterfly_size
 Getrf = Callable[[np.ndarray, np.ndarray], int]
 
 
-def _permutation(ipiv: np.ndarray, m: int) -> np.ndarray:
+def permutation(ipiv: np.ndarray, m: int) -> np.ndarray:
     """Row order P (as indices) from LAPACK's 1-based sequential interchanges."""
     perm = np.arange(m)
     for i, p in enumerate(ipiv):
@@ -52,7 +52,7 @@ def select_rows(rows: np.ndarray, ids: np.ndarray, w: int, getrf: Getrf) -> tupl
     work = np.asfortranarray(rows, dtype=np.float64).copy(order="F")
     ipiv = np.zeros(min(m, w), dtype=np.int32)
     getrf(work, ipiv)
-    chosen = _permutation(ipiv, m)[:min(m, w)]
+    chosen = permutation(ipiv, m)[:min(m, w)]
     packed[:len(chosen), :w] = rows[chosen]
     packed[:len(chosen), w] = ids[chosen]
     top = min(m, w)

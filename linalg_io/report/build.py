@@ -9,7 +9,9 @@ over it, the verdict; the parameters all runs share above the table),
 threads splits (side by side), ``bytes_K.png`` (received and wire bytes, measured vs
 model per run), ``balance_K.png`` (bytes received per rank), ``gflops_K.png``
 (GFLOP/s vs P), ``phases_K.png`` (bytes by phase); for all records
-``summary.csv``/``summary.md``; and ``index.html``, which embeds everything.
+``summary.csv``/``summary.md``, ``phases.csv``/``phases.md`` (LU time per phase,
+measured against the model, `linalg_io.report.phases`); and ``index.html``, which
+embeds everything.
 Prediction records (`model ... --scan`) are not runs: per kernel K they get
 ``scaling_K.csv``/``scaling_K.md`` and ``scaling_K.png`` (`linalg_io.report.scaling`).
 """
@@ -27,9 +29,10 @@ import pandas as pd
 
 from linalg_io.errors import InputError
 from linalg_io.records import flatten, read_records
-from linalg_io.report import html, plots, scaling, tables
+from linalg_io.report import html, phases, plots, scaling, tables
 from linalg_io.report.labels import common_params
 from linalg_io.report.pairs import ranks_threads_table
+from linalg_io.report.provenance import provenance
 
 
 def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tuple[str, int]]]:
@@ -95,10 +98,15 @@ def _scaling_section(part: pd.DataFrame, kernel: str, out: Path) -> tuple[html.K
     stem = f"scaling_{file_stem(kernel)}"
     table = scaling.scaling_table(part)
     table.to_csv(out / f"{stem}.csv", index=False)
+    machines = "; ".join(dict.fromkeys(
+        f"{name}" + (", an example, not measured" if example is True else "")
+        for name, example in zip(part.get("machine.name", pd.Series(dtype=object)),
+                                 part.get("machine.example", pd.Series(dtype=object)))))
     section = html.KernelSection(
-        kernel=f"{kernel} (predicted)", table=table,
+        kernel=f"{kernel} (predicted" + (f" for {machines})" if machines else ")"), table=table,
         common=common_params(part.dropna(axis=1, how="all")),
-        formulas={"model": _formulas(part, "model.formula"),
+        formulas={"efficiency": [scaling.baseline_text(table)] if len(table) else [],
+                  "model": _formulas(part, "model.formula"),
                   "time": _formulas(part, "model.time_formula"),
                   "lower bound": _formulas(part, "lower_bound.formula")})
     (out / f"{stem}.md").write_text(section.markdown(f"{stem}.csv"))
@@ -128,16 +136,24 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
     summary.to_csv(out / "summary.csv", index=False)
     (out / "summary.md").write_text(tables.to_markdown(summary))
     written = ["summary.csv", "summary.md", "index.html"]
+    by_phase = phases.phase_table(records)
+    if len(by_phase):
+        by_phase.to_csv(out / "phases.csv", index=False)
+        (out / "phases.md").write_text(tables.to_markdown(by_phase))
+        written += ["phases.csv", "phases.md"]
     sections = []
     for kernel, table in tables.kernel_tables(frame).items():
         stem = file_stem(kernel)
         part = frame[frame["kernel"] == kernel].dropna(axis=1, how="all")
+        part = part.loc[tables.run_table(part, keep_index=True).index]   # plots: table order
         table.to_csv(out / f"{stem}.csv", index=False)
         section = html.KernelSection(
             kernel=kernel, table=tables.lead_table(table), common=common_params(part),
             notes=sorted({n for n in table["wire_note"] if n.startswith("n/a")}),
             pairs=ranks_threads_table(part),
+            terms=tables.terms_table(table),
             formulas={"model": _formulas(part, "model.formula"),
+                      "time": _formulas(part, "model.time_formula"),
                       "lower bound": _formulas(part, "lower_bound.formula")})
         files = [f"{stem}.csv", f"{stem}.md"]
         if len(section.pairs):
@@ -157,7 +173,8 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
         sections.append(section)
     generated = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = out / "index.html"
-    index.write_text(html.render_page(out, sources, sections, summary, generated))
+    index.write_text(html.render_page(out, sources, sections, summary, generated,
+                                      provenance(frame, predictions)))
     _forget_older_files(out, written)
     if not quiet:
         print(f"report: {len(records)} records, {len(sections)} kernels -> {index}",

@@ -20,22 +20,24 @@ from typing import Any
 
 import pandas as pd
 
-from linalg_io.options import build_parser, command_options, not_the_problem
+from linalg_io.options import build_parser, command_options
 
 LABEL_CHARS = 48
-# Options of a command line that say how or where a problem runs, not which problem
-# (with the words each takes), from the option table.
-NOT_THE_PROBLEM = not_the_problem()
-
-
 def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-def format_grid(value: Any) -> str:
-    """[2, 2, 1] -> '2x2x1'; missing -> ''."""
+TWO_D = ("2d", "scalapack")
+
+
+def format_grid(value: Any, algo: Any = None) -> str:
+    """[2, 2, 1] -> '2x2x1', and '2x2' for a 2D algorithm (the form its --grid takes);
+    missing -> ''."""
     if isinstance(value, (list, tuple)):
-        return "x".join(str(v) for v in value)
+        dims = list(value)
+        if algo in TWO_D and len(dims) == 3 and dims[2] == 1:
+            dims = dims[:2]
+        return "x".join(str(v) for v in dims)
     return "" if missing(value) else str(value)
 
 
@@ -93,12 +95,14 @@ def param_texts(frame: pd.DataFrame) -> pd.DataFrame:
     with '(auto)' beside a value the run chose itself; '' where a record lacks it."""
     commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
     autos = [auto_options(command) for command in commands]
+    algos = frame["algo"] if "algo" in frame else pd.Series(None, index=frame.index)
     texts = pd.DataFrame(index=frame.index)
     for name in (c for c in frame.columns if c.startswith("params.")):
         key = name.removeprefix("params.")
         texts[key] = [("" if not isinstance(v, (list, tuple)) and missing(v) else
-                       plain(v) + ("(auto)" if key in auto else ""))
-                      for v, auto in zip(frame[name], autos)]
+                       (format_grid(v, algo) if key == "grid" else plain(v))
+                       + ("(auto)" if key in auto else ""))
+                      for v, auto, algo in zip(frame[name], autos, algos)]
     return texts
 
 
@@ -109,30 +113,31 @@ def _derived(values: pd.Series) -> bool:
 
 
 def varying_params(frame: pd.DataFrame) -> list[str]:
-    """The parameters (names without 'params.') whose text differs between the rows,
-    derived ones left out, in record order."""
+    """The parameters (names without 'params.') with more than one value among the rows
+    that have them, derived ones left out, in record order."""
     texts = param_texts(frame)
-    return [key for key in _named(frame, list(texts.columns)) if texts[key].nunique() > 1
-            and not _derived(frame[f"params.{key}"])]
+    return [key for key in _named(frame, list(texts.columns))
+            if texts[key][texts[key] != ""].nunique() > 1 and not _derived(frame[f"params.{key}"])]
 
 
 def common_params(frame: pd.DataFrame) -> str:
-    """'n=1024 nb=64(auto) dist=random': the parameters every row shares (the caption
-    of a table whose rows show only what varies)."""
+    """'n=1024 nb=64(auto) dist=random': the parameters with one value among the rows
+    that have them (the caption of a table whose rows show only what varies)."""
     texts = param_texts(frame)
-    return " ".join(f"{key}={texts[key].iloc[0]}" for key in _named(frame, list(texts.columns))
-                    if texts[key].nunique() == 1 and texts[key].iloc[0]
-                    and not _derived(frame[f"params.{key}"]))
+    values = {key: texts[key][texts[key] != ""] for key in _named(frame, list(texts.columns))}
+    return " ".join(f"{key}={found.iloc[0]}" for key, found in values.items()
+                    if found.nunique() == 1 and not _derived(frame[f"params.{key}"]))
 
 
 def run_labels(frame: pd.DataFrame, limit: int | None = LABEL_CHARS) -> list[str]:
-    """'2d n=1024 grid=2x2x1(auto) P=4' per row: algorithm, the parameters that differ
-    between the runs of that algorithm (in record order, cut with '...' past `limit`
+    """'2d n=1024 grid=2x2(auto) P=4' per row: algorithm, the parameters that differ
+    anywhere between the runs of the frame (in record order, cut with '...' past `limit`
     characters unless it is None), P and, where any run had more than one, the threads
     per rank (T); labels that would still be the same (repeated runs) get the start of
     their run_id."""
     algos = (frame["algo"] if "algo" in frame else pd.Series("", index=frame.index)).fillna("")
-    names_of = {algo: varying_params(frame[algos == algo]) for algo in algos.unique()}
+    varying = varying_params(frame)   # anywhere in the section, so every label shows them
+    names_of = {algo: varying for algo in algos.unique()}
     texts = param_texts(frame)
     threads = frame.get("threads_per_rank", pd.Series(1, index=frame.index)).fillna(1)
     show_threads = bool((threads != 1).any())
@@ -179,30 +184,34 @@ def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
     return pd.Series(described, index=frame.index, dtype=object)
 
 
+# Parameters that say how a problem is run, not which problem it is (tsgemm's `dist`
+# too: its distribution of A, where the LU's `dist` is the matrix).
+CONFIGURATION = {"nb", "grid", "objective", "partition", "order", "input_layout",
+                 "redist_mem", "pivoting"}
+SIZES = {"lu": ("n",), "tsgemm": ("m", "n", "k"), "sptrsv": ("matrix",)}
+
+
 def problem_labels(frame: pd.DataFrame) -> list[str]:
-    """'2d n=1024 nb=64 dist=random' per row: the algorithm and the problem as the
-    record's command line asked for it, without P, threads, grid and run options, so
-    that the runs of one problem on different P share a label (from the parameters,
-    grid left out, where a record has no command)."""
+    """'2d n=1024 dist=random' per row: the algorithm, its size (n, m or matrix) and the
+    problem parameters that differ between the rows (resolved values), then the configuration parameters (NB,
+    grid, ...) that the command line set explicitly and that differ, so that the runs of
+    one problem on different P share one name whether a value was left to 'auto' or
+    not; P, threads and grid never."""
+    texts = param_texts(frame)
+    kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
     algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
-    fallback = describe_params(frame, with_grid=False)
-    commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
+    varying = varying_params(frame)
+    sizes = SIZES.get(str(kernels.iloc[0]) if len(kernels) else "", ())
+    varying = [key for key in sizes if key in texts and key not in varying] + varying
     labels = []
-    for algo, command, params in zip(algos, commands, fallback):
-        if not isinstance(command, list) or len(command) < 2:
-            labels.append(f"{algo} {params}".strip())
-            continue
-        words, rest = [], list(command[2:])
-        while rest:
-            word = rest.pop(0)
-            if word in NOT_THE_PROBLEM:
-                del rest[:NOT_THE_PROBLEM[word]]
-            elif word.startswith("--") and rest and not rest[0].startswith("--"):
-                words.append(f"{word[2:]}={rest.pop(0)}")
-            elif word.startswith("--") and "=" in word:
-                if word.split("=", 1)[0] not in NOT_THE_PROBLEM:
-                    words.append(word[2:])
-            elif word.startswith("--"):
-                words.append(word[2:])
-        labels.append(" ".join([algo] + words))
+    for index, algo, kernel in zip(frame.index, algos, kernels):
+        words = [algo]
+        for key in varying:
+            text = texts.at[index, key]
+            configuration = key in CONFIGURATION or (key == "dist" and kernel == "tsgemm")
+            if not text or text == algo or key == "grid" or (
+                    configuration and text.endswith("(auto)")):
+                continue
+            words.append(f"{key}={text}")
+        labels.append(" ".join(words))
     return labels

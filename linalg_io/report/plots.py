@@ -23,8 +23,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
+from linalg_io.errors import InputError
 from linalg_io.report.labels import problem_labels, run_labels
-from linalg_io.report.tables import MB, column
+from linalg_io.report.tables import MB, column, oversubscribed
+from linalg_io.tools.hockney import fit_alpha_beta
 
 PANELS_PER_FIGURE = 12
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
@@ -106,6 +108,7 @@ def bytes_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     x = np.arange(len(labels))
     figure = new_figure(_width(len(labels)), 7.0)
     top, bottom = figure.subplots(2, 1, sharex=True)
+    _mark_oversubscribed(top, x, frame)
     _bars(top, x, [("measured", recv, {"color": "tab:blue"}),
                    ("model", model_recv, {"color": "tab:orange"})])
     lower = column(frame, "lower_bound.bytes_per_rank") / MB
@@ -124,6 +127,45 @@ def bytes_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     bottom.set_title("bytes the MPI library moved (wire), busiest rank, per repetition")
     bottom.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _label_axis(bottom, labels)
+    return figure
+
+
+def _mark_oversubscribed(axes: Any, x: np.ndarray, frame: pd.DataFrame) -> None:
+    """A grey band behind each run whose ranks x threads outnumber the cores, named in
+    the legend."""
+    flags = (oversubscribed(frame) == "yes").to_numpy()
+    for number, position in enumerate(x[flags]):
+        axes.axvspan(position - 0.45, position + 0.45, color="0.85", zorder=0,
+                     label="oversubscribed (ranks x threads > cores)" if number == 0 else None)
+
+
+def time_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
+    """Per run, the median time (slowest rank) beside the model's prediction, and their
+    ratio written above each pair; oversubscribed runs on a grey band."""
+    measured = column(frame, "time_s.median")
+    model = column(frame, "model.time_s")
+    if "kernel" in frame:
+        measured = measured.where(frame["kernel"] != "pingpong")
+    if measured.isna().all() or model.isna().all():
+        return None
+    labels = run_labels(frame)
+    x = np.arange(len(labels))
+    figure = new_figure(_width(len(labels)), 4.5)
+    axes = figure.add_subplot()
+    _mark_oversubscribed(axes, x, frame)
+    _bars(axes, x, [("measured (median, slowest rank)", measured, {"color": "tab:blue"}),
+                    ("model", model, {"color": "tab:orange"})])
+    under = blended_transform_factory(axes.transData, axes.transAxes)
+    for position, ratio in zip(x, (measured / model.where(model > 0)).to_numpy()):
+        if not math.isnan(ratio):
+            axes.text(position, 1.01, f"x{ratio:.2g}", transform=under, ha="center",
+                      va="bottom", fontsize=7)
+    _log_if_wide(axes, [measured, model])
+    axes.set_ylabel("seconds per repetition")
+    axes.set_title(f"{kernel}: measured time vs the model's (x = measured / model)",
+                   fontsize=10, pad=14)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _label_axis(axes, labels)
     return figure
 
 
@@ -192,12 +234,23 @@ def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     if split:
         configs = [f"{config} T={int(t)}" for config, t in zip(configs, threads)]
     series = pd.DataFrame({"config": configs, "P": (ranks * threads if split else ranks).values,
-                           "gflops": gflops.values}).dropna()
+                           "gflops": gflops.values,
+                           "over": (oversubscribed(frame) == "yes").values}).dropna()
     figure = new_figure(9, 4.5)
     axes = figure.add_subplot()
-    for index, (config, points) in enumerate(series.groupby("config", sort=True)):
+    for index, config in enumerate(dict.fromkeys(series["config"])):   # the table's order
+        points = series[series["config"] == config]
         medians = points.groupby("P")["gflops"].median()
-        axes.plot(medians.index, medians.values, label=config, **series_style(index))
+        style = series_style(index)
+        axes.plot(medians.index, medians.values, label=config, **style)
+        over = points.groupby("P")["over"].any()
+        if over.any():
+            axes.plot(medians.index[over.to_numpy()], medians.values[over.to_numpy()],
+                      linestyle="none", marker=style["marker"], markersize=13,
+                      markerfacecolor="none", markeredgecolor="red")
+    if series["over"].any():
+        axes.plot([], [], linestyle="none", marker="o", markersize=10, markerfacecolor="none",
+                  markeredgecolor="red", label="oversubscribed (ranks x threads > cores)")
     axes.set_xscale("log", base=2)
     axes.set_xlabel("cores: ranks P x threads per rank T" if split else "ranks P")
     axes.set_ylabel("GFLOP/s (median time)")
@@ -264,10 +317,54 @@ def phase_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     return figure
 
 
+def pingpong_figure(frame: pd.DataFrame, kernel: str = "pingpong") -> Figure | None:
+    """OSU-style, per ping-pong record: one-way latency (us) and bandwidth (MB/s) against
+    the message size, log axes, with the Hockney line t(n) = alpha + beta n fitted to the
+    record's own points (`linalg_io.tools.hockney`), dashed."""
+    runs = [(label, rows) for label, rows in zip(run_labels(frame), _values(frame, "results"))
+            if isinstance(rows, list) and rows]
+    if not runs:
+        return None
+    figure = new_figure(12, 4.5)
+    latency_axes, bandwidth_axes = figure.subplots(1, 2)
+    for index, (label, rows) in enumerate(runs):
+        style = series_style(index)
+        sizes = np.array([row["bytes"] for row in rows], dtype=float)
+        one_way = np.array([row["one_way_s"] for row in rows], dtype=float)
+        latency_axes.plot(sizes, one_way * 1e6, label=label, **style)
+        bandwidth_axes.plot(sizes, sizes / one_way / MB, label=label, **style)
+        try:
+            alpha, beta = fit_alpha_beta(rows)
+        except InputError:   # sizes too few to fit: the points alone
+            continue
+        line = np.geomspace(sizes.min(), sizes.max(), 64)
+        fitted = alpha + beta * line
+        fit_label = (f"fit: alpha {alpha * 1e6:.3g} us, 1/beta {1 / beta / MB:.4g} MB/s"
+                     if beta > 0 else f"fit: alpha {alpha * 1e6:.3g} us")
+        latency_axes.plot(line, fitted * 1e6, color=style["color"], linestyle="--",
+                          label=fit_label)
+        bandwidth_axes.plot(line, line / fitted / MB, color=style["color"], linestyle="--")
+    for axes, ylabel in ((latency_axes, "one-way latency (us)"),
+                         (bandwidth_axes, "bandwidth (MB/s, 10^6 B/s)")):
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("message size (bytes)")
+        axes.set_ylabel(ylabel)
+        axes.grid(True, which="both", alpha=0.3)
+    latency_axes.legend(fontsize=7)
+    figure.suptitle(f"{kernel}: ranks 0 and 1, best of the timed rounds per size "
+                    "(dashed: the alpha-beta fit)", fontsize=10)
+    return figure
+
+
 def kernel_figures(frame: pd.DataFrame, kernel: str) -> dict[str, Figure]:
-    """{file stem: figure} of every plot that one kernel's records can draw."""
+    """{file stem: figure} of every plot that one kernel's records can draw (ping-pong:
+    its latency and bandwidth against the message size only)."""
     figures: dict[str, Figure] = {}
-    for stem, build in (("bytes", bytes_figure), ("gflops", gflops_figure),
+    if kernel == "pingpong":
+        figure = pingpong_figure(frame, kernel)
+        return {f"pingpong_{kernel}": figure} if figure is not None else {}
+    for stem, build in (("time", time_figure), ("bytes", bytes_figure), ("gflops", gflops_figure),
                         ("phases", phase_figure)):
         figure = build(frame, kernel)
         if figure is not None:

@@ -3,8 +3,9 @@
 Predictions (`"prediction": true`, `linalg_io.predictions`) are kept apart from runs:
 per kernel one table, one row per series and P, and figures against P (log axes). A
 series is one algorithm (TS-GEMM: variant and distribution) of one scan (its problem,
-scan kind, objective and machine). Parallel efficiency of a series, against its
-smallest P0: strong scaling T(P0) P0 / (T(P) P), weak scaling T(P0) / T(P).
+scan kind, objective and machine). Parallel efficiency of every series against one
+baseline (`baseline`: the fastest series at the table's smallest P0, named in the
+caption): strong scaling T0 P0 / (T(P) P), weak scaling T0 / T(P).
   LU       bytes per rank (received and wire, max over ranks) with the lower bound
            (dotted, for the memory per rank the scan allowed);
            predicted time; parallel efficiency;
@@ -81,14 +82,32 @@ def scaling_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["series", "P"]).reset_index(drop=True)
 
 
+def baseline(table: pd.DataFrame) -> pd.Series | None:
+    """The row every efficiency is against: at the smallest P of the table, the series
+    with the least predicted time (None for a table without times)."""
+    timed = table[table["time_s"].notna()]
+    if not len(timed):
+        return None
+    smallest = timed[timed["P"] == timed["P"].min()]
+    return smallest.loc[smallest["time_s"].idxmin()]
+
+
+def baseline_text(table: pd.DataFrame) -> str:
+    """'efficiency against conflux strong N=4096 at P=4 (0.12 s)' for the caption."""
+    base = baseline(table)
+    if base is None:
+        return ""
+    return (f"parallel efficiency against one baseline, {base['series']} at P={base['P']} "
+            f"({base['time_s']:.4g} s): strong scaling T0 P0 / (T(P) P), weak T0 / T(P)")
+
+
 def _efficiency(table: pd.DataFrame, scan: pd.Series) -> pd.Series:
-    out = pd.Series(np.nan, index=table.index)
-    for _, rows in table.groupby("series"):
-        first = rows.loc[rows["P"].idxmin()]
-        weak = (scan.loc[rows.index] == "weak").all()
-        ratio = first["time_s"] / rows["time_s"]
-        out.loc[rows.index] = ratio if weak else ratio * first["P"] / rows["P"].astype(float)
-    return out
+    base = baseline(table)
+    if base is None:
+        return pd.Series(np.nan, index=table.index)
+    ratio = base["time_s"] / table["time_s"]
+    weak = scan.reindex(table.index) == "weak"
+    return ratio.where(weak, ratio * base["P"] / table["P"].astype(float))
 
 
 def scaling_figures(table: pd.DataFrame, kernel: str, stem: str) -> dict[str, Figure]:
@@ -105,6 +124,7 @@ def scaling_figures(table: pd.DataFrame, kernel: str, stem: str) -> dict[str, Fi
                   ("efficiency", "parallel efficiency", None)]
     figure = new_figure(6.0 * len(panels), 4.8)
     axes = figure.subplots(1, len(panels))
+    base = baseline(table)
     for (name, label, dashed), ax in zip(panels, np.atleast_1d(axes)):
         for index, (series, rows) in enumerate(table.groupby("series", sort=True)):
             style = series_style(index)
@@ -119,7 +139,8 @@ def scaling_figures(table: pd.DataFrame, kernel: str, stem: str) -> dict[str, Fi
         if name != "efficiency" and (table[name] > 0).any():
             ax.set_yscale("log")
         ax.set_xlabel("P (ranks)")
-        ax.set_ylabel(label, fontsize=8)
+        ax.set_ylabel(label if name != "efficiency" or base is None else
+                      f"parallel efficiency vs {base['series']} at P={base['P']}", fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
     np.atleast_1d(axes)[0].legend(fontsize=7, loc="best")
     figure.suptitle(f"{kernel}: predicted scaling (model --scan)", fontsize=10)

@@ -26,7 +26,12 @@ LEAD_COLUMNS = {
               "'(auto)' where the run chose the value itself), P ranks and T threads per rank",
     "P": "MPI ranks",
     "T": "BLAS/OpenMP threads per rank (read back from the pools)",
-    "time_median_s": "median time of the timed repetitions",
+    "oversubscribed": "yes where the ranks x threads outnumber the cores of the hosts "
+                      "(times then mean little), no, or ? where the record lacks the cores",
+    "time_median_s": "median over the timed repetitions of the slowest rank's time (the "
+                     "kernel only: LU factorization, the product, the solve)",
+    "model_time_s": "the model's predicted time (model.time_formula)",
+    "time_over_model": "measured / predicted time",
     "gflops": "GFLOP/s at the median time",
     "recv_MB": "bytes received per repetition (logical: the data the rank must obtain from "
                "others), busiest rank",
@@ -71,7 +76,12 @@ OTHER_COLUMNS = {
     "wire_msgs_max": "messages the MPI library sent, busiest rank",
     "bandwidth_MB_s": "busiest rank's bytes received / median time (pingpong: the best of "
                       "its message sizes)",
-    "model_time_s": "model's predicted time",
+    "model_latency_s": "the model's latency term, alpha x messages, of the rank whose "
+                       "alpha-beta-gamma sum is the largest (model.time_terms_s)",
+    "model_bandwidth_s": "the model's bandwidth term, beta x max(bytes sent, received), of "
+                         "that rank",
+    "model_compute_s": "the model's compute term, flops / gamma, of that rank",
+    "cores": "cores of the hosts the run used (env.cores x hosts)",
     "run_id": "record id",
 }
 RUN_COLUMNS = {**LEAD_COLUMNS, **OTHER_COLUMNS}
@@ -139,21 +149,29 @@ def wire_notes(frame: pd.DataFrame) -> pd.Series:
                       for s, r in zip(source, reason)], index=frame.index, dtype=object)
 
 
-def run_table(frame: pd.DataFrame) -> pd.DataFrame:
+def run_table(frame: pd.DataFrame, keep_index: bool = False) -> pd.DataFrame:
     """One row per run of one kernel (the CSV): the LEAD_COLUMNS, then the parameters and
-    OTHER_COLUMNS; rows by algorithm, parameters and P."""
+    OTHER_COLUMNS; rows by algorithm, parameters and P (`run_order`), with the frame's
+    index where `keep_index`."""
     table = pd.DataFrame(index=frame.index)
     table["algo"] = _text_column(frame, "algo")
     params = []
     for name in param_columns(frame):
         params.append(name.removeprefix("params."))
         table[params[-1]] = _param_values(frame[name])
-    table["grid"] = frame["params.grid"].map(format_grid) if "params.grid" in frame else ""
+    table["grid"] = ([format_grid(g, a) for g, a in zip(frame["params.grid"], table["algo"])]
+                     if "params.grid" in frame else "")
     table["config"] = run_labels(frame, limit=None)
     table["P"] = column(frame, "nranks").astype("Int64")
     table["T"] = column(frame, "threads_per_rank").astype("Int64")
     table["backend"] = _text_column(frame, "backend")
+    table["cores"] = host_cores(frame).astype("Int64")
+    table["oversubscribed"] = oversubscribed(frame)
     table["time_median_s"] = column(frame, "time_s.median")
+    table["model_time_s"] = column(frame, "model.time_s")
+    table["time_over_model"] = _ratio(table["time_median_s"], table["model_time_s"])
+    for term in ("latency", "bandwidth", "compute"):
+        table[f"model_{term}_s"] = column(frame, f"model.time_terms_s.{term}")
     table["gflops"] = column(frame, "gflops")
     traffic = traffic_columns(frame)
     table[list(traffic.columns)] = traffic
@@ -194,15 +212,50 @@ def run_table(frame: pd.DataFrame) -> pd.DataFrame:
         table.loc[pingpong, "time_median_s"] = np.nan
         table.loc[pingpong, "bandwidth_MB_s"] = frame.loc[pingpong, "results"].map(
             lambda rows: max(row["bandwidth_Bps"] for row in rows) / MB)
-    table["model_time_s"] = column(frame, "model.time_s")
+        table.loc[pingpong, "time_over_model"] = np.nan
     table["run_id"] = _text_column(frame, "run_id")
-    try:
-        table = table.sort_values(["algo"] + params + ["grid", "P", "T"], kind="stable")
-    except TypeError:  # a parameter with values of mixed types: keep the records' order
-        pass
+    table = table.loc[run_order(table, params)]
     rest = ["algo"] + params + [c for c in table.columns
                                 if c in OTHER_COLUMNS and c not in ("algo",)]
-    return table[list(LEAD_COLUMNS) + rest].reset_index(drop=True)
+    table = table[list(LEAD_COLUMNS) + rest]
+    return table if keep_index else table.reset_index(drop=True)
+
+
+def run_order(table: pd.DataFrame, params: list[str]) -> pd.Index:
+    """The rows of a run table (its index) by algorithm, parameters, grid, P and T: the
+    order of the tables, which the plots take too."""
+    try:
+        return table.sort_values(["algo"] + params + ["grid", "P", "T"], kind="stable").index
+    except TypeError:  # a parameter with values of mixed types: keep the records' order
+        return table.index
+
+
+def host_cores(frame: pd.DataFrame) -> pd.Series:
+    """Cores of the hosts a run used: the record's `env.cores` (rank 0's host) times its
+    hosts, the hosts taken alike; NaN where the record lacks them."""
+    hosts = frame["hosts"].map(lambda h: len(h) if isinstance(h, list) and h else 1) \
+        if "hosts" in frame else pd.Series(1, index=frame.index)
+    return column(frame, "env.cores") * hosts
+
+
+def oversubscribed(frame: pd.DataFrame) -> pd.Series:
+    """'yes' where ranks x threads outnumber `host_cores`, 'no', '?' without cores."""
+    cores = host_cores(frame)
+    used = column(frame, "nranks") * column(frame, "threads_per_rank").fillna(1)
+    return pd.Series(["?" if math.isnan(c) or math.isnan(u) else ("yes" if u > c else "no")
+                      for c, u in zip(cores, used)], index=frame.index, dtype=object)
+
+
+TERM_COLUMNS = ["config", "time_median_s", "model_time_s", "time_over_model",
+                "model_latency_s", "model_bandwidth_s", "model_compute_s"]
+
+
+def terms_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The time beside the model's terms, one row per run of a `run_table` (the page's
+    detail table); empty when no record has the terms."""
+    if table[TERM_COLUMNS[4:]].isna().all().all():
+        return pd.DataFrame()
+    return table[TERM_COLUMNS]
 
 
 def lead_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -247,24 +300,37 @@ def _verdict(passed: Any, metric: str, value: float) -> str:
     return f"{metric}={value:.3g} {word}" if metric and not math.isnan(value) else word
 
 
-def format_cell(value: Any) -> str:
-    """A cell as text: 4 significant digits for floats, 'n/a' for missing values."""
+def _needs_exponent(value: float) -> bool:
+    return value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3)
+
+
+def format_cell(value: Any, exponent: bool | None = None) -> str:
+    """A cell as text: floats with 4 significant digits, or as 1.234e-05 (`exponent`;
+    None: where the value itself needs it), 'n/a' for missing values."""
     if value is None or value is pd.NA:
         return "n/a"
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "n/a"
-        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+        if _needs_exponent(value) if exponent is None else exponent:
             return f"{value:.3e}"
         return f"{value:.4g}"
     return str(value)
 
 
+def formatted_rows(table: pd.DataFrame) -> list[list[str]]:
+    """The cells of `table` as text, one number format per column: a column in which any
+    float needs an exponent writes every float with one."""
+    exponent = [any(isinstance(v, (float, np.floating)) and not math.isnan(v)
+                    and _needs_exponent(v) for v in table[name]) for name in table.columns]
+    return [[format_cell(v, e) for v, e in zip(row, exponent)]
+            for row in table.itertuples(index=False)]
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table (no `tabulate` needed)."""
     header = [str(c) for c in table.columns]
-    rows = [[format_cell(v).replace("|", "\\|") for v in row]
-            for row in table.itertuples(index=False)]
+    rows = [[cell.replace("|", "\\|") for cell in row] for row in formatted_rows(table)]
     numeric = [pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])
                for c in table.columns]
     lines = ["| " + " | ".join(header) + " |",
@@ -276,7 +342,7 @@ def to_markdown(table: pd.DataFrame) -> str:
 def to_text(table: pd.DataFrame) -> str:
     """Aligned plain text for the terminal."""
     header = [str(c) for c in table.columns]
-    rows = [[format_cell(v) for v in row] for row in table.itertuples(index=False)]
+    rows = formatted_rows(table)
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
     numeric = [pd.api.types.is_numeric_dtype(table[c]) for c in table.columns]
 

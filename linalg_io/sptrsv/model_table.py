@@ -14,7 +14,7 @@ import numpy as np
 from linalg_io.models.memory import physical_memory, require_memory, sptrsv_bytes
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
-from linalg_io.predictions import prediction_record, write_predictions
+from linalg_io.predictions import emit, prediction_record, write_predictions
 from linalg_io.sptrsv import analysis
 from linalg_io.sptrsv.matrices import as_lower, load_matrix, matrix_size
 
@@ -66,8 +66,8 @@ def model_table(args: argparse.Namespace) -> str:
 
 def scan(args: argparse.Namespace, profile, lower, levels) -> str:
     records = []
-    lines = [(f"{'P':>6} {'algo':<9} {'levels':>7} {'msg levels':>10} {'msgs max':>9} "
-             f"{'recv max B':>11} {'time s':>10}")]
+    emit(f"{'P':>6} {'algo':<9} {'levels':>7} {'msg levels':>10} {'msgs max':>9} "
+         f"{'recv max B':>11} {'time s':>10}")
     for p in args.p:
         placement = profile.placement(p)
         owner = analysis.partition_rows(lower, levels, p, args.partition)
@@ -81,10 +81,8 @@ def scan(args: argparse.Namespace, profile, lower, levels) -> str:
                       "scan": args.scan}
             records.append(prediction_record("sptrsv", algo, params, p, block, bound, profile,
                                              placement, float(costs.flops.sum())))
-            lines.append(f"{p:>6} {algo:<9} {block['critical_path_levels']:>7} "
-                         f"{block['message_levels']:>10} {block['msgs_sent']['max']:>9.0f} "
-                         f"{block['bytes_recv']['max']:>11.0f} {block['time_s']:>10.4g}")
+            emit(f"{p:>6} {algo:<9} {block['critical_path_levels']:>7} "
+                 f"{block['message_levels']:>10} {block['msgs_sent']['max']:>9.0f} "
+                 f"{block['bytes_recv']['max']:>11.0f} {block['time_s']:>10.4g}")
     write_predictions(records, args.out)
-    if args.out:
-        lines.append(f"{len(records)} prediction records appended to {args.out}")
-    return "\n".join(lines)
+    return f"{len(records)} prediction records appended to {args.out}" if args.out else ""

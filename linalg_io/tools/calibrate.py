@@ -3,38 +3,56 @@
 alpha (s per message) and beta (s per byte) come from the ping-pong one-way times
 t(n) = alpha + beta n between ranks 0 and 1 (Hockney fit, see fit_alpha_beta); gamma is the
 dgemm rate of one rank while every rank runs dgemm at once (the condition of a
-trailing update), the median over ranks; mem_bw is the STREAM-like copy rate
+trailing update; at most as many ranks as the machine has cores, `computes_at_once`),
+the median over ranks; mem_bw is the STREAM-like copy rate
 (read + write bytes per second), again with every rank copying at once. The file is this
 machine as a one-node machine (`linalg_io.models.profile`): the rates, its cores and its
 memory, no network; every rank of a `--np P` run sits on it.
+
+Launched across several nodes (ranks with different processor names, in blocks of the
+same size per node), it measures the network too and writes a cluster machine file:
+alpha, beta from a ping-pong between two ranks of node 0 (so it needs two ranks on a
+node), `inter_node.latency_s` and `bandwidth_bytes_per_s` from a ping-pong between rank
+0 and the first rank of the next node (one link's rate; `fit_network`), and
+`links_per_node` from the node's ranks sharing it: every rank of node 0 streams to its
+counterpart on node 1 at once; their total rate over one stream's, rounded, at least 1
+(1: one link the ranks share). Nodes that share one kernel (an emulated cluster:
+bench/emulated_cluster.sh) share its cores and memory: cores_per_node and
+memory_per_node_bytes are then this machine's over those nodes.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 from mpi4py import MPI
 
+from linalg_io.comm.wire import node_names
 from linalg_io.errors import InputError
 from linalg_io.models.memory import physical_memory
-from linalg_io.models.profile import MachineProfile, this_machine_cores
-from linalg_io.tools.pingpong import run_pingpong
+from linalg_io.models.profile import InterNode, MachineProfile, this_machine_cores
+from linalg_io.tools.hockney import fit_alpha_beta
+from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
 GEMM_ORDER = 1024
 COPY_BYTES = 64 * 2**20
+STREAM_BYTES = 16 * 2**20    # each message of the shared-link stream
+ROUND_BYTES = 4e7            # bytes a ping-pong round moves each way, at most
 
 
-def fit_alpha_beta(rows: list[dict]) -> tuple[float, float]:
-    """Hockney fit: alpha = the smallest one-way time of messages <= 256 B; beta = the
-    median of (t - alpha) / n over messages >= 64 KiB (the asymptotic bandwidth)."""
-    small = [r["one_way_s"] for r in rows if r["bytes"] <= 256]
-    large = [r for r in rows if r["bytes"] >= 64 * 2**10]
-    if not small or not large:
-        raise InputError("calibrate needs ping-pong sizes from <= 256 B to >= 64 KiB")
-    alpha = min(small)
-    beta = float(np.median([(r["one_way_s"] - alpha) / r["bytes"] for r in large]))
-    return alpha, beta
+def fit_network(rows: list[dict]) -> tuple[float, float]:
+    """The network's Hockney fit: alpha as `fit_alpha_beta`; beta the least-squares slope
+    of t(n) over messages >= 1 MiB (TCP reaches its rate only on large messages, so the
+    median of (t - alpha)/n over smaller ones would understate the link)."""
+    alpha = fit_alpha_beta(rows)[0]
+    large = [r for r in rows if r["bytes"] >= 2**20]
+    if len(large) < 2:
+        raise InputError("calibrate needs two ping-pong sizes >= 1 MiB for the network")
+    slope = np.polyfit([r["bytes"] for r in large], [r["one_way_s"] for r in large], 1)[0]
+    return alpha, float(slope)
 
 
 def best_time(action, repeats: int) -> float:
@@ -47,7 +65,11 @@ def best_time(action, repeats: int) -> float:
     return best
 
 
-def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3) -> float:
+def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3, busy: bool = True) -> float | None:
+    """Flop/s of a dgemm of `order` (None on a rank that only keeps the barriers)."""
+    if not busy:
+        best_time(lambda: None, repeats)
+        return None
     rng = np.random.default_rng(MPI.COMM_WORLD.Get_rank())
     a, b = rng.random((order, order)), rng.random((order, order))
     c = np.empty_like(a)
@@ -55,19 +77,139 @@ def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3) -> float:
     return 2.0 * order**3 / seconds
 
 
-def copy_bandwidth(nbytes: int = COPY_BYTES, repeats: int = 5) -> float:
+def copy_bandwidth(nbytes: int = COPY_BYTES, repeats: int = 5, busy: bool = True) -> float | None:
+    """Read + write bytes/s of a copy (None on a rank that only keeps the barriers)."""
+    if not busy:
+        best_time(lambda: None, repeats)
+        return None
     src = np.ones(nbytes // 8)
     dst = np.empty_like(src)
     seconds = best_time(lambda: np.copyto(dst, src), repeats)
     return 2.0 * src.nbytes / seconds
 
 
+def pair_pingpong(a: int, b: int, reps: int) -> list[dict]:
+    """One-way times between world ranks a and b (as `linalg-io pingpong` between 0 and
+    1: the best of `reps` rounds of round trips, 8 B to 16 MiB), the rows on every rank;
+    the other ranks wait at the barriers."""
+    world = MPI.COMM_WORLD
+    rank, rows = world.Get_rank(), []
+    for nbytes in message_sizes(8, 16 * 2**20):
+        buf = np.zeros(nbytes, dtype=np.uint8)
+        iters = int(max(3, min(1000, ROUND_BYTES // nbytes)))
+        best = float("inf")
+        for _ in range(reps + 1):          # the first round warms the connection up
+            world.Barrier()
+            start = MPI.Wtime()
+            for _ in range(iters):
+                if rank == a:
+                    world.Send(buf, b, 7)
+                    world.Recv(buf, b, 8)
+                elif rank == b:
+                    world.Recv(buf, a, 7)
+                    world.Send(buf, a, 8)
+            best = min(best, (MPI.Wtime() - start) / iters / 2)
+        rows.append({"bytes": nbytes, "one_way_s": world.bcast(best, root=a)})
+    return rows
+
+
+def shared_link_rate(senders: list[int], receivers: list[int], reps: int) -> float:
+    """Bytes/s of all `senders` streaming STREAM_BYTES messages to their `receivers` at
+    once (the best of `reps` rounds, each ROUND_BYTES per stream), on every rank."""
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    buf = np.zeros(STREAM_BYTES, dtype=np.uint8)
+    iters = int(max(2, ROUND_BYTES // STREAM_BYTES))
+    best = float("inf")
+    for _ in range(reps + 1):
+        world.Barrier()
+        start = MPI.Wtime()
+        for _ in range(iters):
+            if rank in senders:
+                world.Send(buf, receivers[senders.index(rank)], 9)
+            elif rank in receivers:
+                world.Recv(buf, senders[receivers.index(rank)], 9)
+        world.Barrier()
+        best = min(best, MPI.Wtime() - start)
+    return len(senders) * iters * STREAM_BYTES / best
+
+
+def boot_id() -> str:
+    """This kernel's boot id: nodes with the same one are one machine."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return MPI.Get_processor_name()
+
+
+def network(reps: int) -> dict | None:
+    """The on-node and network rates of a job across nodes (module doc), on every rank;
+    None on one node. InputError where the nodes hold unequal blocks or no node has two
+    ranks."""
+    world = MPI.COMM_WORLD
+    names = node_names(world)
+    nodes = list(dict.fromkeys(names))
+    if len(nodes) == 1:
+        return None
+    members = [[r for r, name in enumerate(names) if name == node] for node in nodes]
+    per_node = len(members[0])
+    blocks = all(m == list(range(i * per_node, (i + 1) * per_node))
+                 for i, m in enumerate(members))
+    if not blocks or per_node < 2:
+        raise InputError("calibrate across nodes needs the same number (>= 2) of ranks on "
+                         f"every node, in blocks of consecutive ranks; got {len(members)} "
+                         f"nodes with {[len(m) for m in members]} ranks")
+    intra = pair_pingpong(0, 1, reps)
+    inter = pair_pingpong(0, per_node, reps)
+    one = shared_link_rate([0], [per_node], reps)
+    shared = shared_link_rate(members[0], members[1], reps)
+    kernels = len(set(world.allgather(boot_id())))
+    return {"intra": intra, "inter": inter, "one_stream_Bps": one, "shared_Bps": shared,
+            "per_node": per_node, "nodes": len(nodes), "nodes_per_machine": len(nodes) / kernels}
+
+
+def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachineProfile:
+    """`base` (fitted on the on-node ping-pong, dgemm and copy on `at_once` ranks) as a
+    cluster, the network from the others (module doc)."""
+    latency, inter_beta = fit_network(net["inter"])
+    if inter_beta <= 0:
+        raise InputError("ping-pong fit gave a non-positive beta; rerun with more --reps")
+    links = int(min(net["per_node"], max(1, round(net["shared_Bps"] / net["one_stream_Bps"]))))
+    sharing = net["nodes_per_machine"]
+    return replace(
+        base, name=f"calibrated on {net['nodes']} nodes x {net['per_node']} ranks",
+        ranks_per_node=net["per_node"], nodes=net["nodes"],
+        cores_per_node=max(1, int(this_machine_cores() // sharing)),
+        memory_per_node_bytes=physical_memory() / sharing,
+        inter_node=InterNode(latency_s=latency, bandwidth_bytes_per_s=1.0 / inter_beta,
+                             links_per_node=links),
+        note=("measured by linalg-io calibrate: on-node ping-pong between ranks 0 and 1, "
+              f"network ping-pong between ranks 0 and {net['per_node']}, node 0's "
+              f"{net['per_node']} ranks streaming to node 1 at once "
+              f"({net['shared_Bps'] / 1e6:.1f} MB/s against one stream's "
+              f"{net['one_stream_Bps'] / 1e6:.1f}), dgemm {GEMM_ORDER} and a copy on "
+              f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
+                                  "memory" if sharing > 1 else "")))
+
+
+def computes_at_once(world: MPI.Comm) -> bool:
+    """Whether this rank takes part in the dgemm and copy measurements: every rank,
+    unless the machine holds more ranks than cores (nodes sharing one machine), then
+    the first `this_machine_cores()` ranks of the machine, so the rates stay one
+    core's (collective)."""
+    kernel = boot_id()
+    mine = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
+    return mine.index(world.Get_rank()) < this_machine_cores()
+
+
 def calibrate(reps: int) -> dict | None:
     """Collective over COMM_WORLD; rank 0 returns the profile dict with the raw data."""
     world = MPI.COMM_WORLD
-    rows, _ = run_pingpong(8, 16 * 2**20, reps)
-    gamma = world.gather(dgemm_rate(), root=0)
-    bandwidth = world.gather(copy_bandwidth(), root=0)
+    net = network(reps)
+    rows = run_pingpong(8, 16 * 2**20, reps)[0] if net is None else net["intra"]
+    busy = computes_at_once(world)
+    gamma = [g for g in world.gather(dgemm_rate(busy=busy), root=0) or [] if g]
+    bandwidth = [b for b in world.gather(copy_bandwidth(busy=busy), root=0) or [] if b]
     if world.Get_rank() != 0:
         return None
     alpha, beta = fit_alpha_beta(rows)
@@ -79,9 +221,11 @@ def calibrate(reps: int) -> dict | None:
         name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
         nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
         note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
-              f"{GEMM_ORDER} and a copy on all {world.Get_size()} ranks at once"))
+              f"{GEMM_ORDER} and a copy on {len(gamma)} ranks at once"))
+    if net is not None:
+        profile = network_profile(profile, net, len(gamma))
     return {"profile": profile, "pingpong": rows, "gamma_per_rank": gamma,
-            "mem_bw_per_rank": bandwidth}
+            "mem_bw_per_rank": bandwidth, "network": net}
 
 
 def main(args, argv: list[str]) -> int:
@@ -99,7 +243,13 @@ def main(args, argv: list[str]) -> int:
         print(f"beta   {profile.beta_s_per_byte * 1e9:10.4f} ns per byte "
               f"({1 / profile.beta_s_per_byte / 1e9:.2f} GB/s)")
         print(f"gamma  {profile.gamma_flops / 1e9:10.2f} GFLOP/s per rank (dgemm {GEMM_ORDER}, "
-              f"all {world.Get_size()} ranks at once)")
+              f"{len(result['gamma_per_rank'])} ranks at once)")
         print(f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:10.2f} GB/s per rank (copy, all ranks)")
+        if profile.inter_node is not None:
+            net, shared = profile.inter_node, result["network"]["shared_Bps"]
+            print(f"inter-node latency {net.latency_s * 1e6:10.3f} us, bandwidth "
+                  f"{net.bandwidth_bytes_per_s / 1e6:.1f} MB/s per link, "
+                  f"{net.links_per_node} link(s) per node ({profile.ranks_per_node} ranks "
+                  f"streaming at once: {shared / 1e6:.1f} MB/s)")
         print(f"wrote {args.write}")
     return 0

@@ -10,6 +10,7 @@ from mpi4py import MPI
 
 from linalg_io import envinfo
 from linalg_io.models.memory import physical_memory
+from linalg_io.slurm_job import slurm_job
 from linalg_io.threads import pool_threads
 
 
@@ -49,6 +50,7 @@ def main(args, argv: list[str]) -> int:
         "mpi_standard": "{}.{}".format(*MPI.Get_version()),
         "ranks": world.Get_size(),
         "hosts": {h: n["ranks"] for h, n in nodes_summary(per_rank).items()},
+        "slurm": slurm_job(),
         "nodes": nodes_summary(per_rank),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "blas_rank0": env["blas"],
@@ -67,6 +69,12 @@ def main(args, argv: list[str]) -> int:
     print(f"MPI standard     {facts['mpi_standard']}")
     print(f"ranks            {facts['ranks']} on " +
           ", ".join(f"{h} ({n})" for h, n in facts["hosts"].items()))
+    slurm = facts["slurm"]
+    if slurm:
+        step = f" step {slurm['step_id']}" if slurm["step_id"] is not None else ""
+        print(f"Slurm job        {slurm['job_id']}{step} on {slurm['nodelist']} "
+              f"({slurm['nodes']} nodes), tasks per node {slurm['tasks_per_node']}, "
+              f"CPUs per task {slurm['cpus_per_task']}")
     for host, node in facts["nodes"].items():
         ranks = f"{node['ranks']} ranks" + (" (more than its cores)"
                                              if node["ranks_outnumber_cores"] else "")

@@ -13,7 +13,7 @@ import numpy as np
 
 from linalg_io.models import tsgemm as model
 from linalg_io.models.profile import load_profile
-from linalg_io.predictions import prediction_record, write_predictions
+from linalg_io.predictions import emit, prediction_record, write_predictions
 
 
 def model_table(args: argparse.Namespace) -> str:
@@ -56,7 +56,7 @@ def scan(args: argparse.Namespace, profile) -> str:
     itemsize = np.dtype(args.dtype).itemsize
     dists = ("1d", "2d") if args.variant == "tsm2r" else ("1d",)
     records = []
-    lines = [f"{'P':>6} {'dist':<4} {'m':>12} {'recv max MB':>12} {'msgs max':>9} {'time s':>10}"]
+    emit(f"{'P':>6} {'dist':<4} {'m':>12} {'recv max MB':>12} {'msgs max':>9} {'time s':>10}")
     for p in args.p:
         m = args.m * p if args.scan == "weak" else args.m
         placement = profile.placement(p)
@@ -70,9 +70,7 @@ def scan(args: argparse.Namespace, profile) -> str:
                 "tsgemm", args.variant, params, p, block,
                 model.lower_bound(args.variant, m, args.n, args.k, p, itemsize), profile,
                 placement, 2.0 * m * args.n * args.k))
-            lines.append(f"{p:>6} {dist:<4} {m:>12} {block['bytes_recv']['max'] / 1e6:>12.4f} "
-                         f"{block['msgs_sent']['max']:>9.0f} {block['time_s']:>10.4g}")
+            emit(f"{p:>6} {dist:<4} {m:>12} {block['bytes_recv']['max'] / 1e6:>12.4f} "
+                 f"{block['msgs_sent']['max']:>9.0f} {block['time_s']:>10.4g}")
     write_predictions(records, args.out)
-    if args.out:
-        lines.append(f"{len(records)} prediction records appended to {args.out}")
-    return "\n".join(lines)
+    return f"{len(records)} prediction records appended to {args.out}" if args.out else ""

@@ -1,0 +1,161 @@
+"""Predicted against measured time on the emulated cluster (bench/emulated_cluster.sh),
+at two link rates and two layouts (2 nodes x 1 rank, 2 nodes x 2 ranks), for the 2D LU,
+COnfLUX c = 1 and c = 2 and TS-GEMM atb.
+
+    sudo .venv/bin/python bench/bench_cluster_model.py [--rates none,300mbit] [--rounds 3]
+         [--out results/cluster_model.jsonl]
+
+Per rate: the cluster up, `linalg-io calibrate` on 2 x 2 ranks writes the machine file
+every run then predicts with (--profile), the configurations run in interleaved rounds
+(round 1 runs each once, then round 2, ...), the cluster down. The table: best and
+median measured over the rounds, the record's model time, their ratio, and the model's
+terms: compute (the time with free messages), network (what the inter-node rates add)
+and on-node messages (the rest); then per configuration the difference between the two
+rates, measured (best) against predicted. `uptime` before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from emulated_cluster import ENV, SCRIPT
+from linalg_io.models import conflux, tsgemm
+from linalg_io.models.lu2d import lu2d_costs
+from linalg_io.models.profile import InterNode, load_profile
+
+LU_N = 4096
+CONFIGS = {   # name: (ranks, CLI arguments)
+    "2d 1x2": (2, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "1x2"]),
+    "conflux 2x1x1": (2, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "2x1x1"]),
+    "conflux 1x1x2": (2, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "1x1x2"]),
+    "atb P=2": (2, ["tsgemm", "--variant", "atb", "--m", "16384", "--n", "1024",
+                    "--k", "1024"]),
+    "2d 2x2": (4, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "2x2"]),
+    "conflux 2x2x1": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "2x2x1"]),
+    "conflux 1x2x2": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "1x2x2"]),
+    "atb P=4": (4, ["tsgemm", "--variant", "atb", "--m", "16384", "--n", "1024",
+                    "--k", "1024"]),
+}
+
+
+def cluster(*args: str, timeout: float = 600) -> str:
+    done = subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, check=False,
+                          timeout=timeout, env={**os.environ, **ENV})
+    if done.returncode != 0:
+        raise SystemExit(f"emulated_cluster {args[0]}: {done.stderr.strip()[-2000:]}")
+    return done.stdout
+
+
+def linalg_io(ranks: int, args: list[str]) -> None:
+    cluster("run", str(ranks), "--", sys.executable, "-m", "linalg_io", *args)
+
+
+def model_time(record: dict, profile) -> float:
+    """The record's prediction again, on `profile` (at the run's layout)."""
+    p, params = record["nranks"], record["params"]
+    placement = profile.for_run(p // len(record["hosts"])).placement(p)
+    if record["kernel"] == "tsgemm":
+        return tsgemm.model_block(params["variant"], params["m"], params["n"], params["k"], p,
+                                  8, params["dist"], profile, placement)["time_s"]
+    pr, pc, c = params["grid"]
+    if record["algo"] == "2d":
+        return lu2d_costs(params["n"], params["nb"], pr, pc, record["model"]["pivoting"]) \
+            .record_block(profile, placement)["time_s"]
+    return conflux.record_block(params["n"], params["nb"], pr, pc, c, profile, "uniform",
+                                placement)["time_s"]
+
+
+def terms(record: dict, profile) -> dict:
+    """The model's time split: compute (messages free), network (what the inter-node
+    rates add over free inter-node messages) and on-node messages."""
+    free_net = replace(profile, inter_node=InterNode(0.0, float("inf"), 1))
+    free_all = replace(free_net, alpha_s=0.0, beta_s_per_byte=0.0)
+    total = model_time(record, profile)
+    without_net = model_time(record, free_net)
+    compute = model_time(record, free_all)
+    return {"model_s": total, "compute_s": compute, "network_s": total - without_net,
+            "on_node_msgs_s": without_net - compute}
+
+
+def run_rate(rate: str, rounds: int, out: Path) -> list[dict]:
+    cluster("up", "2", rate)
+    try:
+        machine = out.with_name(f"machine_{rate}.json")
+        linalg_io(4, ["calibrate", "--reps", "3", "--write", str(machine), "--quiet"])
+        profile = load_profile(machine)
+        records = []
+        for round_ in range(rounds):
+            for name, (ranks, args) in CONFIGS.items():
+                part = out.with_name(f"{out.stem}_{rate}_{round_}.jsonl")
+                part.unlink(missing_ok=True)
+                linalg_io(ranks, args + ["--reps", "1", "--warmup", "1", "--quiet",
+                                         "--profile", str(machine), "--out", str(part)])
+                (record,) = [json.loads(line) for line in part.read_text().splitlines()]
+                part.unlink()
+                record["bench"] = {"name": name, "rate": rate, "round": round_}
+                records.append(record)
+                with out.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(record) + "\n")
+        for record in records:
+            record["bench"].update(terms(record, profile))
+        return records
+    finally:
+        cluster("down")
+
+
+def table(records: list[dict], rates: list[str]) -> str:
+    lines = [(f"{'configuration':<15} {'rate':<8} {'best s':>7} {'median':>7} {'model':>7} "
+              f"{'pred/meas':>9} {'compute':>8} {'network':>8} {'on-node':>8}")]
+    best = {}
+    for rate in rates:
+        for name in CONFIGS:
+            runs = [r for r in records if r["bench"]["name"] == name
+                    and r["bench"]["rate"] == rate]
+            if not runs:
+                continue
+            times = [r["time_s"]["min"] for r in runs]
+            t = runs[0]["bench"]
+            best[name, rate] = (min(times), t["model_s"])
+            lines.append(f"{name:<15} {rate:<8} {min(times):>7.3f} {statistics.median(times):>7.3f} "
+                         f"{t['model_s']:>7.3f} {t['model_s'] / min(times):>9.2f} "
+                         f"{t['compute_s']:>8.3f} {t['network_s']:>8.3f} "
+                         f"{t['on_node_msgs_s']:>8.3f}")
+    if len(rates) == 2:
+        lines.append(f"\n{'configuration':<15} {'measured diff':>13} {'predicted':>10} {'ratio':>6}")
+        for name in CONFIGS:
+            if (name, rates[0]) in best and (name, rates[1]) in best:
+                measured = best[name, rates[1]][0] - best[name, rates[0]][0]
+                predicted = best[name, rates[1]][1] - best[name, rates[0]][1]
+                lines.append(f"{name:<15} {measured:>13.3f} {predicted:>10.3f} "
+                             f"{predicted / measured if measured else float('nan'):>6.2f}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rates", default="none,300mbit")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default="results/cluster_model.jsonl")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rates = args.rates.split(",")
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
+    records = [r for rate in rates for r in run_rate(rate, args.rounds, out)]
+    print(table(records, rates))
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

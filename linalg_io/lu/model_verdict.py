@@ -1,0 +1,122 @@
+"""What `linalg-io model lu` prints: a verdict first, then the best candidates.
+
+The headline names the 2D and the 2.5D configuration that `lu --grid auto` would run
+(`*` in the tables below it), each with its predicted time, the bytes the busiest rank
+receives and moves on the wire (sent / received), the predicted GFLOP/s and its share
+of the machine's peak (gamma_flops times the cores the P ranks compute on), and the
+ratio 2.5D / 2D of time and of received bytes. The tables then list the best `limit`
+candidates of each algorithm (every one with `--all`), columns aligned, the chosen row
+always among them. Rows are dicts: the 2.5D ones of `models.conflux.candidate_table`,
+the 2D ones of `row_2d`.
+"""
+
+from __future__ import annotations
+
+from linalg_io.lu.hpl import hpl_flops
+from linalg_io.models.lu2d import lu2d_costs
+from linalg_io.models.profile import MachineProfile, Placement
+
+MB = 1e6
+TOP = 10
+
+
+def row_2d(n: int, profile: MachineProfile, placement: Placement,
+           shape: tuple[int, int, int]) -> dict:
+    """One 2D grid (Pr, Pc, NB): received and wire bytes and messages of the busiest rank
+    for the pivoting a run's record assumes ("expected"), the received bytes with no row
+    swaps and in the worst case, and the predicted time."""
+    pr, pc, nb = shape
+    costs = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("expected", "none", "worst")}
+    expected = costs["expected"]
+    wire_sent, wire_recv, _ = expected.wire()
+    return {"pr": pr, "pc": pc, "nb": nb,
+            "bytes_recv_max": float(expected.bytes_recv.max()),
+            "wire_sent_max": float(wire_sent.max()), "wire_recv_max": float(wire_recv.max()),
+            "msgs_max": float(expected.msgs_sent.max()),
+            "recv_none_max": float(costs["none"].bytes_recv.max()),
+            "recv_worst_max": float(costs["worst"].bytes_recv.max()),
+            "time_s": expected.record_block(profile, placement)["time_s"]}
+
+
+def peak_flops(profile: MachineProfile, placement: Placement) -> float:
+    """The flop/s of the cores the ranks compute on: one core per rank, or the cores
+    they share."""
+    cores = placement.p if placement.shared_cores is None else placement.shared_cores
+    return profile.gamma_flops * cores
+
+
+def _summary(name: str, grid: str, block: str, row: dict, n: int, peak: float) -> str:
+    gflops = hpl_flops(n) / row["time_s"]
+    return (f"  {name:<14} {grid:>10} {block:<7} {row['time_s']:>9.4g} s  "
+            f"recv {row['bytes_recv_max'] / MB:>9.1f} MB  wire "
+            f"{row['wire_sent_max'] / MB:.1f}/{row['wire_recv_max'] / MB:.1f} MB  "
+            f"{gflops / 1e9:>9.1f} GFLOP/s ({100 * gflops / peak:.1f}% of peak)")
+
+
+def conflux_name(row: dict) -> tuple[str, str]:
+    return f"{row['px']}x{row['py']}x{row['c']}", f"v={row['v']}"
+
+
+def headline(n: int, p: int, profile: MachineProfile, placement: Placement,
+             conflux: dict | None, lu2d: dict | None, objective: str) -> list[str]:
+    """The verdict (module doc); an algorithm without a row is left out."""
+    peak = peak_flops(profile, placement)
+    lines = [(f"verdict, N={n} P={p} (time, bytes of the busiest rank per run, MB = 1e6 B; "
+              f"peak {peak / 1e9:.6g} GFLOP/s):")]
+    if conflux is not None:
+        lines.append(_summary(f"2.5D ({objective})", *conflux_name(conflux), conflux, n, peak))
+    if lu2d is not None:
+        lines.append(_summary("2D", f"{lu2d['pr']}x{lu2d['pc']}", f"NB={lu2d['nb']}", lu2d,
+                              n, peak))
+    if conflux is not None and lu2d is not None:
+        def wire(row: dict) -> float:
+            return max(row["wire_sent_max"], row["wire_recv_max"])
+
+        faster = "2.5D" if conflux["time_s"] < lu2d["time_s"] else "2D"
+        lines.append(f"  2.5D / 2D: time x{conflux['time_s'] / lu2d['time_s']:.3f}, received "
+                     f"x{conflux['bytes_recv_max'] / lu2d['bytes_recv_max']:.3f}, wire "
+                     f"x{wire(conflux) / wire(lu2d):.3f} -> {faster} is predicted faster")
+    return lines
+
+
+def shown(rows: list[dict], chosen: dict | None, limit: int | None) -> list[dict]:
+    """The first `limit` rows (all for None), the chosen one added where it is not."""
+    first = rows if limit is None else rows[:limit]
+    if chosen is not None and not any(r is chosen for r in first):
+        first = first + [chosen]
+    return first
+
+
+def conflux_lines(rows: list[dict], chosen: dict | None, limit: int | None) -> list[str]:
+    """The 2.5D table: mark, grid, v, bytes (MB) received, wire sent and received, wire
+    max/mean, logical sent, messages, memory the layout needs (GiB), time."""
+    out = [(f"  {'grid':>10} {'v':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
+            f"{'max/mean':>8} {'sent max':>9} {'msgs max':>9} {'needs GiB':>9} {'time s':>9}")]
+    for r in shown(rows, chosen, limit):
+        mark = "*" if r is chosen else ("!" if not r["fits"] else " ")
+        out.append(f"{mark} {conflux_name(r)[0]:>10} {r['v']:>4} "
+                   f"{r['bytes_recv_max'] / MB:>9.2f} {r['wire_sent_max'] / MB:>9.2f} "
+                   f"{r['wire_recv_max'] / MB:>9.2f} {r['wire_max'] / r['wire_mean']:>8.3f} "
+                   f"{r['bytes_sent_max'] / MB:>9.2f} {r['msgs_max']:>9.0f} "
+                   f"{r['mem_bytes'] / 2**30:>9.3f} {r['time_s']:>9.4g}")
+    return out
+
+
+def lu2d_lines(rows: list[dict], chosen: dict | None, limit: int | None) -> list[str]:
+    """The 2D table: mark, grid, NB, bytes (MB) received, wire sent and received,
+    messages, received with no swaps and in the worst case, time."""
+    out = [(f"  {'grid':>10} {'NB':>4} {'recv max':>9} {'wire sent':>9} {'wire recv':>9} "
+            f"{'msgs max':>9} {'recv none':>9} {'recv worst':>10} {'time s':>9}")]
+    for r in shown(rows, chosen, limit):
+        mark = "*" if r is chosen else " "
+        out.append(f"{mark} {str(r['pr']) + 'x' + str(r['pc']):>10} {r['nb']:>4} "
+                   f"{r['bytes_recv_max'] / MB:>9.2f} {r['wire_sent_max'] / MB:>9.2f} "
+                   f"{r['wire_recv_max'] / MB:>9.2f} {r['msgs_max']:>9.0f} "
+                   f"{r['recv_none_max'] / MB:>9.2f} {r['recv_worst_max'] / MB:>10.2f} "
+                   f"{r['time_s']:>9.4g}")
+    return out
+
+
+def more_line(rows: list[dict], limit: int | None) -> list[str]:
+    hidden = 0 if limit is None else max(0, len(rows) - limit)
+    return [f"  ... {hidden} more (--all shows every candidate)"] if hidden else []

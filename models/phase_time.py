@@ -1,0 +1,192 @@
+"""Predicted seconds per phase of the two LUs: the record's `model.time_by_phase`.
+
+The phases are those the code times (`linalg_io.comm.phase_clock`): 2.5D
+reduce_panel, tournament_pivoting, push_pivots, solves, scatter_slices, update; 2D
+panel, swap, bcast_L, bcast_U, update. A rank's time in a phase is its own work there,
+summed over the steps:
+
+    sum over its links of alpha msgs + max(beta sent, beta recv) + flops / rate
+
+(`linalg_io.models.costs.link_time`), the dgemm at gamma times `gemm_efficiency` of its
+inner dimension, getrf and the triangular solves at gamma times PANEL_RATE (the rates
+of `linalg_io.models.conflux`), times P / cores when the ranks share fewer cores. No
+waiting is in it: where a measured phase exceeds its prediction by much, that phase
+waits for another rank (or runs slower than the rates say). The result is
+{"max": {phase: over the ranks}, "mean": {...}}.
+
+2.5D, per step k (w columns, roots kx, ky, lk; a rank (l, x, y) with a active rows, p of
+them pivots, b = a - p, t trailing columns, slice s_l), the schedules of
+`linalg_io.lu.conflux`:
+  reduce_panel         column ky: the c layers' a x w panel rows summed onto lk;
+  tournament_pivoting  (x, ky, lk): getrf of a x w, log2 q merges (getrf of 2w x w) and
+                       their w (w+1) blocks (Px = 1: the getrf of the panel alone);
+  push_pivots          the w+1 ids to all P; L00 along the rows of layer lk (all rows
+                       when c = 1, row kx otherwise); the p x t pivot rows summed over the
+                       layers, then allgathered (c = 1) or gathered on row kx;
+  solves               (x, ky, lk): b w^2 (Px > 1; with Px = 1 the getrf gave L); the
+                       solvers of U: w^2 t;
+  scatter_slices       c > 1: the L and U slices from lk to the layers; L slices along
+                       the rows (b x s_l), U slices down the columns (c > 1, s_l x t);
+  update               2 b s_l t.
+2D: the per-phase bytes and messages of `linalg_io.models.lu2d.lu2d_plan_counts`, the
+panels' getrf in panel, the dgemm and the dtrsm of U in update.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from linalg_io.models.conflux import WORD
+from linalg_io.models.conflux_pivots import pivot_counts
+from linalg_io.models.costs import link_time
+from linalg_io.models.lu2d import lu2d_plan_counts
+from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+
+from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
+from linalg_io.layout.schedules import (
+    allgatherv_costs,
+    bcast_costs,
+    gatherv_costs,
+    reduce_costs,
+    scatterv_costs,
+)
+
+CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
+                  "scatter_slices", "update")
+LU2D_PHASES = ("panel", "swap", "bcast_L", "bcast_U", "update")
+
+
+def _getrf_flops(m, n):
+    k = np.minimum(m, n)
+    return np.maximum(m, n) * k * k - k**3 / 3.0
+
+
+class _Phase:
+    """One phase's per-rank traffic per link span and gamma-equivalent flops, summed
+    over the steps (arrays of the grid's shape)."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+        self.links: dict[int, list] = {}
+        self.flops = np.zeros(shape)
+        self.gamma_flops = np.zeros(shape)
+
+    def add(self, span: int, mask, costs: tuple) -> None:
+        totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in range(3)])
+        for total, cost in zip(totals, costs):
+            total += mask * np.broadcast_to(np.asarray(cost, dtype=float), self.shape)
+
+    def work(self, flops, rate) -> None:
+        flops = np.broadcast_to(np.asarray(flops, dtype=float), self.shape)
+        self.flops += flops
+        self.gamma_flops += flops / rate
+
+    def seconds(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
+        links = {span: tuple(costs) for span, costs in self.links.items()}
+        comm = link_time(links, profile, placement) if links else 0.0
+        return np.broadcast_to(comm + self.gamma_flops / profile.gamma_flops, self.shape)
+
+
+def _summary(phases: dict[str, _Phase], profile: MachineProfile, placement: Placement,
+             p: int) -> dict:
+    cores = placement.shared_cores
+    slowdown = max(1.0, p / cores) if cores else 1.0
+    seconds = {name: phase.seconds(profile, placement) * slowdown
+               for name, phase in phases.items()}
+    return {"max": {name: float(s.max()) for name, s in seconds.items()},
+            "mean": {name: float(s.mean()) for name, s in seconds.items()}}
+
+
+def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform") -> dict:
+    """The per-phase `_Phase` totals of the 2.5D LU, arrays [layer, x, y]."""
+    plan = StepPlan.create(n, v, px, py, c)
+    tiles = plan.tiles
+    p = c * px * py
+    shape = (c, px, py)
+    layer = np.arange(c)[:, None, None]
+    x = np.arange(px)[None, :, None]
+    y = np.arange(py)[None, None, :]
+    rank = (layer * px + x) * py + y
+    active, owned = pivot_counts(plan, pivots)
+    q = butterfly_size(px)
+    rounds = q.bit_length() - 1
+    phases = {name: _Phase(shape) for name in CONFLUX_PHASES}
+    row, col, world = py, px * py, p
+    for s in plan.steps():
+        w = float(s.w)
+        a = active[s.k][None, :, None]
+        own = owned[s.k][None, :, None]
+        b = a - own
+        trailing = np.array([len(tiles.local_cols(j)) - tiles.local_col_start(j, s.k + 1)
+                             for j in range(py)], dtype=float)
+        t = trailing[None, None, :]
+        sl = s.slices.astype(float)[:, None, None]
+        x_pos, y_pos, l_pos = (x - s.kx) % px, (y - s.ky) % py, (layer - s.lk) % c
+        on_panel, on_layer = y_pos == 0, l_pos == 0
+
+        phases["reduce_panel"].add(world, on_panel, reduce_costs(l_pos, c, a * w * WORD))
+
+        players = on_panel & on_layer
+        role = (x - s.k) % px
+        merges = np.where(role >= q, 0, rounds + (role < px - q))
+        sends = np.where(role >= q, 1, rounds + (role < px - q)) * (px > 1)
+        block = w * (w + 1) * WORD
+        tournament = phases["tournament_pivoting"]
+        tournament.add(col, players, (sends * block, sends * block, sends))
+        tournament.work(players * (_getrf_flops(a, w) + merges * _getrf_flops(2 * w, w)),
+                        PANEL_RATE)
+
+        push = phases["push_pivots"]
+        root = (s.lk * px + s.kx) * py + s.ky
+        push.add(world, True, bcast_costs((rank - root) % p, p, (w + 1) * WORD))
+        solvers = on_layer & (True if plan.redundant_u else x_pos == 0)
+        push.add(row, solvers, bcast_costs(y_pos, py, w * w * WORD))
+        push.add(world, True, reduce_costs(l_pos, c, own * t * WORD))
+        blocks = owned[s.k][None, :] * trailing[:, None] * WORD          # [y, x]
+        moved = allgatherv_costs(blocks) if plan.redundant_u else gatherv_costs(blocks, s.kx)
+        push.add(col, on_layer, tuple(np.transpose(m)[None] for m in moved))
+
+        solves = phases["solves"]
+        if px > 1:
+            solves.work(players * b * w * w, PANEL_RATE)
+        solves.work(solvers * w * w * t, PANEL_RATE)
+
+        scatter = phases["scatter_slices"]
+        if c > 1:
+            lcounts = np.moveaxis(b * sl * WORD * np.ones(shape), 0, -1)  # [x, y, layer]
+            ucounts = np.moveaxis(t * sl * WORD * np.ones(shape), 0, -1)
+            for mask, counts in ((on_panel, lcounts), (x_pos == 0, ucounts)):
+                moved = scatterv_costs(counts, s.lk)
+                scatter.add(world, mask, tuple(np.moveaxis(m, -1, 0) for m in moved))
+            scatter.add(col, True, bcast_costs(x_pos, px, sl * t * WORD))
+        scatter.add(row, True, bcast_costs(y_pos, py, b * sl * WORD))
+
+        phases["update"].work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)))
+    return phases
+
+
+def conflux_phase_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
+                          placement: Placement, pivots="uniform") -> dict:
+    """Predicted seconds per phase of the 2.5D LU (module doc)."""
+    return _summary(conflux_phases(n, v, px, py, c, pivots), profile, placement, px * py * c)
+
+
+def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected") -> dict:
+    """The per-phase `_Phase` totals of the 2D LU, arrays [process row, process column]."""
+    counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
+    phases = {name: _Phase((pr, pc)) for name in LU2D_PHASES}
+    for name in counts["sent"]:
+        span = pc if name == "bcast_L" else pr * pc      # a process row; a column: all
+        phases[name].add(span, True, (counts["sent"][name], counts["recv"][name],
+                                      counts["msgs_by_phase"][name]))
+    flops = counts["flops_by_phase"]
+    phases["panel"].work(flops["panel"], PANEL_RATE)
+    phases["update"].work(flops["solve"], PANEL_RATE)
+    phases["update"].work(flops["dgemm"], float(gemm_efficiency(np.float64(nb))))
+    return phases
+
+
+def lu2d_phase_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
+                       placement: Placement, pivoting="expected") -> dict:
+    """Predicted seconds per phase of the 2D LU (module doc)."""
+    return _summary(lu2d_phases(n, nb, pr, pc, pivoting), profile, placement, pr * pc)

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# A one-node Slurm on this machine, for the tests: munged, slurmctld and slurmd as root,
+# with their configuration, state and logs under one folder ($LINALG_IO_SLURM_DIR,
+# default /tmp/linalg-io-slurm) and ports of their own (16817/16818), so that no
+# system Slurm or munge is touched.
+#
+#   tests/slurm/local_slurm.sh start    install the Debian packages if missing, write
+#                                       the configuration, start the daemons, wait
+#                                       until the node is idle (nothing if running)
+#   tests/slurm/local_slurm.sh stop     cancel every job, stop the daemons, remove the
+#                                       folder (nothing if stopped)
+#   tests/slurm/local_slurm.sh status   exit 0 when the node answers and is up
+#   tests/slurm/local_slurm.sh env      print `export SLURM_CONF=...` for the clients
+#
+# The node is declared with $LINALG_IO_SLURM_CPUS CPUs (8) whatever it has
+# (SlurmdParameters=config_overrides), so 4- and 8-task jobs run on a small machine;
+# MpiDefault=none as Debian's stock file has it, so jobs ask `srun --mpi=pmix`. The
+# node also declares 8 GPUs whose "devices" are /dev/loop0-7 (slurmd counts GPUs by
+# device files; nothing opens them), so the GPU templates' `--gpus-per-task` schedules
+# here; the tests run their kernels on the CPU.
+# A start that fails part way stops what it started. Needs root and apt-get (Debian).
+set -euo pipefail
+
+DIR=${LINALG_IO_SLURM_DIR:-/tmp/linalg-io-slurm}
+CPUS=${LINALG_IO_SLURM_CPUS:-8}
+CTLD_PORT=16817
+SLURMD_PORT=16818
+PACKAGES=(slurm-wlm munge libpmix-dev)
+CONF=$DIR/slurm.conf
+NODE=$(hostname -s)
+
+say() { echo "local_slurm: $*" >&2; }
+
+clients() { SLURM_CONF=$CONF "$@"; }
+
+running() {
+    [[ -f $CONF ]] && clients scontrol ping 2>/dev/null | grep -q "is UP" \
+        && clients sinfo -h -n "$NODE" -o %t 2>/dev/null | grep -q -E '^(idle|mix|alloc)'
+}
+
+install_packages() {
+    dpkg -s "${PACKAGES[@]}" >/dev/null 2>&1 && return 0
+    if [[ $(id -u) != 0 ]] || ! command -v apt-get >/dev/null; then
+        say "needs root and apt-get to install ${PACKAGES[*]}"
+        return 1
+    fi
+    say "installing ${PACKAGES[*]}"
+    # the lock timeout: another apt-get on this machine finishes first
+    { apt-get -o DPkg::Lock::Timeout=600 update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+            --no-install-recommends "${PACKAGES[@]}"; } >"${TMPDIR:-/tmp}/local_slurm_apt.log" 2>&1 \
+        || { say "apt-get failed:"; tail -5 "${TMPDIR:-/tmp}/local_slurm_apt.log" >&2; return 1; }
+}
+
+write_config() {
+    mkdir -p "$DIR"/{state,spool,log,munge}
+    chmod 700 "$DIR/munge"
+    [[ -f $DIR/munge/munge.key ]] || dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 \
+        count=1 status=none
+    chmod 400 "$DIR/munge/munge.key"
+    cat >"$CONF" <<EOF
+ClusterName=linalgio
+SlurmctldHost=$NODE
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$DIR/munge/munge.socket
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool
+SlurmctldPidFile=$DIR/slurmctld.pid
+SlurmdPidFile=$DIR/slurmd.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/backfill
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$DIR/log/jobcomp.log
+ReturnToService=2
+MinJobAge=3600
+KillWait=30
+SchedulerParameters=sched_interval=1
+GresTypes=gpu
+NodeName=$NODE CPUs=$CPUS RealMemory=4096 Gres=gpu:8 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+EOF
+    echo "NodeName=$NODE Name=gpu File=/dev/loop[0-7]" >"$DIR/gres.conf"
+}
+
+start() {
+    if running; then
+        say "already running ($CONF)"
+        return 0
+    fi
+    install_packages
+    stop_daemons
+    write_config
+    trap 'say "start failed; logs in $DIR/log"; tail -n 5 "$DIR"/log/*.log >&2 || true; stop_daemons; exit 1' ERR
+    munged --force --socket="$DIR/munge/munge.socket" --key-file="$DIR/munge/munge.key" \
+        --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/log/munged.log" \
+        --seed-file="$DIR/munge/munged.seed"
+    slurmctld -c -f "$CONF"
+    slurmd -c -f "$CONF" -N "$NODE"
+    for _ in $(seq 100); do
+        running && break
+        sleep 0.3
+    done
+    running || false
+    trap - ERR
+    say "up: node $NODE, $CPUS CPUs declared, state in $DIR"
+}
+
+stop_pidfile() {   # stop_pidfile FILE: TERM the daemon of FILE and wait for it to go
+    local pid
+    [[ -f $1 ]] || return 0
+    pid=$(cat "$1")
+    if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$1"
+}
+
+stop_daemons() {
+    if [[ -f $CONF ]]; then
+        clients scancel --full --quiet --user=root 2>/dev/null || true
+        # let the steps' processes end before slurmd goes (it kills them after KillWait)
+        for _ in $(seq 50); do
+            [[ -z $(clients squeue -h -o %i 2>/dev/null) ]] && break
+            sleep 0.2
+        done
+    fi
+    stop_pidfile "$DIR/slurmd.pid"
+    stop_pidfile "$DIR/slurmctld.pid"
+    stop_pidfile "$DIR/munge/munged.pid"
+}
+
+stop() {
+    stop_daemons
+    rm -rf "$DIR"
+    say "stopped"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) running ;;
+    env) echo "export SLURM_CONF=$CONF" ;;
+    *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+esac

@@ -1,0 +1,146 @@
+"""The model's inter-node split on its own (no MPI): the schedules' edges between nodes
+against a walk of every message, and the split of a model's links by placement."""
+
+import numpy as np
+import pytest
+from linalg_io.models.conflux import record_block as conflux_block
+from linalg_io.models.lu2d import lu2d_costs
+from linalg_io.models.profile import MachineProfile
+
+from linalg_io.layout.schedules import (
+    CHUNK_BYTES,
+    allgatherv_node_costs,
+    bcast_node_costs,
+    binomial_child_positions,
+    bruck_rounds,
+    reduce_node_costs,
+)
+
+TREE, CHAIN = 1024.0, 3.0 * CHUNK_BYTES
+
+
+def walk(p, edges, nodes):
+    """(sent, received) between nodes of the messages (sender, receiver, bytes)."""
+    sent, recv = np.zeros(p), np.zeros(p)
+    for a, b, n in edges:
+        if nodes[a] != nodes[b]:
+            sent[a] += n
+            recv[b] += n
+    return sent, recv
+
+
+def bcast_edges(p, n, root):
+    if n > 16384:
+        return [((root + q) % p, (root + q + 1) % p, n) for q in range(p - 1)]
+    return [((root + q) % p, (root + child) % p, n)
+            for q in range(p) for child in binomial_child_positions(q, p)]
+
+
+@pytest.mark.parametrize("p,per_node", [(4, 2), (7, 3), (12, 4), (16, 1)])
+@pytest.mark.parametrize("nbytes", [TREE, CHAIN])
+def test_tree_and_chain_edges_between_nodes(p, per_node, nbytes):
+    nodes = np.arange(p) // per_node
+    roots = np.arange(p)
+    got = bcast_node_costs(p, nbytes, roots, nodes)
+    edges = [e for r in roots for e in bcast_edges(p, nbytes, r)]
+    np.testing.assert_array_equal(np.stack(got), np.stack(walk(p, edges, nodes)))
+    reduced = reduce_node_costs(p, nbytes, roots, nodes)
+    if nbytes > 16384:      # chain r+1 -> ... -> r-1 -> r
+        edges = [((r + q) % p, (r + q + 1) % p, nbytes) for r in roots for q in range(1, p)]
+    else:
+        edges = [(b, a, n) for a, b, n in edges]
+    np.testing.assert_array_equal(np.stack(reduced), np.stack(walk(p, edges, nodes)))
+
+
+@pytest.mark.parametrize("p,per_node", [(4, 2), (6, 4), (9, 3)])
+def test_bruck_edges_between_nodes(p, per_node):
+    nodes = np.arange(p) // per_node
+    blocks = np.arange(1, p + 1) * 8.0
+    edges = [(q, (q - h) % p, sum(blocks[(q + j) % p] for j in range(m)))
+             for h, m in bruck_rounds(p) for q in range(p)]
+    np.testing.assert_array_equal(np.stack(allgatherv_node_costs(blocks, nodes)),
+                                  np.stack(walk(p, edges, nodes)))
+
+
+def test_links_split_by_placement():
+    """2D LU 2x4: the L broadcast runs in process rows (4 consecutive ranks), the rest in
+    process columns (stride 4): with 4 ranks per node the columns cross nodes and the
+    rows stay on them; on one node nothing crosses."""
+    costs = lu2d_costs(512, 32, 2, 4, "worst")
+    profile = MachineProfile(1e-6, 1e-9, 1e9, 1e9, ranks_per_node=4)
+    sent, recv = costs.inter_node(profile.placement(8))
+    column = [costs.links[8][i] for i in (0, 1)]
+    np.testing.assert_array_equal(sent, column[0])
+    np.testing.assert_array_equal(recv, column[1])
+    assert not costs.inter_node(MachineProfile(1e-6, 1e-9, 1e9, 1e9).placement(8))[0].any()
+    block = costs.record_block(profile, profile.placement(8))["wire"]
+    both = np.add(block["inter_node"]["per_rank_bytes_sent"],
+                  block["intra_node"]["per_rank_bytes_sent"])
+    np.testing.assert_array_equal(both, block["per_rank_bytes_sent"])
+
+
+def test_conflux_on_one_node_has_nothing_between_nodes():
+    profile = MachineProfile(1e-6, 1e-9, 1e9, 1e9)
+    block = conflux_block(512, 64, 2, 2, 2, profile, "none", profile.placement(8))["wire"]
+    assert not any(block["inter_node"]["per_rank_bytes_sent"])
+    assert block["intra_node"]["per_rank_bytes_recv"] == block["per_rank_bytes_recv"]
+
+
+def test_network_fit_takes_the_large_messages_slope():
+    """t(n) = alpha + n / B on large messages, slower in between (TCP's window): the
+    fit gives back B and the smallest latency."""
+    from linalg_io.tools.calibrate import fit_network
+
+    rows = [{"bytes": n, "one_way_s": 5e-5 + n / 1.25e8 * (1.0 if n >= 2**20 else 1.7)}
+            for n in (8, 32, 128, 512, 2048, 2**16, 2**18, 2**20, 2**22, 2**24)]
+    alpha, beta = fit_network(rows)
+    assert alpha == pytest.approx(5e-5 + 8 / 1.25e8 * 1.7)
+    assert 1 / beta == pytest.approx(1.25e8)
+
+
+def test_lu2d_critical_path_on_one_rank_is_its_work():
+    """P = 1: no messages, nothing overlaps: the critical path is the rank's own work,
+    the alpha-beta-gamma sum of the rank (flop-equivalents at gamma)."""
+    from linalg_io.models.lu2d import critical_path_time
+
+    profile = MachineProfile(1e-6, 1e-9, 1e9, 1e9)
+    costs = lu2d_costs(1000, 64, 1, 1, "none")
+    placement = profile.placement(1)
+    assert critical_path_time(1000, 64, 1, 1, "none", profile, placement) == pytest.approx(
+        costs.gamma_flops[0] / profile.gamma_flops, rel=1e-12)
+
+
+def test_lu2d_critical_path_counts_each_panel_and_the_network():
+    """1 x 2 on two nodes: the panels alternate between the columns, and the look-ahead
+    hides only what the other column's update covers; a slower network costs time, and
+    the difference between two networks is at least the bytes on the critical path's
+    broadcasts at the difference of the rates."""
+    from dataclasses import replace
+
+    from linalg_io.models.lu2d import critical_path_time
+    from linalg_io.models.profile import InterNode
+
+    fast = MachineProfile(1e-6, 1e-10, 1e10, 1e10, ranks_per_node=1,
+                          inter_node=InterNode(1e-5, 1e9))
+    slow = replace(fast, inter_node=InterNode(1e-5, 1e8))
+    n, nb = 2048, 128
+    times = [critical_path_time(n, nb, 1, 2, "none", m, m.placement(2)) for m in (fast, slow)]
+    work = lu2d_costs(n, nb, 1, 2, "none").gamma_flops.max() / fast.gamma_flops
+    assert times[0] > work
+    first_panel = 8 * (nb * (nb - 1) // 2 + nb + 1 + n * nb)
+    assert times[1] - times[0] >= first_panel * (1e-8 - 1e-9)
+
+
+def test_a_cluster_file_of_nodes_sharing_a_machine_keeps_its_cores():
+    """calibrate on an emulated cluster writes one core per node (2 nodes on 2 cores):
+    a run's placement keeps it, so 4 ranks share 2 cores; a file without a network
+    takes this node's cores as before."""
+    from dataclasses import replace
+
+    from linalg_io.models.profile import InterNode, this_machine_cores
+
+    shared = MachineProfile(1e-6, 1e-9, 1e9, 1e9, ranks_per_node=2, cores_per_node=1,
+                            nodes=2, inter_node=InterNode(1e-5, 1e8))
+    assert shared.for_run(2).placement(4).shared_cores == 2
+    one_node = replace(shared, inter_node=None)
+    assert one_node.for_run(2).cores_per_node == this_machine_cores()

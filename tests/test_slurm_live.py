@@ -1,0 +1,247 @@
+"""The Slurm path for real: a local one-node Slurm (tests/slurm/local_slurm.sh), every
+template in slurm/ rendered, submitted with sbatch and checked, srun without PMIx,
+scancel of a sweep and of a single run, --resume after resubmission, salloc + srun.
+
+The fixture starts the local Slurm where it can (root and apt-get, or Slurm already
+installed) and stops it after this file; elsewhere every test here skips and says why,
+unless LINALG_IO_REQUIRE_SLURM is set (the CI), where that is a failure.
+The GPU templates run with ``--set backend=cpu``: their kernels on the CPU (a stand-in
+where no GPU exists), Slurm's GPUs being the fixture's device-less ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from linalg_io.cli import build_parser
+from linalg_io.slurm import render_template
+
+SCRIPT = Path(__file__).resolve().parent / "slurm" / "local_slurm.sh"
+SLURM_DIR = "/tmp/linalg-io-slurm"
+ENV = {**os.environ, "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
+ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
+         "PREEMPTED", "BOOT_FAIL", "DEADLINE")
+
+
+def _why_not() -> str | None:
+    """Why the local Slurm cannot run here (None: it can)."""
+    if not shutil.which("bash"):
+        return "no bash"
+    if os.geteuid() != 0:
+        return "not root: the local Slurm runs its daemons as root"
+    if not shutil.which("slurmctld") and not shutil.which("apt-get"):
+        return "Slurm is not installed and there is no apt-get to install it"
+    return None
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """The local Slurm: started for this module and stopped after it, unless it ran
+    already (.ci/run starts it, and stops it when it ends)."""
+    reason = _why_not()
+    if reason:
+        if os.environ.get("LINALG_IO_REQUIRE_SLURM"):
+            pytest.fail(f"LINALG_IO_REQUIRE_SLURM is set but {reason}")
+        pytest.skip(f"no local Slurm: {reason}")
+    running = subprocess.run([str(SCRIPT), "status"], capture_output=True, timeout=60,
+                             check=False).returncode == 0
+    if not running:   # else the one .ci/run started: it stops it too
+        started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True,
+                                 timeout=900, check=False)
+        if started.returncode != 0:
+            pytest.fail(f"local Slurm did not start: {started.stderr[-2000:]}")
+    yield
+    if not running:
+        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, check=False)
+
+
+def render(template: str, *argv: str) -> str:
+    return render_template(build_parser().parse_args(
+        ["slurm", "render", template, "--set", f"python={sys.executable}", *argv]))
+
+
+def submit(script: str, cwd: Path, *sbatch: str) -> str:
+    path = cwd / f"job{len(list(cwd.glob('job*.sbatch')))}.sbatch"
+    path.write_text(script)
+    done = subprocess.run(["sbatch", "--parsable", *sbatch, str(path)], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip().split(";")[0]
+
+
+def job_fields(job: str) -> dict[str, str]:
+    text = subprocess.run(["scontrol", "show", "job", "-o", job], env=ENV, capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+    return dict(word.split("=", 1) for word in text.split() if "=" in word)
+
+
+def wait(job: str, timeout: float = 240) -> dict[str, str]:
+    """The job's scontrol fields once it has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fields = job_fields(job)
+        if fields["JobState"] in ENDED:
+            return fields
+        time.sleep(0.5)
+    subprocess.run(["scancel", job], env=ENV, check=False)
+    raise AssertionError(f"job {job} still {fields['JobState']} after {timeout} s")
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"no {what} after {timeout} s"
+        time.sleep(0.2)
+
+
+def output(cwd: Path, job: str) -> str:
+    return next(cwd.glob(f"*-{job}.out")).read_text()
+
+
+def records(path: Path) -> list[dict]:
+    """Every line of a records file, each a whole JSON record."""
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def processes_of(marker: str) -> list[str]:
+    """Command lines of live processes that mention `marker` (a job's own path)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = status.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        line = b" ".join(words).decode(errors="replace")
+        if marker in line:
+            found.append(line)
+    return found
+
+
+def check_records(path: Path, job: str, count: int, tasks: str = "4") -> list[dict]:
+    """`count` records, each PASSED and naming its Slurm job, node, tasks and CPUs."""
+    found = records(path)
+    assert len(found) == count, [r.get("command") for r in found]
+    node = subprocess.run(["hostname", "-s"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    for record in found:
+        assert record["verify"]["passed"], record["verify"]
+        assert record["slurm"]["job_id"] == job
+        assert (record["slurm"]["nodelist"], record["slurm"]["tasks_per_node"],
+                record["slurm"]["cpus_per_task"]) == (node, tasks, 1)
+        # 4 ranks on this machine's cores (fewer than 4 where the CI has 2)
+        assert record["oversubscribed"] == (int(tasks) > (os.cpu_count() or 1))
+    return found
+
+
+def test_every_template_runs_to_completion(slurm, tmp_path):
+    sweep = tmp_path / "points.yaml"
+    sweep.write_text("defaults: {np: 2, reps: 1, warmup: 0}\nruns:\n"
+                     "  - command: lu\n    args: {algo: 2d, n: [128, 192], nb: 32}\n")
+    jobs = {
+        "single": render("single", "--set", "args=lu --algo 2d --n 256 --nb 32 --grid 2x2 --reps 1"),
+        "lu_sweep": render("lu_sweep", "--set", "sizes=256", "--set", "reps=1"),
+        # GPU templates: their kernels on the CPU (no GPU here), Slurm's GPUs the fixture's
+        "gpu_tsgemm": render("gpu_tsgemm", "--set", "backend=cpu", "--set", "m=4096",
+                             "--set", "reps=1"),
+        "sptrsv_multigpu": render("sptrsv_multigpu", "--set", "backend=cpu",
+                                  "--set", "matrix=lap2d:32", "--set", "reps=1"),
+        "sweep": render("sweep", "--ntasks-per-node", "2", "--set", f"sweep={sweep}"),
+        # two nodes is what it is for; one node is all there is here: it runs, without the
+        # inter-node link
+        "calibrate": render("calibrate", "--ntasks-per-node", "2", "--set", "reps=1"),
+    }
+    ids = {name: submit(script, tmp_path) for name, script in jobs.items()}
+    expected = {"single": 1, "lu_sweep": 2, "gpu_tsgemm": 2, "sptrsv_multigpu": 2, "sweep": 2}
+    for name, job in ids.items():
+        fields = wait(job)
+        assert (fields["JobState"], fields["ExitCode"]) == ("COMPLETED", "0:0"), \
+            (name, output(tmp_path, job))
+        if name == "calibrate":
+            machine = json.loads((tmp_path / "machine.json").read_text())
+            assert machine["alpha_s"] > 0 and machine["beta_s_per_byte"] > 0, machine
+            continue
+        tasks = "2" if name == "sweep" else "4"
+        check_records(tmp_path / "results" / f"{name}.jsonl", job, expected[name], tasks)
+
+
+def test_srun_without_pmix_stops_with_one_line(slurm, tmp_path):
+    done = subprocess.run(["srun", "--mpi=none", "-n", "4", sys.executable, "-m", "linalg_io",
+                           "lu", "--n", "64", "--grid", "2x2"], cwd=tmp_path, env=ENV,
+                          capture_output=True, text=True, timeout=120, check=False)
+    ours = [line for line in done.stderr.splitlines() if line.startswith("linalg-io")]
+    assert done.returncode == 3 and len(ours) == 1, done.stderr
+    assert "one of 4 tasks" in ours[0] and "srun --mpi=pmix" in ours[0] \
+        and "MpiDefault=pmix" in ours[0]
+    assert "grid" not in done.stderr
+
+
+def test_salloc_srun_and_info(slurm, tmp_path):
+    command = ["salloc", "-n", "4", "--cpus-per-task", "1", "bash", "-c",
+               (f"srun --mpi=pmix {sys.executable} -m linalg_io lu --n 128 --nb 32 --reps 1 "
+                f"--out {tmp_path}/lu.jsonl && "
+                f"srun --mpi=pmix {sys.executable} -m linalg_io info --json > {tmp_path}/info.json"
+                " && echo job=$SLURM_JOB_ID")]
+    done = subprocess.run(command, cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                          timeout=180, check=False)
+    assert done.returncode == 0, done.stderr
+    job = done.stdout.split("job=")[1].split()[0]
+    (record,) = check_records(tmp_path / "lu.jsonl", job, 1)
+    assert record["nranks"] == 4 and record["params"]["grid"][:2] == [2, 2]
+    info = json.loads((tmp_path / "info.json").read_text())
+    assert info["ranks"] == 4 and info["slurm"]["job_id"] == job
+    assert (info["slurm"]["nodes"], info["slurm"]["tasks_per_node"],
+            info["slurm"]["cpus_per_task"]) == (1, "4", 1)
+
+
+def test_scancel_of_a_sweep_then_resume(slurm, tmp_path):
+    sweep = tmp_path / "points.yaml"
+    sweep.write_text("defaults: {np: 4, reps: 2, warmup: 0}\nruns:\n"
+                     "  - command: lu\n    args: {algo: 2d, n: [256, 288, 320, 640], nb: 32}\n")
+    out = tmp_path / "results" / "sweep.jsonl"
+    script = render("sweep", "--set", f"sweep={sweep}", "--set", f"out={out}")
+    job = submit(script, tmp_path)
+    # cancel while the last point (the long one) runs, after the others wrote their records
+    wait_for(lambda: len(records(out)) == 3 and "[4/4]" in output(tmp_path, job), 200,
+             "fourth point started")
+    time.sleep(1.0)
+    subprocess.run(["scancel", job], env=ENV, check=True)
+    fields = wait(job)
+    text = output(tmp_path, job)
+    assert fields["JobState"] == "CANCELLED" and "[4/4]" in text and "interrupted" in text, text
+    assert "4 points: 3 passed, 0 failed, 0 skipped" in text, text   # the sweep's summary
+    assert fields["ExitCode"] in ("143:0", "0:15"), fields["ExitCode"]
+    check_records(out, job, 3)   # whole records, none of the cut point
+    wait_for(lambda: not processes_of(str(sweep)) and not processes_of(str(out)), 30,
+             "end of every rank")
+    # resubmitted: only the point without a record runs
+    again = submit(script, tmp_path)
+    fields = wait(again)
+    text = output(tmp_path, again)
+    assert (fields["JobState"], fields["ExitCode"]) == ("COMPLETED", "0:0"), text
+    assert text.count("skipped (recorded in") == 3 and "4 points: 1 passed, 0 failed, 3 skipped" \
+        in text, text
+    found = records(out)
+    assert sorted(r["params"]["n"] for r in found) == [256, 288, 320, 640]
+    assert found[-1]["slurm"]["job_id"] == again
+
+
+def test_scancel_of_a_single_run(slurm, tmp_path):
+    out = tmp_path / "results" / "single.jsonl"
+    script = render("single", "--set", "args=lu --algo 2d --n 1536 --nb 32 --grid 2x2 --reps 20",
+                    "--set", f"out={out}")
+    job = submit(script, tmp_path)
+    wait_for(lambda: "set-up:" in output(tmp_path, job) if list(tmp_path.glob("*.out"))
+             else False, 120, "set-up done")
+    subprocess.run(["scancel", job], env=ENV, check=True)
+    fields = wait(job)
+    assert fields["JobState"] == "CANCELLED", fields
+    assert records(out) == []   # no partial record
+    wait_for(lambda: not processes_of(str(out)), 30,
+             "end of every rank")
