@@ -47,8 +47,11 @@ def run_local_command(args: argparse.Namespace) -> int:
             if len(args.p) != 1:
                 raise InputError(f"--p {','.join(map(str, args.p))}: one rank count, or --scan")
             args.p = args.p[0]
+        from linalg_io.progress import progress
+
         module = importlib.import_module(f"linalg_io.{args.family}.model_table")
-        text = module.model_table(args)   # a scan has printed its rows as they came
+        with progress(f"model {args.family}", not args.scan):   # a scan prints each P
+            text = module.model_table(args)   # a scan has printed its rows as they came
         if text:
             print(text)
         return 0
@@ -82,8 +85,13 @@ def main(argv: list[str] | None = None) -> int:
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
-            from linalg_io.comm.agree import check_launched_size
-            from linalg_io.comm.launch import follow_launcher, relaunch, under_mpi_launcher
+            from linalg_io.comm.launch import (
+                check_launched_size,
+                check_same_command,
+                follow_launcher,
+                relaunch,
+                under_mpi_launcher,
+            )
             from linalg_io.comm.node import prepare_node, refuse_singleton_step
             from linalg_io.comm.wire import request_monitoring
 
@@ -94,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 return relaunch(args.np, args.threads, argv)
             follow_launcher()   # a rank of --np's job: ends with it
             refuse_singleton_step()   # srun without PMIx: N singletons, one line
+            check_same_command(argv)   # ranks given different commands would deadlock
             if args.np:
                 check_launched_size(args.np)
             code = run_mpi_command(args, argv)

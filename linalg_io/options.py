@@ -1,7 +1,7 @@
 """Every command and option of `linalg-io`, as data: the command line (`build_parser`)
 is built from these tables, and the sweep (which options a run takes, their types and
-choices, which go beside `args`) and the report (the options of a kernel's command: which parameters name a run) read
-the same tables.
+choices, which go beside `args`) and the report (the options of a kernel's command: which
+parameters name a run) read the same tables.
 
 An `Option` is one option (or positional argument) as argparse takes it, plus what the
 sweep needs: `sweep` ("args": in a sweep run's args; "beside": given beside args, in
@@ -16,15 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linalg_io.argtypes import (
+    OneLineParser,
     byte_size,
     int_or_auto,
     nonnegative_int,
     positive_float,
     positive_int,
     rank_counts,
+    seed,
 )
+from linalg_io.helptext import finish as finish_help
 
-DESCRIPTION = "Command line of linalg-io (argument parsing only; see SPEC section 2)."
 EPILOG = """examples:
   linalg-io info --np 4
   linalg-io lu --algo 2d --n 2048 --nb 64 --grid 2x2 --np 4 --out results.jsonl
@@ -117,14 +119,13 @@ COMMON = (
     Option("reps", "timed repetitions (5)", positive_int, 5, sweep="beside"),
     Option("warmup", "untimed repetitions first (1)", nonnegative_int, 1,
            sweep="beside"),
-    Option("seed", "seed of the generated inputs (0)", int, 0, sweep="beside"),
+    Option("seed", "seed of the generated inputs (0)", seed, 0, sweep="beside"),
     Option("out", "append the run's record here", metavar="FILE.jsonl",
            sweep="sweep"),
     Option("threads", "BLAS/OpenMP threads per rank (1)", positive_int, 1,
            sweep="beside"),
     Option("profile", "machine profile for the model's time (default: the shipped one); "
-           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",),
-           sweep="beside"),
+           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",), sweep="beside"),
     Option("quiet", "no summary line or progress", flag=True),
 )
 EVERY_COMMON = tuple(o.name for o in COMMON)
@@ -139,7 +140,8 @@ def lu_problem(algos: tuple[str, ...] = ("2d", "conflux"), algo_default: str | N
                + ("; scalapack: the site's pdgetrf (ctypes) on 2d's matrix"
                   if "scalapack" in algos else ""),
                choices=algos, default=algo_default),
-        Option("n", "matrix order (from the file with --dist file)", positive_int),
+        Option("n", "matrix order" + (" (from the file with --dist file)"
+                                      if "scalapack" in algos else ""), positive_int),
         Option("nb", "block (2d) or tile size v (conflux); auto: 2d takes 128 when every rank "
                "holds >= 2048 rows and columns, else 64; conflux: the model's choice",
                int_or_auto, "auto"),
@@ -200,12 +202,12 @@ SCANS = {"lu": ("strong", "weak"), "tsgemm": ("strong", "weak"), "sptrsv": ("str
 
 def _model_family(family: str, problem: tuple[Option, ...]) -> Command:
     """`model FAMILY`: the family's problem, then the machine, P and the scan."""
-    extra = (Option("seed", "seed of a rand: matrix, as `sptrsv --seed` (0)", int, 0),
+    extra = (Option("seed", "seed of a rand: matrix, as `sptrsv --seed` (0)", seed, 0),
              ) if family == "sptrsv" else ()
     scan_help = ("predict each P of --p and write one record per P and algorithm (--out); "
                  "strong: the problem fixed"
-                 + ("; weak: --mem-per-rank of the matrix per rank"
-                    if "weak" in SCANS[family] else ""))
+                 + {"lu": "; weak: --mem-per-rank of the matrix per rank",
+                    "tsgemm": "; weak: --m rows per rank"}.get(family, ""))
     options = problem + extra + (
         Option("p", "number of ranks; with --scan A:B (A, 2A, 4A, ... <= B) or a list 4,16,64",
                rank_counts, required=True),
@@ -311,9 +313,9 @@ def _add(commands, command: Command) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of `linalg-io`, from `COMMANDS`."""
-    parser = argparse.ArgumentParser(prog="linalg-io", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="linalg-io", epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         _add(commands, command)
-    return parser
+    return finish_help(parser)

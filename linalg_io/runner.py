@@ -149,6 +149,9 @@ def check_outputs(config: RunConfig, rank: int) -> None:
     if not out.exists() and (parent is None or not parent.is_dir()
                              or not os.access(parent, os.W_OK | os.X_OK)):
         raise InputError(f"--out {out}: cannot create it under {parent}")
+    from linalg_io.records import check_records_file
+
+    check_records_file(out)
 
 
 def build_record(config: RunConfig, case: Case, nranks: int, times: list[float], verify: dict,

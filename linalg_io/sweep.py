@@ -32,7 +32,8 @@ write, ``--out`` in its command naming OUT) once the point has ended by itself, 
 after a timeout (the progress line says so). ^C or SIGTERM (``timeout``, scancel,
 kill) ends the running point and every process it started, ranks included
 (`linalg_io.session`), discards what it wrote, prints the summary of what ran and
-exits 130 (^C) or 143 (SIGTERM).
+exits 130 (^C) or 143 (SIGTERM); so does a point that the same signal ended first
+(scancel and Slurm's time limit signal every process of a job at once).
 ``--resume`` skips a point whose command line sets the same options as a record's
 ``command`` (its ``--out`` aside; order and written-out defaults do not matter); a skipped point keeps its record's
 verdict (a FAILED record fails the sweep). At the end a summary table of the records
@@ -296,10 +297,11 @@ def command_key(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
     """The last record of each command line in the records file."""
-    from linalg_io.records import read_records
+    from linalg_io.records import check_records_file, read_records
 
     if not out.exists():
         return {}
+    check_records_file(out)   # before any point runs
     found = {}
     for record in read_records([out]):
         command = record.get("command")

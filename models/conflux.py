@@ -82,13 +82,13 @@ from linalg_io.layout.schedules import (
 )
 
 WORD = 8
-# the communicators' spans (`MachineProfile.link`): a process row is Py consecutive
-# world ranks, a process column one layer (Px Py), a fibre and the world all P
-GROUPS = ("row", "col", "fibre", "world")
 # the phases of `ConfluxLU.step`, in the order it runs them (the names of its
 # `comm.phase` regions, plus "solves" and "update": local work only)
 PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves", "scatter_slices",
           "update")
+# the communicators whose bytes the inter-node split follows (the pivot ids' go to the
+# whole world and are split by their roots)
+COMM_GROUPS = ("row", "col", "fibre")
 
 
 class RowRole(enum.IntFlag):
@@ -191,10 +191,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     profile's machine (`placement`: where the P ranks sit, default the profile's); with
     `by_phase`, "by_phase": {phase: the same four arrays} for the `PHASES` of
     `ConfluxLU.step` in its order (they sum to the totals; the pivot ids' broadcast is
-    push_pivots', the local getrf and merges tournament_pivoting's);
-    `by_group`: also "by_group", {group: (sent, recv) arrays [layer, x, y]} of the
-    communicators in GROUPS but the pivot ids' ("world"), and "id_roots" (the ids'
-    root and bytes per step), for the inter-node split (`node_traffic`).
+    push_pivots', the local getrf and merges tournament_pivoting's); with `by_group`,
+    "by_group": {group: (sent, recv) arrays [layer, x, y]} of the row, column and fibre
+    communicators, and "id_roots" (the pivot ids' root and bytes per step), for the
+    inter-node split (`node_traffic`).
 
     A rank's time for a piece of work is sum over its communicators' links of alpha
     msgs + max(sum of beta sent, sum of beta recv) + flops/gamma (`MachineProfile.link`;
@@ -349,7 +349,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["by_group"] = {group: spread(sum(
             np.stack([np.broadcast_to(piece.traffic[group][i], shape) for i in (0, 1)])
             for piece in (panel, solve) if group in piece.traffic), xs, ys)
-            for group in GROUPS[:3] if group in panel.traffic or group in solve.traffic}
+            for group in COMM_GROUPS if group in panel.traffic or group in solve.traffic}
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
         placement = placement or profile.placement(p)

@@ -30,4 +30,6 @@ def test_the_walk_finds_what_it_forbids():
 def test_contract_and_options_are_leaves():
     edges, _ = graph()
     assert edges["linalg_io.contract"] == set()
-    assert edges["linalg_io.options"] <= {"linalg_io.argtypes", "linalg_io.errors"}
+    assert edges["linalg_io.options"] <= {"linalg_io.argtypes", "linalg_io.errors",
+                                          "linalg_io.helptext"}
+    assert edges["linalg_io.helptext"] <= {"linalg_io.version"}

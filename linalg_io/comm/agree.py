@@ -39,18 +39,6 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
     return result
 
 
-def check_launched_size(np_option: int) -> None:
-    """--np given to a process the launcher started: it must name the job's size."""
-    size = MPI.COMM_WORLD.Get_size()
-
-    def check() -> None:
-        if size != np_option:
-            raise InputError(f"--np {np_option}, but the launcher started {size} ranks "
-                             "(drop --np under mpiexec/srun)")
-
-    agreed(MPI.COMM_WORLD, check)   # every rank raises it, rank 0 prints it
-
-
 def agreed_message(failed: list[tuple[int, str]], size: int, groups: int = 3) -> str:
     """One line for the failures [(rank, message)] of a job of `size` ranks: the message
     alone when every rank failed with it; else each distinct message after the ranks
@@ -90,7 +78,7 @@ def exit_agreed(code: int) -> None:
 
     from mpi4py import MPI
 
-    from linalg_io.comm.launch import mark_finished
+    from linalg_io.comm.launch_status import mark_finished
 
     sys.stdout.flush()
     sys.stderr.flush()

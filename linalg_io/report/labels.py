@@ -23,6 +23,8 @@ import pandas as pd
 from linalg_io.options import build_parser, command_options
 
 LABEL_CHARS = 48
+
+
 def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
@@ -193,10 +195,9 @@ SIZES = {"lu": ("n",), "tsgemm": ("m", "n", "k"), "sptrsv": ("matrix",)}
 
 def problem_labels(frame: pd.DataFrame) -> list[str]:
     """'2d n=1024 dist=random' per row: the algorithm, its size (n, m or matrix) and the
-    problem parameters that differ between the rows (resolved values), then the configuration parameters (NB,
-    grid, ...) that the command line set explicitly and that differ, so that the runs of
-    one problem on different P share one name whether a value was left to 'auto' or
-    not; P, threads and grid never."""
+    problem parameters that differ between the rows (resolved values); how it ran (NB,
+    grid, objective, ..., P, threads) never, so that one problem has one name whatever
+    the configuration and whether a value was left to 'auto'."""
     texts = param_texts(frame)
     kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
     algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
@@ -209,8 +210,7 @@ def problem_labels(frame: pd.DataFrame) -> list[str]:
         for key in varying:
             text = texts.at[index, key]
             configuration = key in CONFIGURATION or (key == "dist" and kernel == "tsgemm")
-            if not text or text == algo or key == "grid" or (
-                    configuration and text.endswith("(auto)")):
+            if not text or text == algo or configuration:
                 continue
             words.append(f"{key}={text}")
         labels.append(" ".join(words))
