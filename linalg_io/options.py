@@ -1,13 +1,11 @@
 """Every command and option of `linalg-io`, as data: the command line (`build_parser`)
 is built from these tables, and the sweep (which options a run takes, their types and
-choices, which go beside `args`) and the report (which options name the problem) read
-the same tables.
+choices, which go beside `args`) and the report (the options of a kernel's command: which
+parameters name a run) read the same tables.
 
-An `Option` is one option (or positional argument) as argparse takes it, plus two facts
-the others need: `problem` (False: it says how, where or by which algorithm a problem
-runs, not which problem: a report's problem label leaves it out) and `sweep` ("args":
-in a sweep run's args; "beside": given beside args, in the run or in defaults; "sweep":
-the sweep sets it itself).
+An `Option` is one option (or positional argument) as argparse takes it, plus what the
+sweep needs: `sweep` ("args": in a sweep run's args; "beside": given beside args, in
+the run or in defaults; "sweep": the sweep sets it itself).
 """
 
 from __future__ import annotations
@@ -58,7 +56,6 @@ class Option:
     positional: bool = False
     nargs: str | None = None
     append: bool = False
-    problem: bool = True            # part of which problem a run solves (module doc)
     sweep: str = "args"             # "args", "beside" or "sweep" (module doc)
 
     @property
@@ -116,21 +113,20 @@ class Command:
 # --- the common options of the MPI commands ------------------------------------------------
 COMMON = (
     Option("np", "outside MPI: relaunch under the venv's mpiexec with P ranks", positive_int,
-           metavar="P", problem=False, sweep="beside"),
+           metavar="P", sweep="beside"),
     Option("backend", "local kernels on the CPU (Cython/BLAS) or one GPU per rank (CuPy)",
            choices=("cpu", "gpu"), default="cpu", sweep="beside"),
-    Option("reps", "timed repetitions (5)", positive_int, 5, problem=False, sweep="beside"),
-    Option("warmup", "untimed repetitions first (1)", nonnegative_int, 1, problem=False,
+    Option("reps", "timed repetitions (5)", positive_int, 5, sweep="beside"),
+    Option("warmup", "untimed repetitions first (1)", nonnegative_int, 1,
            sweep="beside"),
     Option("seed", "seed of the generated inputs (0)", seed, 0, sweep="beside"),
-    Option("out", "append the run's record here", metavar="FILE.jsonl", problem=False,
+    Option("out", "append the run's record here", metavar="FILE.jsonl",
            sweep="sweep"),
-    Option("threads", "BLAS/OpenMP threads per rank (1)", positive_int, 1, problem=False,
+    Option("threads", "BLAS/OpenMP threads per rank (1)", positive_int, 1,
            sweep="beside"),
     Option("profile", "machine profile for the model's time (default: the shipped one); "
-           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",),
-           problem=False, sweep="beside"),
-    Option("quiet", "no summary line or progress", flag=True, problem=False),
+           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",), sweep="beside"),
+    Option("quiet", "no summary line or progress", flag=True),
 )
 EVERY_COMMON = tuple(o.name for o in COMMON)
 
@@ -143,16 +139,16 @@ def lu_problem(algos: tuple[str, ...] = ("2d", "conflux"), algo_default: str | N
                "conflux: 2.5D LU with tournament pivoting"
                + ("; scalapack: the site's pdgetrf (ctypes) on 2d's matrix"
                   if "scalapack" in algos else ""),
-               choices=algos, default=algo_default, problem=False),
+               choices=algos, default=algo_default),
         Option("n", "matrix order" + (" (from the file with --dist file)"
                                       if "scalapack" in algos else ""), positive_int),
         Option("nb", "block (2d) or tile size v (conflux); auto: 2d takes 128 when every rank "
                "holds >= 2048 rows and columns, else 64; conflux: the model's choice",
                int_or_auto, "auto"),
         Option("grid", "PrxPc (2d), PxxPyxC (conflux) or auto (2d: the squarest Pr <= Pc; "
-               "conflux: the model's choice)", default="auto", problem=False),
+               "conflux: the model's choice)", default="auto"),
         Option("mem", "memory per rank for the model's choice (default: node memory / ranks)",
-               byte_size, problem=False),
+               byte_size),
         Option("objective", "what conflux's auto grid and tile minimise: the predicted time "
                "(default) or the wire bytes (sent or received) of the busiest rank",
                choices=("time", "volume"), default="time"),
@@ -162,7 +158,7 @@ def lu_problem(algos: tuple[str, ...] = ("2d", "conflux"), algo_default: str | N
 TSGEMM_PROBLEM = (
     Option("variant", "tsm2r: A(m x k) large regular, n small; tsm2l/ab: m huge; atb: C = "
            "A^T B with A m x k, B m x n", choices=("tsm2r", "tsm2l", "atb", "ab"),
-           required=True, problem=False),
+           required=True),
     Option("m", "rows of A (the long dimension; atb: rows of A and of B), split over the ranks",
            positive_int, required=True),
     Option("n", "columns of B and of C (small)", positive_int, required=True),
@@ -179,7 +175,7 @@ SPTRSV_PROBLEM = (
     Option("matrix", "lap2d:NX | lap3d:NX | rand:N:DENSITY:DEPTH | path.mtx", required=True),
     Option("algo", "levelset: levels in order, point-to-point messages between them; "
            "syncfree: MPI one-sided puts with flags, each task run when its inputs arrive "
-           "(levelset)", choices=("levelset", "syncfree"), default="levelset", problem=False),
+           "(levelset)", choices=("levelset", "syncfree"), default="levelset"),
     Option("upper", "backward substitution with U", flag=True),
     Option("tril", "take the lower (or with --upper, upper) triangle of a .mtx file", flag=True),
     Option("nrhs", "right-hand sides (1)", positive_int, 1),
@@ -289,13 +285,6 @@ def command_options(command: str) -> dict[str, Option] | None:
     if command not in BY_NAME:
         return None
     return {o.key: o for o in BY_NAME[command].all_options() if not o.positional}
-
-
-def not_the_problem() -> dict[str, int]:
-    """{"--np": 1, "--quiet": 0, ...}: the options of the benchmark commands that do not
-    name the problem (`Option.problem`), with the words each takes after it."""
-    return {o.word: 0 if o.flag else 1 for name in ("lu", "tsgemm", "sptrsv")
-            for o in BY_NAME[name].all_options() if not o.problem}
 
 
 def _common_parser(names: tuple[str, ...]) -> argparse.ArgumentParser:

@@ -1,8 +1,8 @@
 """Shared fixtures, and the markers every test gets from what it does:
 
-mpi   it launches mpiexec: it (or a fixture or a helper of its module it calls) uses
-      `mpi_harness`'s launchers, or passes "--np" to the command line (a sweep or
-      `linalg-io ... --np P` relaunching itself);
+mpi   it launches mpiexec: it (or a fixture, or a function or class of its module it
+      calls) uses `mpi_harness`'s launchers, passes "--np" to the command line (a sweep
+      or `linalg-io ... --np P` relaunching itself) or np= to `linalg_io.run`;
 gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
       test_*_gpu.py);
 slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds.
@@ -64,8 +64,16 @@ def _uses(function, module_globals: dict, seen: set) -> tuple[set, set]:
         strings.update(_strings(inner.co_consts))
     for name in list(names):
         helper = module_globals.get(name)
-        if isinstance(helper, types.FunctionType) and helper.__module__ == function.__module__:
-            more_names, more_strings = _uses(helper, module_globals, seen)
+        if getattr(helper, "__module__", None) != function.__module__:
+            continue
+        if isinstance(helper, types.FunctionType):
+            helpers = [helper]
+        elif isinstance(helper, type):   # a helper class: its methods
+            helpers = [f for f in vars(helper).values() if isinstance(f, types.FunctionType)]
+        else:
+            helpers = []
+        for one in helpers:
+            more_names, more_strings = _uses(one, module_globals, seen)
             names |= more_names
             strings |= more_strings
     return names, strings
@@ -85,7 +93,7 @@ def pytest_collection_modifyitems(config, items):
                 more_names, more_strings = _uses(definition.func, module_globals, seen)
                 names |= more_names
                 strings |= more_strings
-        if names & LAUNCHERS or "--np" in strings:
+        if names & LAUNCHERS or "--np" in strings or "np" in strings:   # np=: linalg_io.run
             item.add_marker(pytest.mark.mpi)
         if names & GPU_NAMES or "_gpu" in Path(str(item.fspath)).stem:
             item.add_marker(pytest.mark.gpu)

@@ -35,8 +35,10 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imported_names(path: Path, name: str, is_package: bool) -> set[str]:
-    """Every module name the file imports, at any depth (function bodies included)."""
+def imported_names(path: Path, name: str, is_package: bool, known: set[str] = frozenset()
+                   ) -> set[str]:
+    """Every module name the file imports, at any depth (function bodies included);
+    `from package import module` names the module (of `known`), not the package."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     base = name.split(".") if is_package else name.split(".")[:-1]
     names = set()
@@ -49,8 +51,10 @@ def imported_names(path: Path, name: str, is_package: bool) -> set[str]:
                 module = f"{prefix}.{node.module}" if node.module else prefix
             else:
                 module = node.module or ""
-            names.add(module)
-            names.update(f"{module}.{alias.name}" for alias in node.names)
+            targets = {f"{module}.{alias.name}" for alias in node.names}
+            if not targets <= set(known):
+                names.add(module)
+            names.update(targets)
     return names
 
 
@@ -59,7 +63,7 @@ def graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     found = modules()
     edges, raw = {}, {}
     for name, path in found.items():
-        names = imported_names(path, name, path.name == "__init__.py")
+        names = imported_names(path, name, path.name == "__init__.py", set(found))
         raw[name] = names
         edges[name] = {target for target in names if target in found and target != name}
     return edges, raw

@@ -13,31 +13,7 @@ from linalg_io.errors import InputError
 from linalg_io.layout.redist_plan import RedistPlan
 
 sys.path.insert(0, str(MPI_SCRIPTS))
-from layout_specs import build_layout
-
-
-def random_spec(rng, m: int, n: int, p: int) -> dict:
-    kinds = ["scalapack", "rows"] + (["tiles"] if m == n else [])
-    kind = kinds[rng.integers(len(kinds))]
-    divisors = [d for d in range(1, p + 1) if p % d == 0]
-    if kind == "scalapack":
-        pr = int(rng.choice(divisors))
-        return {"kind": kind, "mb": int(rng.integers(1, 9)), "nb": int(rng.integers(1, 9)),
-                "pr": pr, "pc": p // pr, "rsrc": int(rng.integers(pr)),
-                "csrc": int(rng.integers(p // pr)), "order": str(rng.choice(["row", "col"]))}
-    if kind == "rows":
-        if rng.random() < 0.5:
-            return {"kind": kind}
-        cuts = np.sort(rng.integers(0, m + 1, p - 1))
-        return {"kind": kind, "lengths": np.diff(np.concatenate(([0], cuts, [m]))).tolist()}
-    c = int(rng.choice(divisors))
-    px = int(rng.choice([d for d in divisors if (p // c) % d == 0]))
-    return {"kind": kind, "v": int(rng.integers(1, 9)), "px": px, "py": p // c // px, "c": c}
-
-
-def owners(layout, m: int, n: int) -> np.ndarray:
-    i, j = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
-    return layout.owner(i, j)
+from layout_specs import build_layout, owners, random_spec
 
 
 def mpi_cases() -> list[dict]:
