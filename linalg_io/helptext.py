@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from linalg_io import __version__
+from linalg_io.version import __version__
 
 DESCRIPTION = """\
 Benchmarks of communication-optimal distributed linear algebra (LU, tall-and-skinny

@@ -20,15 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from linalg_io.cli import build_parser
-from linalg_io.slurm import render_template
-
-SCRIPT = Path(__file__).resolve().parent / "slurm" / "local_slurm.sh"
-SLURM_DIR = "/tmp/linalg-io-slurm"
-ENV = {**os.environ, "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
-ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-         "PREEMPTED", "BOOT_FAIL", "DEADLINE")
+from slurm_harness import ENV, SCRIPT, output, processes_of, records, render, submit, wait, wait_for
 
 
 def _why_not() -> str | None:
@@ -61,67 +53,6 @@ def slurm():
     yield
     if not running:
         subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, check=False)
-
-
-def render(template: str, *argv: str) -> str:
-    return render_template(build_parser().parse_args(
-        ["slurm", "render", template, "--set", f"python={sys.executable}", *argv]))
-
-
-def submit(script: str, cwd: Path, *sbatch: str) -> str:
-    path = cwd / f"job{len(list(cwd.glob('job*.sbatch')))}.sbatch"
-    path.write_text(script)
-    done = subprocess.run(["sbatch", "--parsable", *sbatch, str(path)], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=60, check=True)
-    return done.stdout.strip().split(";")[0]
-
-
-def job_fields(job: str) -> dict[str, str]:
-    text = subprocess.run(["scontrol", "show", "job", "-o", job], env=ENV, capture_output=True,
-                          text=True, timeout=60, check=True).stdout
-    return dict(word.split("=", 1) for word in text.split() if "=" in word)
-
-
-def wait(job: str, timeout: float = 240) -> dict[str, str]:
-    """The job's scontrol fields once it has ended."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        fields = job_fields(job)
-        if fields["JobState"] in ENDED:
-            return fields
-        time.sleep(0.5)
-    subprocess.run(["scancel", job], env=ENV, check=False)
-    raise AssertionError(f"job {job} still {fields['JobState']} after {timeout} s")
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"no {what} after {timeout} s"
-        time.sleep(0.2)
-
-
-def output(cwd: Path, job: str) -> str:
-    return next(cwd.glob(f"*-{job}.out")).read_text()
-
-
-def records(path: Path) -> list[dict]:
-    """Every line of a records file, each a whole JSON record."""
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def processes_of(marker: str) -> list[str]:
-    """Command lines of live processes that mention `marker` (a job's own path)."""
-    found = []
-    for status in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            words = status.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        line = b" ".join(words).decode(errors="replace")
-        if marker in line:
-            found.append(line)
-    return found
 
 
 def check_records(path: Path, job: str, count: int, tasks: str = "4") -> list[dict]:
@@ -216,7 +147,7 @@ def test_scancel_of_a_sweep_then_resume(slurm, tmp_path):
     text = output(tmp_path, job)
     assert fields["JobState"] == "CANCELLED" and "[4/4]" in text and "interrupted" in text, text
     assert "4 points: 3 passed, 0 failed, 0 skipped" in text, text   # the sweep's summary
-    assert fields["ExitCode"] in ("143:0", "0:15"), fields["ExitCode"]
+    assert fields["ExitCode"] == "143:0", fields["ExitCode"]
     check_records(out, job, 3)   # whole records, none of the cut point
     wait_for(lambda: not processes_of(str(sweep)) and not processes_of(str(out)), 30,
              "end of every rank")
@@ -234,14 +165,34 @@ def test_scancel_of_a_sweep_then_resume(slurm, tmp_path):
 
 def test_scancel_of_a_single_run(slurm, tmp_path):
     out = tmp_path / "results" / "single.jsonl"
-    script = render("single", "--set", "args=lu --algo 2d --n 1536 --nb 32 --grid 2x2 --reps 20",
+    script = render("single", "--set", "args=lu --algo 2d --n 1024 --nb 32 --grid 2x2 --reps 30",
                     "--set", f"out={out}")
     job = submit(script, tmp_path)
-    wait_for(lambda: "set-up:" in output(tmp_path, job) if list(tmp_path.glob("*.out"))
-             else False, 120, "set-up done")
+    wait_for(lambda: "warm-up 1/1 ..." in output(tmp_path, job) if list(tmp_path.glob("*.out"))
+             else False, 180, "warm-up started")
     subprocess.run(["scancel", job], env=ENV, check=True)
     fields = wait(job)
-    assert fields["JobState"] == "CANCELLED", fields
+    assert (fields["JobState"], fields["ExitCode"]) == ("CANCELLED", "143:0"), fields
     assert records(out) == []   # no partial record
     wait_for(lambda: not processes_of(str(out)), 30,
              "end of every rank")
+
+
+def test_time_limit_ends_a_sweep_like_scancel(slurm, tmp_path):
+    sweep = tmp_path / "points.yaml"
+    sizes = ", ".join(str(256 + i) for i in range(30))
+    sweep.write_text("defaults: {np: 4, reps: 3, warmup: 0}\nruns:\n"
+                     f"  - command: lu\n    args: {{algo: 2d, n: [{sizes}], nb: 32}}\n")
+    out = tmp_path / "results" / "sweep.jsonl"
+    # a 1-minute limit, the sweep signalled 45 s ahead (Slurm may signal a little early)
+    script = render("sweep", "--time", "1", "--set", "signal_s=45", "--set", f"sweep={sweep}",
+                    "--set", f"out={out}")
+    job = submit(script, tmp_path)
+    fields = wait(job, timeout=120)
+    text = output(tmp_path, job)
+    # the sweep ended itself before the limit: its summary, 143, whole records only
+    assert (fields["JobState"], fields["ExitCode"]) == ("FAILED", "143:0"), (fields, text)
+    assert "interrupted" in text and "30 points:" in text, text
+    passed = int(text.split("30 points: ")[1].split()[0])
+    check_records(out, job, passed)
+    wait_for(lambda: not processes_of(str(out)), 30, "end of every rank")

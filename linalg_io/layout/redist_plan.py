@@ -26,7 +26,7 @@ per rank (`_budget`: a fraction of the local size less the index lists), the exc
 min(B_s, B_d) entries) packed first-fit-decreasing into rounds so that in every
 round each rank's send plus receive buffers hold at most its B_r entries; each round
 is one Alltoallv. `schedule` is walked both by the executor
-(`linalg_io.layout.redistribute`) and by `costs` (the dry run the model reports),
+(`linalg_io.comm.redistribute`) and by `costs` (the dry run the model reports),
 so the executed and the predicted messages are the same list.
 """
 

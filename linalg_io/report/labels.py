@@ -20,7 +20,11 @@ from typing import Any
 
 import pandas as pd
 
+from linalg_io.options import build_parser, command_options
+
 LABEL_CHARS = 48
+
+
 def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
@@ -50,8 +54,6 @@ def plain(value: Any) -> str:
 
 @cache
 def _parser() -> argparse.ArgumentParser:
-    from linalg_io.cli import build_parser
-
     return build_parser()
 
 
@@ -69,11 +71,10 @@ def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
 def option_names(kernel: str) -> tuple[str, ...] | None:
     """The options of `linalg-io KERNEL` (by dest, in the order of its --help) plus
     'grid'; None for a kernel that is no command (every parameter counts then)."""
-    subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if kernel not in subcommands.choices:
+    options = command_options(kernel)
+    if options is None:
         return None
-    return tuple(a.dest for a in subcommands.choices[kernel]._actions
-                 if a.option_strings and a.dest != "grid") + ("grid",)
+    return tuple(key for key in options if key != "grid") + ("grid",)
 
 
 def _named(frame: pd.DataFrame, keys: list[str]) -> list[str]:
