@@ -61,7 +61,8 @@ def np_twin(command: list[str], nranks: int, out: Path) -> dict:
 
 def templates(rounds: int, work: Path) -> None:
     (work / "sweep.yaml").write_text(SWEEP_YAML)
-    TEMPLATES["sweep"] = ["--set", f"sweep={work / 'sweep.yaml'}"]
+    if "sweep" in TEMPLATES:
+        TEMPLATES["sweep"] = ["--set", f"sweep={work / 'sweep.yaml'}"]
     rows = []
     for name, extra in TEMPLATES.items():
         ratios, jobs, times = [], [], []
@@ -73,6 +74,9 @@ def templates(rounds: int, work: Path) -> None:
             job = submit(script, folder)
             fields = wait(job, timeout=900)
             jobs.append((job, fields["JobState"], fields["ExitCode"]))
+            if fields["JobState"] != "COMPLETED":
+                print(f"job {job} ({name}) {fields['JobState']}:\n{output(folder, job)[-3000:]}",
+                      file=sys.stderr)
             times.append(time.monotonic() - started)
             found = records(next(folder.glob("results/*.jsonl"), folder / "none"))
             for record in found:
@@ -132,6 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--what", choices=("templates", "scancel"), required=True)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only", nargs="*", choices=tuple(TEMPLATES), help="these templates")
     parser.add_argument("--cancels", type=int, default=10)
     parser.add_argument("--min-s", type=float, default=1.0)
     parser.add_argument("--max-s", type=float, default=20.0)
@@ -143,6 +148,8 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-slurm-") as work:
             if args.what == "templates":
+                for name in set(TEMPLATES) - set(args.only or TEMPLATES):
+                    del TEMPLATES[name]
                 templates(args.rounds, Path(work))
             else:
                 scancels(args.cancels, args.min_s, args.max_s, Path(work), args.seed)

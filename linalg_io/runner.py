@@ -156,7 +156,7 @@ def check_outputs(config: RunConfig, rank: int) -> None:
 
 def build_record(config: RunConfig, case: Case, nranks: int, times: list[float], verify: dict,
                  traffic: dict, hosts: list[str], time_by_phase: dict | None = None) -> dict:
-    """Assemble schema v1 (SPEC section 3) on rank 0; `time_by_phase` (a case with a
+    """Assemble schema v1 (docs/records.md#schema) on rank 0; `time_by_phase` (a case with a
     `phase_clock`, `linalg_io.comm.phase_clock.phase_time_summary`) goes in only when set."""
     from linalg_io import envinfo
     from linalg_io.records import record_header

@@ -243,7 +243,10 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
-        raise InputError(f"{path}: not valid YAML: {error}") from None
+        where = getattr(error, "problem_mark", None)   # YAML's message spans several lines
+        raise InputError(f"{path}: not valid YAML: {getattr(error, 'problem', None) or error}"
+                         + (f" at line {where.line + 1}, column {where.column + 1}"
+                            if where else "")) from None
     document = _mapping(str(path), document, TOP_KEYS)
     out = document.get("out")
     if out is not None and not isinstance(out, str):

@@ -1,6 +1,6 @@
 """Model of the tall-and-skinny GEMM variants: traffic per rank and a roofline time.
 
-Problem (SPEC section 2): C = A B with A m x k, B k x n (tsm2r, tsm2l, ab), or
+Problem (`linalg-io tsgemm --help`): C = A B with A m x k, B k x n (tsm2r, tsm2l, ab), or
 C = A^T B with A m x k, B m x n (atb); s = bytes per element. Rows of A (and of B
 for atb) are cut into P contiguous blocks m_r (`row_blocks`: the first m mod P
 blocks one row longer); the algorithms (linalg_io.tsgemm.distributed) use the same

@@ -104,6 +104,7 @@ def _gone_within(pids: list[int], seconds: float) -> float:
     return time.monotonic() - start
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 @pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
                                           (signal.SIGHUP, 129)])
 def test_signal_to_launcher_ends_every_rank(tmp_path, signum, code):
@@ -119,6 +120,7 @@ def test_signal_to_launcher_ends_every_rank(tmp_path, signum, code):
     assert not out.exists() or out.read_bytes() == b""
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 def test_sigkill_of_launcher_takes_the_job(tmp_path):
     launch = Launch(tmp_path / "r.jsonl")
     mpiexec, ranks = launch.computing()
@@ -128,6 +130,7 @@ def test_sigkill_of_launcher_takes_the_job(tmp_path):
     assert not (tmp_path / "r.jsonl").exists()
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 def test_sigkill_of_mpiexec_is_one_line(tmp_path):
     launch = Launch(tmp_path / "r.jsonl")
     mpiexec, ranks = launch.computing()
@@ -184,6 +187,7 @@ def test_run_onto_a_full_disk_exits_2_with_the_file_unchanged(full_disk):
     assert records.read_bytes() == before
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 def test_sweep_onto_a_full_disk_keeps_the_file(full_disk, tmp_path):
     records, before = full_disk
     sweep = tmp_path / "s.yaml"
@@ -212,3 +216,18 @@ def test_ranks_with_different_command_lines_refuse_in_one_line(tmp_path):
                     f"(ranks 1 differ from rank 0's 'linalg-io lu --n 256 --out {out} --reps 1'"
                     "): give every rank the same arguments")], result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_the_teardown_pmix_line_is_dropped():
+    """prterun's PMIx server may print PMIX_ERR_UNREACH while ranks leave after an agreed
+    error: the launcher keeps the error line alone."""
+    import io
+
+    from linalg_io.comm.launcher_output import relay_stderr
+
+    out = io.BytesIO()
+    relay_stderr(io.BytesIO(b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"
+                            b"[vm:11538] PMIX ERROR: PMIX_ERR_UNREACH in file "
+                            b"src/server/pmix_server.c at line 3146\n  rep 1/5: 2.0 s\n"), out)
+    assert out.getvalue() == (b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"
+                              b"  rep 1/5: 2.0 s\n")

@@ -188,10 +188,10 @@ class RedistPlan:
         return np.maximum(budget, 1)
 
     def costs(self) -> dict:
-        """Dry run of `schedule`: per rank entries sent and received, messages (SPEC's
-        count: rounds in which it sends), wire messages (one per peer it sends to in a
-        round: Open MPI's Alltoallv sends nothing for a zero count, measured), and peak
-        buffer entries (send + receive in one round)."""
+        """Dry run of `schedule`: per rank entries sent and received, messages (the
+        logical count of docs/records.md#counting: rounds in which it sends), wire
+        messages (one per peer it sends to in a round: Open MPI's Alltoallv sends
+        nothing for a zero count, measured), and peak buffer entries (send + receive in one round)."""
         p = self.src.nprocs
         msgs = np.zeros(p, dtype=np.int64)
         wire_msgs = np.zeros(p, dtype=np.int64)

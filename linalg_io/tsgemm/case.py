@@ -1,6 +1,6 @@
 """The runner's view of one tall-and-skinny GEMM run (see linalg_io/runner.py).
 
-Options (SPEC section 2): variant, m, n, k, dtype, order (memory order of the local A,
+Options (`linalg-io tsgemm --help`): variant, m, n, k, dtype, order (memory order of the local A,
 and of B for atb; the small operands are C-ordered message buffers), dist (tsm2r:
 1d, 2d or auto = the model's cheaper). Inputs are generated per block from the seed
 (linalg_io.tsgemm.inputs), so the check regenerates what it needs locally.
