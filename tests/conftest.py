@@ -2,7 +2,8 @@
 
 mpi   it launches mpiexec: it (or a fixture, or a function or class of its module it
       calls) uses `mpi_harness`'s launchers, passes "--np" to the command line (a sweep
-      or `linalg-io ... --np P` relaunching itself) or np= to `linalg_io.run`;
+      or `linalg-io ... --np P` relaunching itself), np= to `linalg_io.run`, or starts
+      ranks through Slurm (it uses `slurm_harness`);
 gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
       test_*_gpu.py);
 slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds.
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 LAUNCHERS = {"run_mpi", "run_mpi_json", "run_cli", "run_cli_records", "run_job",
              "find_mpiexec", "relaunch"}
+LAUNCHING_MODULES = {"slurm_harness"}   # its helpers start ranks through Slurm
 GPU_NAMES = {"require_cupy", "cupy", "cupyx"}
 MARKERS = {"mpi": "launches mpiexec (automatic)",
            "gpu": "needs CuPy and a GPU (automatic)",
@@ -79,6 +81,16 @@ def _uses(function, module_globals: dict, seen: set) -> tuple[set, set]:
     return names, strings
 
 
+def _defined_in(module, name: str, module_globals: dict) -> bool:
+    """Whether the test module's `name` is `module`'s own function, class or constant
+    (not a module or a name it imported itself)."""
+    if name not in module_globals or module_globals[name] is not getattr(module, name, None):
+        return False
+    value = module_globals[name]
+    return (getattr(value, "__module__", None) == module.__name__
+            or (name.isupper() and isinstance(value, (dict, list, tuple, str))))
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         function = getattr(item, "function", None)
@@ -93,7 +105,11 @@ def pytest_collection_modifyitems(config, items):
                 more_names, more_strings = _uses(definition.func, module_globals, seen)
                 names |= more_names
                 strings |= more_strings
-        if names & LAUNCHERS or "--np" in strings or "np" in strings:   # np=: linalg_io.run
+        from_launchers = any(_defined_in(module, name, module_globals)
+                             for module in map(sys.modules.get, LAUNCHING_MODULES)
+                             if module is not None for name in names)
+        if (names & LAUNCHERS or from_launchers or "--np" in strings
+                or "np" in strings):   # np=: linalg_io.run
             item.add_marker(pytest.mark.mpi)
         if names & GPU_NAMES or "_gpu" in Path(str(item.fspath)).stem:
             item.add_marker(pytest.mark.gpu)
