@@ -6,7 +6,8 @@ COnfLUX c = 1 and c = 2 and TS-GEMM atb.
          [--out results/cluster_model.jsonl]
 
 Per rate: the cluster up, `linalg-io calibrate` on 2 x 2 ranks writes the machine file
-every run then predicts with (--profile), the configurations run in interleaved rounds
+every run then predicts with (--profile; after the first rate only its network is
+taken, the rest stays the first rate's), the configurations run in interleaved rounds
 (round 1 runs each once, then round 2, ...), the cluster down. The table: best and
 median measured over the rounds, the record's model time, their ratio, and the model's
 terms: compute (the time with free messages), network (what the inter-node rates add)
@@ -87,12 +88,19 @@ def terms(record: dict, profile) -> dict:
             "on_node_msgs_s": without_net - compute}
 
 
-def run_rate(rate: str, rounds: int, out: Path) -> list[dict]:
+def run_rate(rate: str, rounds: int, out: Path, base=None) -> tuple[list[dict], object]:
+    """The rounds at one rate; the machine file: `base` (the first rate's calibration)
+    with this rate's network, so that only the network differs between the rates (a
+    dgemm rate calibrated again on the shared machine moves with its load)."""
     cluster("up", "2", rate)
     try:
         machine = out.with_name(f"machine_{rate}.json")
         linalg_io(4, ["calibrate", "--reps", "3", "--write", str(machine), "--quiet"])
         profile = load_profile(machine)
+        if base is not None:
+            profile = replace(base, inter_node=profile.inter_node,
+                              name=f"{base.name}, network at {rate}")
+            machine.write_text(profile.to_json() + "\n")
         records = []
         for round_ in range(rounds):
             for name, (ranks, args) in CONFIGS.items():
@@ -108,7 +116,7 @@ def run_rate(rate: str, rounds: int, out: Path) -> list[dict]:
                     handle.write(json.dumps(record) + "\n")
         for record in records:
             record["bench"].update(terms(record, profile))
-        return records
+        return records, profile
     finally:
         cluster("down")
 
@@ -151,7 +159,11 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     rates = args.rates.split(",")
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
-    records = [r for rate in rates for r in run_rate(rate, args.rounds, out)]
+    records, base = [], None
+    for rate in rates:
+        done, profile = run_rate(rate, args.rounds, out, base)
+        records += done
+        base = base or profile
     print(table(records, rates))
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
     return 0

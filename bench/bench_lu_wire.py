@@ -37,8 +37,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from linalg_io.models import conflux as model
 from linalg_io.models.profile import load_profile
+
+from linalg_io.lu.plan import candidate_table, ranked
 
 PEERS_RECV_MB = {  # max per rank received, N = 8192, measured with a PMPI counter (issue 15)
     4: "HPL 179, COnfLUX 189, ScaLAPACK 271",
@@ -125,7 +126,7 @@ def choice(args) -> None:
     for p in args.choice_p:
         mem = 24 * 2**30 // p
         # the profile's placement: all p ranks on this node's cores, as `lu --np p` runs
-        top = model.ranked(model.candidate_table(args.n, p, mem, profile), "time")[:5]
+        top = ranked(candidate_table(args.n, p, mem, profile), "time")[:5]
         common = ["--n", str(args.n), "--reps", "1", "--warmup", "1"]
         configs = [["--grid", "auto", "--nb", "auto"]] + [
             ["--grid", f"{row['px']}x{row['py']}x{row['c']}", "--nb", str(row["v"])]

@@ -1,4 +1,4 @@
-"""Redistribution benchmarks (`linalg_io.layout.redistribute`), one MPI job per --np.
+"""Redistribution benchmarks (`linalg_io.comm.redistribute`), one MPI job per --np.
 
 volume  random pairs of layouts (ScaLAPACK descriptors with random blocks, sources,
         grids and rank orders; 1D row blocks; the 2.5D LU's tiles) on an M x N matrix,
@@ -77,8 +77,8 @@ def random_layout(rng, m: int, n: int, p: int):
 
 def measured(comm, wire, world, plan, local):
     """(counted sent, wire sent) summed over the ranks, in entries, of one redistribution."""
+    from linalg_io.comm.redistribute import redistribute
     from linalg_io.comm.wire import per_rank_wire
-    from linalg_io.layout.redistribute import redistribute
 
     comm.counter.reset()
     wire.reset()
@@ -161,10 +161,10 @@ def time(args, world) -> None:
     from mpi4py import MPI
 
     from linalg_io.comm.counting import CountedComm
+    from linalg_io.comm.redistribute import redistribute
     from linalg_io.layout.grid_shapes import square_2d
     from linalg_io.layout.layouts import Descriptor, conflux_tiles
     from linalg_io.layout.redist_plan import RedistPlan
-    from linalg_io.layout.redistribute import redistribute
 
     comm, p, n = CountedComm(world), world.size, args.n
     mb, nb = (int(b) for b in args.blocks.split("x"))

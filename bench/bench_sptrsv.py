@@ -32,7 +32,7 @@ def single_rank(matrix: str, reps: int) -> str:
     from scipy.sparse.linalg import spsolve_triangular
 
     from linalg_io.comm.counting import CountedComm
-    from linalg_io.runner import RunConfig
+    from linalg_io.contract import RunConfig
     from linalg_io.sptrsv.case import make_case
 
     cases = {}

@@ -65,8 +65,8 @@ def predicted(record: dict, profile) -> float:
             profile, placement)["time_s"]
     if record["kernel"] == "lu":
         pivots = "none" if params["matrix"].startswith("diagdom") else "uniform"
-        return conflux.predicted_time(params["n"], params["nb"], *params["grid"], profile,
-                                      pivots, placement)
+        return conflux.conflux_plan_counts(params["n"], params["nb"], *params["grid"], pivots,
+                                           profile, placement)["time_s"]
     if record["kernel"] == "tsgemm":
         return tsgemm_model.model_block(params["variant"], params["m"], params["n"], params["k"],
                                         p, np.dtype(params.get("dtype", "float64")).itemsize,

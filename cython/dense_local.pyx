@@ -120,37 +120,34 @@ cdef void _upper_right(int m, int n, double* u, int ldu, double* b, int ldb) noe
     _upper_right(m, rest, u + h + <Py_ssize_t>h * ldu, ldu, b + <Py_ssize_t>h * ldb, ldb)
 
 
-cdef int _check_triangle(double[:, :] t, int n, str name) except -1:
-    if t.shape[0] != n or t.shape[1] < n:
-        raise ValueError(f"{name}: triangle {t.shape[0]} x {t.shape[1]}, needs {n} x {n}")
+ctypedef void (*_blocked_solve)(int, int, double*, int, double*, int) noexcept nogil
+
+
+cdef int _solve(_blocked_solve solve, double[:, :] t, double[:, :] b, bint right,
+                str name) except -1:
+    """Run one of the blocked solves on b with the triangle of t (n x n: b's rows, or its
+    columns when `right`)."""
+    cdef int m = b.shape[0], n = b.shape[1], ldt = _ld(t), ldb = _ld(b)
+    cdef int order = n if right else m
+    if t.shape[0] != order or t.shape[1] < order:
+        raise ValueError(f"{name}: triangle {t.shape[0]} x {t.shape[1]}, needs {order} x {order}")
+    if m == 0 or n == 0:
+        return 0
+    with nogil:
+        solve(m, n, &t[0, 0], ldt, &b[0, 0], ldb)
     return 0
 
 
 def trsm_lower_unit(double[:, :] l not None, double[:, :] b not None) -> None:
-    cdef int m = b.shape[0], n = b.shape[1], ldl = _ld(l), ldb = _ld(b)
-    _check_triangle(l, m, "trsm_lower_unit")
-    if m == 0 or n == 0:
-        return
-    with nogil:
-        _lower_unit_left(m, n, &l[0, 0], ldl, &b[0, 0], ldb)
+    _solve(_lower_unit_left, l, b, False, "trsm_lower_unit")
 
 
 def trsm_right_lower_unit_t(double[:, :] l not None, double[:, :] b not None) -> None:
-    cdef int m = b.shape[0], n = b.shape[1], ldl = _ld(l), ldb = _ld(b)
-    _check_triangle(l, n, "trsm_right_lower_unit_t")
-    if m == 0 or n == 0:
-        return
-    with nogil:
-        _lower_unit_right_t(m, n, &l[0, 0], ldl, &b[0, 0], ldb)
+    _solve(_lower_unit_right_t, l, b, True, "trsm_right_lower_unit_t")
 
 
 def trsm_right_upper(double[:, :] u not None, double[:, :] b not None) -> None:
-    cdef int m = b.shape[0], n = b.shape[1], ldu = _ld(u), ldb = _ld(b)
-    _check_triangle(u, n, "trsm_right_upper")
-    if m == 0 or n == 0:
-        return
-    with nogil:
-        _upper_right(m, n, &u[0, 0], ldu, &b[0, 0], ldb)
+    _solve(_upper_right, u, b, True, "trsm_right_upper")
 
 
 def trsm_upper(double[:, :] u not None, double[:, :] b not None) -> None:

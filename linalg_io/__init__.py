@@ -5,7 +5,7 @@ record as a dict; `linalg_io.records.load("results/*.jsonl")` loads records as a
 DataFrame.
 """
 
-__version__ = "0.1.0"
+from linalg_io.version import __version__  # noqa: F401  (the public name)
 
 
 def run(command: str, np: int = 1, out=None, **options) -> dict:

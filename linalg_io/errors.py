@@ -1,4 +1,4 @@
-"""Errors that end a run with a one-line message and the exit code of SPEC section 2.
+"""Errors that end a run with a one-line message and the exit code of docs/records.md#exit-codes.
 
 Exit codes: 1 verification failed (or singular matrix), 2 bad input or usage,
 3 environment (no MPI, no GPU asked for but absent).

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import sys
 
-from linalg_io import envinfo
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.records import SCHEMA_VERSION, append_record, new_run_id, utc_timestamp
+from linalg_io.records import append_record, record_header
 
 
 def without_per_rank(block: dict) -> dict:
@@ -35,16 +34,8 @@ def prediction_record(kernel: str, algo: str, params: dict, nranks: int, model: 
     """One prediction record (module doc)."""
     time_s = model.get("time_s")
     return {
-        "schema": SCHEMA_VERSION,
-        "run_id": new_run_id(),
-        "timestamp": utc_timestamp(),
-        "git_commit": envinfo.git_commit(),
-        "command": ["linalg-io"] + sys.argv[1:],
-        "prediction": True,
-        "kernel": kernel,
-        "algo": algo,
-        "backend": "model",
-        "dtype": params.get("dtype", "float64"),
+        **record_header(["linalg-io"] + sys.argv[1:], kernel, algo, "model",
+                        params.get("dtype", "float64"), prediction=True),
         "params": params,
         "nranks": nranks,
         "machine": {"name": profile.name, "example": profile.example,

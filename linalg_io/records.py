@@ -20,8 +20,6 @@ from typing import Any
 from linalg_io.errors import InputError
 
 SCHEMA_VERSION = 1
-REQUIRED_KEYS = ("schema", "run_id", "timestamp", "kernel", "algo", "params", "nranks",
-                 "time_s", "verify", "traffic", "model")
 
 
 def new_run_id() -> str:
@@ -32,6 +30,18 @@ def utc_timestamp() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
+def record_header(command: list[str], kernel: str, algo: str, backend: str,
+                  dtype: str = "float64", **marks: Any) -> dict:
+    """The fields every record begins with (runs, predictions and the tools' records):
+    schema, a new run_id, the UTC timestamp, the git commit, the command line, then
+    `marks` (a prediction's `"prediction": True`), kernel, algo, backend and dtype."""
+    from linalg_io.envinfo import git_commit
+
+    return {"schema": SCHEMA_VERSION, "run_id": new_run_id(), "timestamp": utc_timestamp(),
+            "git_commit": git_commit(), "command": command, **marks,
+            "kernel": kernel, "algo": algo, "backend": backend, "dtype": dtype}
+
+
 def _jsonable(value: Any) -> Any:
     """NumPy scalars and arrays into plain JSON values."""
     if hasattr(value, "tolist"):
@@ -39,12 +49,32 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def check_records_file(path: str | os.PathLike) -> None:
+    """InputError where `path` is an existing, non-empty file whose first line is not a
+    record (a text note, a binary file, an input matrix): appending would bury a record
+    in it. A missing or empty file is fine."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with open(path, "rb") as handle:
+        first = handle.readline(1 << 20)
+    try:
+        record = json.loads(first)
+    except ValueError:   # not JSON, or not UTF-8 text
+        record = None
+    if not (isinstance(record, dict) and "schema" in record):
+        raise InputError(f"--out {path}: its first line is not a linalg-io record (another "
+                         "kind of file?); give a new file or a records file")
+
+
 def append_record(path: str | os.PathLike, record: dict) -> None:
     """Append `record` as one whole line to the JSON-lines file `path`. A file whose last
     line was cut short (an interrupted writer of another tool) gets a newline first, so
     that the new record is a line of its own and readers skip only the cut one. A write
     or fsync that fails (a full disk, a quota) truncates the file back to its old size
-    before the OSError goes on, so no part of the record stays."""
+    before the OSError goes on, so no part of the record stays. A file that is not a
+    records file (`check_records_file`) is refused."""
+    check_records_file(path)
     line = (json.dumps(record, default=_jsonable, sort_keys=False) + "\n").encode()
     path = Path(path)
     if path.parent != Path(""):
@@ -69,7 +99,13 @@ def append_record(path: str | os.PathLike, record: dict) -> None:
 
 def read_records(paths: Iterable[str | os.PathLike]) -> list[dict]:
     """Every complete record of the files, in order; truncated or foreign lines skipped."""
-    records = []
+    return read_records_counted(paths)[0]
+
+
+def read_records_counted(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], int]:
+    """(`read_records`, how many non-blank lines it skipped: a cut last line, a line that
+    is not JSON, or JSON that is not a schema-1 record)."""
+    records, skipped = [], 0
     for path in paths:
         with open(path, encoding="utf-8") as handle:
             try:
@@ -78,15 +114,15 @@ def read_records(paths: Iterable[str | os.PathLike]) -> list[dict]:
                 raise InputError(f"{path} is not a JSON-lines records file (not UTF-8 text)") \
                     from None
         for line in lines:
-            if not line.endswith("\n"):
-                break
             try:
-                record = json.loads(line)
+                record = json.loads(line) if line.endswith("\n") else None
             except json.JSONDecodeError:
-                continue
+                record = None
             if isinstance(record, dict) and record.get("schema") == SCHEMA_VERSION:
                 records.append(record)
-    return records
+            elif line.strip():
+                skipped += 1
+    return records, skipped
 
 
 def flatten(record: dict) -> dict:

@@ -32,10 +32,9 @@ import importlib
 import os
 import statistics
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from linalg_io.contract import Case, RunConfig
 from linalg_io.errors import InputError
 from linalg_io.progress import progress
 from linalg_io.threads import check_pools, hold_pools
@@ -45,23 +44,6 @@ FAMILIES = {
     "tsgemm": "linalg_io.tsgemm.case",
     "sptrsv": "linalg_io.sptrsv.case",
 }
-
-
-@dataclass
-class RunConfig:
-    """What the CLI hands the runner: a plain description of one run."""
-
-    command: str
-    options: dict[str, Any]
-    argv: list[str] = field(default_factory=list)
-    reps: int = 5
-    warmup: int = 1
-    seed: int = 0
-    out: str | None = None
-    threads: int = 1
-    backend: str = "cpu"
-    quiet: bool = False
-    profile: str | None = None
 
 
 def _median_etc(times: list[float]) -> dict[str, float]:
@@ -167,27 +149,23 @@ def check_outputs(config: RunConfig, rank: int) -> None:
     if not out.exists() and (parent is None or not parent.is_dir()
                              or not os.access(parent, os.W_OK | os.X_OK)):
         raise InputError(f"--out {out}: cannot create it under {parent}")
+    from linalg_io.records import check_records_file
+
+    check_records_file(out)
 
 
-def build_record(config: RunConfig, case: Any, nranks: int, times: list[float], verify: dict,
+def build_record(config: RunConfig, case: Case, nranks: int, times: list[float], verify: dict,
                  traffic: dict, hosts: list[str], time_by_phase: dict | None = None) -> dict:
-    """Assemble schema v1 (SPEC section 3) on rank 0; `time_by_phase` (a case with a
+    """Assemble schema v1 (docs/records.md#schema) on rank 0; `time_by_phase` (a case with a
     `phase_clock`, `linalg_io.comm.phase_clock.phase_time_summary`) goes in only when set."""
     from linalg_io import envinfo
-    from linalg_io.records import SCHEMA_VERSION, new_run_id, utc_timestamp
+    from linalg_io.records import record_header
 
     time_s = _median_etc(times)
     flops = case.flops()
     return {
-        "schema": SCHEMA_VERSION,
-        "run_id": new_run_id(),
-        "timestamp": utc_timestamp(),
-        "git_commit": envinfo.git_commit(),
-        "command": config.argv,
-        "kernel": case.kernel,
-        "algo": case.algo,
-        "backend": config.backend,
-        "dtype": case.params.get("dtype", "float64"),
+        **record_header(config.argv, case.kernel, case.algo, config.backend,
+                        case.params.get("dtype", "float64")),
         "params": case.params,
         "nranks": nranks,
         "threads_per_rank": check_pools(config.threads),   # read back from the pools

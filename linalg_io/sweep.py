@@ -20,8 +20,8 @@ Top-level keys: ``out``, ``description``, ``defaults``, ``runs``. Keys of ``defa
 and of a run: ``np``, ``reps``, ``warmup``, ``seed``, ``threads``, ``backend``,
 ``profile``, ``timeout``; a run also has ``command`` and ``args`` (the command's own
 options, named as on its command line without dashes: ``nrhs``, ``min-bytes`` or
-``min_bytes``). Names, types and choices are checked against the command line of
-`linalg_io.cli` before anything runs.
+``min_bytes``). Names, types and choices are checked against the option table
+(`linalg_io.options`) before anything runs.
 
 Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P``, in a
 session of its own, so a failing point is reported and the sweep goes on; the sweep
@@ -57,12 +57,14 @@ from pathlib import Path
 from typing import Any
 
 from linalg_io.errors import InputError
+from linalg_io.options import COMMON, Option, build_parser, command_options
 
 SWEEP_COMMANDS = ("lu", "tsgemm", "sptrsv")
 TOP_KEYS = ("out", "description", "defaults", "runs")
-COMMON_KEYS = ("np", "reps", "warmup", "seed", "threads", "backend", "profile", "timeout")
+# the keys beside args: the options the option table gives there, and the point's timeout
+COMMON_KEYS = tuple(o.key for o in COMMON if o.sweep == "beside") + ("timeout",)
 RUN_KEYS = ("command", "args") + COMMON_KEYS
-NOT_IN_ARGS = {"np", "out", "reps", "warmup", "seed", "threads", "backend", "profile"}
+NOT_IN_ARGS = {o.key for o in COMMON if o.sweep != "args"}
 EXIT_WORDS = {1: "verification failed", 2: "bad input", 3: "environment"}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 POLL_S = 0.1   # how often a running point looks for a stop request
@@ -139,37 +141,27 @@ def launch_subprocess(command: list[str], timeout: float | None) -> Launched:
 
 @cache
 def _parser() -> argparse.ArgumentParser:
-    """The CLI's own parser (built once): the sweep checks and compares by it."""
-    from linalg_io.cli import build_parser
-
+    """The CLI's parser (built once from the option table): --resume compares by it."""
     return build_parser()
 
 
-def _command_options(command: str) -> dict[str, argparse.Action]:
-    """The options of `linalg-io COMMAND`, by dest, from the CLI's own parser."""
-    subcommands = next(a for a in _parser()._actions
-                       if isinstance(a, argparse._SubParsersAction))
-    return {action.dest: action for action in subcommands.choices[command]._actions
-            if action.option_strings and action.dest != "help"}
-
-
-def _check_value(where: str, name: str, value: Any, action: argparse.Action) -> str | None:
-    """The command-line text of `value` for option `action` (None: a false flag)."""
-    if action.nargs == 0:
+def _check_value(where: str, name: str, value: Any, option: Option) -> str | None:
+    """The command-line text of `value` for `option` (None: a false flag)."""
+    if option.flag:
         if not isinstance(value, bool):
             raise InputError(f"{where}: {name} is a flag, give true or false (got {value!r})")
         return "" if value else None
     if isinstance(value, (bool, dict, list)) or value is None:
         raise InputError(f"{where}: {name} must be a single number or string, got {value!r}")
     text = str(value)
-    if action.type is not None:
+    if option.type is not None:
         try:
-            action.type(text)
+            option.type(text)
         except (ValueError, TypeError, argparse.ArgumentTypeError) as error:
             raise InputError(f"{where}: {name}={value!r} is not valid: {error}") from None
-    if action.choices is not None and text not in action.choices:
+    if option.choices is not None and text not in option.choices:
         raise InputError(f"{where}: {name}={value!r} is not one of "
-                         f"{', '.join(map(str, action.choices))}")
+                         f"{', '.join(map(str, option.choices))}")
     return text
 
 
@@ -194,7 +186,7 @@ def _cartesian(where: str, items: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*choices)]
 
 
-def _point(where: str, command: str, options: dict[str, argparse.Action],
+def _point(where: str, command: str, options: dict[str, Option],
            common: dict[str, Any], args: dict[str, Any]) -> SweepPoint:
     argv = [command]
     shown = []
@@ -213,20 +205,19 @@ def _point(where: str, command: str, options: dict[str, argparse.Action],
         text = _check_value(where, f"args.{key}", value, options[dest])
         if text is None:
             continue
-        argv.append(options[dest].option_strings[0])
+        argv.append(options[dest].word)
         if text:
             argv.append(text)
         shown.append(f"{key}={value}" if text else str(key))
     given = {str(k).replace("-", "_") for k in args}
-    missing = [a.option_strings[0] for d, a in options.items() if a.required and d not in given]
+    missing = [o.word for d, o in options.items() if o.required and d not in given]
     if missing:
         raise InputError(f"{where}: {command} needs {', '.join(missing)} in args")
     if "np" not in common:
         raise InputError(f"{where}: no np (give np: P in the run or in defaults)")
     for key in COMMON_KEYS:
         if key in common and key not in ("np", "timeout"):
-            argv += [options[key].option_strings[0],
-                     _check_value(where, key, common[key], options[key])]
+            argv += [options[key].word, _check_value(where, key, common[key], options[key])]
     argv += ["--np", _check_value(where, "np", common["np"], options["np"])]
     timeout = common.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
@@ -252,7 +243,10 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"{path}: cannot read: {error}") from None
     except yaml.YAMLError as error:
-        raise InputError(f"{path}: not valid YAML: {error}") from None
+        where = getattr(error, "problem_mark", None)   # YAML's message spans several lines
+        raise InputError(f"{path}: not valid YAML: {getattr(error, 'problem', None) or error}"
+                         + (f" at line {where.line + 1}, column {where.column + 1}"
+                            if where else "")) from None
     document = _mapping(str(path), document, TOP_KEYS)
     out = document.get("out")
     if out is not None and not isinstance(out, str):
@@ -269,7 +263,7 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
         if command not in SWEEP_COMMANDS:
             raise InputError(f"{where}: command must be one of {', '.join(SWEEP_COMMANDS)}, "
                              f"got {command!r}")
-        options = _command_options(command)
+        options = command_options(command)
         args = _mapping(f"{where}: args", run.get("args") or {})
         common = {**defaults, **{k: v for k, v in run.items() if k in COMMON_KEYS}}
         for common_point in _cartesian(where, common):
@@ -306,10 +300,11 @@ def command_key(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
     """The last record of each command line in the records file."""
-    from linalg_io.records import read_records
+    from linalg_io.records import check_records_file, read_records
 
     if not out.exists():
         return {}
+    check_records_file(out)   # before any point runs
     found = {}
     for record in read_records([out]):
         command = record.get("command")

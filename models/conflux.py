@@ -42,11 +42,8 @@ cyclic convolution of the roots' step counts with the tree's per-position costs
 the per-rank walk of every step (tests/conflux_walk.py), to rounding, in
 O(steps x classes) instead of O(steps x P).
 
-Closed form, words received (= sent, on average) per rank (sums over the panels of
-m w and of w t_y Py are N^2/2): c = 1: N^2/(2P) (Px-1 + Py-1) + N v Px (log2 Px +
-Py-1)/P; c > 1: N^2/(2P) [2(c-1) + (Px-1)/Px + 2(c-1)/c + Py-1 + Px-1] + N v (Px log2 Px
-+ Py-1)/P (reduce panel and pivot rows; gather of the pivot rows; L and U slices to the
-layers; L along rows and U down columns; tournament and L00), + N (pivot ids).
+Closed form of the words received (= sent, on average) per rank: `FORMULA` (the sums
+over the panels of m w and of w t_y Py are N^2/2), evaluated by `closed_form_words`.
 Flops per rank: 2 N^3/(3P) (dgemm) + N^2 v/(2 Py c) (U solves on layer lk, c = 1:
 every rank of the layer solves w^2 t_y, redundant over the Px process rows; c > 1:
 N^2 v/(2 Py c Px), row kx only; each layer is lk for 1/c of the panels) + panels and
@@ -56,7 +53,8 @@ tournament.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -71,9 +69,9 @@ from linalg_io.models.costs import (
 )
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import StepClasses, spread, step_classes
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
-from linalg_io.layout.grid_shapes import divisors
 from linalg_io.layout.schedules import (
     SMALL_BYTES,
     allgatherv_costs,
@@ -84,24 +82,38 @@ from linalg_io.layout.schedules import (
 )
 
 WORD = 8
-TILE_SIZES = (128, 256, 512)
-MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
-# dgemm rate at inner dimension k, relative to gamma (taken at k = 512): k/(k+64) over
-# 512/576; measured on the development machine (one rank, OpenBLAS): 0.67 at k = 64,
-# 0.75 at 128, 1.0 at 256 (the formula gives 0.56, 0.75, 0.90). Used for the time only.
-GEMM_K_HALF = 64.0
-GEMM_K_REF = 512.0
-# getrf of the tall panels and the triangular solves run at about half gamma (same
-# machine: dgetrf 2048 x 256 16.6 GF/s, dtrsm 20 GF/s, dgemm k = 256 34 GF/s).
-PANEL_RATE = 0.5
-# the communicators' spans (`MachineProfile.link`): a process row is Py consecutive
-# world ranks, a process column one layer (Px Py), a fibre and the world all P
-GROUPS = ("row", "col", "fibre", "world")
+# the phases of `ConfluxLU.step`, in the order it runs them (the names of its
+# `comm.phase` regions, plus "solves" and "update": local work only)
+PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves", "scatter_slices",
+          "update")
+# the communicators whose bytes the inter-node split follows (the pivot ids' go to the
+# whole world and are split by their roots)
+COMM_GROUPS = ("row", "col", "fibre")
 
 
-def gemm_efficiency(k: np.ndarray) -> np.ndarray:
-    k = np.asarray(k, dtype=float)
-    return np.minimum(1.0, (k / (k + GEMM_K_HALF)) / (GEMM_K_REF / (GEMM_K_REF + GEMM_K_HALF)))
+class RowRole(enum.IntFlag):
+    """The features of a process row at step k that its costs depend on (besides its
+    rows and pivots), by its position r = (x - kx) mod Px: the ends of the chains and
+    trees down a column, its tournament roles at steps k and k+1 (q: `butterfly_size`);
+    CHILDREN is a multiplier, not a bit: its children in a binomial tree, counted where
+    some broadcast of the step is small enough to take one."""
+
+    FIRST = 1            # r = 0: the root (process row kx)
+    LAST = 2             # r = Px - 1
+    FOLDS = 4            # r >= q: folds its candidates into r - q, then waits
+    UNFOLDED = 8         # r < Px - q: receives a fold
+    FOLDS_NEXT = 16      # the same two at step k+1 (the look-ahead's panel)
+    UNFOLDED_NEXT = 32
+    CHILDREN = 64
+
+
+class ColumnRole(enum.IntFlag):
+    """The same for a process column at position j = (y - ky) mod Py along the rows."""
+
+    FIRST = 1            # j = 0: the panel's column
+    LAST = 2             # j = Py - 1
+    NEXT_PANEL = 4       # j = 1 mod Py: step k+1's panel column
+    CHILDREN = 8
 
 
 def _getrf_flops(m, n):
@@ -114,21 +126,31 @@ def _getrf_flops(m, n):
 class _Piece:
     """Bytes and messages per communicator group, flops and their time-equivalent
     (flops at the rate they run, in gamma-flops) of one piece of every step, arrays
-    [step, layer, x class, y class]."""
+    [step, layer, x class, y class]; `phases` the same per phase of the code
+    (`PHASES`), for the counts by phase (the time takes the piece whole)."""
 
     shape: tuple
     traffic: dict = field(default_factory=dict)
     flops: np.ndarray | float = 0.0
     slow: np.ndarray | float = 0.0
+    phases: dict | None = None   # None: not kept
 
-    def add(self, group: str, mask, costs: tuple) -> None:
+    def add(self, group: str, mask, costs: tuple, phase: str | None = None) -> None:
         old = self.traffic.get(group, (0.0, 0.0, 0.0))
         self.traffic[group] = tuple(o + mask * np.asarray(c, dtype=float)
                                     for o, c in zip(old, costs))
+        if self.phases is not None and phase is not None:
+            self._phase(phase).add(group, mask, costs)
 
-    def work(self, flops, rate: float = 1.0) -> None:
+    def work(self, flops, rate: float = 1.0, phase: str | None = None) -> None:
         self.flops = self.flops + flops
         self.slow = self.slow + flops * (1.0 / rate - 1.0)
+        if self.phases is not None and phase is not None:
+            self._phase(phase).work(flops, rate)
+
+    def _phase(self, phase: str) -> _Piece:
+        assert phase in PHASES, phase
+        return self.phases.setdefault(phase, _Piece(self.shape))
 
     def totals(self) -> np.ndarray:
         """[sent, recv, msgs, flops] summed over the groups, full shape."""
@@ -162,13 +184,17 @@ def _trailing(tiles, steps: int) -> np.ndarray:
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                         pivots: str | Sequence[np.ndarray] = "none",
                         profile: MachineProfile | None = None,
-                        placement: Placement | None = None, by_group: bool = False) -> dict:
+                        placement: Placement | None = None, by_phase: bool = False,
+                        by_group: bool = False) -> dict:
     """Per-rank totals, arrays [layer, x, y]: "sent", "recv" (bytes), "msgs", "flops";
     with a profile also "time_s", the critical path of the code's schedule on the
-    profile's machine (`placement`: where the P ranks sit, default the profile's);
-    `by_group`: also "by_group", {group: (sent, recv) arrays [layer, x, y]} of the
-    communicators in GROUPS but the pivot ids' ("world"), and "id_roots" (the ids'
-    root and bytes per step), for the inter-node split (`node_traffic`).
+    profile's machine (`placement`: where the P ranks sit, default the profile's); with
+    `by_phase`, "by_phase": {phase: the same four arrays} for the `PHASES` of
+    `ConfluxLU.step` in its order (they sum to the totals; the pivot ids' broadcast is
+    push_pivots', the local getrf and merges tournament_pivoting's); with `by_group`,
+    "by_group": {group: (sent, recv) arrays [layer, x, y]} of the row, column and fibre
+    communicators, and "id_roots" (the pivot ids' root and bytes per step), for the
+    inter-node split (`node_traffic`).
 
     A rank's time for a piece of work is sum over its communicators' links of alpha
     msgs + max(sum of beta sent, sum of beta recv) + flops/gamma (`MachineProfile.link`;
@@ -219,9 +245,11 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     rows_left = active - owned
     r = np.arange(px)
     r_next = (r - 1) % px
-    x_code = ((r == 0) + 2 * (r == px - 1) + 4 * (r >= q) + 8 * (r < px - q)
-              + 16 * (r_next >= q) + 32 * (r_next < px - q))[role] \
-        + 64 * binomial_children(r, px)[role] * _small(slices, trailing)[:, None]
+    x_code = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
+              + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
+              + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q)
+              )[role] \
+        + RowRole.CHILDREN * binomial_children(r, px)[role] * _small(slices, trailing)[:, None]
     x_features = [active, owned, x_code.astype(float)]
     if plan.redundant_u:
         bruck_sent, _, bruck_msgs = allgatherv_costs(owned)
@@ -230,8 +258,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     along = (np.arange(py)[None, :] - k[:, None]) % py
     j = np.arange(py)
     row_small = (w * w * WORD <= SMALL_BYTES) | _small(rows_left, slices)
-    y_code = ((j == 0) + 2 * (j == py - 1) + 4 * (j == 1 % py))[along] \
-        + 8 * binomial_children(j, py)[along] * row_small[:, None]
+    y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1)
+              + ColumnRole.NEXT_PANEL * (j == 1 % py))[along] \
+        + ColumnRole.CHILDREN * binomial_children(j, py)[along] * row_small[:, None]
     ys = step_classes([trailing, y_code.astype(float)])
 
     step_index = k[:, None]
@@ -262,49 +291,51 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
     def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width):
         """F: reduce_panel, tournament and the panel's getrf on the class grid."""
-        piece = _Piece(shape)
-        piece.add("fibre", panel_column, reduce_costs(fibre_pos, c, a_rows * width * WORD))
+        piece = _Piece(shape, phases={} if by_phase else None)
+        piece.add("fibre", panel_column, reduce_costs(fibre_pos, c, a_rows * width * WORD),
+                  "reduce_panel")
         players = panel_column & layer_is_root
         block = width * (width + 1) * WORD
         if px > 1:
             n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
-            piece.add("col", players, (n_sent * block, n_sent * block, n_sent))
+            piece.add("col", players, (n_sent * block, n_sent * block, n_sent),
+                      "tournament_pivoting")
         merges = np.where(roles >= q, 0, rounds + (roles < px - q))
         piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
                                                                                   width)),
-                   PANEL_RATE)
+                   PANEL_RATE, "tournament_pivoting")
         return piece
 
     panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk)
-    panel_next = panel_phase(b, (x_pos - 1) % px, per_y(y_code) & 4 > 0,
+    panel_next = panel_phase(b, (x_pos - 1) % px, per_y(y_code) & ColumnRole.NEXT_PANEL > 0,
                              per_l(layer[None, :] == lk[nxt, None]),
                              per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]))
 
-    solve = _Piece(shape)
+    solve = _Piece(shape, phases={} if by_phase else None)
     players = on_panel & layer_root
     solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
-    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD))
-    solve.work(players * b * wk * wk, PANEL_RATE)
-    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD))
+    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots")
+    solve.work(players * b * wk * wk, PANEL_RATE, "solves")
+    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
     if plan.redundant_u:
         into = per_x(owned.sum(axis=1, keepdims=True) - owned)
         solve.add("col", layer_root, (t * WORD * per_x(bruck_sent), t * WORD * into,
-                                      (t > 0) * per_x(bruck_msgs)))
+                                      (t > 0) * per_x(bruck_msgs)), "push_pivots")
     else:
         at_root = x_pos == 0
         others = per_step(owned.sum(axis=1) - owned[k, kx])
         solve.add("col", layer_root, (t * p_x * WORD * ~at_root, at_root * t * WORD * others,
-                                      ((p_x * t) > 0) * ~at_root))
-    solve.work(solvers * wk * wk * t, PANEL_RATE)
+                                      ((p_x * t) > 0) * ~at_root), "push_pivots")
+    solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
     if c > 1:
-        solve.add("fibre", on_panel, _scatter(b * WORD, sl, layer_root))
-        solve.add("fibre", x_pos == 0, _scatter(t * WORD, sl, layer_root))
-    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD))
+        solve.add("fibre", on_panel, _scatter(b * WORD, sl, layer_root), "scatter_slices")
+        solve.add("fibre", x_pos == 0, _scatter(t * WORD, sl, layer_root), "scatter_slices")
+    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices")
     if c > 1:
-        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD))
+        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices")
 
-    update = _Piece(shape)
-    update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)))
+    update = _Piece(shape, phases={} if by_phase else None)
+    update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
 
     counts = [piece.totals() for piece in (panel, solve, update)]
     totals = spread(sum(counts), xs, ys)
@@ -312,11 +343,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
+    if by_phase:
+        out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
     if by_group:
         out["by_group"] = {group: spread(sum(
             np.stack([np.broadcast_to(piece.traffic[group][i], shape) for i in (0, 1)])
             for piece in (panel, solve) if group in piece.traffic), xs, ys)
-            for group in GROUPS[:3] if group in panel.traffic or group in solve.traffic}
+            for group in COMM_GROUPS if group in panel.traffic or group in solve.traffic}
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
         placement = placement or profile.placement(p)
@@ -324,6 +357,20 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                        xs, ys, ids, {"row": py, "col": px * py, "fibre": p,
                                                      "world": p})
     return out
+
+
+def _by_phase(pieces, xs: StepClasses, ys: StepClasses, ids: dict, shape: tuple) -> dict:
+    """{phase: {"sent", "recv", "msgs", "flops"}} per rank ([layer, x, y]), in PHASES order
+    (one `spread` for all of them)."""
+    zero = np.zeros((4,) + pieces[0].shape)
+    per_phase = np.stack([sum((piece.phases[phase].totals() for piece in pieces
+                               if phase in piece.phases), zero) for phase in PHASES])
+    totals = spread(per_phase, xs, ys)
+    push = PHASES.index("push_pivots")
+    for i, key in enumerate(("sent", "recv", "msgs")):
+        totals[push, i] += ids[key].reshape(shape)
+    return {phase: dict(zip(("sent", "recv", "msgs", "flops"), totals[j]))
+            for j, phase in enumerate(PHASES)}
 
 
 def _small(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -453,18 +500,6 @@ def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
     return rows * cols * (2 + 1 / c) + 4 * (rows + cols) * v
 
 
-def grid_candidates(p: int) -> list[tuple[int, int, int]]:
-    """Every Px x Py x c with Px Py c = p (Px > Py included: the tournament runs on Px)."""
-    return [(px, (p // c) // px, c) for c in divisors(p) for px in divisors(p // c)]
-
-
-def predicted_time(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
-                   pivots: str | Sequence[np.ndarray] = "uniform",
-                   placement: Placement | None = None) -> float:
-    """Critical-path time prediction (see `conflux_plan_counts`)."""
-    return conflux_plan_counts(n, v, px, py, c, pivots, profile, placement)["time_s"]
-
-
 TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})] of "
                 "per-rank pieces: sum over links of alpha msgs + max(sum beta sent, sum beta "
                 "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
@@ -483,29 +518,13 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     return block
 
 
-def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
-                    tile_sizes: Sequence[int] = TILE_SIZES,
-                    placement: Placement | None = None,
-                    shapes: Sequence[tuple[int, int, int]] | None = None,
-                    mapper: Callable = map) -> list[dict]:
-    """Every admissible (Px, Py, c, v) with its predicted bytes per rank (received, wire
-    sent and received, logical sent), messages, memory and time (`placement`: where the
-    p ranks sit, default the profile's). `shapes`: the grids to consider, default
-    `busy_grids`. `wire_max` is the busiest rank's larger wire direction, max over ranks
-    of max(sent, received): what the volume objective ranks. `mapper` evaluates the
-    candidates (`linalg_io.parallel.core_map` spreads them over the cores)."""
-    placement = placement or profile.placement(p)
-    tiles = [v for v in tile_sizes if v <= n] or [n]
-    configs = [(px, py, c, v) for v in tiles
-               for px, py, c in (busy_grids(n, v, p) if shapes is None else [
-                   (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE])]
-    rows = list(mapper(partial(candidate_row, n, mem_bytes, profile, placement), configs))
-    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
-
-
 def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: Placement,
                   config: tuple[int, int, int, int]) -> dict:
-    """One row of `candidate_table` for config = (Px, Py, c, v)."""
+    """The predicted costs of config = (Px, Py, c, v) for a 2.5D LU of order n, pivots
+    uniform: bytes per rank (received, wire sent and received, logical sent; `wire_max`
+    is the busiest rank's larger wire direction, max over ranks of max(sent, received)),
+    messages, flops, memory (and whether it is within `mem_bytes`) and time (`placement`:
+    where the ranks sit). One candidate of `linalg_io.lu.plan.candidates`."""
     px, py, c, v = config
     counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, placement)
     costs = _costs(counts, "uniform")
@@ -525,49 +544,3 @@ def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: 
             "flops_max": float(costs.flops.max()),
             "mem_bytes": mem, "fits": mem <= mem_bytes,
             "time_s": counts["time_s"]}
-
-
-def busy_grids(n: int, v: int, p: int) -> list[tuple[int, int, int]]:
-    """The grids of `grid_candidates` for tiles of v (c = 1, or slices of v/c >= MIN_SLICE
-    columns) whose every process row and column owns a tile (Px, Py <= N/v): on the
-    others some ranks hold no part of the matrix and only pass messages on; all of them
-    when none qualifies."""
-    ntiles = -(-n // v)
-    grids = [(px, py, c) for px, py, c in grid_candidates(p) if c == 1 or v // c >= MIN_SLICE]
-    busy = [(px, py, c) for px, py, c in grids if px <= ntiles and py <= ntiles]
-    return busy or grids
-
-
-OBJECTIVES = ("time", "volume")
-
-
-def ranked(rows: list[dict], objective: str = "time") -> list[dict]:
-    """The rows within memory, best first: by predicted time ("time"; within 0.1% the
-    lesser wire volume first) or by the busiest rank's wire bytes ("volume"; ties by
-    time)."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    fitting = [row for row in rows if row["fits"]]
-    if objective == "volume":
-        return sorted(fitting, key=lambda r: (r["wire_max"], r["time_s"]))
-    best = min((row["time_s"] for row in fitting), default=0.0)
-
-    def by_time(row: dict) -> tuple:
-        if row["time_s"] <= best * 1.001:
-            return (0, row["wire_max"], row["time_s"])
-        return (1, row["time_s"], row["wire_max"])
-
-    return sorted(fitting, key=by_time)
-
-
-def choose_config(n: int, p: int, mem_bytes: float, profile: MachineProfile,
-                  tile_sizes: Sequence[int] = TILE_SIZES, placement: Placement | None = None,
-                  objective: str = "time") -> tuple[int, int, int, int]:
-    """(Px, Py, c, v) best for `objective` (`ranked`) among those within `mem_bytes`.
-
-    Raises ValueError when nothing fits."""
-    table = ranked(candidate_table(n, p, mem_bytes, profile, tile_sizes, placement), objective)
-    if not table:
-        raise ValueError(f"no {p}-rank grid fits N={n} in {mem_bytes / 2**20:.0f} MiB per rank")
-    row = table[0]
-    return row["px"], row["py"], row["c"], row["v"]

@@ -18,7 +18,7 @@ Links = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
 class RankCosts:
     """Predicted traffic and work of one run, one entry per rank (world rank order).
 
-    Counted by the rules of SPEC section 4, so they compare line by line with the
+    Counted by the rules of docs/records.md#counting, so they compare line by line with the
     measured `traffic` block. `formula` states the closed form in words for the report.
     """
 
@@ -27,7 +27,7 @@ class RankCosts:
     msgs_sent: np.ndarray
     flops: np.ndarray
     formula: str
-    # what the MPI library moves (SPEC section 4's wire level), where it differs from
+    # what the MPI library moves (docs/records.md#wire), where it differs from
     # the logical counts; None: the algorithm sends every byte in point-to-point
     # messages of its own (`linalg_io.comm.collectives`), so wire == logical
     wire_sent: np.ndarray | None = None
@@ -70,7 +70,7 @@ class RankCosts:
                 self.bytes_recv if self.wire_recv is None else self.wire_recv,
                 self.msgs_sent if self.wire_msgs is None else self.wire_msgs)
 
-    # what `times` and `record_block` compute, for the record (SPEC section 5's
+    # what `times` and `record_block` compute, for the record (docs/records.md#model: the
     # alpha-beta-gamma sum, per link, with a rank's bytes the larger of what it sends and
     # receives)
     TIME_FORMULA = ("per rank: sum over links of alpha msgs + max(sum of beta sent, sum of "

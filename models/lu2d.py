@@ -30,7 +30,7 @@ pivot row it does not own, wherever they live); swap 0 (no swaps), (Pr-1) N^2/(2
 (expected), (Pr-1) N^2/(2P) (worst); panel N (Pr-1) (NB + 2 + NB/Pr)/Pc.
 Flops per rank: 2 N^3/(3 P) (dgemm) + N^2 NB/(2 Pc) (redundant triangular solves for
 U) + N^2 NB/(2 P) (panels); the time takes the panels and solves at PANEL_RATE gamma and
-the dgemm at gamma times gemm_efficiency(NB) (`linalg_io.models.conflux`).
+the dgemm at gamma times gemm_efficiency(NB) (`linalg_io.models.rates`).
 Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 """
 
@@ -40,10 +40,9 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 import numpy as np
-from linalg_io.models.conflux import PANEL_RATE, gemm_efficiency
 from linalg_io.models.costs import RankCosts, makespans
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rank_classes import BLAS
+from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
 from linalg_io.layout.schedules import (

@@ -35,11 +35,12 @@ panels' getrf in panel, the dgemm and the dtrsm of U in update.
 from __future__ import annotations
 
 import numpy as np
-from linalg_io.models.conflux import PANEL_RATE, WORD, gemm_efficiency
+from linalg_io.models.conflux import WORD
 from linalg_io.models.conflux_pivots import pivot_counts
 from linalg_io.models.costs import link_time
 from linalg_io.models.lu2d import lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (

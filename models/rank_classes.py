@@ -14,11 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
-
-# the products here are small: one BLAS thread (a pool of 2 took 30x longer on the
-# loaded 2-core development machine, 74 ms against 2.5 ms for 8 x 2565 x 512)
-BLAS = ThreadpoolController()
+from linalg_io.models.rates import BLAS
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Model of the tall-and-skinny GEMM variants: traffic per rank and a roofline time.
 
-Problem (SPEC section 2): C = A B with A m x k, B k x n (tsm2r, tsm2l, ab), or
+Problem (`linalg-io tsgemm --help`): C = A B with A m x k, B k x n (tsm2r, tsm2l, ab), or
 C = A^T B with A m x k, B m x n (atb); s = bytes per element. Rows of A (and of B
 for atb) are cut into P contiguous blocks m_r (`row_blocks`: the first m mod P
 blocks one row longer); the algorithms (linalg_io.tsgemm.distributed) use the same
@@ -36,6 +36,7 @@ import numpy as np
 from linalg_io.models.costs import RankCosts, link_time, shared_makespan
 from linalg_io.models.profile import MachineProfile, Placement
 
+from linalg_io.errors import InputError
 from linalg_io.layout.grid_shapes import square_2d
 from linalg_io.layout.schedules import (
     allgatherv_costs,
@@ -48,6 +49,20 @@ from linalg_io.layout.schedules import (
 )
 
 VARIANTS = ("tsm2r", "tsm2l", "atb", "ab")
+
+
+SIZE_LIMIT = 2**62   # the per-rank arrays hold bytes and flops in 64-bit integers
+
+
+def check_sizes(variant: str, m: int, n: int, k: int, itemsize: int) -> None:
+    """InputError where the operands' bytes or the flops (2 m n k) pass 2^62, beyond the
+    64-bit integers of the per-rank arrays (exact Python integers here)."""
+    elements = m * k + m * n + k * n
+    for what, value, unit in (("A, B and C take", itemsize * elements, "bytes"),
+                        ("the product takes", 2 * m * n * k, "flops")):
+        if value > SIZE_LIMIT:
+            raise InputError(f"tsgemm {variant} m={m} n={n} k={k}: {what} {value:.3g} {unit}, "
+                             "beyond the 2^62 (4.6e18) the model counts in")
 
 
 def row_blocks(total: int, parts: int) -> np.ndarray:

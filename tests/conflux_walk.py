@@ -13,14 +13,10 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from linalg_io.models.conflux import (
-    PANEL_RATE,
-    WORD,
-    _getrf_flops,
-    gemm_efficiency,
-)
+from linalg_io.models.conflux import WORD, _getrf_flops
 from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
 from linalg_io.models.costs import link_time, shared_makespan
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (

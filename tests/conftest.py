@@ -1,9 +1,102 @@
+"""Shared fixtures, and the markers every test gets from what it does:
+
+mpi   it launches mpiexec: it (or a fixture, or a function or class of its module it
+      calls) uses `mpi_harness`'s launchers, passes "--np" to the command line (a sweep
+      or `linalg-io ... --np P` relaunching itself) or np= to `linalg_io.run`;
+gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
+      test_*_gpu.py);
+slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds.
+
+`pytest -m "not mpi"` is the inner loop: no mpiexec at all.
+"""
+
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+LAUNCHERS = {"run_mpi", "run_mpi_json", "run_cli", "run_cli_records", "run_job",
+             "find_mpiexec", "relaunch"}
+GPU_NAMES = {"require_cupy", "cupy", "cupyx"}
+MARKERS = {"mpi": "launches mpiexec (automatic)",
+           "gpu": "needs CuPy and a GPU (automatic)",
+           "slow": "takes tens of seconds (declared by the test)"}
+
+
+def pytest_configure(config):
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def _codes(code: types.CodeType):
+    """A code object and every one nested in it (inner functions, lambdas, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _strings(consts) -> set:
+    """The str constants, those inside tuples included (a list literal of constants is a
+    tuple constant in the code object)."""
+    found = set()
+    for const in consts:
+        if isinstance(const, str):
+            found.add(const)
+        elif isinstance(const, (tuple, frozenset)):
+            found |= _strings(const)
+    return found
+
+
+def _uses(function, module_globals: dict, seen: set) -> tuple[set, set]:
+    """(names, string constants) of `function` and of the functions of its module it
+    calls, transitively."""
+    names, strings = set(), set()
+    code = getattr(function, "__code__", None)
+    if code is None or code in seen:
+        return names, strings
+    seen.add(code)
+    for inner in _codes(code):
+        names.update(inner.co_names)
+        strings.update(_strings(inner.co_consts))
+    for name in list(names):
+        helper = module_globals.get(name)
+        if getattr(helper, "__module__", None) != function.__module__:
+            continue
+        if isinstance(helper, types.FunctionType):
+            helpers = [helper]
+        elif isinstance(helper, type):   # a helper class: its methods
+            helpers = [f for f in vars(helper).values() if isinstance(f, types.FunctionType)]
+        else:
+            helpers = []
+        for one in helpers:
+            more_names, more_strings = _uses(one, module_globals, seen)
+            names |= more_names
+            strings |= more_strings
+    return names, strings
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        module_globals = function.__globals__
+        seen: set = set()
+        names, strings = _uses(function, module_globals, seen)
+        fixtures = item._fixtureinfo.name2fixturedefs if hasattr(item, "_fixtureinfo") else {}
+        for definitions in fixtures.values():
+            for definition in definitions:
+                more_names, more_strings = _uses(definition.func, module_globals, seen)
+                names |= more_names
+                strings |= more_strings
+        if names & LAUNCHERS or "--np" in strings or "np" in strings:   # np=: linalg_io.run
+            item.add_marker(pytest.mark.mpi)
+        if names & GPU_NAMES or "_gpu" in Path(str(item.fspath)).stem:
+            item.add_marker(pytest.mark.gpu)
 
 
 @pytest.fixture(scope="session")

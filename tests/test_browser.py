@@ -2,11 +2,12 @@
 must decode and every table render (rows with height on the page).
 
 Needs Debian's `chromium` (`make chromium` installs it where apt exists); skipped, with
-the reason, elsewhere."""
+the reason, elsewhere, unless LINALG_IO_REQUIRE_CHROMIUM=1 (CI), where its absence fails."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,8 +20,10 @@ from linalg_io.report.build import build_report
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 BROWSER = next((shutil.which(name) for name in BROWSERS if shutil.which(name)), None)
+REQUIRED = os.environ.get("LINALG_IO_REQUIRE_CHROMIUM") == "1"   # CI: absent = failure
 pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="no headless Chromium (install Debian's: `make chromium`)")
+    BROWSER is None and not REQUIRED,
+    reason="no headless Chromium (install Debian's: `make chromium`)")
 
 # Runs when the page has loaded: one line of JSON with what the reader would see.
 CHECK = """<script>
@@ -47,6 +50,7 @@ def _chromium(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     """A report of LU, TS-GEMM, ping-pong runs and LU predictions, opened in Chromium."""
+    assert BROWSER is not None, "LINALG_IO_REQUIRE_CHROMIUM=1 but no Chromium on PATH"
     root = tmp_path_factory.mktemp("browser")
     path = root / "runs.jsonl"
     append_record(path, make_record(run_id="a"))

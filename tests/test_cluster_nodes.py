@@ -9,6 +9,8 @@ without them, failed under LINALG_IO_REQUIRE_NETNS=1."""
 import pytest
 from emulated_cluster import cluster, run_records
 
+pytestmark = pytest.mark.mpi   # its launches go through the cluster's prterun
+
 RUNS = {
     "lu2d": ["lu", "--algo", "2d", "--n", "256", "--nb", "32", "--grid", "2x2",
              "--dist", "diagdom"],

@@ -14,8 +14,10 @@ from mpi4py import MPI
 
 from linalg_io.cli import main as cli_main
 from linalg_io.comm.counting import CountedComm
+from linalg_io.errors import InputError
 from linalg_io.layout.conflux_layout import StepPlan, TileMap, slice_sizes
 from linalg_io.lu.conflux import HostKernels
+from linalg_io.lu.plan import TILE_SIZES, candidate_table, choose_plan, ranked
 from linalg_io.lu.tournament import select_rows, tournament
 
 
@@ -123,14 +125,18 @@ def test_tournament_pivots_follow_the_merge_tree():
     assert few[0] <= 10 and few.sum() == pytest.approx(256)
 
 
-def test_choose_config_respects_memory():
+def _auto_plan(n: int, p: int, memory: float, profile, placement=None):
+    return choose_plan("conflux", n, p, memory, profile, placement or profile.placement(p))
+
+
+def test_choose_plan_respects_memory():
     profile = load_profile()
-    px, py, c, v = model.choose_config(8192, 16, 6e9, profile)
-    assert px * py * c == 16 and v in model.TILE_SIZES
+    plan = _auto_plan(8192, 16, 6e9, profile)
+    assert plan.p == 16 and plan.nb in TILE_SIZES and plan.pivoting == "tournament"
     tight = model.memory_words(8192, 128, 4, 4, 1) * 8 * 1.01
-    assert model.choose_config(8192, 16, tight, profile)[2] == 1
-    with pytest.raises(ValueError, match="fits"):
-        model.choose_config(8192, 16, 1e6, profile)
+    assert _auto_plan(8192, 16, tight, profile).grid[2] == 1
+    with pytest.raises(InputError, match="fits"):
+        _auto_plan(8192, 16, 1e6, profile)
 
 
 def test_time_is_critical_path_or_shared_core_work():
@@ -142,7 +148,8 @@ def test_time_is_critical_path_or_shared_core_work():
     two_cores = replace(profile, ranks_per_node=4, cores_per_node=2).placement(4)
     counts = {g: model.conflux_plan_counts(n, v, *g, "uniform", profile, own_cores)
               for g in grids}
-    shared = {g: model.predicted_time(n, v, *g, profile, placement=two_cores) for g in grids}
+    shared = {g: model.conflux_plan_counts(n, v, *g, "uniform", profile, two_cores)["time_s"]
+              for g in grids}
     for g in grids:
         # 4 ranks on 2 cores: never below the critical path nor the total work over the cores
         assert shared[g] >= counts[g]["time_s"]
@@ -152,7 +159,7 @@ def test_time_is_critical_path_or_shared_core_work():
     # cores are shared the model prefers a grid with Py > 1
     assert counts[(4, 1, 1)]["flops"].sum() > counts[(2, 2, 1)]["flops"].sum()
     assert shared[(2, 2, 1)] < shared[(4, 1, 1)]
-    assert model.choose_config(n, 4, 6e9, profile, placement=two_cores)[1] > 1
+    assert _auto_plan(n, 4, 6e9, profile, two_cores).grid[1] > 1
 
 
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
@@ -220,8 +227,8 @@ def test_objectives_rank_by_time_or_by_wire_volume(capsys):
     """volume: the least busiest-rank wire bytes first; time: the least predicted time;
     `model lu` marks what `lu --objective` would run."""
     profile = load_profile()
-    rows = model.candidate_table(8192, 16, 2e9, profile)
-    by_volume, by_time = model.ranked(rows, "volume"), model.ranked(rows, "time")
+    rows = candidate_table(8192, 16, 2e9, profile)
+    by_volume, by_time = ranked(rows, "volume"), ranked(rows, "time")
     assert by_volume[0]["wire_max"] == min(r["wire_max"] for r in rows if r["fits"])
     assert by_time[0]["time_s"] <= min(r["time_s"] for r in rows if r["fits"]) * 1.001
     assert [r["wire_max"] for r in by_volume] == sorted(r["wire_max"] for r in by_volume)

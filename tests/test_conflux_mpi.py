@@ -42,6 +42,7 @@ def test_conflux_correct_and_traffic_equals_model(nranks):
         if r["verify_corrupted"] is not None:
             assert not r["verify_corrupted"]["passed"], r
         assert r["exact_bytes_diff"] == 0 and r["exact_msgs_diff"] == 0, r
+        assert r["exact_phase_bytes_diff"] == 0, r   # each phase of ConfluxLU.step, per rank
         assert r["recv_max"] == r["exact_recv_max"], r
         if OPEN_MPI:   # what Open MPI moved: the model's wire bytes, exactly, on every rank
             assert r["wire_sent_diff"] == r["wire_recv_diff"] == r["wire_msgs_diff"] == 0, r

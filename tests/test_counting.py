@@ -1,6 +1,6 @@
 """Exact byte and message counts of CountedComm for known patterns on 2, 4 and 8 ranks.
 
-Expected values are derived here from the counting rules of SPEC section 4 and
+Expected values are derived here from the counting rules of docs/records.md#counting and
 compared with what every rank counted in tests/mpi/counting_patterns.py.
 """
 

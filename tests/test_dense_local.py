@@ -33,6 +33,10 @@ def test_blocked_triangular_solves_match_numpy(w, t):
     expected = np.linalg.solve(upper.T, bt.T).T              # bt U^-1
     dense_local.trsm_right_upper(tri, bt)
     np.testing.assert_allclose(bt, expected, rtol=1e-11, atol=1e-11)
+    b = _view(rng, w, t)
+    expected = np.linalg.solve(upper, b)                     # U^-1 b (dtrsm, the 2D solve)
+    dense_local.trsm_upper(tri, b)
+    np.testing.assert_allclose(b, expected, rtol=1e-11, atol=1e-11)
 
 
 def test_gemm_with_b_transposed_updates_in_place_and_checks_shapes():

@@ -5,6 +5,8 @@ Signals: a 2-rank LU is signalled in its warm-up; every rank must be gone within
 the launcher exits 128 + the signal with one line (no traceback) and the records file
 stays empty. SIGKILL of the launcher must take the job with it (parent-death signal);
 SIGKILL of mpiexec must end the launcher with one line and a non-zero exit.
+Full disk: a 64 KiB tmpfs (root only). Command lines: an MPMD launch whose two ranks
+differ in --reps must refuse in one line, exit 2, instead of hanging.
 """
 
 import contextlib
@@ -18,8 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from mpi_harness import run_cli
+from mpi_harness import run_cli, run_job
 
+from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
 from linalg_io.records import append_record
 
 PROGRESS = ("  set-up", "  warm-up", "  rep ")
@@ -101,6 +104,7 @@ def _gone_within(pids: list[int], seconds: float) -> float:
     return time.monotonic() - start
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 @pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
                                           (signal.SIGHUP, 129)])
 def test_signal_to_launcher_ends_every_rank(tmp_path, signum, code):
@@ -116,6 +120,7 @@ def test_signal_to_launcher_ends_every_rank(tmp_path, signum, code):
     assert not out.exists() or out.read_bytes() == b""
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 def test_sigkill_of_launcher_takes_the_job(tmp_path):
     launch = Launch(tmp_path / "r.jsonl")
     mpiexec, ranks = launch.computing()
@@ -125,6 +130,7 @@ def test_sigkill_of_launcher_takes_the_job(tmp_path):
     assert not (tmp_path / "r.jsonl").exists()
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 def test_sigkill_of_mpiexec_is_one_line(tmp_path):
     launch = Launch(tmp_path / "r.jsonl")
     mpiexec, ranks = launch.computing()
@@ -181,6 +187,7 @@ def test_run_onto_a_full_disk_exits_2_with_the_file_unchanged(full_disk):
     assert records.read_bytes() == before
 
 
+@pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
 def test_sweep_onto_a_full_disk_keeps_the_file(full_disk, tmp_path):
     records, before = full_disk
     sweep = tmp_path / "s.yaml"
@@ -192,3 +199,35 @@ def test_sweep_onto_a_full_disk_keeps_the_file(full_disk, tmp_path):
     assert "cannot append the record" in result.stdout + result.stderr
     assert records.read_bytes() == before
     assert sorted(p.name for p in records.parent.iterdir()) == ["filler", "r.jsonl"]
+
+
+def test_ranks_with_different_command_lines_refuse_in_one_line(tmp_path):
+    """mpiexec -n 1 linalg-io lu ... --reps 1 : -n 1 linalg-io lu ... --reps 3 hung before."""
+    mpiexec = find_mpiexec()
+    flavour = mpiexec_flavour(mpiexec)
+    out = tmp_path / "r.jsonl"
+    common = ["-m", "linalg_io", "lu", "--n", "256", "--out", str(out)]
+    command = (mpiexec_command(1, common + ["--reps", "1"], flavour, mpiexec)
+               + [":", "-n", "1", sys.executable, "-m", "mpi4py"] + common + ["--reps", "3"])
+    result = run_job(command, mpi_environment(1, flavour), timeout=60, check=False)
+    assert result.returncode == 2, result.stderr
+    ours = [line for line in result.stderr.splitlines() if line.startswith("linalg-io")]
+    assert ours == [(f"linalg-io: error: the ranks were started with different command lines "
+                    f"(ranks 1 differ from rank 0's 'linalg-io lu --n 256 --out {out} --reps 1'"
+                    "): give every rank the same arguments")], result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_the_teardown_pmix_line_is_dropped():
+    """prterun's PMIx server may print PMIX_ERR_UNREACH while ranks leave after an agreed
+    error: the launcher keeps the error line alone."""
+    import io
+
+    from linalg_io.comm.launcher_output import relay_stderr
+
+    out = io.BytesIO()
+    relay_stderr(io.BytesIO(b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"
+                            b"[vm:11538] PMIX ERROR: PMIX_ERR_UNREACH in file "
+                            b"src/server/pmix_server.c at line 3146\n  rep 1/5: 2.0 s\n"), out)
+    assert out.getvalue() == (b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"
+                              b"  rep 1/5: 2.0 s\n")

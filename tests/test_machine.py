@@ -67,7 +67,8 @@ def test_the_network_slows_the_lu_as_its_rates_say():
                    inter_node=InterNode(latency_s=1e-6, bandwidth_bytes_per_s=1e10))
     slow = replace(fast, inter_node=InterNode(latency_s=1e-4, bandwidth_bytes_per_s=1e8))
     one_node = replace(fast, ranks_per_node=16, cores_per_node=16)
-    times = {name: conflux.predicted_time(2048, 128, 4, 4, 1, m, "uniform", m.placement(16))
+    times = {name: conflux.conflux_plan_counts(2048, 128, 4, 4, 1, "uniform", m,
+                                               m.placement(16))["time_s"]
              for name, m in (("fast", fast), ("slow", slow), ("one", one_node))}
     assert times["one"] < times["fast"] < times["slow"]
     blocks = {name: lu2d_costs(2048, 64, 4, 4, "expected").record_block(m, m.placement(16))

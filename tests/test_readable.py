@@ -127,3 +127,90 @@ def test_readme_machine_schema_pastes_as_json_and_docs_stand_alone(tmp_path):
     assert cited and cited <= anchors
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (root / link).exists(), link
+
+
+def _parsers():
+    """(command words, parser) of every command and subcommand of `linalg-io`."""
+    from linalg_io import helptext
+    from linalg_io.cli import build_parser
+
+    todo = [((), build_parser())]
+    while todo:
+        words, parser = todo.pop()
+        yield words, parser
+        commands = helptext.subcommands(parser)
+        if commands is not None:
+            todo += [((*words, name), child) for name, child in commands.choices.items()]
+
+
+def test_help_describes_every_command_shows_defaults_and_lists_only_what_it_takes(capsys):
+    import re
+
+    from linalg_io.cli import main
+
+    seen = 0
+    for words, parser in _parsers():
+        seen += 1
+        text = parser.format_help()
+        assert parser.description, words
+        assert "SPEC" not in text and "shared/" not in text, words
+        accepted = {s for a in parser._actions for s in a.option_strings}
+        # options another command of the package takes (named as where to use them)
+        elsewhere = {"--np", "--algo", "--grid", "--nb", "--objective", "--mem", "--mca",
+                     "--input-layout", "--p", "--n", "--m", "--write", "--profile", "--out",
+                     "--report", "--resume", "--oversubscribe", "--threads", "--seed",
+                     "--nodes", "--ntasks-per-node", "--gpus-per-task", "--cpus-per-task"}
+        for action in parser._actions:
+            for mentioned in re.findall(r"--[a-z][a-z-]*", action.help or ""):
+                assert mentioned in accepted or mentioned in elsewhere, (words, mentioned)
+    assert seen >= 12
+    lu_help = dict(_parsers())[("lu",)].format_help()
+    assert "(default: auto)" in lu_help and "(default: cpu)" in lu_help
+    with pytest.raises(SystemExit) as version:
+        main(["--version"])
+    assert version.value.code == 0 and capsys.readouterr().out.startswith("linalg-io 0.1")
+    assert main(["model", "lu", "--n", "1024", "--p", "4", "--machine", "nonexist"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "linalg-io: error: machine file nonexist: no such file; shipped machines: "
+        "example_cpu, example_gpu (or the path of a JSON file, schema in the README)")
+
+
+def test_labels_show_what_differs_anywhere_in_the_section():
+    """One run per algorithm used to show no parameter at all (they varied per algorithm
+    only): every parameter that differs in the section is in every label."""
+    import pandas as pd
+
+    from linalg_io.records import flatten
+    from linalg_io.report.labels import problem_labels, run_labels
+
+    gemm = pd.DataFrame([flatten(make_record(kernel="tsgemm", algo=variant, nranks=2,
+                                             params={"m": 4096, "n": 16, "k": k},
+                                             per_rank_sent=[1e6, 1e6],
+                                             model_per_rank=[1e6, 1e6]))
+                         for variant, k in (("atb", 16), ("tsm2r", 64))])
+    assert run_labels(gemm) == ["atb k=16 P=2", "tsm2r k=64 P=2"]
+    solve = pd.DataFrame([flatten(make_record(kernel="sptrsv", algo=algo, nranks=2,
+                                              params={"matrix": matrix, "nrhs": 1},
+                                              per_rank_sent=[1e6, 1e6],
+                                              model_per_rank=[1e6, 1e6]))
+                          for algo, matrix in (("levelset", "lap2d:64"),
+                                               ("syncfree", "lap3d:16"))])
+    assert run_labels(solve) == ["levelset matrix=lap2d:64 P=2", "syncfree matrix=lap3d:16 P=2"]
+    # one name per problem: an NB left to auto and the same NB given are one problem
+    lu = pd.DataFrame([flatten(make_record(params={"n": 2048, "nb": 128, "grid": [2, 2, 1]},
+                                           command=command))
+                       for command in (["linalg-io", "lu", "--n", "2048"],
+                                       ["linalg-io", "lu", "--n", "2048", "--nb", "128"])])
+    assert problem_labels(lu) == ["2d n=2048", "2d n=2048"]
+    assert run_labels(lu) == ["2d nb=128(auto) P=4", "2d nb=128 P=4"]
+
+
+def test_one_number_format_per_column():
+    import pandas as pd
+
+    from linalg_io.report.tables import formatted_rows
+
+    table = pd.DataFrame({"MB": [29225.845, 4551.2], "s": [0.25, 16.0], "n": [3, 4],
+                          "tiny": [0.0005, 2.0]})
+    assert formatted_rows(table) == [["29226", "0.2500", "3", "5.000e-04"],
+                                     ["4551", "16.0000", "4", "2.000e+00"]]

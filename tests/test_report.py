@@ -133,13 +133,15 @@ def test_report_markdown_plots_and_page(report):
     rows = [line for line in markdown if line.startswith("| ")]
     assert len(rows) == 1 + 3
     assert rows[0] == "| " + " | ".join(tables.LEAD_COLUMNS) + " |"
-    # the time beside the model's (0.4 s) and their ratio; no cores in the record: '?'
-    assert "| 2d grid=2x2 dist=random P=4 | 4 | 1 | ? | 0.5 | 0.4 | 1.25 | 2 | 3 | 2.5 | 5 | " \
-           "4.5 | 4 | 4 | 1 | 3 | hpl_residual=0.25 PASSED |" in rows
+    # the time beside the model's (0.4 s) and their ratio; no cores in the record: '?';
+    # one number format per column (0.25 s in the same column: four decimals)
+    assert "| 2d grid=2x2 dist=random P=4 | 4 | 1 | ? | 0.5000 | 0.4000 | 1.2500 | 2.000 | " \
+           "3.000 | 2.500 | 5.000 | 4.500 | 4.000 | 4.000 | 1.0000 | 3.000 | " \
+           "hpl_residual=0.25 PASSED |" in rows
     assert markdown[-1] == "Every column of every run: lu.csv"
     gemm = (out / "tsgemm.md").read_text()
-    assert "| atb P=2 | 2 | 1 | ? | 0.5 | 0.4 | 1.25 | 2 | 3 | 2.5 | n/a | 4.5 | n/a | 4 | n/a " \
-           "| n/a |" in gemm
+    assert "| atb P=2 | 2 | 1 | ? | 0.5000 | 0.4000 | 1.250 | 2.000 | 3.000 | 2.500 | n/a | " \
+           "4.500 | n/a | 4.000 | n/a | n/a |" in gemm
     assert "wire bytes n/a: MPICH: no monitoring component" in gemm
     expected = {"time_lu", "bytes_lu", "gflops_lu", "phases_lu", "balance_lu",
                 "time_tsgemm", "bytes_tsgemm", "gflops_tsgemm", "balance_tsgemm"}  # no phases
@@ -309,7 +311,7 @@ def test_older_records_without_wire_counts_still_report(tmp_path):
     assert row["recv_MB"] == pytest.approx(3.0) and math.isnan(row["wire_recv_MB"])
     assert row["wire_note"] == "n/a: the record predates wire counts"
     markdown = (tmp_path / "rep" / "lu.md").read_text()
-    assert "| 3 | 2.5 | n/a | n/a | n/a | n/a | 1 | 3 |" in markdown
+    assert "| 3.000 | 2.500 | n/a | n/a | n/a | n/a | 1.000 | 3.000 |" in markdown
     assert "wire bytes n/a: the record predates wire counts" in markdown
     assert {p.stem for p in (tmp_path / "rep").glob("*.png")} == {
         "time_lu", "bytes_lu", "gflops_lu", "phases_lu"}

@@ -9,6 +9,7 @@ from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.profile import load_profile
 
 from linalg_io.cli import main as cli_main
+from linalg_io.lu.plan import candidate_table, ranked
 from linalg_io.records import read_records
 from linalg_io.report.build import build_report
 
@@ -34,8 +35,7 @@ def test_lu_strong_and_weak_scans_write_the_chosen_runs(tmp_path, capsys):
                                                        "the memory per rank allowed")
         if record["algo"] == "conflux":
             px, py, c = params["grid"]
-            best = conflux.ranked(conflux.candidate_table(4096, p, mem, CPU,
-                                                          placement=placement), "time")[0]
+            best = ranked(candidate_table(4096, p, mem, CPU, placement=placement), "time")[0]
             assert (px, py, c, params["nb"]) == (best["px"], best["py"], best["c"], best["v"])
             block = conflux.record_block(4096, params["nb"], px, py, c, CPU, "uniform", placement)
         else:

@@ -1,13 +1,6 @@
-"""SpTRSV: matrices, analysis, model, and real multi-rank solves (P = 1, 2, 3, 4, 8).
+"""SpTRSV without MPI jobs: matrices, analysis, model, the GPU staging with a NumPy
+stand-in (the real multi-rank solves: test_sptrsv_mpi.py)."""
 
-Each multi-rank test is one mpiexec launch that runs many cases (tests/mpi/sptrsv_cases.py):
-lap2d, lap3d, shallow and deep random matrices, lower and upper, 1 and 4 right-hand
-sides, both algorithms and both partitions. For every case: the relative residual is
-below its threshold, the solution agrees with scipy.sparse.linalg.spsolve_triangular,
-and every rank's measured bytes sent/received and messages equal the model exactly.
-"""
-
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,7 +10,6 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 from linalg_io.models.sptrsv import sptrsv_costs
-from mpi_harness import run_cli, run_cli_records, run_mpi_json
 from scipy.sparse.linalg import spsolve_triangular
 
 from linalg_io.errors import InputError
@@ -25,23 +17,13 @@ from linalg_io.sptrsv import analysis
 from linalg_io.sptrsv.matrices import as_lower, laplacian_ic0, load_matrix
 
 SHALLOW = "rand:1500:0.004:6"
+
+
 DEEP = "rand:1200:0.002:300"
-MATRICES = ["lap2d:24", "lap3d:10", SHALLOW, DEEP]
+
+
 CUDA_SOURCE = Path(__file__).resolve().parents[1] / "linalg_io/kernels/cuda/sptrsv_syncfree.cu"
 
-
-def all_cases(matrices):
-    return [[m, upper, nrhs, algo, part] for m in matrices for upper in (False, True)
-            for nrhs in (1, 4) for algo in ("levelset", "syncfree") for part in ("nnz", "level")]
-
-
-def reduced_cases():
-    """For 3 and 8 ranks: every matrix, side, nrhs and algorithm, partitions alternated."""
-    cases = all_cases(["lap2d:24", "lap3d:10", SHALLOW, "rand:1200:0.002:60"])
-    return [c for i, c in enumerate(cases) if (i // 2 + i) % 2 == 0]
-
-
-# --- matrices ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("nx,dims", [(7, 2), (5, 3)])
 def test_ic0_factor_matches_laplacian_on_its_pattern(nx, dims):
@@ -99,8 +81,6 @@ def test_mtx_checks(tmp_path):
     with pytest.raises(InputError, match="0 x 0"):
         load_matrix(str(tmp_path / "empty.mtx"))
 
-
-# --- analysis and model -----------------------------------------------------------------
 
 def test_partitions_balance_and_plan_covers_every_read():
     lower = load_matrix("lap3d:12")
@@ -162,62 +142,6 @@ def test_model_command_prints_both_algorithms(capsys):
     assert load_matrix(SHALLOW, seed=1).nnz != load_matrix(SHALLOW, seed=2).nnz
 
 
-# --- multi-rank solves ------------------------------------------------------------------
-
-def check_cases(results, ncases):
-    assert len(results) == ncases
-    for result in results:
-        verify = result["verify"]
-        assert verify["passed"] and verify["value"] < 1e-13, result["case"]
-        assert verify["scipy_rel_diff"] < 1e-12, result["case"]
-        assert result["measured"] == result["model"], result["case"]
-
-
-@pytest.mark.parametrize("nranks", [1, 2, 4])
-def test_solves_exact_traffic(nranks):
-    cases = all_cases(MATRICES)
-    results = run_mpi_json(nranks, "sptrsv_cases.py", [json.dumps(cases)], timeout=240)
-    check_cases(results, len(cases))
-    if nranks > 1:
-        assert any(sum(r[0] for r in result["measured"]) > 0 for result in results)
-
-
-@pytest.mark.parametrize("nranks", [3, 8])
-def test_solves_exact_traffic_reduced(nranks):
-    cases = reduced_cases()
-    results = run_mpi_json(nranks, "sptrsv_cases.py", [json.dumps(cases)], timeout=240)
-    check_cases(results, len(cases))
-    assert {tuple(c[1:4]) for c in cases} == {(u, r, a) for u in (False, True) for r in (1, 4)
-                                              for a in ("levelset", "syncfree")}
-
-
-def test_cli_record_traffic_equals_model():
-    records = run_cli_records(3, ["sptrsv", "--matrix", "lap3d:12", "--algo", "syncfree",
-                                  "--nrhs", "2", "--reps", "2", "--quiet"])
-    (record,) = records
-    assert record["verify"]["passed"] and record["params"]["levels"] == 34
-    for key in ("bytes_sent", "bytes_recv", "msgs_sent"):
-        assert record["traffic"][key]["max"] == record["model"][key]["max"] > 0
-        assert record["traffic"][key]["mean"] == pytest.approx(record["model"][key]["mean"])
-    assert record["traffic"]["by_op"]["Put"] > 0
-
-
-@pytest.mark.parametrize("content,message", [
-    (np.array([[1.0, 0.0], [2.0, 0.0]]), "zero or missing diagonal"),
-    (np.array([[1.0, 5.0], [2.0, 1.0]]), "not lower triangular"),
-])
-def test_bad_matrix_is_one_clear_error_on_all_ranks(tmp_path, content, message):
-    path = tmp_path / "bad.mtx"
-    scipy.io.mmwrite(path, sp.csr_matrix(content))
-    result = run_cli(2, ["sptrsv", "--matrix", str(path), "--algo", "syncfree"], check=False,
-                     timeout=60)
-    assert result.returncode == 2
-    errors = [line for line in result.stderr.splitlines() if line.startswith("linalg-io: error:")]
-    assert len(errors) == 1 and message in errors[0] and str(path) in errors[0]   # once
-
-
-# --- CUDA source ------------------------------------------------------------------------
-
 def test_cuda_kernel_compiles_for_sm90(tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -228,8 +152,6 @@ def test_cuda_kernel_compiles_for_sm90(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "sptrsv.o").stat().st_size > 0
 
-
-# --- GPU staging logic, with NumPy standing in for CuPy (runs without a GPU) ------------
 
 class _DeviceArray(np.ndarray):
     def get(self):

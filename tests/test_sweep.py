@@ -186,9 +186,10 @@ def test_sweep_runs_every_point_and_summarises(tmp_path, capsys):
     # n=128 on 4 ranks: received 128 kB per rank, model 256 kB; wire 192 kB each way
     # (the model's 4.5 and 4 MB); sent 128 kB; gflops = 1e9 / 0.5 s; the parameters as
     # asked, with the grid the run chose for 'auto'
-    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2)", "4", "1", "0.5",
-                                  "2", "0.128", "0.256", "0.192", "4.5", "0.192", "4",
-                                  "0.128", "hpl_residual=0.25", "PASSED"]
+    # (one number format per column: 4 significant digits for its smallest value)
+    assert summary[5].split() == ["lu", "2d", "n=128", "grid=auto(2x2)", "4", "1", "0.5000",
+                                  "2.000", "0.12800", "0.2560", "0.19200", "4.500", "0.19200",
+                                  "4.000", "0.12800", "hpl_residual=0.25", "PASSED"]
     (last,) = [line for line in text.splitlines() if line.startswith("sptrsv ")]
     assert last.split()[:5] == ["sptrsv", "x", "matrix=lap2d:8", "upper", "2"]
 

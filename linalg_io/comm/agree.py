@@ -78,7 +78,7 @@ def exit_agreed(code: int) -> None:
 
     from mpi4py import MPI
 
-    from linalg_io.comm.launch import mark_finished
+    from linalg_io.comm.launch_status import mark_finished
 
     sys.stdout.flush()
     sys.stderr.flush()
@@ -101,3 +101,21 @@ def abort_world(code: int = 1) -> None:
     sys.stderr.flush()
     if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
         MPI.COMM_WORLD.Abort(code)
+
+
+def agreed_on_root(comm: MPI.Comm, action: Callable[[], T]) -> T:
+    """Run `action` on rank 0 only (a choice one rank makes for all: the model's search)
+    and hand its result to every rank; if it raises a LinalgIOError, every rank raises
+    the same one (`agreed = True`). Collective over `comm` (raw: uncounted)."""
+    outcome = None
+    if comm.Get_rank() == 0:
+        try:
+            outcome = (None, action())
+        except LinalgIOError as error:
+            outcome = ((error.exit_code, str(error)), None)
+    failure, result = comm.bcast(outcome, root=0)
+    if failure is not None:
+        error = error_from_code(*failure)
+        error.agreed = True
+        raise error
+    return result

@@ -2,7 +2,7 @@
 
 `CountedComm` wraps an mpi4py communicator's buffer (uppercase) API and adds, per
 rank, the bytes and messages sent and received to a shared `TrafficCounter`, per
-operation and per named phase, by the rules of SPEC section 4:
+operation and per named phase, by the rules of docs/records.md#counting:
 
 * point-to-point: the sender counts its buffer, the receiver what it received
   (``Recv``/``Sendrecv`` read the byte count from the status; ``Irecv`` counts its

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from linalg_io.comm.launch_status import STATUS_VARIABLE, mark_finished
 from linalg_io.comm.launcher_output import relay_stderr
 from linalg_io.comm.wire import MONITORING_VARIABLE
 from linalg_io.errors import EnvironmentProblem, InputError
@@ -48,7 +49,6 @@ LAUNCHER_RANK_VARIABLES = (
 
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 GRACE_S = 1.5   # after a forwarded signal, mpiexec's time to end the ranks before SIGKILL
-STATUS_VARIABLE = "LINALG_IO_LAUNCHER_STATUS"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -68,14 +68,6 @@ def _parent_death(signum: int) -> Callable[[], None]:
             os.kill(os.getpid(), signum)
 
     return arm
-
-
-def mark_finished() -> None:
-    """On a rank the --np launcher started: note that this rank ended its command."""
-    path = os.environ.get(STATUS_VARIABLE)
-    if path:
-        with open(path, "a", encoding="ascii") as status:
-            status.write("finished\n")
 
 
 def follow_launcher() -> None:
@@ -106,6 +98,35 @@ def check_launched_size(np_option: int) -> None:
                              "(drop --np under mpiexec/srun)")
 
     agreed(MPI.COMM_WORLD, check)   # every rank raises it, rank 0 prints it
+
+
+def check_same_command(argv: list[str]) -> None:
+    """Collective, the job's first: InputError on every rank unless all ranks were given
+    the same command line (an 8-byte hash, compared by one Allreduce of its min and max),
+    since ranks running different commands would wait for each other for ever."""
+    import hashlib
+
+    import numpy as np
+    from mpi4py import MPI
+
+    from linalg_io.comm.agree import agreed, rank_ranges
+
+    world = MPI.COMM_WORLD
+    digest = int.from_bytes(hashlib.sha256("\0".join(argv).encode()).digest()[:7], "little")
+    bounds = np.array([digest, -digest], dtype=np.int64)
+    world.Allreduce(MPI.IN_PLACE, bounds, op=MPI.MIN)
+    if bounds[0] == -bounds[1]:
+        return
+    digests = world.allgather(digest)
+    differ = [rank for rank, other in enumerate(digests) if other != digests[0]]
+    first = " ".join(world.bcast(argv, root=0))   # one message, the same on every rank
+
+    def refuse() -> None:
+        raise InputError(f"the ranks were started with different command lines (ranks "
+                         f"{rank_ranges(differ)} differ from rank 0's 'linalg-io {first}'): "
+                         "give every rank the same arguments")
+
+    agreed(world, refuse)
 
 
 def find_mpiexec() -> str:

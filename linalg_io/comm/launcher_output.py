@@ -3,8 +3,10 @@
 When the ranks agree on an error, rank 0 prints it once and every rank exits with
 its code; Open MPI's mpiexec then adds a ruled box ("prterun detected that one or
 more processes exited with non-zero status ...") that says nothing the line and the
-exit code have not. `relay_stderr` drops that box and copies everything else at once
-(progress lines, tracebacks, MPI_Abort's box, the launcher's other messages).
+exit code have not. Its PMIx server may also print a line "PMIX ERROR: PMIX_ERR_UNREACH"
+when ranks leave after such an error while it still talks to them (a race in the job's
+teardown, not a fault of the run). `relay_stderr` drops both and copies everything else
+at once (progress lines, tracebacks, MPI_Abort's box, the launcher's other messages).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import BinaryIO
 
 EXIT_CODE_BOXES = (b"exited with non-zero status",   # Open MPI 5 (prterun)
                    b"non-zero exit code")           # Open MPI 4 (mpirun)
+TEARDOWN_NOISE = b"PMIX ERROR: PMIX_ERR_UNREACH"
 
 
 def _ruler(line: bytes) -> bool:
@@ -22,9 +25,11 @@ def _ruler(line: bytes) -> bool:
 
 def relay_stderr(stream: BinaryIO, out: BinaryIO) -> None:
     """Copy `stream` to `out` until its end, without the exit-code box (the lines from
-    one ruler to the next that mention a non-zero exit)."""
+    one ruler to the next that mention a non-zero exit) and the teardown's PMIx line."""
     held: list[bytes] | None = None   # a ruled box being read
     for line in iter(stream.readline, b""):
+        if TEARDOWN_NOISE in line:
+            continue
         if held is None and not _ruler(line):
             out.write(line)
             out.flush()

@@ -228,9 +228,18 @@ def node_names(comm: MPI.Comm) -> list[str]:
     return comm.allgather(MPI.Get_processor_name())
 
 
+USER_OUTPUT_VARIABLE = "OMPI_MCA_pml_monitoring_enable_output"
+
+
 def open_wire(world: MPI.Comm) -> WireCounter | NoWire:
     """The wire counter, or its stand-in with the reason there is none (collective over
-    `world`)."""
+    `world`). A user who asked Open MPI for its own whole-run dump at MPI_Finalize
+    (``--mca pml_monitoring_enable_output N``) keeps it: Open MPI cancels that dump once
+    MPI_T starts its counters, so the package then counts no wire bytes."""
+    output = os.environ.get(USER_OUTPUT_VARIABLE, "").strip()
+    if output not in ("", "0"):
+        return NoWire(f"left to the user's own Open MPI monitoring ({USER_OUTPUT_VARIABLE}="
+                      f"{output}): starting its MPI_T counters would cancel that dump")
     try:
         return WireCounter.open(world)
     except WireUnavailable as error:

@@ -26,7 +26,7 @@ per rank (`_budget`: a fraction of the local size less the index lists), the exc
 min(B_s, B_d) entries) packed first-fit-decreasing into rounds so that in every
 round each rank's send plus receive buffers hold at most its B_r entries; each round
 is one Alltoallv. `schedule` is walked both by the executor
-(`linalg_io.layout.redistribute`) and by `costs` (the dry run the model reports),
+(`linalg_io.comm.redistribute`) and by `costs` (the dry run the model reports),
 so the executed and the predicted messages are the same list.
 """
 
@@ -188,10 +188,10 @@ class RedistPlan:
         return np.maximum(budget, 1)
 
     def costs(self) -> dict:
-        """Dry run of `schedule`: per rank entries sent and received, messages (SPEC's
-        count: rounds in which it sends), wire messages (one per peer it sends to in a
-        round: Open MPI's Alltoallv sends nothing for a zero count, measured), and peak
-        buffer entries (send + receive in one round)."""
+        """Dry run of `schedule`: per rank entries sent and received, messages (the
+        logical count of docs/records.md#counting: rounds in which it sends), wire
+        messages (one per peer it sends to in a round: Open MPI's Alltoallv sends
+        nothing for a zero count, measured), and peak buffer entries (send + receive in one round)."""
         p = self.src.nprocs
         msgs = np.zeros(p, dtype=np.int64)
         wire_msgs = np.zeros(p, dtype=np.int64)

@@ -1,10 +1,11 @@
 """The runner's case for `lu --algo conflux`: the 2.5D LU with tournament pivoting.
 
-`make_conflux_case(comm, config)` parses --grid (PxxPyxC or auto) and --nb (v or
-auto); with auto the model (`linalg_io.models.conflux.ranked`) picks the shape and
-tile with the least predicted time (--objective time) or the least wire bytes on the
-busiest rank (--objective volume) within --mem bytes per rank (default: the node's
-memory over the ranks on the node). Each rank generates (or reads) only
+`make_conflux_case(comm, config)` runs the plan of --grid (PxxPyxC or auto), --nb (v or
+auto), --objective and --mem (`linalg_io.lu.plan.choose_plan`, agreed across the ranks
+by `linalg_io.lu.run_plan`): with auto the model picks the shape and tile with the
+least predicted time (--objective time) or the least wire bytes on the busiest rank
+(--objective volume) within --mem bytes per rank (default: the node's memory over the
+ranks on the node). Each rank generates (or reads) only
 its own tiles, on layer 0; the other layers start at zero.
 
 Verification (HPL, threshold 16), distributed: the factors stay where they were
@@ -21,65 +22,21 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
+from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.node import node_rank_and_size
-from linalg_io.errors import InputError
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.generate import vector_entries
-from linalg_io.layout.grid_shapes import parse_grid
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_scaled_residual, hpl_verify_block
-from linalg_io.lu.matrix_source import check_finite, open_source
+from linalg_io.lu.matrix_source import open_source, require_finite
+from linalg_io.lu.run_plan import agreed_plan
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
-from linalg_io.models.memory import memory_over
 from linalg_io.models.phase_time import conflux_phase_seconds
-from linalg_io.models.profile import Placement, load_profile
-
-
-def resolve_config(n: int, p: int, grid: str, nb, mem_bytes: float, profile,
-                   placement: Placement | None = None,
-                   objective: str = "time") -> tuple[int, int, int, int]:
-    """(Px, Py, c, v) from --grid and --nb, the model filling in whatever is 'auto' with
-    the best candidate for `objective` (`linalg_io.models.conflux.ranked`: predicted
-    time, or the busiest rank's wire bytes; `placement`: where the p ranks sit)."""
-    shape = None if grid == "auto" else parse_grid(grid, p, 3)
-    if shape is not None and nb != "auto":
-        if nb > n:
-            raise InputError(f"--nb {nb} exceeds N={n}")
-        return (*shape, int(nb))
-    tiles = model.TILE_SIZES if nb == "auto" else (int(nb),)
-    table = model.ranked(model.candidate_table(n, p, mem_bytes, profile, tiles, placement,
-                                               None if shape is None else [shape]), objective)
-    if not table:
-        if shape is not None:
-            return (*shape, min(n, model.TILE_SIZES[0]))
-        raise InputError(f"no {p}-rank grid with tiles {tiles} fits N={n} in "
-                         f"{mem_bytes / 2**20:.0f} MiB per rank (--mem)")
-    row = table[0]
-    return row["px"], row["py"], row["c"], row["v"]
-
-
-def agreed_config(comm: CountedComm, n: int, grid: str, nb, mem_bytes: float, profile,
-                  ranks_on_node: int,
-                  objective: str = "time") -> tuple[tuple[int, int, int, int], Placement]:
-    """Collective: `resolve_config` for the ranks of `comm` placed `ranks_on_node` to a node,
-    run once, on rank 0 (the model's search); its choice, or its InputError, on every
-    rank, and the placement it took."""
-    placement = profile.for_run(ranks_on_node).placement(comm.size)
-    choice = None
-    if comm.rank == 0:
-        try:
-            choice = resolve_config(n, comm.size, grid, nb, mem_bytes, profile, placement,
-                                    objective)
-        except InputError as error:
-            choice = str(error)
-    choice = comm.comm.bcast(choice, root=0)
-    if isinstance(choice, str):
-        raise InputError(choice)
-    return choice, placement
+from linalg_io.models.profile import load_profile
 
 
 class ConfluxCase:
@@ -95,23 +52,17 @@ class ConfluxCase:
         self.n = n = self.source.n
         self.seed = config.seed
         node_rank, ranks_on_node = node_rank_and_size(comm.comm)
-        mem = opts.get("mem") or memory_over(ranks_on_node)
-        choice, self.placement = agreed_config(comm, n, opts.get("grid", "auto"),
-                                               opts.get("nb", "auto"), mem, self.profile,
-                                               ranks_on_node, opts.get("objective", "time"))
-        self.px, self.py, self.c, self.v = choice
-        self.mem_bytes = mem
+        self.lu_plan = agreed_plan(comm, "conflux", n, opts, self.profile, ranks_on_node)
+        self.placement = self.lu_plan.placement
+        self.px, self.py, self.c = self.lu_plan.grid
+        self.v = self.lu_plan.nb
         self.grid = Grid3D.create(comm, self.px, self.py, self.c)
         self.plan = StepPlan.create(n, self.v, self.px, self.py, self.c)
         rows = self.plan.tiles.local_rows(self.grid.x)
         cols = self.plan.tiles.local_cols(self.grid.y)
-        if self.grid.layer == 0:
-            self.original = self.source.local_block(rows, cols)
-            problem = check_finite(self.original)
-            if problem:
-                raise InputError(problem)
-        else:
-            self.original = None
+        # A lives on layer 0; the other layers start at zero
+        self.original = self.source.local_block(rows, cols) if self.grid.layer == 0 else None
+        agreed(comm.comm, lambda: require_finite(self.original))
         self.shape = (len(rows), len(cols))
         if config.backend == "gpu":
             from linalg_io.kernels.gpu import select_device_for_rank
@@ -127,7 +78,8 @@ class ConfluxCase:
         self.phase_clock = self.lu.clock
         self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
                        "matrix": self.source.describe(), "pivoting": "tournament",
-                       "mem_per_rank": int(mem), "objective": opts.get("objective", "time")}
+                       "mem_per_rank": int(self.lu_plan.memory),
+                       "objective": self.lu_plan.objective}
 
     def setup_rep(self) -> None:
         self.matrix.load(self.original)

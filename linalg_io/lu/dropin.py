@@ -36,12 +36,12 @@ from mpi4py import MPI
 from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
+from linalg_io.comm.redistribute import redistribute
 from linalg_io.errors import InputError
 from linalg_io.layout.axes import BlockCyclicAxis, ExplicitAxis
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.layouts import Descriptor, Layout, conflux_tiles
 from linalg_io.layout.redist_plan import RedistPlan, Region
-from linalg_io.layout.redistribute import redistribute
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 
 
@@ -178,30 +178,23 @@ def factor(local: np.ndarray, desc: Descriptor, comm, shape=None, relabel: bool 
     float64, this rank's part of `desc`) is overwritten with L\\U; returns (local, ipiv).
 
     `comm`: an mpi4py communicator (or a CountedComm); `shape`: (Px, Py, c, v) of the
-    2.5D grid, by default the model's choice for this N and communicator size.
+    2.5D grid, by default the plan `lu --algo conflux` runs for this N and communicator
+    size (`linalg_io.lu.run_plan.agreed_plan`).
     Collective over `comm`.
     """
     counted = comm if isinstance(comm, CountedComm) else CountedComm(comm)
 
+    if shape is None:
+        from linalg_io.comm.node import node_rank_and_size
+        from linalg_io.lu.run_plan import agreed_plan
+        from linalg_io.models.profile import load_profile
+
+        _, ranks_on_node = node_rank_and_size(counted.comm)
+        shape = agreed_plan(counted, "conflux", desc.n, {}, load_profile(), ranks_on_node).shape
+
     def prepare() -> DropInLU:
-        dropin = DropInLU(desc, counted, shape or auto_shape(counted, desc.n), relabel,
-                          mem_fraction)
+        dropin = DropInLU(desc, counted, shape, relabel, mem_fraction)
         dropin.check(local)
         return dropin
 
     return agreed(counted.comm, prepare).factor(local)
-
-
-def auto_shape(comm: CountedComm, n: int, grid: str = "auto", nb="auto",
-               mem: float | None = None, profile=None) -> tuple[int, int, int, int]:
-    """(Px, Py, c, v) as `lu --algo conflux` picks them (the model's search on rank 0)."""
-    from linalg_io.comm.node import node_rank_and_size
-    from linalg_io.lu.conflux_case import agreed_config
-    from linalg_io.models.memory import memory_over
-    from linalg_io.models.profile import load_profile
-
-    _, ranks_on_node = node_rank_and_size(comm.comm)
-    choice, _ = agreed_config(comm, n, grid, nb, mem or memory_over(ranks_on_node),
-                              load_profile(profile), ranks_on_node)
-    return choice
-

@@ -21,23 +21,25 @@ moved to NB x NB blocks when MB != NB), and the residual from the original block
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from mpi4py import MPI
 
+from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
+from linalg_io.comm.node import node_rank_and_size
+from linalg_io.comm.redistribute import redistribute
+from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import square_2d
 from linalg_io.layout.layouts import Descriptor, conflux_tiles, parse_scalapack
 from linalg_io.layout.redist_plan import RedistPlan
-from linalg_io.layout.redistribute import redistribute
-from linalg_io.lu.dropin import DropInLU, auto_shape
+from linalg_io.lu.dropin import DropInLU
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2DParams
-from linalg_io.lu.matrix_source import check_finite, open_source
+from linalg_io.lu.matrix_source import open_source, require_finite
+from linalg_io.lu.run_plan import agreed_plan
 from linalg_io.lu.solve2d import local_blocks_residual, lu2d_solve
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import RankCosts
@@ -51,7 +53,7 @@ class DropInCase:
     kernel = "lu"
     algo = "conflux"
 
-    def __init__(self, comm: CountedComm, config: Any) -> None:
+    def __init__(self, comm: CountedComm, config: RunConfig) -> None:
         options = config.options
         if config.backend != "cpu":
             raise InputError("lu --input-layout runs on the CPU only; use --backend cpu")
@@ -62,19 +64,18 @@ class DropInCase:
         self.n = n = source.n
         pr, pc = square_2d(comm.size)
         self.desc = Descriptor(n, n, mb, nb, pr, pc)
-        shape = auto_shape(comm, n, options.get("grid", "auto"), options.get("nb", "auto"),
-                           options.get("mem"), config.profile)
-        self.dropin = DropInLU(self.desc, comm, shape, relabel=True,
+        _, ranks_on_node = node_rank_and_size(comm.comm)
+        self.plan = agreed_plan(comm, "conflux", n, options, load_profile(config.profile),
+                                ranks_on_node)
+        self.dropin = DropInLU(self.desc, comm, self.plan.shape, relabel=True,
                                mem_fraction=options.get("redist_mem"))
         self.rows, self.cols = self.desc.layout().local_indices(comm.rank)
         self.a_orig = source.local_block(self.rows, self.cols)
-        problem = check_finite(self.a_orig)
-        if comm.comm.allreduce(problem is not None, op=MPI.LOR):
-            raise InputError(problem or "matrix has a non-finite value on another rank")
+        agreed(comm.comm, lambda: require_finite(self.a_orig))
         self.a = np.empty_like(self.a_orig, order="F")
         self.ipiv = None
         self.part_times: list[dict] = []
-        px, py, c, v = shape
+        px, py, c, v = self.plan.shape
         unrelabelled = RedistPlan(self.desc.layout(comm.size), conflux_tiles(n, v, px, py, c))
         self.params = {
             "n": n, "nb": v, "grid": [px, py, c], "dist": source.kind,
@@ -181,5 +182,5 @@ class DropInCase:
         return lu2d_solve(grid, factors, np.arange(self.n), LU2DParams(self.n, nb), permuted_b)
 
 
-def make_dropin_case(comm: CountedComm, config: Any) -> DropInCase:
+def make_dropin_case(comm: CountedComm, config: RunConfig) -> DropInCase:
     return DropInCase(comm, config)

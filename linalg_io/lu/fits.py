@@ -1,5 +1,6 @@
 """Refusing an LU that cannot fit, from the closed form of `linalg_io.models.memory`,
-before any set-up or grid search (`lu` and `model lu` at N = 10^7 ran 40-90 s first)."""
+before any set-up or grid search (at a huge N those would run for a long time before
+finding that nothing fits)."""
 
 from __future__ import annotations
 

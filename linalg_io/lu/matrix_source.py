@@ -61,6 +61,14 @@ def check_finite(block: np.ndarray) -> str | None:
     return f"matrix has a non-finite value ({block[i, j]}) at local entry ({i}, {j})"
 
 
+def require_finite(block: np.ndarray | None) -> None:
+    """InputError naming the first non-finite entry of a local block (None: no block here),
+    for the caller to agree across ranks (`linalg_io.comm.agree.agreed`)."""
+    problem = None if block is None else check_finite(block)
+    if problem:
+        raise InputError(problem)
+
+
 def _load_array(path: Path) -> np.ndarray:
     suffix = path.suffix.lower()
     try:

@@ -1,9 +1,8 @@
 """`linalg-io model lu --scan strong|weak --p A:B ...`: the LU predicted over P, as records.
 
-For each P: the 2.5D configuration `lu --algo conflux --grid auto --nb auto` would run
-on the machine (`model_table.conflux_rows`, for --objective within the memory per
-rank) and the 2D run `lu --algo 2d --grid auto --nb auto` would make (the squarest
-Pr <= Pc, default_nb), each as a prediction record (`linalg_io.predictions`): its model
+For each P: the plans `lu --algo conflux --grid auto --nb auto` (for --objective within
+the memory per rank) and `lu --algo 2d --grid auto --nb auto` (the squarest Pr <= Pc,
+default_nb) would run on the machine (`linalg_io.lu.plan.choose_plan`), each as a prediction record (`linalg_io.predictions`): its model
 block (bytes received, sent and on the wire per rank, messages, time), the memory its
 layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)) for the
 memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
@@ -17,10 +16,8 @@ from __future__ import annotations
 import math
 
 from linalg_io.errors import InputError
-from linalg_io.layout.blockcyclic import default_nb
-from linalg_io.layout.grid_shapes import square_2d
 from linalg_io.lu.hpl import hpl_flops
-from linalg_io.lu.model_table import conflux_rows
+from linalg_io.lu.plan import choose_plan
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
@@ -28,6 +25,7 @@ from linalg_io.models.profile import load_profile
 from linalg_io.predictions import emit, prediction_record, write_predictions
 
 WEAK_MULTIPLE = 256
+WORD = 8
 
 
 def problem_size(args, p: int) -> int:
@@ -60,17 +58,22 @@ def scan(args) -> str:
                   "objective": args.objective}
         if args.scan == "weak":
             common["matrix_bytes_per_rank"] = args.mem_per_rank
-        chosen, _ = conflux_rows(n, p, mem, profile, placement, None, "auto", args.objective)
+        ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
+               "objective": args.objective}
+        try:
+            chosen = choose_plan("conflux", **ask)
+        except InputError:   # no grid fits: the 2D record alone, and a line that says so
+            chosen = None
         if chosen is not None:
-            px, py, c, v = chosen["px"], chosen["py"], chosen["c"], chosen["v"]
-            block = conflux.record_block(n, v, px, py, c, profile, "uniform", placement)
-            block["memory_bytes"] = chosen["mem_bytes"]
+            block = conflux.record_block(n, chosen.nb, *chosen.grid, profile, "uniform",
+                                         placement)
+            block["memory_bytes"] = conflux.memory_words(n, chosen.nb, *chosen.grid) * WORD
             block["fits"] = True
             records.append(prediction_record(
-                "lu", "conflux", {**common, "nb": v, "grid": [px, py, c]}, p, block, bound,
-                profile, placement, hpl_flops(n)))
-        pr, pc = square_2d(p)
-        nb = default_nb(n, pr, pc)
+                "lu", "conflux", {**common, "nb": chosen.nb, "grid": list(chosen.grid)}, p,
+                block, bound, profile, placement, hpl_flops(n)))
+        plan_2d = choose_plan("2d", **ask)
+        (pr, pc), nb = plan_2d.grid, plan_2d.nb
         block = lu2d_costs(n, nb, pr, pc, "expected").record_block(profile, placement)
         block["memory_bytes"] = lu_bytes_per_rank(n, p, "2d")[0]
         block["fits"] = block["memory_bytes"] <= mem

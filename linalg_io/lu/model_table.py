@@ -1,15 +1,13 @@
 """`linalg-io model lu`: predicted traffic and time of every LU configuration, no MPI.
 
-First the verdict (`model_verdict`): the 2D and 2.5D runs `lu --grid auto` would make,
-their predicted time, bytes and GFLOP/s, and the ratio 2.5D / 2D; then the best 10 rows
-of each table (`--all`: every row). The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores
+The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores
 and memory, its links (`linalg_io.models.profile`); without one, the shipped profile of
 one node, this one. `--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c,
 v; those of --grid and --nb when given; else every grid whose process rows and columns
 all own a tile), best first for --objective (time or volume), with the bytes the
 busiest rank receives, the wire bytes sent and received (max over ranks), their
 max/mean, the logical bytes sent, messages, memory per rank and the predicted time,
-marking (*) the one `lu --algo conflux` would run with the same --grid/--nb/--mem/
+marking the one `lu --algo conflux` would run with the same --grid/--nb/--mem/
 --objective on that machine. `--algo 2d` (or no --algo): the 2D block-cyclic LU on
 every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
 `lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting
@@ -25,10 +23,9 @@ from collections.abc import Callable
 from functools import partial
 
 from linalg_io.errors import InputError
-from linalg_io.layout.blockcyclic import default_nb
-from linalg_io.layout.grid_shapes import divisors, parse_grid, square_2d
 from linalg_io.lu import model_verdict as verdict
 from linalg_io.lu.fits import check_model_memory
+from linalg_io.lu.plan import Candidate, LUPlan, candidates, choose_plan
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
@@ -60,48 +57,51 @@ def model_table(args) -> str:
     placement = profile.placement(p)
     mem = args.mem or placement.memory_per_rank
     algos = (args.algo,) if args.algo else ("conflux", "2d")
-    grid = None if args.grid == "auto" else args.grid
     limit = None if getattr(args, "all", False) else verdict.TOP
     lines = [f"LU model: N={n} P={p}", machine_line(profile, placement, mem)]
     bounds = [("--mem or node memory / its ranks",
                lu_lower_bound(n, p, mem / WORD, "the memory per rank above"))]
-    chosen, chosen_2d, rows, rows_2d = None, None, [], []
+    ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
+           "grid": args.grid, "nb": args.nb, "objective": args.objective}
+    chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
-        shapes = shapes_2d(n, p, args.nb, grid) if "2d" in algos else []
-        auto_2d = auto_shape_2d(n, p, args.nb, grid) if "2d" in algos else None
-        pending_2d = mapper.start(partial(verdict.row_2d, n, profile, placement),
-                                  shapes + ([auto_2d] if auto_2d not in shapes and auto_2d
-                                            else []))
+        if "2d" in algos:
+            plan_2d = choose_plan("2d", **ask)
+            plans_2d = [candidate.plan for candidate in candidates("2d", **ask)]
+            if plan_2d not in plans_2d:
+                plans_2d.append(plan_2d)
+            pending_2d = mapper.start(partial(_row_2d, profile, placement), plans_2d)
         if "conflux" in algos:
-            chosen, rows = conflux_rows(n, p, mem, profile, placement, grid, args.nb,
-                                        args.objective, mapper)
+            chosen, table = conflux_rows(ask, mapper)
+            rows = [candidate.costs for candidate in table]
+            chosen_row = next((candidate.costs for candidate in table
+                               if candidate.plan == chosen), None)
         if "2d" in algos:
             every_2d = pending_2d()
-            chosen_2d = every_2d[[(r["pr"], r["pc"], r["nb"]) for r in every_2d].index(auto_2d)]
-            rows_2d = sorted(every_2d[:len(shapes)], key=lambda r: r["time_s"])
-    lines += [""] + verdict.headline(n, p, profile, placement, chosen, chosen_2d, args.objective)
+            chosen_2d = every_2d[plans_2d.index(plan_2d)]
+            rows_2d = sorted(every_2d, key=lambda r: r["time_s"])
+    lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
+                                     args.objective)
     if "conflux" in algos:
         lines += ["", (f"2.5D LU (conflux), best first for --objective {args.objective}; bytes "
                        "per rank, MB = 1e6 B; wire = what MPI moves (the code's own "
                        "point-to-point schedules: = logical):")]
-        lines += verdict.conflux_lines(rows, chosen, limit) + verdict.more_line(rows, limit)
+        lines += verdict.conflux_lines(rows, chosen_row, limit) + verdict.more_line(rows, limit)
         lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} "
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "
                      "tournament spreads them on a random matrix")
         if chosen:
-            label = (f"what the marked 2.5D run records ({chosen['px']}x{chosen['py']}x"
-                     f"{chosen['c']}, v={chosen['v']})")
+            label = (f"what the marked 2.5D run records ({'x'.join(map(str, chosen.grid))}, "
+                     f"v={chosen.nb})")
             bounds.append((label, lu_lower_bound(
-                n, p, conflux.memory_words(n, chosen["v"], chosen["px"], chosen["py"], chosen["c"]),
-                conflux.MEMORY)))
+                n, p, conflux.memory_words(n, chosen.nb, *chosen.grid), conflux.MEMORY)))
     if "2d" in algos:
         lines += ["", ("2D LU (block-cyclic, partial pivoting), fastest first; bytes per rank, "
                        "MB = 1e6 B (wire = logical: own point-to-point schedules); pivots as "
                        "a run's record assumes them (expected: uniform over the active rows) "
                        "and the received bytes from no row swaps to the worst case; time from "
-                       "the 2D model (per-rank alpha-beta-gamma sum, the makespan where ranks "
-                       "share cores):")]
+                       "the 2D model (its formula: a 2D record's model.time_formula):")]
         lines += verdict.lu2d_lines(rows_2d, chosen_2d, limit) + verdict.more_line(rows_2d, limit)
         lines.append(f"  * = what `lu --algo 2d --grid {args.grid} --nb {args.nb}` runs")
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
@@ -111,35 +111,16 @@ def model_table(args) -> str:
     return "\n".join(lines)
 
 
-def conflux_rows(n: int, p: int, mem: float, profile: MachineProfile, placement: Placement,
-                 grid: str | None, nb, objective: str,
-                 mapper: Callable = map) -> tuple[dict | None, list[dict]]:
-    """(the row `lu --algo conflux` runs, every row: fitting ones best first for
-    `objective`, then those over `mem` by time)."""
-    tiles = conflux.TILE_SIZES if nb == "auto" else (int(nb),)
-    shapes = None if grid is None else [parse_grid(grid, p, 3)]
-    rows = conflux.candidate_table(n, p, mem, profile, tiles, placement, shapes, mapper)
-    order = conflux.ranked(rows, objective)
-    chosen = order[0] if order else None
-    return chosen, order + sorted((r for r in rows if not r["fits"]), key=lambda r: r["time_s"])
+def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUPlan | None, list[Candidate]]:
+    """(the plan `lu --algo conflux` runs, or None when nothing fits; every candidate, in
+    `candidates`' order) for the keyword arguments `ask` of `choose_plan`."""
+    table = candidates("conflux", **ask, mapper=mapper)
+    try:
+        return choose_plan("conflux", **ask, table=table), table
+    except InputError:
+        return None, table
 
 
-def shapes_2d(n: int, p: int, nb_option, grid: str | None) -> list[tuple[int, int, int]]:
-    """(Pr, Pc, NB) of the 2D runs `model lu` shows: --grid, else every Pr x Pc whose
-    process rows and columns all own a block (every shape when none does), NB as
-    `lu --algo 2d` takes it."""
-    def nb_of(pr: int, pc: int) -> int:
-        return default_nb(n, pr, pc) if nb_option == "auto" else int(nb_option)
-
-    if grid is not None:
-        pr, pc = parse_grid(grid, p, 2)
-        return [(pr, pc, nb_of(pr, pc))]
-    every = [(pr, p // pr, nb_of(pr, p // pr)) for pr in divisors(p)]
-    busy = [(pr, pc, nb) for pr, pc, nb in every if max(pr, pc) <= -(-n // nb)]
-    return busy or every
-
-
-def auto_shape_2d(n: int, p: int, nb_option, grid: str | None) -> tuple[int, int, int]:
-    """(Pr, Pc, NB) that `lu --algo 2d` runs: --grid, else the squarest Pr <= Pc."""
-    pr, pc = parse_grid(grid, p, 2) if grid is not None else square_2d(p)
-    return pr, pc, default_nb(n, pr, pc) if nb_option == "auto" else int(nb_option)
+def _row_2d(profile: MachineProfile, placement: Placement, plan: LUPlan) -> dict:
+    """`model_verdict.row_2d` of one 2D plan."""
+    return verdict.row_2d(plan.n, profile, placement, plan.shape)

@@ -72,10 +72,13 @@ def headline(n: int, p: int, profile: MachineProfile, placement: Placement,
         def wire(row: dict) -> float:
             return max(row["wire_sent_max"], row["wire_recv_max"])
 
+        def ratio(a: float, b: float) -> str:
+            return f"x{a / b:.3f}" if b else "n/a (P = 1: none)"
+
         faster = "2.5D" if conflux["time_s"] < lu2d["time_s"] else "2D"
         lines.append(f"  2.5D / 2D: time x{conflux['time_s'] / lu2d['time_s']:.3f}, received "
-                     f"x{conflux['bytes_recv_max'] / lu2d['bytes_recv_max']:.3f}, wire "
-                     f"x{wire(conflux) / wire(lu2d):.3f} -> {faster} is predicted faster")
+                     f"{ratio(conflux['bytes_recv_max'], lu2d['bytes_recv_max'])}, wire "
+                     f"{ratio(wire(conflux), wire(lu2d))} -> {faster} is predicted faster")
     return lines
 
 
@@ -94,9 +97,10 @@ def conflux_lines(rows: list[dict], chosen: dict | None, limit: int | None) -> l
             f"{'max/mean':>8} {'sent max':>9} {'msgs max':>9} {'needs GiB':>9} {'time s':>9}")]
     for r in shown(rows, chosen, limit):
         mark = "*" if r is chosen else ("!" if not r["fits"] else " ")
+        spread = r["wire_max"] / r["wire_mean"] if r["wire_mean"] else 1.0   # P = 1: no wire
         out.append(f"{mark} {conflux_name(r)[0]:>10} {r['v']:>4} "
                    f"{r['bytes_recv_max'] / MB:>9.2f} {r['wire_sent_max'] / MB:>9.2f} "
-                   f"{r['wire_recv_max'] / MB:>9.2f} {r['wire_max'] / r['wire_mean']:>8.3f} "
+                   f"{r['wire_recv_max'] / MB:>9.2f} {spread:>8.3f} "
                    f"{r['bytes_sent_max'] / MB:>9.2f} {r['msgs_max']:>9.0f} "
                    f"{r['mem_bytes'] / 2**30:>9.3f} {r['time_s']:>9.4g}")
     return out

@@ -1,7 +1,7 @@
 """The runner's case for `lu --algo scalapack`: the site's pdgetrf on the matrix `--algo 2d`
 factors.
 
-It is the 2D case (`linalg_io.lu.case.LU2DCase`) with the factorization swapped: the
+It is the 2D case (`linalg_io.lu.lu2d_case.LU2DCase`) with the factorization swapped: the
 same source, seed, grid (PrxPc or the squarest), NB and block-cyclic local blocks,
 so both factor identical matrices; each repetition restores the block and calls
 pdgetrf (through `linalg_io.lu.scalapack`, on a BLACS grid over the same ranks,
@@ -17,17 +17,17 @@ broadcasts (ALGORITHMS.md quotes a fit).
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
 from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
+from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError, SingularMatrixError
 from linalg_io.layout.layouts import Descriptor
-from linalg_io.lu.case import LU2DCase
 from linalg_io.lu.hpl import hpl_verify_block
+from linalg_io.lu.lu2d_case import LU2DCase
 from linalg_io.lu.scalapack import ScaLAPACK, defining_file, find_library
 from linalg_io.lu.solve2d import hpl_residual
 
@@ -37,7 +37,7 @@ class ScalapackCase(LU2DCase):
     logical_unavailable = ("pdgetrf sends its messages from ScaLAPACK's BLACS straight to "
                            "MPI, past the package's counting communicator")
 
-    def __init__(self, comm: CountedComm, config: Any) -> None:
+    def __init__(self, comm: CountedComm, config: RunConfig) -> None:
         if config.backend != "cpu":
             raise InputError("lu --algo scalapack runs on the CPU only; use --backend cpu")
         path = config.options.get("scalapack_lib")
@@ -91,5 +91,5 @@ class ScalapackCase(LU2DCase):
         return f"{super().describe()} lib={os.path.basename(self.params['scalapack_lib'])}"
 
 
-def make_scalapack_case(comm: CountedComm, config: Any) -> ScalapackCase:
+def make_scalapack_case(comm: CountedComm, config: RunConfig) -> ScalapackCase:
     return ScalapackCase(comm, config)

@@ -28,19 +28,22 @@ from pathlib import Path
 import pandas as pd
 
 from linalg_io.errors import InputError
-from linalg_io.records import flatten, read_records
+from linalg_io.records import flatten, read_records_counted
 from linalg_io.report import html, phases, plots, scaling, tables
 from linalg_io.report.labels import common_params
 from linalg_io.report.pairs import ranks_threads_table
 from linalg_io.report.provenance import provenance
 
 
-def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tuple[str, int]]]:
+def read_inputs(paths: Iterable[str | os.PathLike]
+                ) -> tuple[list[dict], list[tuple[str, int]], list[str]]:
     """All records of the files, each run once (a file given twice, or records copied
-    between files, do not count twice: the first of a run_id is kept), and (file, records
-    kept) per file; InputError for a bad file."""
+    between files, do not count twice: the first of a run_id is kept), (file, records
+    kept) per file, and "N in FILE" for each file with N corrupt lines skipped;
+    InputError for a bad file."""
     records: list[dict] = []
     sources = []
+    corrupt: list[str] = []   # "N in PATH": lines skipped as not a whole record
     seen: set[str] = set()
     for path in paths:
         path = Path(path)
@@ -49,19 +52,21 @@ def read_inputs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[tu
         if not path.is_file():
             raise InputError(f"{path}: not a file (expected a JSON-lines results file)")
         try:
-            found = read_records([path])
+            found, skipped = read_records_counted([path])
         except OSError as error:
             raise InputError(f"{path}: cannot read: {error.strerror}") from None
         if not found:
             raise InputError(f"{path}: no linalg-io records in it (expected JSON lines with "
                              "\"schema\": 1, as written by --out)")
+        if skipped:
+            corrupt.append(f"{skipped} in {path}")
         new = [r for r in found if r.get("run_id") is None or r["run_id"] not in seen]
         seen.update(r["run_id"] for r in new if r.get("run_id") is not None)
         records.extend(new)
         sources.append((str(path), len(new)))
     if not sources:
         raise InputError("no results files given")
-    return records, sources
+    return records, sources, corrupt
 
 
 def file_stem(name: str) -> str:
@@ -120,7 +125,7 @@ def _scaling_section(part: pd.DataFrame, kernel: str, out: Path) -> tuple[html.K
 def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
                  quiet: bool = False) -> Path:
     """Write the report of the records in `paths` into `out_dir`; return index.html's path."""
-    records, sources = read_inputs(paths)
+    records, sources, corrupt = read_inputs(paths)
     everything = pd.DataFrame([flatten(r) for r in records])
     predicted = scaling.is_prediction(everything)
     frame, predictions = everything[~predicted], everything[predicted]
@@ -177,6 +182,7 @@ def build_report(paths: Iterable[str | os.PathLike], out_dir: str | os.PathLike,
                                       provenance(frame, predictions)))
     _forget_older_files(out, written)
     if not quiet:
-        print(f"report: {len(records)} records, {len(sections)} kernels -> {index}",
+        skipped = f" (corrupt lines skipped: {', '.join(corrupt)})" if corrupt else ""
+        print(f"report: {len(records)} records, {len(sections)} kernels -> {index}{skipped}",
               file=sys.stderr, flush=True)
     return index

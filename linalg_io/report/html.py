@@ -111,12 +111,12 @@ def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[Ke
                "record has no such number.</p>",
              "<ul>" + "".join(f'<li><a href="#{html.escape(s.kernel)}">{html.escape(s.kernel)}</a>'
                               f" ({len(s.table)} runs)</li>" for s in sections) + "</ul>",
-             ("<p>Times: the median over the timed repetitions of the slowest rank, the "
-              "kernel only (the LU's factorization), beside the model's prediction and "
-              "their ratio; rows on grey (plots) or marked <i>yes</i> under "
-              "<code>oversubscribed</code> ran more ranks x threads than cores.</p>")]
+             ]
     if len(summary):
-        parts += ["<h2>All runs</h2>", table_html(summary),
+        parts += [("<p>Times: the median over the timed repetitions of the slowest rank, the "
+                   "kernel only (the LU's factorization), beside the model's prediction and "
+                   "their ratio; rows on grey (plots) or marked <i>yes</i> under "
+                   "<code>oversubscribed</code> ran more ranks x threads than cores.</p>"),"<h2>All runs</h2>", table_html(summary),
                   ('<p class="files"><a href="summary.csv">summary.csv</a>'
                    '<a href="summary.md">summary.md</a></p>')]
     for section in sections:

@@ -20,7 +20,11 @@ from typing import Any
 
 import pandas as pd
 
+from linalg_io.options import build_parser, command_options
+
 LABEL_CHARS = 48
+
+
 def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
@@ -50,8 +54,6 @@ def plain(value: Any) -> str:
 
 @cache
 def _parser() -> argparse.ArgumentParser:
-    from linalg_io.cli import build_parser
-
     return build_parser()
 
 
@@ -69,11 +71,10 @@ def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
 def option_names(kernel: str) -> tuple[str, ...] | None:
     """The options of `linalg-io KERNEL` (by dest, in the order of its --help) plus
     'grid'; None for a kernel that is no command (every parameter counts then)."""
-    subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if kernel not in subcommands.choices:
+    options = command_options(kernel)
+    if options is None:
         return None
-    return tuple(a.dest for a in subcommands.choices[kernel]._actions
-                 if a.option_strings and a.dest != "grid") + ("grid",)
+    return tuple(key for key in options if key != "grid") + ("grid",)
 
 
 def _named(frame: pd.DataFrame, keys: list[str]) -> list[str]:
@@ -194,10 +195,9 @@ SIZES = {"lu": ("n",), "tsgemm": ("m", "n", "k"), "sptrsv": ("matrix",)}
 
 def problem_labels(frame: pd.DataFrame) -> list[str]:
     """'2d n=1024 dist=random' per row: the algorithm, its size (n, m or matrix) and the
-    problem parameters that differ between the rows (resolved values), then the configuration parameters (NB,
-    grid, ...) that the command line set explicitly and that differ, so that the runs of
-    one problem on different P share one name whether a value was left to 'auto' or
-    not; P, threads and grid never."""
+    problem parameters that differ between the rows (resolved values); how it ran (NB,
+    grid, objective, ..., P, threads) never, so that one problem has one name whatever
+    the configuration and whether a value was left to 'auto'."""
     texts = param_texts(frame)
     kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
     algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
@@ -210,8 +210,7 @@ def problem_labels(frame: pd.DataFrame) -> list[str]:
         for key in varying:
             text = texts.at[index, key]
             configuration = key in CONFIGURATION or (key == "dist" and kernel == "tsgemm")
-            if not text or text == algo or key == "grid" or (
-                    configuration and text.endswith("(auto)")):
+            if not text or text == algo or configuration:
                 continue
             words.append(f"{key}={text}")
         labels.append(" ".join(words))

@@ -221,8 +221,9 @@ def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
 
 
 def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
-    """GFLOP/s against the number of ranks, one line per algorithm and problem, each
-    line its own colour and marker; where runs differ in threads per rank T, against the
+    """GFLOP/s against the number of ranks, one line per algorithm and problem (through
+    the medians per P; small markers: every run, so configurations of one problem at one
+    P stay apart), each line its own colour and marker; where runs differ in threads per rank T, against the
     cores P x T, one line per T (the splits of the same cores stand one above the other)."""
     gflops = column(frame, "gflops")
     ranks = column(frame, "nranks")
@@ -243,6 +244,8 @@ def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
         medians = points.groupby("P")["gflops"].median()
         style = series_style(index)
         axes.plot(medians.index, medians.values, label=config, **style)
+        axes.scatter(points["P"], points["gflops"], s=9, marker=style["marker"],
+                     color=style["color"])   # every run (configurations apart)
         over = points.groupby("P")["over"].any()
         if over.any():
             axes.plot(medians.index[over.to_numpy()], medians.values[over.to_numpy()],

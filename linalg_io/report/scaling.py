@@ -70,7 +70,7 @@ def scaling_table(frame: pd.DataFrame) -> pd.DataFrame:
     memory = column(frame, "model.memory_bytes")
     if memory.notna().any():
         table["mem_GiB"] = memory / 2**30
-        table["fits"] = column(frame, "model.fits")
+        table["fits"] = column(frame, "model.fits").map({1.0: "yes", 0.0: "no"}).fillna("?")
     for name, key in (("levels", "model.critical_path_levels"),
                       ("message_levels", "model.message_levels")):
         values = column(frame, key)

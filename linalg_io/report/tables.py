@@ -304,26 +304,40 @@ def _needs_exponent(value: float) -> bool:
     return value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3)
 
 
-def format_cell(value: Any, exponent: bool | None = None) -> str:
-    """A cell as text: floats with 4 significant digits, or as 1.234e-05 (`exponent`;
-    None: where the value itself needs it), 'n/a' for missing values."""
+def format_cell(value: Any, style: tuple[str, int] | None = None) -> str:
+    """A cell as text, 'n/a' for missing values; a float in `style` ("e", digits after
+    the point of 1.234e-05) or ("f", decimals), by default 4 significant digits."""
     if value is None or value is pd.NA:
         return "n/a"
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "n/a"
-        if _needs_exponent(value) if exponent is None else exponent:
-            return f"{value:.3e}"
-        return f"{value:.4g}"
+        if style is None:
+            return f"{value:.3e}" if _needs_exponent(value) else f"{value:.4g}"
+        kind, digits = style
+        return f"{value:.{digits}{kind}}"
     return str(value)
 
 
+def column_style(values: pd.Series) -> tuple[str, int] | None:
+    """One number format for a column's floats: with an exponent where any needs one
+    (>= 1e6 or < 1e-3), else fixed decimals that give its smallest value 4 significant
+    digits; None for a column without floats."""
+    floats = [abs(float(v)) for v in values
+              if isinstance(v, (float, np.floating)) and math.isfinite(v)]
+    if not floats:
+        return None
+    nonzero = [v for v in floats if v != 0]
+    if any(_needs_exponent(v) for v in nonzero):
+        return ("e", 3)
+    smallest = min(nonzero, default=1.0)
+    return ("f", max(0, min(6, 3 - math.floor(math.log10(smallest)))))
+
+
 def formatted_rows(table: pd.DataFrame) -> list[list[str]]:
-    """The cells of `table` as text, one number format per column: a column in which any
-    float needs an exponent writes every float with one."""
-    exponent = [any(isinstance(v, (float, np.floating)) and not math.isnan(v)
-                    and _needs_exponent(v) for v in table[name]) for name in table.columns]
-    return [[format_cell(v, e) for v, e in zip(row, exponent)]
+    """The cells of `table` as text, one number format per column (`column_style`)."""
+    styles = [column_style(table[name]) for name in table.columns]
+    return [[format_cell(v, style) for v, style in zip(row, styles)]
             for row in table.itertuples(index=False)]
 
 

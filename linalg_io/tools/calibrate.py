@@ -23,6 +23,7 @@ memory_per_node_bytes are then this machine's over those nodes.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -228,10 +229,23 @@ def calibrate(reps: int) -> dict | None:
             "mem_bw_per_rank": bandwidth, "network": net}
 
 
+def check_writable(path: str) -> None:
+    """Before any measurement: InputError where the profile cannot be written to `path`."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--write {path}: is a directory")
+    folder = target.absolute().parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK) \
+            or (target.exists() and not os.access(target, os.W_OK)):
+        raise InputError(f"--write {path}: cannot write there "
+                         f"({'no such directory' if not folder.is_dir() else 'permission denied'})")
+
+
 def main(args, argv: list[str]) -> int:
     from linalg_io.comm.agree import agreed
 
     world = MPI.COMM_WORLD
+    agreed(world, lambda: world.Get_rank() == 0 and check_writable(args.write))
     result = agreed(world, lambda: calibrate(args.reps))
     if world.Get_rank() != 0:
         return 0

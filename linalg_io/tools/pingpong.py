@@ -77,12 +77,28 @@ def measure(comm: CountedComm, sizes: list[int], reps: int, warmup: int,
     return rows
 
 
+PINGPONG_BYTES_PER_BYTE = 17   # the buffer (1) and its int64 check pattern and remainder (16)
+
+
+def check_memory(world: MPI.Comm, max_bytes: int) -> None:
+    """Collective: refuse at once a --max-bytes whose buffers cannot fit a rank's memory."""
+    from linalg_io.comm.node import memory_per_rank
+    from linalg_io.models.memory import require_memory
+
+    available, source = memory_per_rank(world)
+    require_memory(f"pingpong --max-bytes {max_bytes}",
+                   (PINGPONG_BYTES_PER_BYTE * max_bytes,
+                    "17 bytes per message byte: the buffer and its int64 check pattern"),
+                   available, source)
+
+
 def run_pingpong(min_bytes: int, max_bytes: int, reps: int,
                  warmup: int = 1) -> tuple[list[dict] | None, dict | None]:
     """Collective over COMM_WORLD; rank 0 gets (rows, traffic per rep), others (None, None)."""
     world = MPI.COMM_WORLD
     if world.Get_size() < 2:
         raise InputError("pingpong needs at least 2 ranks (use --np 2)")
+    check_memory(world, max_bytes)
     counted = CountedComm(world)
     wire = open_wire(world)
     rows = measure(counted, message_sizes(min_bytes, max_bytes), reps, warmup, wire)
@@ -109,6 +125,10 @@ def main(args, argv: list[str]) -> int:
     from linalg_io.tools.record import append_tool_record
 
     world = MPI.COMM_WORLD
+    if args.out:
+        from linalg_io.records import check_records_file
+
+        agreed(world, lambda: world.Get_rank() == 0 and check_records_file(args.out))
     rows, traffic = agreed(world, lambda: run_pingpong(args.min_bytes, args.max_bytes,
                                                        args.reps, args.warmup))
     hosts = gather_hosts(world)

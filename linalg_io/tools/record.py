@@ -7,7 +7,7 @@ import statistics
 from mpi4py import MPI
 
 from linalg_io import envinfo
-from linalg_io.records import SCHEMA_VERSION, append_record, new_run_id, utc_timestamp
+from linalg_io.records import append_record, record_header
 
 
 def append_tool_record(path: str, argv: list[str], kernel: str, algo: str, params: dict,
@@ -15,9 +15,7 @@ def append_tool_record(path: str, argv: list[str], kernel: str, algo: str, param
                        extra: dict, hosts: list[str], threads: int) -> None:
     """Rank 0: append one record; `extra` holds the tool's own results."""
     record = {
-        "schema": SCHEMA_VERSION, "run_id": new_run_id(), "timestamp": utc_timestamp(),
-        "git_commit": envinfo.git_commit(), "command": argv, "kernel": kernel, "algo": algo,
-        "backend": "cpu", "dtype": "float64", "params": params,
+        **record_header(argv, kernel, algo, "cpu"), "params": params,
         "nranks": MPI.COMM_WORLD.Get_size(), "threads_per_rank": threads, "hosts": hosts,
         "times_s": times,
         "time_s": {"min": min(times), "median": statistics.median(times), "max": max(times)},

@@ -1,6 +1,6 @@
 """The runner's view of one tall-and-skinny GEMM run (see linalg_io/runner.py).
 
-Options (SPEC section 2): variant, m, n, k, dtype, order (memory order of the local A,
+Options (`linalg-io tsgemm --help`): variant, m, n, k, dtype, order (memory order of the local A,
 and of B for atb; the small operands are C-ordered message buffers), dist (tsm2r:
 1d, 2d or auto = the model's cheaper). Inputs are generated per block from the seed
 (linalg_io.tsgemm.inputs), so the check regenerates what it needs locally.
@@ -25,11 +25,11 @@ from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
 from linalg_io.comm.node import memory_per_rank, node_rank_and_size
+from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
 from linalg_io.models import tsgemm as model
 from linalg_io.models.memory import require_memory, tsgemm_bytes_per_rank
 from linalg_io.models.profile import load_profile
-from linalg_io.runner import RunConfig
 from linalg_io.tsgemm import distributed
 from linalg_io.tsgemm.inputs import block
 

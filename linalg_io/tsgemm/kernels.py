@@ -36,9 +36,9 @@ def aligned_empty(shape: tuple[int, ...], dtype, order: str,
     `away_from`: the array a kernel will stream from while it writes this one; the data
     then starts about half a 4 KiB page from its data modulo 4 KiB. A core that stores to
     one stream and loads from another whose addresses match in their low 12 bits a few
-    rows ahead stalls the loads on the stores (4K aliasing): TSM2L fp32 k = n = 4 with
-    A and C 48 bytes apart modulo 4 KiB ran at 13.4-14.2 GB/s against 20.8-22.9 for
-    1-2 KiB apart (same process, NumPy-allocated A)."""
+    rows ahead stalls the loads on the stores (4K aliasing), which slows a streaming
+    kernel such as TSM2L by a large factor (`bench/bench_tsgemm.py` times the kernels
+    with their outputs placed this way)."""
     itemsize = np.dtype(dtype).itemsize
     count = int(np.prod(shape))
     raw = np.empty(count * itemsize + _PAGE, dtype=np.uint8)

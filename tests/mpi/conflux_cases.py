@@ -4,7 +4,7 @@ argv: cases "N:GRID:V:DIST[:corrupt]" (GRID PxxPyxC, or auto with V auto). For e
 factor once under a fresh traffic counter and the wire counter (Open MPI's monitoring,
 when the MPI has it), verify (HPL residual), and compare the per-rank bytes and
 messages, logical and wire, with models/conflux.py, given the pivots the run chose
-(exact) and a priori (pivots "none" for diagdom, "uniform" otherwise; also
+(exact; and the bytes each rank sent and received in each phase) and a priori (pivots "none" for diagdom, "uniform" otherwise; also
 "proportional", the even spread over the active rows that "uniform" replaced). With
 ":corrupt", one L block is then perturbed by 1e-6 and verified again
 ("verify_corrupted": the check must fail).
@@ -14,14 +14,14 @@ import sys
 
 import numpy as np
 from _result import write_result
-from linalg_io.models.conflux import conflux_costs
+from linalg_io.models.conflux import PHASES, conflux_costs, conflux_plan_counts
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.summary import traffic_summary
 from linalg_io.comm.wire import open_wire
+from linalg_io.contract import RunConfig
 from linalg_io.lu.conflux_case import make_conflux_case
-from linalg_io.runner import RunConfig
 
 world = MPI.COMM_WORLD
 wire = open_wire(world)
@@ -42,6 +42,8 @@ for spec in sys.argv[1:]:
     wire.stop()
     elapsed = world.allreduce(MPI.Wtime() - start, op=MPI.MAX)
     msgs = np.array(world.gather(counted.counter.msgs_sent, root=0) or [])
+    phases_sent = world.gather(dict(counted.counter.sent_by_phase), root=0)
+    phases_recv = world.gather(dict(counted.counter.recv_by_phase), root=0)
     traffic = traffic_summary(counted.counter, wire, world, 1)
     verify = case.verify()
     corrupted = None
@@ -55,6 +57,12 @@ for spec in sys.argv[1:]:
                                 case._pivot_assumption())
         proportional = conflux_costs(case.n, case.v, case.px, case.py, case.c, "proportional")
         measured = np.array(traffic["per_rank_bytes_sent"])
+        by_phase = conflux_plan_counts(case.n, case.v, case.px, case.py, case.c, case.lu.pivots,
+                                       by_phase=True)["by_phase"]
+        phase_diff = max(abs(ranks[rank].get(phase, 0) - float(by_phase[phase][key].reshape(-1)[rank]))
+                         for phase in PHASES for key, ranks in (("sent", phases_sent),
+                                                                ("recv", phases_recv))
+                         for rank in range(world.size))
         results.append({
             "spec": spec, "grid": [case.px, case.py, case.c], "v": case.v, "time_s": elapsed,
             "verify": verify, "verify_corrupted": corrupted,
@@ -76,6 +84,7 @@ for spec in sys.argv[1:]:
             "proportional_rank_rel_err": float(np.max(np.abs(measured / proportional.bytes_sent
                                                              - 1))),
             "by_phase": traffic["by_phase"],
+            "exact_phase_bytes_diff": phase_diff,
         })
     counted.Barrier()
 if world.rank == 0:

@@ -19,9 +19,9 @@ from layout_specs import build_layout
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
+from linalg_io.comm.redistribute import redistribute
 from linalg_io.comm.wire import WireCounter, per_rank_wire
 from linalg_io.layout.redist_plan import RedistPlan
-from linalg_io.layout.redistribute import redistribute
 
 world = MPI.COMM_WORLD
 wire = WireCounter.open(world)

@@ -15,7 +15,7 @@ from linalg_io.models.sptrsv import sptrsv_costs
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
-from linalg_io.runner import RunConfig
+from linalg_io.contract import RunConfig
 from linalg_io.sptrsv.case import make_case
 
 REPS = 2

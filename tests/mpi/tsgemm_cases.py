@@ -13,7 +13,7 @@ from linalg_io.models import tsgemm as model
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
-from linalg_io.runner import RunConfig
+from linalg_io.contract import RunConfig
 from linalg_io.tsgemm.case import make_case
 
 world = MPI.COMM_WORLD

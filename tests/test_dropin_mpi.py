@@ -7,12 +7,10 @@ model, logical and on the wire, with the redistribution apart."""
 import json
 import os
 
-import numpy as np
 import pytest
 from mpi_harness import run_cli, run_cli_records, run_mpi_json
 
 from linalg_io.errors import EnvironmentProblem
-from linalg_io.lu.dropin import lapack_pivots
 
 
 def _have_scalapack() -> bool:
@@ -28,6 +26,8 @@ def _have_scalapack() -> bool:
 
 
 HAVE_SCALAPACK = _have_scalapack()
+
+
 CASES = [  # p, n, (mb, nb) on pr x pc, order, 2.5D shape or "api", relabel, memory fraction
     (4, 100, (8, 8), (2, 2), "row", [2, 2, 1, 16], True, None),
     (8, 90, (5, 7), (2, 4), "row", [2, 2, 2, 8], True, None),
@@ -35,17 +35,6 @@ CASES = [  # p, n, (mb, nb) on pr x pc, order, 2.5D shape or "api", relabel, mem
     (8, 150, (16, 16), (2, 4), "row", [2, 4, 1, 32], True, 0.5),
     (4, 97, (6, 6), (2, 2), "row", "api", True, None),
 ]
-
-
-def test_lapack_pivots_rebuild_the_permutation():
-    rng = np.random.default_rng(3)
-    for n in (1, 2, 7, 50):
-        perm = rng.permutation(n)
-        ipiv = lapack_pivots(perm)
-        rows = np.arange(n)
-        for i, j in enumerate(ipiv):
-            rows[[i, j]] = rows[[j, i]]
-        assert np.array_equal(rows, perm) and (ipiv >= np.arange(n)).all()
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """One error line per job: the agreed message, and the launcher's stderr less its
-exit-code box (the multi-rank cases run in test_cli_foundation.py)."""
+exit-code box (the multi-rank cases run in test_cli_mpi.py)."""
 
 import io
 

@@ -13,6 +13,8 @@ from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
 from linalg_io.layout import schedules
 
 D = 8
+
+
 OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
 
 
@@ -74,15 +76,3 @@ def test_large_bcast_is_a_pipelined_chain(measured):
     key = "wire" if OPEN_MPI else "logical"
     assert [tuple(rank[key]) for rank in results[f"bcast_{large}"]] == summed
     assert all(set(rank["by_op"]) == {"bcast"} for rank in results[f"bcast_{large}"])
-
-
-def test_binomial_tree_by_hand():
-    """P = 8, root 0: rank 0 sends to 4, 2, 1; 4 to 6, 5; 2 to 3; 6 to 7."""
-    sent, recv, msgs = schedules.bcast_costs(np.arange(8), 8, 80)
-    assert msgs.tolist() == [3, 0, 1, 0, 2, 0, 1, 0]
-    assert sent.tolist() == [240, 0, 80, 0, 160, 0, 80, 0]
-    assert recv.tolist() == [0] + [80] * 7
-    assert schedules.binomial_child_positions(0, 8) == [4, 2, 1]
-    assert schedules.binomial_child_positions(6, 8) == [7]
-    assert schedules.binomial_parent(6, 8) == 4
-    assert schedules.binomial_child_positions(0, 5) == [4, 2, 1]

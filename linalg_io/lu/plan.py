@@ -1,0 +1,205 @@
+"""The plan of an LU run as data: every choice made once, before any byte moves.
+
+`LUPlan` holds what a run of `linalg-io lu` executes and what `model lu` (its table and
+its scans) predicts: the algorithm, N, the process grid, the block or tile size, and
+what the choice was held to (objective, memory per rank, where the ranks sit). It is
+made in one place, `choose_plan`, from the command line's --grid/--nb/--mem/--objective
+on a machine (profile and placement); `candidates` lists every configuration the
+choice ranks, each with its predicted costs (`linalg_io.models.conflux.candidate_row`
+for the 2.5D LU). A run takes the plan rank 0 chose (`linalg_io.lu.run_plan`);
+`model lu` marks the candidate equal to it. No MPI here.
+
+2D (`2d`, `scalapack`): --grid PrxPc, else the squarest Pr <= Pc; --nb, else
+`default_nb`. 2.5D (`conflux`): with --grid PxxPyxC and --nb v both given, that; else
+the candidate best for the objective among those within the memory per rank
+(`ranked`), a fixed grid falling back to tiles of min(N, 128) when none fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from linalg_io.errors import InputError
+from linalg_io.layout.blockcyclic import default_nb
+from linalg_io.layout.grid_shapes import divisors, parse_grid, square_2d
+from linalg_io.models import conflux
+from linalg_io.models.profile import MachineProfile, Placement
+
+BLOCK_CYCLIC = ("2d", "scalapack")
+TILE_SIZES = (128, 256, 512)
+MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
+OBJECTIVES = ("time", "volume")
+
+
+@dataclass(frozen=True)
+class LUPlan:
+    """One LU run's choices."""
+
+    algorithm: str             # "2d", "scalapack" (block-cyclic) or "conflux" (2.5D)
+    n: int                     # matrix order
+    grid: tuple[int, ...]      # (Pr, Pc) block-cyclic, (Px, Py, c) 2.5D
+    nb: int                    # block size NB (2D) or tile size v (2.5D)
+    objective: str             # what an auto 2.5D choice minimised: "time" or "volume"
+    memory: float              # bytes per rank the choice was held to
+    placement: Placement       # where the ranks sit (the time's rates)
+    pivoting: str              # "partial" (2D) or "tournament" (2.5D)
+
+    @property
+    def p(self) -> int:
+        product = 1
+        for d in self.grid:
+            product *= d
+        return product
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(Pr, Pc, NB) or (Px, Py, c, v)."""
+        return (*self.grid, self.nb)
+
+    @property
+    def record_grid(self) -> list[int]:
+        """The record's params.grid: three entries (a 2D grid is Pr x Pc x 1)."""
+        return list(self.grid) + [1] * (3 - len(self.grid))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A configuration the choice considered and its predicted costs (2.5D: the row of
+    `conflux.candidate_row`; 2D: None, the table evaluates them)."""
+
+    plan: LUPlan
+    costs: dict | None = None
+
+
+def _family(algorithm: str) -> str:
+    if algorithm in BLOCK_CYCLIC:
+        return "2d"
+    if algorithm == "conflux":
+        return "conflux"
+    raise InputError(f"no LU plan for --algo {algorithm!r}")
+
+
+def _plan(algorithm: str, n: int, grid: tuple[int, ...], nb: int, objective: str,
+          memory: float, placement: Placement) -> LUPlan:
+    pivoting = "tournament" if algorithm == "conflux" else "partial"
+    return LUPlan(algorithm, n, tuple(int(d) for d in grid), int(nb), objective, float(memory),
+                  placement, pivoting)
+
+
+def choose_plan(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
+                placement: Placement, grid: str = "auto", nb="auto", objective: str = "time",
+                mapper: Callable = map,
+                table: Sequence[Candidate] | None = None) -> LUPlan:
+    """The plan `lu --algo ALGORITHM --grid GRID --nb NB --objective OBJECTIVE` runs for
+    N = n on p ranks placed as `placement`, within `memory` bytes per rank (module doc).
+    `table`: the `candidates` of the same arguments, when the caller has them already.
+    InputError for a grid or block that cannot be, or a 2.5D choice that nothing fits."""
+    if objective not in OBJECTIVES:
+        raise InputError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if _family(algorithm) == "2d":
+        pr, pc = square_2d(p) if grid == "auto" else parse_grid(grid, p, 2)
+        block = default_nb(n, pr, pc) if nb == "auto" else int(nb)
+        if not 1 <= block <= n:
+            raise InputError(f"--nb must lie in 1..N = {n}, got {block}")
+        return _plan(algorithm, n, (pr, pc), block, objective, memory, placement)
+    shape = None if grid == "auto" else parse_grid(grid, p, 3)
+    if shape is not None and nb != "auto":
+        if nb > n:
+            raise InputError(f"--nb {nb} exceeds N={n}")
+        return _plan(algorithm, n, shape, nb, objective, memory, placement)
+    if table is None:
+        table = candidates(algorithm, n, p, memory, profile, placement, grid, nb, objective,
+                           mapper)
+    fitting = [candidate for candidate in table if candidate.costs["fits"]]
+    if fitting:
+        return fitting[0].plan
+    if shape is not None:
+        return _plan(algorithm, n, shape, min(n, TILE_SIZES[0]), objective, memory, placement)
+    tiles = TILE_SIZES if nb == "auto" else (int(nb),)
+    raise InputError(f"no {p}-rank grid with tiles {tiles} fits N={n} in "
+                     f"{memory / 2**20:.0f} MiB per rank (--mem)")
+
+
+def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
+               placement: Placement, grid: str = "auto", nb="auto", objective: str = "time",
+               mapper: Callable = map) -> list[Candidate]:
+    """Every configuration `choose_plan` ranks, in `model lu`'s order. 2D: --grid, else
+    every Pr x Pc whose process rows and columns all own a block (every shape when none
+    does), NB as the run takes it. 2.5D: the grids and tiles of `busy_grids` (or --grid
+    and --nb), evaluated by `mapper` (`linalg_io.parallel.core_map` spreads them over
+    the cores), those within `memory` best first for `objective` (`ranked`), then the
+    others by time."""
+    if _family(algorithm) == "2d":
+        def nb_of(pr: int, pc: int) -> int:
+            return default_nb(n, pr, pc) if nb == "auto" else int(nb)
+
+        if grid != "auto":
+            pr, pc = parse_grid(grid, p, 2)
+            shapes = [(pr, pc, nb_of(pr, pc))]
+        else:
+            every = [(pr, p // pr, nb_of(pr, p // pr)) for pr in divisors(p)]
+            shapes = [(pr, pc, b) for pr, pc, b in every if max(pr, pc) <= -(-n // b)] or every
+        return [Candidate(_plan(algorithm, n, (pr, pc), b, objective, memory, placement))
+                for pr, pc, b in shapes]
+    tile_sizes = TILE_SIZES if nb == "auto" else (int(nb),)
+    shapes = None if grid == "auto" else [parse_grid(grid, p, 3)]
+    rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper)
+    order = ranked(rows, objective) + sorted((r for r in rows if not r["fits"]),
+                                             key=lambda r: r["time_s"])
+    return [Candidate(_plan(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective, memory,
+                            placement), r) for r in order]
+
+
+def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
+                    tile_sizes: Sequence[int] = TILE_SIZES,
+                    placement: Placement | None = None,
+                    shapes: Sequence[tuple[int, int, int]] | None = None,
+                    mapper: Callable = map) -> list[dict]:
+    """Every admissible (Px, Py, c, v) with its predicted bytes per rank, messages,
+    memory and time (`conflux.candidate_row`; `placement`: where the p ranks sit,
+    default the profile's). `shapes`: the grids to consider, default `busy_grids`."""
+    placement = placement or profile.placement(p)
+    tiles = [v for v in tile_sizes if v <= n] or [n]
+    configs = [(px, py, c, v) for v in tiles
+               for px, py, c in (busy_grids(n, v, p) if shapes is None else [
+                   (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE])]
+    rows = list(mapper(partial(conflux.candidate_row, n, mem_bytes, profile, placement),
+                       configs))
+    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
+
+
+def grid_candidates(p: int) -> list[tuple[int, int, int]]:
+    """Every Px x Py x c with Px Py c = p (Px > Py included: the tournament runs on Px)."""
+    return [(px, (p // c) // px, c) for c in divisors(p) for px in divisors(p // c)]
+
+
+def busy_grids(n: int, v: int, p: int) -> list[tuple[int, int, int]]:
+    """The grids of `grid_candidates` for tiles of v (c = 1, or slices of v/c >= MIN_SLICE
+    columns) whose every process row and column owns a tile (Px, Py <= N/v): on the
+    others some ranks hold no part of the matrix and only pass messages on; all of them
+    when none qualifies."""
+    ntiles = -(-n // v)
+    grids = [(px, py, c) for px, py, c in grid_candidates(p) if c == 1 or v // c >= MIN_SLICE]
+    busy = [(px, py, c) for px, py, c in grids if px <= ntiles and py <= ntiles]
+    return busy or grids
+
+
+def ranked(rows: list[dict], objective: str = "time") -> list[dict]:
+    """The rows within memory, best first: by predicted time ("time"; within 0.1% the
+    lesser wire volume first) or by the busiest rank's wire bytes ("volume"; ties by
+    time)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    fitting = [row for row in rows if row["fits"]]
+    if objective == "volume":
+        return sorted(fitting, key=lambda r: (r["wire_max"], r["time_s"]))
+    best = min((row["time_s"] for row in fitting), default=0.0)
+
+    def by_time(row: dict) -> tuple:
+        if row["time_s"] <= best * 1.001:
+            return (0, row["wire_max"], row["time_s"])
+        return (1, row["time_s"], row["wire_max"])
+
+    return sorted(fitting, key=by_time)
