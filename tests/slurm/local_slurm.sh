@@ -15,9 +15,9 @@
 # The node is declared with $LINALG_IO_SLURM_CPUS CPUs (8) whatever it has
 # (SlurmdParameters=config_overrides), so 4- and 8-task jobs run on a small machine;
 # MpiDefault=none as Debian's stock file has it, so jobs ask `srun --mpi=pmix`. The
-# node also declares 8 GPUs whose "devices" are /dev/loop0-7 (slurmd counts GPUs by
-# device files; nothing opens them), so the GPU templates' `--gpus-per-task` schedules
-# here; the tests run their kernels on the CPU.
+# node also declares 8 GPUs whose "devices" are character devices like /dev/null made
+# in the folder (slurmd counts GPUs by device files; nothing opens them), so the GPU
+# templates' `--gpus-per-task` schedules here; the tests run their kernels on the CPU.
 # A start that fails part way stops what it started. Needs root and apt-get (Debian).
 set -euo pipefail
 
@@ -93,7 +93,11 @@ GresTypes=gpu
 NodeName=$NODE CPUs=$CPUS RealMemory=4096 Gres=gpu:8 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
-    echo "NodeName=$NODE Name=gpu File=/dev/loop[0-7]" >"$DIR/gres.conf"
+    mkdir -p "$DIR/gpu"
+    for i in $(seq 0 7); do
+        [[ -c $DIR/gpu/$i ]] || mknod "$DIR/gpu/$i" c 1 3
+    done
+    echo "NodeName=$NODE Name=gpu File=$DIR/gpu/[0-7]" >"$DIR/gres.conf"
 }
 
 start() {
