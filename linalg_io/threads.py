@@ -2,7 +2,7 @@
 
 `--np P` relaunches with OMP_NUM_THREADS and friends set, but under a user's
 ``mpirun``/``srun`` nothing sets them and OpenBLAS starts one thread per core in every
-rank (2 ranks x 2 threads on 2 cores ran 12-90x slower). So every MPI command
+rank, oversubscribing the cores many times over. So every MPI command
 first exports the counts into its own environment, before NumPy loads a BLAS (a
 library loaded later starts with them: `export_thread_counts`), then sets every pool
 already loaded (threadpoolctl) and reads the pools back (`hold_pools`); a pool that

@@ -32,14 +32,9 @@ trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm
 Every message is point-to-point in one of the package's own schedules
 (`linalg_io.comm.collectives`: binomial or pipelined-chain bcast and reduce, Bruck
 allgatherv, linear gatherv and scatterv), so the bytes counted are the bytes on the
-wire. Cost, words received (= sent, on average) per rank, the same form as
-`linalg_io.models.conflux.closed_form_words` (sums over the panels of m w and of
-w t Py are N^2/2):
-  c = 1: N^2/(2P) (Px-1 + Py-1) + N v Px (log2 Px + Py-1)/P + N
-  c > 1: N^2/(2P) [2(c-1) + (Px-1)/Px + 2(c-1)/c + (Py-1) + (Px-1)]
-         + N v (Px log2 Px + Py-1)/P + N
-(reduce panel and pivot rows; gather of the pivot rows; L and U slices to the layers;
-L along process rows and U down process columns; tournament and L00; pivot ids).
+wire. Cost: the words each rank receives (= sends, on average) are the closed form
+`linalg_io.models.conflux.FORMULA` (c = 1: N^2/(2P) (Px-1 + Py-1) + N v Px (log2 Px +
+Py-1)/P + N; its c > 1 terms name the phases above), and
 `linalg_io.models.conflux.conflux_costs` walks the same plan for the exact per-rank
 counts; tests check they are equal to the logical and the wire counts.
 """
