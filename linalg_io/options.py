@@ -25,7 +25,8 @@ from linalg_io.argtypes import (
     rank_counts,
     seed,
 )
-from linalg_io.helptext import finish as finish_help
+from linalg_io.helptext import DESCRIPTION, DefaultsShown
+from linalg_io.version import __version__
 
 EPILOG = """examples:
   linalg-io info --np 4
@@ -99,7 +100,6 @@ class Command:
     help: str
     options: tuple[Option, ...] = ()
     common: tuple[str, ...] = ()
-    description: bool = True        # --help repeats the help as the description
     subcommands: tuple[Command, ...] = ()
     dest: str | None = None
     metavar: str | None = None
@@ -222,7 +222,7 @@ def _model_family(family: str, problem: tuple[Option, ...]) -> Command:
                            "algorithm, and the one `lu --grid auto` runs)", flag=True),
                     Option("mem-per-rank", "--scan weak: bytes of the matrix per rank (N grows "
                            "as sqrt(P))", byte_size, metavar="BYTES"),)
-    return Command(family, f"model of the {family} algorithms", options, description=False)
+    return Command(family, f"model of the {family} algorithms", options)
 
 
 SLURM_RENDER = Command("render", "print a ready sbatch script", (
@@ -235,7 +235,7 @@ SLURM_RENDER = Command("render", "print a ready sbatch script", (
     Option("partition", "#SBATCH --partition (none: the site's default)"),
     Option("account", "#SBATCH --account (none: the site's default)"),
     Option("set", "fill a template placeholder {KEY}", metavar="KEY=VALUE", append=True),
-), description=False)
+))
 
 COMMANDS = (
     Command("info", "MPI library, ranks, hosts, BLAS, CuPy/GPUs, built kernels",
@@ -266,15 +266,15 @@ COMMANDS = (
         Option("out", "directory for the tables (CSV, Markdown), plots (PNG) and index.html; "
                "created if missing, and files an earlier report wrote there but this one "
                "does not are removed", required=True, metavar="DIR"),
-    ), description=False),
+    )),
     Command("sweep", "run a parameter grid from a YAML file", (
         Option("file", positional=True, metavar="SWEEP.yaml"),
         Option("resume", "skip points already recorded", flag=True),
         Option("out", "records file (default: from the YAML)", metavar="FILE.jsonl"),
         Option("report", "write the report here afterwards", metavar="DIR"),
-    ), description=False),
+    )),
     Command("slurm", "sbatch scripts from the templates in slurm/", subcommands=(SLURM_RENDER,),
-            description=False, dest="slurm_command"),
+            dest="slurm_command"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
 
@@ -298,8 +298,8 @@ def _common_parser(names: tuple[str, ...]) -> argparse.ArgumentParser:
 
 def _add(commands, command: Command) -> None:
     parents = [_common_parser(command.common)] if command.common else []
-    kwargs = {"description": command.help} if command.description else {}
-    parser = commands.add_parser(command.name, help=command.help, parents=parents, **kwargs)
+    parser = commands.add_parser(command.name, help=command.help, description=command.help,
+                                 parents=parents, formatter_class=DefaultsShown)
     for option in command.options:
         option.add_to(parser)
     if command.defaults:
@@ -313,9 +313,10 @@ def _add(commands, command: Command) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of `linalg-io`, from `COMMANDS`."""
-    parser = OneLineParser(prog="linalg-io", epilog=EPILOG,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="linalg-io", description=DESCRIPTION, epilog=EPILOG,
+                           formatter_class=DefaultsShown)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         _add(commands, command)
-    return finish_help(parser)
+    parser.add_argument("--version", action="version", version=f"linalg-io {__version__}")
+    return parser

@@ -131,16 +131,17 @@ def test_readme_machine_schema_pastes_as_json_and_docs_stand_alone(tmp_path):
 
 def _parsers():
     """(command words, parser) of every command and subcommand of `linalg-io`."""
-    from linalg_io import helptext
+    import argparse
+
     from linalg_io.cli import build_parser
 
     todo = [((), build_parser())]
     while todo:
         words, parser = todo.pop()
         yield words, parser
-        commands = helptext.subcommands(parser)
-        if commands is not None:
-            todo += [((*words, name), child) for name, child in commands.choices.items()]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += [((*words, name), child) for name, child in action.choices.items()]
 
 
 def test_help_describes_every_command_shows_defaults_and_lists_only_what_it_takes(capsys):
