@@ -109,7 +109,9 @@ def print_tables(rows: list[dict], phases: bool) -> None:
     if not phases:
         return
     for row in rows:
-        measured, model = row["phases"], row["model_phases"] or {}
+        # model.time_by_phase is {"max": {phase: s}, "mean": {...}}: the slowest rank's
+        model = (row["model_phases"] or {}).get("max", {})
+        measured = row["phases"]
         if not measured:
             continue
         print(f"\nP={row['np']} N={row['n']} {row['variant']} "

@@ -9,6 +9,8 @@ handed to LAPACK/BLAS with its leading dimension.
 getrf(a, ipiv)                 LU with partial pivoting of a in place (LAPACK dgetrf);
                                returns LAPACK's info (> 0: U[info-1, info-1] == 0).
 laswp(a, ipiv)                 apply the row interchanges ipiv (1-based) to a (dlaswp).
+swap_columns(a, first, second) swap columns first[i] and second[i] of a, in turn (dswap:
+                               contiguous columns, no Python between the swaps).
 trsm_lower_unit(l, b)          b := L^-1 b, L the unit lower triangle of l (blocked).
 trsm_right_lower_unit_t(l, b)  b := b L^-T, L the unit lower triangle of l (blocked).
 trsm_right_upper(u, b)         b := b U^-1, U the upper triangle of u (blocked).
@@ -27,7 +29,7 @@ times faster than its dtrsm on these panel-wide triangles.
 import numpy as np
 cimport numpy as cnp
 from scipy.linalg.cython_lapack cimport dgetrf, dlaswp
-from scipy.linalg.cython_blas cimport dgemm, dgemv, dtrsm
+from scipy.linalg.cython_blas cimport dgemm, dgemv, dswap, dtrsm
 
 cnp.import_array()
 
@@ -60,6 +62,25 @@ def laswp(double[:, :] a not None, int[::1] ipiv not None) -> None:
         return
     with nogil:
         dlaswp(&n, &a[0, 0], &lda, &k1, &k2, &ipiv[0], &inc)
+
+
+def swap_columns(double[:, :] a not None, const long[::1] first not None,
+                 const long[::1] second not None) -> None:
+    cdef int m = a.shape[0], inc = 1
+    cdef Py_ssize_t n = a.shape[1], i, p, q
+    _ld(a)
+    if first.shape[0] != second.shape[0]:
+        raise ValueError("swap_columns: first and second differ in length")
+    for i in range(first.shape[0]):
+        if not (0 <= first[i] < n and 0 <= second[i] < n):
+            raise IndexError(f"swap_columns: column {first[i]} or {second[i]} outside 0..{n - 1}")
+    if m == 0:
+        return
+    with nogil:
+        for i in range(first.shape[0]):
+            p, q = first[i], second[i]
+            if p != q:
+                dswap(&m, &a[0, p], &inc, &a[0, q], &inc)
 
 
 cdef int _trsm(char uplo, char diag, double[:, :] t, double[:, :] b) except -1:

@@ -59,3 +59,17 @@ def test_tiled_transpose_copies_exactly(rows, cols):
     assert np.array_equal(dst, src.T)
     with pytest.raises(ValueError, match="transpose_into"):
         dense_local.transpose_into(src, np.empty((cols + 1, rows), order="F"))
+
+
+def test_swap_columns_applies_the_swaps_in_turn_on_a_view():
+    rng = np.random.default_rng(3)
+    a = np.asfortranarray(rng.standard_normal((50, 40)))
+    expected = a.copy()
+    first = np.array([0, 1, 2, 2, 7], dtype=np.int64)
+    second = np.array([5, 1, 9, 0, 39], dtype=np.int64)
+    for p, q in zip(first, second):
+        expected[10:, [p, q]] = expected[10:, [q, p]]
+    dense_local.swap_columns(a[10:], first, second)
+    np.testing.assert_array_equal(a, expected)
+    with pytest.raises(IndexError):
+        dense_local.swap_columns(a, np.array([40], dtype=np.int64), np.array([0], dtype=np.int64))

@@ -44,10 +44,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from mpi4py import MPI
 
 from linalg_io._kernels.dense_local import (
     gemm_minus_nt,
     getrf,
+    swap_columns,
     transpose_into,
     trsm_right_lower_unit_t,
     trsm_right_upper,
@@ -78,12 +80,41 @@ class Factors:
     u_rows: list = field(default_factory=list)
 
 
+@dataclass
+class _Panel:
+    """Step k's panel phase, as the look-ahead left it on one rank (None: no part in it).
+
+    panel:   the active panel rows summed over the layers (process column ky);
+    header:  the w pivot ids and the singular flag (the tournament's players (x, ky, lk));
+    lu00:    the w x w LU of the pivot rows (players);
+    moves:   the local row swaps (a, b), positions relative to the active rows, and perm:
+             the active rows' new order (position i holds the row that was at perm[i]);
+    l_full:  L of the player's non-pivot rows (solve_panel, done);
+    posted:  the sends this rank has started for the step: its pivot ids (root), L00
+             along its process row and, with c = 1, L along its process row."""
+
+    panel: np.ndarray | None = None
+    header: np.ndarray | None = None
+    lu00: np.ndarray | None = None
+    moves: list | None = None
+    perm: np.ndarray | None = None
+    l_full: np.ndarray | None = None
+    posted: set = field(default_factory=set)
+
+
 class ConfluxLU:
     """One rank's part of the 2.5D LU; `factor()` runs all steps of `plan`.
 
     `matrix` is the local block (`HostMatrix` here, `linalg_io.lu.conflux_gpu.DeviceMatrix`
     on a GPU), `kernels` the local getrf/trsm on panel-sized blocks (`HostKernels`,
     `linalg_io.lu.conflux_gpu.DeviceKernels`).
+
+    Look-ahead of depth 1: during step k's update, the ranks of column ky_{k+1} update
+    that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
+    tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
+    L00, L), then finish update k, testing those sends between column chunks so that
+    they progress; the other ranks receive them at the start of step k+1. The messages
+    and their order per communicator are those of the schedule without look-ahead.
     """
 
     def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:
@@ -105,6 +136,7 @@ class ConfluxLU:
         self.done = 0                             # rows already pivots
         self.factors = Factors()
         self.pivots: list[np.ndarray] = []
+        self._sends: list = []                    # started sends: (requests, buffers)
 
     def factor(self) -> None:
         """All steps; `clock` gets one run of seconds per phase."""
@@ -113,40 +145,75 @@ class ConfluxLU:
         ahead = self.panel_phase(steps[0])
         for i, s in enumerate(steps):
             ahead = self.step(s, ahead, steps[i + 1] if i + 1 < len(steps) else None)
+        self._complete_sends()
         self.clock.stop()
 
-    # --- one step ----------------------------------------------------------
-    def panel_phase(self, s: Step) -> tuple:
-        """reduce_panel and tournament_pivoting of step s on its process column (others:
-        nothing). Returns (panel, pivot_ids, lu00), None where this rank has none."""
-        g = self.grid
-        if g.y != s.ky:
-            return None, None, None
-        with self.clock.phase("reduce_panel"):
-            panel = self.reduce_panel(s)
-        if g.layer != s.lk:
-            return panel, None, None
-        with self.clock.phase("tournament_pivoting"):
-            return (panel, *self.tournament_pivoting(s, panel))
+    # --- sends started ahead ---------------------------------------------------
+    def _start(self, comm, buf: np.ndarray, root: int) -> None:
+        """Start the bcast of buf from this rank (the root) over comm; kept until done."""
+        requests = collectives.bcast_start(comm, buf, root)
+        if requests:
+            self._sends.append((requests, buf))
 
-    def step(self, s: Step, ahead: tuple, nxt: Step | None) -> tuple | None:
+    def _test_sends(self) -> None:
+        """Let MPI progress the started sends; forget them once all have completed."""
+        if self._sends and MPI.Request.Testall([r for rs, _ in self._sends for r in rs]):
+            self._sends = []
+
+    def _complete_sends(self) -> None:
+        MPI.Request.Waitall([r for rs, _ in self._sends for r in rs])
+        self._sends = []
+
+    # --- one step ----------------------------------------------------------
+    def panel_phase(self, s: Step) -> _Panel:
+        """Step s's panel work on its process column, started sends included: reduce_panel
+        (the column), tournament_pivoting, then (players (x, ky, lk)) the pivot ids'
+        bcast started by the root, the row moves worked out, L00's bcast along the row
+        started, solve_panel, and with c = 1 L's bcast along the row started."""
+        g, clock = self.grid, self.clock
+        out = _Panel()
+        if g.y != s.ky:
+            return out
+        with clock.phase("reduce_panel"):
+            out.panel = self.reduce_panel(s)
+        if g.layer != s.lk:
+            return out
+        with clock.phase("tournament_pivoting"):
+            pivot_ids, lu00 = self.tournament_pivoting(s, out.panel)
+        with clock.phase("push_pivots"), g.comm.phase("push_pivots"):
+            singular = (pivot_ids < 0).any() or not np.all(np.diag(lu00) != 0)
+            out.header = np.append(pivot_ids.astype(np.float64), 1.0 if singular else 0.0)
+            if g.comm.rank == g.rank_of(s.kx, s.ky, s.lk):
+                self._start(g.comm, out.header, g.comm.rank)
+                out.posted.add("ids")
+            if singular:
+                return out
+            out.lu00 = lu00
+            out.moves, out.perm = self._row_moves(pivot_ids, self._mine(pivot_ids))
+            if self.plan.redundant_u or g.x == s.kx:
+                self._start(g.row_comm, lu00, s.ky)
+                out.posted.add("lu00")
+        with clock.phase("solves"):
+            out.l_full = self.solve_panel(s, out, pivot_ids)
+        if g.c == 1:
+            with clock.phase("scatter_slices"), g.comm.phase("scatter_slices"):
+                self._start(g.row_comm, out.l_full, s.ky)
+                out.posted.add("l")
+        return out
+
+    def step(self, s: Step, ahead: _Panel, nxt: Step | None) -> _Panel | None:
         """Step s, its panel phase already done (`ahead`); returns the next step's."""
         g, clock = self.grid, self.clock
-        self._panel_swaps: list[tuple[int, int]] = []
-        panel, pivot_ids, lu00 = ahead
         clock.switch("push_pivots")
-        pivot_ids, lu00, mine = self.push_pivots(s, pivot_ids, lu00)
+        pivot_ids, lu00, mine = self.push_pivots(s, ahead)
         tstart = self.tiles.local_col_start(g.y, s.k + 1)
         pivot_rows = self.gather_pivot_rows(s, mine, pivot_ids, tstart)
         clock.switch("solves")
-        l_full = u_full = None
-        if g.layer == s.lk:
-            if g.y == s.ky:
-                l_full = self.solve_panel(s, panel, len(mine), lu00)
-            if pivot_rows is not None:
-                u_full = self.solve_row(s, pivot_rows, lu00, tstart)
+        u_full = None
+        if g.layer == s.lk and pivot_rows is not None:
+            u_full = self.solve_row(s, pivot_rows, lu00, tstart)
         clock.switch("scatter_slices")
-        l_slice, u_slice = self.scatter_slices(s, l_full, u_full, len(mine), tstart)
+        l_slice, u_slice = self.scatter_slices(s, ahead, u_full, len(mine), tstart)
         self.done += len(mine)
         clock.switch("update")
         ahead = self.trailing_update(l_slice, u_slice, tstart, nxt)
@@ -180,42 +247,57 @@ class ConfluxLU:
             return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
                               shift=s.k)
 
-    def push_pivots(self, s: Step, pivot_ids, lu00) -> tuple[np.ndarray, np.ndarray, list[int]]:
-        """Pivot ids to every rank, L00 to layer lk; move my pivot rows to the front."""
+    def _mine(self, pivot_ids: np.ndarray) -> list[int]:
+        """The positions in pivot order of the pivot rows this process row owns."""
+        return [int(i) for i in np.nonzero(self.tiles.owner_row(pivot_ids) == self.grid.x)[0]]
+
+    def _row_moves(self, pivot_ids: np.ndarray, mine: list[int]) -> tuple[list, np.ndarray]:
+        """The swaps (a, b) of active-row positions that bring my pivot rows, in pivot
+        order, to the front of the active rows, and the order they leave (perm)."""
+        perm = np.arange(len(self.order) - self.done)
+        where = perm.copy()                      # original position -> position now
+        moves = []
+        for offset, i in enumerate(mine):
+            b = int(where[self.position[int(pivot_ids[i])] - self.done])
+            if b != offset:
+                pa, pb = perm[offset], perm[b]
+                perm[offset], perm[b] = pb, pa
+                where[pa], where[pb] = b, offset
+                moves.append((offset, b))
+        return moves, perm
+
+    def push_pivots(self, s: Step, ahead: _Panel) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Pivot ids to every rank, L00 to layer lk; move my pivot rows to the front
+        (what the look-ahead started, it does not repeat)."""
         g = self.grid
         with g.comm.phase("push_pivots"):
-            header = np.empty(s.w + 1)
-            root = g.rank_of(s.kx, s.ky, s.lk)
-            if g.comm.rank == root:
-                singular = (pivot_ids < 0).any() or not np.all(np.diag(lu00) != 0)
-                header[:s.w] = pivot_ids
-                header[s.w] = 1.0 if singular else 0.0
-            collectives.bcast(g.comm, header, root)
+            header = ahead.header
+            if "ids" not in ahead.posted:
+                header = np.empty(s.w + 1)
+                collectives.bcast(g.comm, header, g.rank_of(s.kx, s.ky, s.lk))
             if header[s.w] != 0.0:
+                self._complete_sends()
                 raise SingularMatrixError(
                     f"matrix is singular to working precision at tile column {s.k} "
                     f"(columns {s.k * self.tiles.v}..{s.k * self.tiles.v + s.w - 1})")
             pivot_ids = header[:s.w].astype(np.int64)
-            if g.layer == s.lk and (self.plan.redundant_u or g.x == s.kx):
-                if lu00 is None:
-                    lu00 = np.empty((s.w, s.w), order="F")
+            lu00 = ahead.lu00
+            if (g.layer == s.lk and (self.plan.redundant_u or g.x == s.kx)
+                    and "lu00" not in ahead.posted):
+                lu00 = np.empty((s.w, s.w), order="F")
                 collectives.bcast(g.row_comm, lu00, s.ky)
         self.pivots.append(pivot_ids)
-        owners = self.tiles.owner_row(pivot_ids)
-        mine = [int(i) for i in np.nonzero(owners == g.x)[0]]
-        live = self.tiles.local_col_start(g.y, s.k + 1)   # the columns left are done with
-        for offset, i in enumerate(mine):
-            self._swap(self.done + offset, self.position[int(pivot_ids[i])], live)
+        mine = self._mine(pivot_ids)
+        moves, perm = ((ahead.moves, ahead.perm) if ahead.moves is not None
+                       else self._row_moves(pivot_ids, mine))
+        if moves:
+            live = self.tiles.local_col_start(g.y, s.k + 1)   # the columns left are done with
+            first, second = (np.array(side, dtype=np.int64) + self.done for side in zip(*moves))
+            self.matrix.move_rows(first, second, live)
+            self.order[self.done:] = self.order[self.done:][perm]
+            for position in np.union1d(first, second):
+                self.position[int(self.order[position])] = int(position)
         return pivot_ids, lu00, mine
-
-    def _swap(self, a: int, b: int, live: int) -> None:
-        if a == b:
-            return
-        self.matrix.swap_rows(a, b, live)
-        ga, gb = int(self.order[a]), int(self.order[b])
-        self.order[a], self.order[b] = gb, ga
-        self.position[ga], self.position[gb] = b, a
-        self._panel_swaps.append((a - self.done, b - self.done))
 
     def gather_pivot_rows(self, s: Step, mine: list[int], pivot_ids: np.ndarray,
                           tstart: int) -> np.ndarray | None:
@@ -225,20 +307,23 @@ class ConfluxLU:
         """
         g = self.grid
         ntrail = len(self.cols) - tstart
-        mine_rows = self.matrix.block(self.done, self.done + len(mine), tstart, None)
+        # my pivot rows' trailing columns, transposed (ntrail x mine, Fortran): a plain
+        # copy of the stored transpose's columns, and the layout pivots_t keeps
+        mine_t = self.matrix.rows_t(self.done, self.done + len(mine), tstart)
         with g.comm.phase("push_pivots"):
-            self._sum_over_layers(mine_rows, s.lk)
+            self._sum_over_layers(mine_t, s.lk)
             if g.layer != s.lk:
                 return None
+            if g.px == 1:
+                return mine_t                 # every pivot row is mine, in pivot order
             owners = self.tiles.owner_row(pivot_ids)
             counts = np.bincount(owners, minlength=g.px) * ntrail
             displs = collectives.displacements(counts)
             gathered = np.empty(s.w * ntrail)
-            # each block is (its pivots x ntrail) in Fortran order: (ntrail x its pivots) in C
             if self.plan.redundant_u:
-                collectives.allgatherv(g.col_comm, mine_rows, gathered, counts)
+                collectives.allgatherv(g.col_comm, mine_t, gathered, counts)
             else:
-                collectives.gatherv(g.col_comm, mine_rows, gathered, counts, s.kx)
+                collectives.gatherv(g.col_comm, mine_t, gathered, counts, s.kx)
                 if g.x != s.kx:
                     return None
         pivots_t = np.empty((ntrail, s.w), order="F")
@@ -247,21 +332,23 @@ class ConfluxLU:
             sel = by_owner[np.searchsorted(owners[by_owner], x, "left"):
                            np.searchsorted(owners[by_owner], x, "right")]
             if len(sel):
-                pivots_t[:, sel] = gathered[displs[x]:displs[x] + counts[x]].reshape(ntrail, len(sel))
+                block = gathered[displs[x]:displs[x] + counts[x]]
+                pivots_t[:, sel] = block.reshape((ntrail, len(sel)), order="F")
         return pivots_t
 
-    def solve_panel(self, s: Step, panel: np.ndarray, npiv: int, lu00: np.ndarray) -> np.ndarray:
-        """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots (with
-        Px = 1 the panel's getrf has computed it)."""
+    def solve_panel(self, s: Step, ahead: _Panel, pivot_ids: np.ndarray) -> np.ndarray:
+        """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots, in the
+        order the row moves leave them (with Px = 1 the panel's getrf has computed it)."""
+        npiv = len(self._mine(pivot_ids))
         if self.panel_alone:
-            l_full = np.asfortranarray(panel[npiv:])
+            l_full = np.asfortranarray(ahead.panel[npiv:])
         else:
-            for a, b in self._panel_swaps:
-                panel[[a, b]] = panel[[b, a]]
-            l_full = self.kernels.solve_upper_right(lu00, np.asfortranarray(panel[npiv:]))
-        self.factors.l_rows.append((s.k, self.order[self.done + npiv:].copy(), l_full))
+            l_full = self.kernels.solve_upper_right(
+                ahead.lu00, np.asfortranarray(ahead.panel[ahead.perm[npiv:]]))
+        rows = self.order[self.done:][ahead.perm[npiv:]]
+        self.factors.l_rows.append((s.k, rows, l_full))
         if self.grid.x == s.kx:
-            self.factors.diag.append((s.k, self.pivots[-1], lu00))
+            self.factors.diag.append((s.k, pivot_ids, ahead.lu00))
         return l_full
 
     def solve_row(self, s: Step, pivots_t: np.ndarray, lu00: np.ndarray, tstart: int) -> np.ndarray:
@@ -271,17 +358,20 @@ class ConfluxLU:
             self.factors.u_rows.append((s.k, self.cols[tstart:], u_t))
         return u_t
 
-    def scatter_slices(self, s: Step, l_full, u_full, npiv: int, tstart: int):
+    def scatter_slices(self, s: Step, ahead: _Panel, u_full, npiv: int, tstart: int):
         """Layer l receives L[:, s_l] along its process row and U[s_l, :] from its fibre."""
         g = self.grid
         nrows = len(self.rows) - self.done - npiv
         ntrail = len(self.cols) - tstart
         mine = int(s.slices[g.layer])
         with g.comm.phase("scatter_slices"):
-            l_slice = np.empty((nrows, mine), order="F")
-            if g.y == s.ky:
-                l_slice = self._scatter_columns(s, l_full, nrows)
-            collectives.bcast(g.row_comm, l_slice, s.ky)
+            if "l" in ahead.posted:
+                l_slice = ahead.l_full
+            else:
+                l_slice = np.empty((nrows, mine), order="F")
+                if g.y == s.ky:
+                    l_slice = self._scatter_columns(s, ahead.l_full, nrows)
+                collectives.bcast(g.row_comm, l_slice, s.ky)
             if self.plan.redundant_u:
                 u_slice = self._scatter_columns(s, u_full, ntrail)
             else:
@@ -302,14 +392,15 @@ class ConfluxLU:
         return out
 
     def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int,
-                        nxt: Step | None) -> tuple | None:
-        """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm), with a look-ahead of one
-        step: the next panel's columns first, then the next panel phase (its column
-        factors the panel while the other ranks update), then the rest."""
+                        nxt: Step | None) -> _Panel | None:
+        """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm), with the look-ahead
+        (class doc): the next panel's columns, the next panel phase, then the rest in
+        column chunks with the started sends tested between them."""
         first = nxt.w if nxt is not None and self.grid.y == nxt.ky else 0
         self.matrix.update(self.done, tstart, l_slice, u_slice_t[:first])
         ahead = self.panel_phase(nxt) if nxt is not None else None
         self.matrix.update(self.done, tstart + first, l_slice, u_slice_t[first:])
+        self._test_sends()
         return ahead
 
 
@@ -336,9 +427,14 @@ class HostMatrix:
         transpose_into(stored, out)
         return out
 
-    def swap_rows(self, i: int, j: int, c0: int) -> None:
-        """Swap rows i and j in columns c0 and right (those the LU still reads)."""
-        self.at[c0:, [i, j]] = self.at[c0:, [j, i]]
+    def rows_t(self, r0: int, r1: int, c0: int) -> np.ndarray:
+        """A copy of a[r0:r1, c0:]^T in Fortran order (contiguous stored columns)."""
+        return self.at[c0:, r0:r1].copy(order="F")
+
+    def move_rows(self, first: np.ndarray, second: np.ndarray, c0: int) -> None:
+        """Swap rows first[i] and second[i], in turn, in columns c0 and right (those the
+        LU still reads): contiguous columns of the stored transpose (dswap)."""
+        swap_columns(self.at[c0:], first, second)
 
     def finish(self) -> None:
         """Nothing queued: the CPU work has returned."""

@@ -42,8 +42,17 @@ class DeviceMatrix:
         device.get(out=host)
         return host
 
-    def swap_rows(self, i: int, j: int, c0: int) -> None:
-        self.a[[i, j], c0:] = self.a[[j, i], c0:]
+    def rows_t(self, r0: int, r1: int, c0: int) -> np.ndarray:
+        """A copy of a[r0:r1, c0:]^T in a pinned host buffer (Fortran order)."""
+        device = self.cp.asfortranarray(self.a[r0:r1, c0:].T)
+        host = self.cupyx.empty_pinned(device.shape, dtype=np.float64, order="F")
+        device.get(out=host)
+        return host
+
+    def move_rows(self, first: np.ndarray, second: np.ndarray, c0: int) -> None:
+        """Swap rows first[i] and second[i], in turn, in columns c0 and right."""
+        for i, j in zip(first.tolist(), second.tolist()):
+            self.a[[i, j], c0:] = self.a[[j, i], c0:]
 
     def finish(self) -> None:
         """Wait for the queued kernels and copies (the timer stops after this)."""
