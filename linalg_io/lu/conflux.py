@@ -102,6 +102,25 @@ class _Panel:
     posted: set = field(default_factory=set)
 
 
+class Workspace:
+    """Step buffers kept from run to run: a large array made fresh every step costs its
+    page faults every step (the allocator returns it to the system when freed), which
+    here was ~10% of the factorization. `get(key, shape)` gives an uninitialised
+    Fortran array, the same memory for the same key; keys name a step's kept factors
+    (("l", k), ("u", k)) or a transient buffer by step parity (("panel", k % 2), ...),
+    so that the look-ahead's step k+1 never writes what step k still reads."""
+
+    def __init__(self) -> None:
+        self._arrays: dict = {}
+
+    def get(self, key, shape: tuple[int, ...]) -> np.ndarray:
+        size = int(np.prod(shape))
+        buf = self._arrays.get(key)
+        if buf is None or buf.size < size:
+            buf = self._arrays[key] = np.empty(size)
+        return buf[:size].reshape(shape, order="F")
+
+
 class ConfluxLU:
     """One rank's part of the 2.5D LU; `factor()` runs all steps of `plan`.
 
@@ -129,6 +148,7 @@ class ConfluxLU:
         # a process column of one rank: its getrf of the panel (the whole tournament) is
         # the panel's LU, L rows included, so solve_panel has nothing left to solve
         self.panel_alone = grid.px == 1
+        self.buffers = Workspace()
 
     def reset(self) -> None:
         self.order = self.rows.copy()             # local position -> global row
@@ -229,7 +249,8 @@ class ConfluxLU:
         """Sum the active rows of the panel over the layers onto layer lk."""
         g = self.grid
         j0 = self.tiles.local_col_start(g.y, s.k)
-        panel = self.matrix.block(self.done, None, j0, j0 + s.w)
+        out = self.buffers.get(("panel", s.k % 2), (len(self.rows) - self.done, s.w))
+        panel = self.matrix.block(self.done, None, j0, j0 + s.w, out)
         with g.comm.phase("reduce_panel"):
             self._sum_over_layers(panel, s.lk)
         return panel
@@ -245,7 +266,7 @@ class ConfluxLU:
         with self.grid.comm.phase("tournament_pivoting"):
             ids = self.order[self.done:].astype(np.float64)
             return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
-                              shift=s.k)
+                              shift=s.k, scratch=self.buffers.get(("getrf", 0), panel.shape))
 
     def _mine(self, pivot_ids: np.ndarray) -> list[int]:
         """The positions in pivot order of the pivot rows this process row owns."""
@@ -309,7 +330,9 @@ class ConfluxLU:
         ntrail = len(self.cols) - tstart
         # my pivot rows' trailing columns, transposed (ntrail x mine, Fortran): a plain
         # copy of the stored transpose's columns, and the layout pivots_t keeps
-        mine_t = self.matrix.rows_t(self.done, self.done + len(mine), tstart)
+        kept = g.x == s.kx and g.layer == s.lk       # U's rows, kept as the factor
+        mine_t = self.matrix.rows_t(self.done, self.done + len(mine), tstart, self.buffers.get(
+            ("u", s.k) if kept and g.px == 1 else ("mine", s.k % 2), (ntrail, len(mine))))
         with g.comm.phase("push_pivots"):
             self._sum_over_layers(mine_t, s.lk)
             if g.layer != s.lk:
@@ -319,14 +342,14 @@ class ConfluxLU:
             owners = self.tiles.owner_row(pivot_ids)
             counts = np.bincount(owners, minlength=g.px) * ntrail
             displs = collectives.displacements(counts)
-            gathered = np.empty(s.w * ntrail)
+            gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
             if self.plan.redundant_u:
                 collectives.allgatherv(g.col_comm, mine_t, gathered, counts)
             else:
                 collectives.gatherv(g.col_comm, mine_t, gathered, counts, s.kx)
                 if g.x != s.kx:
                     return None
-        pivots_t = np.empty((ntrail, s.w), order="F")
+        pivots_t = self.buffers.get(("u", s.k) if kept else ("pivots", s.k % 2), (ntrail, s.w))
         by_owner = np.argsort(owners, kind="stable")
         for x in range(g.px):
             sel = by_owner[np.searchsorted(owners[by_owner], x, "left"):
@@ -340,11 +363,12 @@ class ConfluxLU:
         """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots, in the
         order the row moves leave them (with Px = 1 the panel's getrf has computed it)."""
         npiv = len(self._mine(pivot_ids))
+        l_full = self.buffers.get(("l", s.k), (ahead.panel.shape[0] - npiv, s.w))
         if self.panel_alone:
-            l_full = np.asfortranarray(ahead.panel[npiv:])
+            np.copyto(l_full, ahead.panel[npiv:])
         else:
-            l_full = self.kernels.solve_upper_right(
-                ahead.lu00, np.asfortranarray(ahead.panel[ahead.perm[npiv:]]))
+            np.take(ahead.panel, ahead.perm[npiv:], axis=0, out=l_full)
+            l_full = self.kernels.solve_upper_right(ahead.lu00, l_full)
         rows = self.order[self.done:][ahead.perm[npiv:]]
         self.factors.l_rows.append((s.k, rows, l_full))
         if self.grid.x == s.kx:
@@ -368,7 +392,7 @@ class ConfluxLU:
             if "l" in ahead.posted:
                 l_slice = ahead.l_full
             else:
-                l_slice = np.empty((nrows, mine), order="F")
+                l_slice = self.buffers.get(("l_slice", s.k % 2), (nrows, mine))
                 if g.y == s.ky:
                     l_slice = self._scatter_columns(s, ahead.l_full, nrows)
                 collectives.bcast(g.row_comm, l_slice, s.ky)
@@ -419,17 +443,18 @@ class HostMatrix:
         else:
             self.at[...] = original.T
 
-    def block(self, r0: int, r1: int | None, c0: int, c1: int | None) -> np.ndarray:
-        """A copy of a[r0:r1, c0:c1] in Fortran order (a tiled transpose of the stored
-        block)."""
-        stored = self.at[c0:c1, r0:r1]
-        out = np.empty(stored.shape[::-1], order="F")
-        transpose_into(stored, out)
+    def block(self, r0: int, r1: int | None, c0: int, c1: int | None,
+              out: np.ndarray) -> np.ndarray:
+        """a[r0:r1, c0:c1] copied into out (Fortran order; a tiled transpose of the
+        stored block); returns out."""
+        transpose_into(self.at[c0:c1, r0:r1], out)
         return out
 
-    def rows_t(self, r0: int, r1: int, c0: int) -> np.ndarray:
-        """A copy of a[r0:r1, c0:]^T in Fortran order (contiguous stored columns)."""
-        return self.at[c0:, r0:r1].copy(order="F")
+    def rows_t(self, r0: int, r1: int, c0: int, out: np.ndarray) -> np.ndarray:
+        """a[r0:r1, c0:]^T copied into out (Fortran order: contiguous stored columns);
+        returns out."""
+        np.copyto(out, self.at[c0:, r0:r1])
+        return out
 
     def move_rows(self, first: np.ndarray, second: np.ndarray, c0: int) -> None:
         """Swap rows first[i] and second[i], in turn, in columns c0 and right (those the

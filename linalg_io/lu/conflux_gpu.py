@@ -2,8 +2,8 @@
 
 The rank's local block stays on its GPU for the whole factorization; the trailing
 update is a cuBLAS dgemm there, the row moves are device copies. What MPI ships
-(the active panel rows, the pivot rows) is copied out into pinned host buffers
-that go straight to MPI (host staging: no CUDA-aware MPI needed); the L and U
+(the active panel rows, the pivot rows) is copied out into host buffers (the
+LU's `Workspace`, reused from run to run) that go straight to MPI (host staging: no CUDA-aware MPI needed); the L and U
 slices a rank receives are uploaded before its dgemm. The panel-sized getrf
 (tournament) and the two triangular solves run on the GPU through cuSOLVER /
 cuBLAS (`cupyx.scipy.linalg`), on blocks uploaded for the call.
@@ -24,9 +24,6 @@ class DeviceMatrix:
 
     def __init__(self, shape: tuple[int, int]) -> None:
         self.cp = require_cupy()
-        import cupyx
-
-        self.cupyx = cupyx
         self.a = self.cp.zeros(shape, dtype=np.float64, order="F")
 
     def load(self, original: np.ndarray | None) -> None:
@@ -35,19 +32,16 @@ class DeviceMatrix:
         else:
             self.a[...] = self.cp.asarray(np.asfortranarray(original))
 
-    def block(self, r0: int, r1: int | None, c0: int, c1: int | None) -> np.ndarray:
-        """A copy of a[r0:r1, c0:c1] in a pinned host buffer (Fortran order)."""
-        device = self.cp.asfortranarray(self.a[r0:r1, c0:c1])
-        host = self.cupyx.empty_pinned(device.shape, dtype=np.float64, order="F")
-        device.get(out=host)
-        return host
+    def block(self, r0: int, r1: int | None, c0: int, c1: int | None,
+              out: np.ndarray) -> np.ndarray:
+        """a[r0:r1, c0:c1] copied into the host array out (Fortran order); returns out."""
+        self.cp.asfortranarray(self.a[r0:r1, c0:c1]).get(out=out)
+        return out
 
-    def rows_t(self, r0: int, r1: int, c0: int) -> np.ndarray:
-        """A copy of a[r0:r1, c0:]^T in a pinned host buffer (Fortran order)."""
-        device = self.cp.asfortranarray(self.a[r0:r1, c0:].T)
-        host = self.cupyx.empty_pinned(device.shape, dtype=np.float64, order="F")
-        device.get(out=host)
-        return host
+    def rows_t(self, r0: int, r1: int, c0: int, out: np.ndarray) -> np.ndarray:
+        """a[r0:r1, c0:]^T copied into the host array out (Fortran order); returns out."""
+        self.cp.asfortranarray(self.a[r0:r1, c0:].T).get(out=out)
+        return out
 
     def move_rows(self, first: np.ndarray, second: np.ndarray, c0: int) -> None:
         """Swap rows first[i] and second[i], in turn, in columns c0 and right."""

@@ -36,8 +36,10 @@ def permutation(ipiv: np.ndarray, m: int) -> np.ndarray:
     return perm
 
 
-def select_rows(rows: np.ndarray, ids: np.ndarray, w: int, getrf: Getrf) -> tuple[np.ndarray, np.ndarray]:
-    """Factor `rows` (m x w) with partial pivoting; return (packed, factors).
+def select_rows(rows: np.ndarray, ids: np.ndarray, w: int, getrf: Getrf,
+                scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Factor `rows` (m x w) with partial pivoting; return (packed, factors). `scratch`:
+    an m x w Fortran array to factor the copy in (else a new one).
 
     packed: w x (w+1), the chosen rows' original values in pivot order and their ids
     in the last column (zero rows with id -1 pad when m < w); factors: the w x w
@@ -49,7 +51,11 @@ def select_rows(rows: np.ndarray, ids: np.ndarray, w: int, getrf: Getrf) -> tupl
     factors = np.zeros((w, w), order="F")
     if m == 0:
         return packed, factors
-    work = np.asfortranarray(rows, dtype=np.float64).copy(order="F")
+    if scratch is None:
+        work = np.asfortranarray(rows, dtype=np.float64).copy(order="F")
+    else:
+        work = scratch
+        np.copyto(work, rows)
     ipiv = np.zeros(min(m, w), dtype=np.int32)
     getrf(work, ipiv)
     chosen = permutation(ipiv, m)[:min(m, w)]
@@ -66,11 +72,12 @@ def _merge(first: np.ndarray, second: np.ndarray, w: int, getrf: Getrf) -> tuple
 
 
 def tournament(col_comm: CountedComm, panel: np.ndarray, ids: np.ndarray, w: int,
-               getrf: Getrf, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:
+               getrf: Getrf, shift: int = 0,
+               scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Collective over `col_comm`: the w pivot rows of the stacked panels of all ranks.
 
     panel: this rank's active rows of the panel (m x w, fully summed), ids their
-    global rows. The roles of the butterfly go to the ranks relabelled
+    global rows (`scratch`: an m x w Fortran array for the local getrf). The roles of the butterfly go to the ranks relabelled
     (rank - shift) mod size, so that rotating `shift` from step to step spreads the
     fold/unfold messages of a non-power-of-two column. Returns (pivot_ids, factors):
     the winners' global rows in pivot order (-1 where the panel ran out of rows) and
@@ -83,7 +90,7 @@ def tournament(col_comm: CountedComm, panel: np.ndarray, ids: np.ndarray, w: int
     def real(virtual: int) -> int:
         return (virtual + shift) % size
 
-    packed, factors = select_rows(panel, ids, w, getrf)
+    packed, factors = select_rows(panel, ids, w, getrf, scratch)
     q = butterfly_size(size)
     incoming = np.empty((w, w + 1), order="F")
     if rank >= q:
