@@ -224,6 +224,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     those per-rank works under fair sharing of the cores (`shared_makespan`). Then
 
       time_s = M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],  M = shared_makespan.
+
+    With Py > 1 and a core per rank, the ranks of column ky_{k+1} start step k+1's
+    sends (ids, L00, L) right after F_{k+1}, inside U_k (`linalg_io.lu.conflux`), so no
+    rank waits for the panel's column, and a rank that fell behind in one step (the
+    busier column) catches up in the next: each rank's own pieces add up,
+
+      time_s = M(F_0) + sum_k M(I_k) + max_r sum_k [S_k(r) + U_k(r) + F_{k+1}(r)].
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
@@ -315,6 +322,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     players = on_panel & layer_root
     solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
     solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots")
+    # with Px = 1 the panel's getrf (the tournament) has given L: nothing to solve
     solve.work(players * b * wk * wk, PANEL_RATE, "solves")
     solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
     if plan.redundant_u:
@@ -431,7 +439,14 @@ def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses,
                                        cores)
                 for width, costs in ids["per_width"].items()}
     total = makespan(panel)[0] + sum(ids_time[width] for width in ids["widths"])
-    return float(total + makespan(solve).sum() + makespan(update + following).sum())
+    if spans["row"] == 1 or cores is not None:
+        # Py = 1: every rank is on the panel's column (the tournament couples them each
+        # step); shared cores: the ranks that do not wait take the cores, step by step
+        return float(total + makespan(solve).sum() + makespan(update + following).sum())
+    # Py > 1, a core per rank: the look-ahead starts step k+1's sends right after
+    # F_{k+1}, so no rank waits for the panel's column (nor, stepping on, for the busier
+    # column of a step): each rank's own S, U and F add up; the busiest total is the time
+    return float(total + spread(solve + update + following, xs, ys).max())
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
@@ -504,7 +519,9 @@ TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1}
                 "per-rank pieces: sum over links of alpha msgs + max(sum beta sent, sum beta "
                 "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
                 "network's alpha and beta per communicator; M = slowest rank, or the "
-                "makespan when ranks share cores; conflux_plan_counts)")
+                "makespan when ranks share cores; with Py > 1 and a core per rank, the "
+                "look-ahead's sends started early: M(F_0) + sum_k M(I_k) + max over ranks of "
+                "sum_k [S_k + U_k + F_{k+1}]; conflux_plan_counts)")
 
 
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,

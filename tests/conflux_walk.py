@@ -106,7 +106,9 @@ def _fibre_scatter(rows_bytes, slices, lk, shape, axis):
 
 def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     """Per-rank totals [layer, x, y] (sent, recv, msgs, flops) and, with a profile, the
-    critical-path time M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
+    critical-path time M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]; with Py > 1
+    and a core per rank (the look-ahead's sends started early) M(F_0) + sum_k M(I_k) +
+    max over the ranks of sum_k [S_k + U_k + F_{k+1}]."""
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
     p = c * px * py
@@ -209,9 +211,13 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     if profile is not None:
         cores = placement.shared_cores
         total = shared_makespan(pieces[0][0], cores)
+        own = np.zeros(shape)
         for k, (_, i_k, s_k, u_k) in enumerate(pieces):
             f_next = pieces[k + 1][0] if k + 1 < len(pieces) else np.zeros_like(u_k)
-            total += (shared_makespan(i_k, cores) + shared_makespan(s_k, cores)
-                      + shared_makespan(u_k + f_next, cores))
-        out["time_s"] = total
+            total += shared_makespan(i_k, cores)
+            if py == 1 or cores is not None:
+                total += shared_makespan(s_k, cores) + shared_makespan(u_k + f_next, cores)
+            else:
+                own += s_k + u_k + f_next
+        out["time_s"] = total + own.max()
     return out
