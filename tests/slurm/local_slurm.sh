@@ -11,6 +11,7 @@
 #                                       folder (nothing if stopped)
 #   tests/slurm/local_slurm.sh status   exit 0 when the node answers and is up
 #   tests/slurm/local_slurm.sh env      print `export SLURM_CONF=...` for the clients
+#   tests/slurm/local_slurm.sh install  only install the Debian packages if missing
 #
 # The node is declared with $LINALG_IO_SLURM_CPUS CPUs (8) whatever it has
 # (SlurmdParameters=config_overrides), so 4- and 8-task jobs run on a small machine;
@@ -162,5 +163,6 @@ case "${1:-}" in
     stop) stop ;;
     status) running ;;
     env) echo "export SLURM_CONF=$CONF" ;;
-    *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+    install) install_packages ;;
+    *) echo "usage: $0 start|stop|status|env|install" >&2; exit 2 ;;
 esac
