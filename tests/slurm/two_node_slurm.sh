@@ -47,6 +47,9 @@ CONF=$DIR/slurm.conf
 NODES=("$LIO_CLUSTER-n0" "$LIO_CLUSTER-n1")
 CLUSTER=$REPO/bench/emulated_cluster.sh
 
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
 say() { echo "two_node_slurm: $*" >&2; }
 
 client_env() {
@@ -85,45 +88,19 @@ running() {
 
 write_config() {
     local i
-    mkdir -p "$DIR"/{state,log,munge,nodetmp}
-    chmod 700 "$DIR/munge"
-    dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 status=none
-    chmod 400 "$DIR/munge/munge.key"
+    mkdir -p "$DIR"/{state,log,nodetmp}
+    munge_key "$DIR"
     for i in "${!NODES[@]}"; do
         mkdir -p "$DIR/spool/${NODES[$i]}" "$DIR/nodetmp-${NODES[$i]}"
     done
-    cat >"$CONF" <<EOF
+    common_conf "$DIR" "$CTLD_PORT" "$SLURMD_PORT" >"$CONF"
+    cat >>"$CONF" <<EOF
 ClusterName=$LIO_CLUSTER
 SlurmctldHost=${NODES[0]}($LIO_CLUSTER_SUBNET.1)
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$DIR/munge/munge.socket
-StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool/%n
-SlurmctldPidFile=$DIR/slurmctld.pid
 SlurmdPidFile=$DIR/slurmd-%n.pid
-SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd-%n.log
 TmpFS=$DIR/nodetmp
-SlurmdParameters=config_overrides
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/backfill
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$DIR/log/jobcomp.log
-ReturnToService=2
-MinJobAge=3600
-KillWait=30
-SchedulerParameters=sched_interval=1
 EOF
     for i in "${!NODES[@]}"; do
         echo "NodeName=${NODES[$i]} NodeAddr=$LIO_CLUSTER_SUBNET.$((i + 1)) CPUs=$CPUS" \
@@ -155,9 +132,7 @@ start() {
     [[ $rc == 0 ]] || { stop_all; exit "$rc"; }
     trap fail_start ERR
     write_config
-    munged --force --socket="$DIR/munge/munge.socket" --key-file="$DIR/munge/munge.key" \
-        --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/log/munged.log" \
-        --seed-file="$DIR/munge/munged.seed"
+    start_munged "$DIR"
     in_node 0 slurmctld -c -f "$CONF"
     for i in "${!NODES[@]}"; do
         in_node "$i" slurmd -c -f "$CONF" -N "${NODES[$i]}"
@@ -170,20 +145,6 @@ start() {
     trap - ERR INT TERM HUP
     say "up: nodes ${NODES[*]} ($LIO_CLUSTER_SUBNET.1-${#NODES[@]}, $RATE links), $CPUS CPUs" \
         "declared each, state in $DIR"
-}
-
-stop_pidfile() {   # stop_pidfile FILE: TERM the daemon of FILE and wait for it to go
-    local pid
-    [[ -f $1 ]] || return 0
-    pid=$(cat "$1")
-    if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then
-        for _ in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.2
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$1"
 }
 
 stop_all() {
