@@ -98,11 +98,12 @@ def _megabytes(block: dict | None, *path: str) -> str:
 
 
 def time_text(record: dict) -> str:
-    """'time=0.766 s (model 0.150 s, x5.1; median of 5 reps of the slowest rank,
-    factorization only)': the measured time beside the model's and their ratio."""
+    """'time=0.766 s (model 0.150 s, x5.11; median of 5 reps of the slowest rank,
+    factorization only)': the measured time beside the model's and their ratio (three
+    digits, so a ratio near one keeps its decimals: x1.03, not x1)."""
     median = record["time_s"]["median"]
     model = (record.get("model") or {}).get("time_s")
-    versus = (f"model {model:.3g} s, x{median / model:.2g}; " if model and model > 0
+    versus = (f"model {model:.3g} s, x{median / model:.3g}; " if model and model > 0
               else "no model time; ")
     reps = len(record.get("times_s") or []) or record.get("reps")
     timed = TIMED.get(record.get("kernel"), "the kernel only")
