@@ -63,7 +63,10 @@ def launch(p: int, n: int, options: str, reps: int, warmup: int, out: Path) -> d
     load = os.getloadavg()[0]
     busy0 = cpu_busy()
     own0, wall0 = children_cpu(), time.monotonic()
-    subprocess.run(command, check=True, env={**os.environ, **env})
+    # `python -m` puts the working directory first on sys.path: run another checkout's
+    # code (PYTHONPATH=DIR) from DIR, or this checkout's would be imported
+    where = env["PYTHONPATH"].split(os.pathsep)[0] if "PYTHONPATH" in env else None
+    subprocess.run(command, check=True, env={**os.environ, **env}, cwd=where)
     busy1 = cpu_busy()
     own, wall = children_cpu() - own0, time.monotonic() - wall0
     ticks = os.sysconf("SC_CLK_TCK")
