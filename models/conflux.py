@@ -189,9 +189,11 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     """Per-rank totals, arrays [layer, x, y]: "sent", "recv" (bytes), "msgs", "flops";
     with a profile also "time_s", the critical path of the code's schedule on the
     profile's machine (`placement`: where the P ranks sit, default the profile's); with
-    `by_phase`, "by_phase": {phase: the same four arrays} for the `PHASES` of
-    `ConfluxLU.step` in its order (they sum to the totals; the pivot ids' broadcast is
-    push_pivots', the local getrf and merges tournament_pivoting's); with `by_group`,
+    `by_phase`, "by_phase": {phase: the same four arrays, "gamma_flops" and "links"
+    (`_by_phase`)} for the `PHASES` of `ConfluxLU.step` in its order (they sum to the
+    totals, but for the panel rows' solve with Px = 1, which the code does not run: the
+    getrf of the panel gives L; the pivot ids' broadcast is push_pivots', the local
+    getrf and merges tournament_pivoting's); with `by_group`,
     "by_group": {group: (sent, recv) arrays [layer, x, y]} of the row, column and fibre
     communicators, and "id_roots" (the pivot ids' root and bytes per step), for the
     inter-node split (`node_traffic`).
@@ -315,7 +317,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     players = on_panel & layer_root
     solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
     solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots")
-    solve.work(players * b * wk * wk, PANEL_RATE, "solves")
+    solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
     solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
     if plan.redundant_u:
         into = per_x(owned.sum(axis=1, keepdims=True) - owned)
@@ -360,17 +362,42 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
 
 def _by_phase(pieces, xs: StepClasses, ys: StepClasses, ids: dict, shape: tuple) -> dict:
-    """{phase: {"sent", "recv", "msgs", "flops"}} per rank ([layer, x, y]), in PHASES order
-    (one `spread` for all of them)."""
-    zero = np.zeros((4,) + pieces[0].shape)
-    per_phase = np.stack([sum((piece.phases[phase].totals() for piece in pieces
+    """{phase: {"sent", "recv", "msgs", "flops", "gamma_flops", "links"}} per rank
+    ([layer, x, y]), in PHASES order (one `spread` for all of them): "gamma_flops" the
+    flops as the time counts them (at the rate each kernel runs, in flops at gamma),
+    "links" {group: (sent, recv, msgs)} of each communicator group the phase uses
+    (COMM_GROUPS, and "world" for the pivot ids' broadcast), for its time on the links
+    they cross (`linalg_io.models.phase_time`)."""
+    groups = [g for g in COMM_GROUPS
+              if any(g in part.traffic for piece in pieces for part in piece.phases.values())]
+    full = pieces[0].shape
+
+    def rows(part: _Piece) -> np.ndarray:
+        """[sent, recv, msgs, flops, gamma flops, per group (sent, recv, msgs)]."""
+        arrays = [*part.totals(), np.broadcast_to(part.flops + part.slow, full)]
+        for group in groups:
+            arrays += [np.broadcast_to(a, full) for a in part.traffic.get(group, (0.0,) * 3)]
+        return np.stack(arrays)
+
+    zero = np.zeros((5 + 3 * len(groups),) + full)
+    per_phase = np.stack([sum((rows(piece.phases[phase]) for piece in pieces
                                if phase in piece.phases), zero) for phase in PHASES])
     totals = spread(per_phase, xs, ys)
+    id_costs = tuple(ids[key].reshape(shape) for key in ("sent", "recv", "msgs"))
     push = PHASES.index("push_pivots")
-    for i, key in enumerate(("sent", "recv", "msgs")):
-        totals[push, i] += ids[key].reshape(shape)
-    return {phase: dict(zip(("sent", "recv", "msgs", "flops"), totals[j]))
-            for j, phase in enumerate(PHASES)}
+    for i, cost in enumerate(id_costs):
+        totals[push, i] += cost
+    out = {}
+    for j, phase in enumerate(PHASES):
+        used = {g for piece in pieces if phase in piece.phases
+                for g in piece.phases[phase].traffic}
+        links = {g: tuple(totals[j, 5 + 3 * i: 8 + 3 * i]) for i, g in enumerate(groups)
+                 if g in used}
+        if phase == "push_pivots":
+            links["world"] = id_costs
+        out[phase] = {**dict(zip(("sent", "recv", "msgs", "flops", "gamma_flops"), totals[j])),
+                      "links": links}
+    return out
 
 
 def _small(first: np.ndarray, second: np.ndarray) -> np.ndarray:
