@@ -7,7 +7,9 @@ summed over the steps:
 
     sum over its links of alpha msgs + max(beta sent, beta recv) + flops / rate
 
-(`linalg_io.models.costs.link_time`), the dgemm at gamma times `gemm_efficiency` of its
+(`linalg_io.models.costs.link_time`; 2.5D: the collectives of a phase run one after
+another, each with its own max(beta sent, beta recv), as the critical path takes
+them), the dgemm at gamma times `gemm_efficiency` of its
 inner dimension, getrf and the triangular solves at gamma times PANEL_RATE (the rates
 of `linalg_io.models.conflux`), times P / cores when the ranks share fewer cores. No
 waiting is in it: where a measured phase exceeds its prediction by much, that phase
@@ -36,7 +38,7 @@ panels' getrf in panel, the dgemm and the dtrsm of U in update.
 from __future__ import annotations
 
 import numpy as np
-from linalg_io.models.conflux import conflux_plan_counts
+from linalg_io.models.conflux import conflux_plan_counts, link_keys
 from linalg_io.models.costs import link_time
 from linalg_io.models.lu2d import lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
@@ -57,8 +59,8 @@ class _Phase:
         self.flops = np.zeros(shape)
         self.gamma_flops = np.zeros(shape)
 
-    def add(self, span: int, mask, costs: tuple) -> None:
-        totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in range(3)])
+    def add(self, span, mask, costs: tuple) -> None:
+        totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in costs])
         for total, cost in zip(totals, costs):
             total += mask * np.broadcast_to(np.asarray(cost, dtype=float), self.shape)
 
@@ -83,17 +85,17 @@ def _summary(phases: dict[str, _Phase], profile: MachineProfile, placement: Plac
             "mean": {name: float(s.mean()) for name, s in seconds.items()}}
 
 
-def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform") -> dict:
+def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform",
+                   placement: Placement | None = None) -> dict:
     """The per-phase `_Phase` totals of the 2.5D LU, arrays [layer, x, y]: the per-phase
     counts of `conflux_plan_counts` (one walk of the plan), each communicator group on
-    its span (a process row Py ranks, a layer's column Px Py, a fibre and the world P)."""
-    p = c * px * py
-    spans = {"row": py, "col": px * py, "fibre": p, "world": p}
+    the link it is timed on (`linalg_io.models.conflux.link_keys`, for `placement`)."""
+    keys = link_keys(px, py, c, placement)
     counts = conflux_plan_counts(n, v, px, py, c, pivots, by_phase=True)["by_phase"]
     phases = {name: _Phase((c, px, py)) for name in CONFLUX_PHASES}
     for name, phase in phases.items():
         for group, costs in counts[name]["links"].items():
-            phase.add(spans[group], True, costs)
+            phase.add(keys[group], True, costs)
         phase.flops += counts[name]["flops"]
         phase.gamma_flops += counts[name]["gamma_flops"]
     return phases
@@ -102,7 +104,8 @@ def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform") -
 def conflux_phase_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                           placement: Placement, pivots="uniform") -> dict:
     """Predicted seconds per phase of the 2.5D LU (module doc)."""
-    return _summary(conflux_phases(n, v, px, py, c, pivots), profile, placement, px * py * c)
+    return _summary(conflux_phases(n, v, px, py, c, pivots, placement), profile, placement,
+                    px * py * c)
 
 
 def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected") -> dict:
