@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from linalg_io.errors import InputError, LinalgIOError
+from linalg_io.errors import InputError, LinalgIOError, kernel_import_problem
 from linalg_io.options import COMMON, build_parser
 
 MPI_COMMANDS = {"info", "lu", "tsgemm", "sptrsv", "pingpong", "calibrate"}
@@ -113,19 +113,36 @@ def main(argv: list[str] | None = None) -> int:
             return code
         return run_local_command(args)
     except LinalgIOError as error:
-        if not getattr(error, "agreed", False) or _world_rank() == 0:   # an agreed error once
-            print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
-        if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
-            from linalg_io.comm.agree import exit_agreed
-
-            exit_agreed(error.exit_code)
-        return error.exit_code
+        return _fail(args, error, once=getattr(error, "agreed", False))
     except OSError as error:   # a path the user gave: missing, a file for a directory, ...
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
         return InputError.exit_code
+    except ImportError as error:
+        problem = kernel_import_problem(error)
+        if problem is None:
+            _abort_if_mpi(args)
+            raise
+        return _fail(args, problem, once=True)   # every rank fails the same import
     except Exception:
-        if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
-            from linalg_io.comm.agree import abort_world
-
-            abort_world()
+        _abort_if_mpi(args)
         raise
+
+
+def _fail(args: argparse.Namespace, error: LinalgIOError, once: bool) -> int:
+    """Print the error's one line (on rank 0 only when every rank has the same error) and
+    leave with its exit code, every rank together under MPI."""
+    if not (once and "mpi4py.MPI" in sys.modules and _world_rank() != 0):
+        print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
+    if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
+        from linalg_io.comm.agree import exit_agreed
+
+        exit_agreed(error.exit_code)
+    return error.exit_code
+
+
+def _abort_if_mpi(args: argparse.Namespace) -> None:
+    """An unexpected error on one rank: end the whole job, not just this rank."""
+    if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
+        from linalg_io.comm.agree import abort_world
+
+        abort_world()

@@ -35,6 +35,19 @@ class EnvironmentProblem(LinalgIOError):
     exit_code = 3
 
 
+def kernel_import_problem(error: ImportError) -> EnvironmentProblem | None:
+    """The one line for an ImportError from the compiled kernels (`linalg_io._kernels`):
+    a checkout whose `cython/*.pyx` changed since the last build, or that was never built;
+    None for any other ImportError."""
+    module = error.name or ""
+    if not (module == "linalg_io._kernels" or module.startswith("linalg_io._kernels.")):
+        return None
+    return EnvironmentProblem(
+        f"the compiled kernels do not match this source ({error}): they are built from "
+        f"cython/*.pyx, which changed or was never built; run `make kernels` (or "
+        f"`pip install -e .` again)")
+
+
 def error_from_code(code: int, message: str) -> LinalgIOError:
     """Rebuild an error of the right class from an exit code agreed across ranks."""
     cls = {1: VerificationError, 2: InputError, 3: EnvironmentProblem}.get(code, LinalgIOError)

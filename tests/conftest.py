@@ -21,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 LAUNCHERS = {"run_mpi", "run_mpi_json", "run_cli", "run_cli_records", "run_job",
              "find_mpiexec", "relaunch"}
+RUNNERS = {"main", "run", "run_sweep", "Popen", "check_call", "check_output"}
+FAKE_LAUNCHERS = {"FakeLauncher"}
 LAUNCHING_MODULES = {"slurm_harness"}   # its helpers start ranks through Slurm
 GPU_NAMES = {"require_cupy", "cupy", "cupyx"}
 MARKERS = {"mpi": "launches mpiexec (automatic)",
@@ -91,6 +93,15 @@ def _defined_in(module, name: str, module_globals: dict) -> bool:
             or (name.isupper() and isinstance(value, (dict, list, tuple, str))))
 
 
+def _relaunches(names: set, strings: set) -> bool:
+    """Whether the test runs a command that relaunches itself under mpiexec: "--np" on
+    a command line it hands to something that runs commands (not to a fake launcher, and
+    not as text in a synthetic record), or np= to `linalg_io.run`."""
+    if "--np" in strings and names & RUNNERS and not names & FAKE_LAUNCHERS:
+        return True
+    return "np" in strings and {"linalg_io", "run"} <= names
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         function = getattr(item, "function", None)
@@ -108,8 +119,7 @@ def pytest_collection_modifyitems(config, items):
         from_launchers = any(_defined_in(module, name, module_globals)
                              for module in map(sys.modules.get, LAUNCHING_MODULES)
                              if module is not None for name in names)
-        if (names & LAUNCHERS or from_launchers or "--np" in strings
-                or "np" in strings):   # np=: linalg_io.run
+        if names & LAUNCHERS or from_launchers or _relaunches(names, strings):
             item.add_marker(pytest.mark.mpi)
         if names & GPU_NAMES or "_gpu" in Path(str(item.fspath)).stem:
             item.add_marker(pytest.mark.gpu)
