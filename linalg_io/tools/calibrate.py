@@ -68,7 +68,7 @@ def best_time(action, repeats: int) -> float:
     return best
 
 
-def idle_barrier(poll_s: float = 1e-4) -> None:
+def idle_barrier(poll_s: float = 2e-3) -> None:
     """A barrier that sleeps while it waits: ranks that only keep the barriers (nodes
     sharing one machine's cores) must not take the cores of the ranks measuring, as an
     MPI barrier's busy poll does (it halves a dgemm's rate on a shared core)."""
