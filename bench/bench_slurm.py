@@ -12,8 +12,9 @@ scancel    a sweep job cancelled --cancels times, each at a random moment
            line of the records file is a whole PASSED record, and whether any
            process of the job is left.
 
-Starts the local Slurm (tests/slurm/local_slurm.sh) if it is not running and stops
-it afterwards if it started it. Prints Markdown tables. Run as root:
+Rebuilds stale kernels first (`make kernels`); starts the local Slurm
+(tests/slurm/local_slurm.sh) if it is not running and stops it afterwards if it
+started it. Prints Markdown tables. Run as root:
     flock /tmp/linalg-io-bench.lock .venv/bin/python bench/bench_slurm.py --what templates
 """
 
@@ -65,7 +66,7 @@ def templates(rounds: int, work: Path) -> None:
         TEMPLATES["sweep"] = ["--set", f"sweep={work / 'sweep.yaml'}"]
     rows = []
     for name, extra in TEMPLATES.items():
-        ratios, jobs, times = [], [], []
+        ratios, jobs, times, verdicts = [], [], [], []
         for round_ in range(rounds):
             folder = work / f"{name}-{round_}"
             folder.mkdir()
@@ -82,10 +83,10 @@ def templates(rounds: int, work: Path) -> None:
             for record in found:
                 twin = np_twin(record["command"], record["nranks"], folder / "np.jsonl")
                 ratios.append(record["time_s"]["median"] / twin["time_s"]["median"])
-            verdicts = [("PASSED" if r["verify"]["passed"] else "FAILED") for r in found]
+            verdicts += [("PASSED" if r["verify"]["passed"] else "FAILED") for r in found]
             if name == "calibrate":
                 machine = json.loads((folder / "machine.json").read_text())
-                verdicts = [(f"machine.json alpha={machine['alpha_s']:.2e}s "
+                verdicts += [(f"machine.json alpha={machine['alpha_s']:.2e}s "
                              f"beta={machine['beta_s_per_byte']:.2e}s/B "
                              f"inter_node={'inter_node' in json.dumps(machine)}")]
         command = f"linalg-io slurm render {name} " + " ".join(
@@ -142,6 +143,9 @@ def main() -> None:
     parser.add_argument("--max-s", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # the ranks import the checkout's compiled kernels: ones older than their .pyx (a
+    # merge) fail the runs that need a new kernel (an lu_sweep job's conflux point)
+    subprocess.run(["make", "-s", "kernels"], cwd=SCRIPT.parents[2], check=True)
     running = subprocess.run([str(SCRIPT), "status"], check=False).returncode == 0
     if not running:
         subprocess.run([str(SCRIPT), "start"], check=True)

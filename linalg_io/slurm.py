@@ -58,6 +58,9 @@ def find_template(name: str) -> Path:
 # the templates write with --out
 SHELL_SPECIAL = set(";&|`$()<>\\\"'\n*?[]{}#")
 BENCHMARKS = ("lu", "tsgemm", "sptrsv")
+# options the template adds after {args} (the last one given wins, so the user's would be
+# silently replaced): each with what to give instead
+TEMPLATE_OPTIONS = {"--out": "--set out=PATH", "--threads": "--cpus-per-task N"}
 
 
 def parse_sets(pairs: list[str]) -> dict[str, str]:
@@ -80,6 +83,12 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
     if "args" in values and values["args"].split()[0] not in BENCHMARKS:
         raise InputError(f"--set args={values['args']!r}: must start with one of "
                          f"{', '.join(BENCHMARKS)} (the script adds --threads and --out)")
+    for word in values.get("args", "").split():
+        name = word.split("=", 1)[0]
+        for option, instead in TEMPLATE_OPTIONS.items():
+            if len(name) > 3 and option.startswith(name):   # argparse takes abbreviations
+                raise InputError(f"--set args=...: {word} would be replaced by the template's "
+                                 f"own {option}; give {instead} instead")
     return values
 
 

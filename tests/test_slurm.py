@@ -103,6 +103,11 @@ def test_optional_lines_and_overrides():
     (("single", "--set", "args=lu --n $(echo 9)"), r"\$ \( \) would be read by the shell"),
     (("lu_sweep", "--set", "sizes="), "sizes=: empty value"),
     (("single", "--set", "args=info --json"), "must start with one of lu, tsgemm, sptrsv"),
+    # the template's own --out and --threads come after {args} and would win
+    (("single", "--set", "args=lu --n 64 --out mine.jsonl"),
+     r"--out would be replaced by the template's own --out; give --set out=PATH instead"),
+    (("single", "--set", "args=lu --n 64 --ou=mine.jsonl"), r"--ou=mine.jsonl would be"),
+    (("single", "--set", "args=lu --n 64 --threads 4"), "give --cpus-per-task N instead"),
 ])
 def test_placeholder_errors(args, message):
     with pytest.raises(InputError, match=message):
@@ -136,6 +141,9 @@ def test_cli_prints_the_script_or_exits_2(capsys):
     assert "#SBATCH --nodes=2" in capsys.readouterr().out
     assert main(["slurm", "render", "single"]) == 2
     assert "no value for {args}" in capsys.readouterr().err
+    assert main(["slurm", "render", "single", "--set", "args=lu --out x.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give --set out=PATH instead" in err, err
 
 
 def test_local_rank_count_from_each_launcher():

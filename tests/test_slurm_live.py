@@ -1,6 +1,7 @@
 """The Slurm path for real: a local one-node Slurm (tests/slurm/local_slurm.sh), every
 template in slurm/ rendered, submitted with sbatch and checked, srun without PMIx,
-scancel of a sweep and of a single run, --resume after resubmission, salloc + srun.
+scancel of a sweep and of a single run, --resume after resubmission, salloc + srun, the
+time limit of a sweep and of a single run. (Two nodes: tests/test_slurm_two_nodes.py.)
 
 The fixture starts the local Slurm where it can (root and apt-get, or Slurm already
 installed) and stops it after this file; elsewhere every test here skips and says why,
@@ -84,8 +85,8 @@ def test_every_template_runs_to_completion(slurm, tmp_path):
         "sptrsv_multigpu": render("sptrsv_multigpu", "--set", "backend=cpu",
                                   "--set", "matrix=lap2d:32", "--set", "reps=1"),
         "sweep": render("sweep", "--ntasks-per-node", "2", "--set", f"sweep={sweep}"),
-        # two nodes is what it is for; one node is all there is here: it runs, without the
-        # inter-node link
+        # one node: it runs, without the inter-node link (two nodes:
+        # tests/test_slurm_two_nodes.py)
         "calibrate": render("calibrate", "--ntasks-per-node", "2", "--set", "reps=1"),
     }
     ids = {name: submit(script, tmp_path) for name, script in jobs.items()}
@@ -196,4 +197,20 @@ def test_time_limit_ends_a_sweep_like_scancel(slurm, tmp_path):
     assert "interrupted" in text and "30 points:" in text, text
     passed = int(text.split("30 points: ")[1].split()[0])
     check_records(out, job, passed)
+    wait_for(lambda: not processes_of(str(out)), 30, "end of every rank")
+
+
+def test_time_limit_ends_a_single_run_like_scancel(slurm, tmp_path):
+    out = tmp_path / "results" / "single.jsonl"
+    # a run of minutes (1000 repetitions) with a 1-minute limit, its ranks signalled 45 s
+    # ahead of it (Slurm may signal a little early)
+    script = render("single", "--time", "1", "--set", "signal_s=45", "--set",
+                    "args=lu --algo 2d --n 1024 --nb 32 --grid 2x2 --reps 1000",
+                    "--set", f"out={out}")
+    job = submit(script, tmp_path)
+    fields = wait(job, timeout=120)
+    # ended by the signal before the limit (TIMEOUT had it not come): 143, no record
+    assert (fields["JobState"], fields["ExitCode"]) == ("FAILED", "143:0"), \
+        (fields, output(tmp_path, job))
+    assert records(out) == []
     wait_for(lambda: not processes_of(str(out)), 30, "end of every rank")

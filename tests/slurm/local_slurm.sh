@@ -11,6 +11,7 @@
 #                                       folder (nothing if stopped)
 #   tests/slurm/local_slurm.sh status   exit 0 when the node answers and is up
 #   tests/slurm/local_slurm.sh env      print `export SLURM_CONF=...` for the clients
+#   tests/slurm/local_slurm.sh install  only install the Debian packages if missing
 #
 # The node is declared with $LINALG_IO_SLURM_CPUS CPUs (8) whatever it has
 # (SlurmdParameters=config_overrides), so 4- and 8-task jobs run on a small machine;
@@ -28,6 +29,9 @@ SLURMD_PORT=16818
 PACKAGES=(slurm-wlm munge libpmix-dev)
 CONF=$DIR/slurm.conf
 NODE=$(hostname -s)
+
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 
 say() { echo "local_slurm: $*" >&2; }
 
@@ -53,46 +57,21 @@ install_packages() {
 }
 
 write_config() {
-    mkdir -p "$DIR"/{state,spool,log,munge}
-    chmod 700 "$DIR/munge"
-    [[ -f $DIR/munge/munge.key ]] || dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 \
-        count=1 status=none
-    chmod 400 "$DIR/munge/munge.key"
-    cat >"$CONF" <<EOF
+    mkdir -p "$DIR"/{state,spool,log}
+    munge_key "$DIR"
+    {
+        common_conf "$DIR" "$CTLD_PORT" "$SLURMD_PORT"
+        cat <<EOF
 ClusterName=linalgio
 SlurmctldHost=$NODE
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$DIR/munge/munge.socket
-StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool
-SlurmctldPidFile=$DIR/slurmctld.pid
 SlurmdPidFile=$DIR/slurmd.pid
-SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd.log
-SlurmdParameters=config_overrides
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/backfill
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$DIR/log/jobcomp.log
-ReturnToService=2
-MinJobAge=3600
-KillWait=30
-SchedulerParameters=sched_interval=1
 GresTypes=gpu
 NodeName=$NODE CPUs=$CPUS RealMemory=4096 Gres=gpu:8 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
+    } >"$CONF"
     mkdir -p "$DIR/gpu"
     for i in $(seq 0 7); do
         [[ -c $DIR/gpu/$i ]] || mknod "$DIR/gpu/$i" c 1 3
@@ -109,9 +88,7 @@ start() {
     stop_daemons
     write_config
     trap 'say "start failed; logs in $DIR/log"; tail -n 5 "$DIR"/log/*.log >&2 || true; stop_daemons; exit 1' ERR
-    munged --force --socket="$DIR/munge/munge.socket" --key-file="$DIR/munge/munge.key" \
-        --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/log/munged.log" \
-        --seed-file="$DIR/munge/munged.seed"
+    start_munged "$DIR"
     slurmctld -c -f "$CONF"
     slurmd -c -f "$CONF" -N "$NODE"
     for _ in $(seq 100); do
@@ -121,20 +98,6 @@ start() {
     running || false
     trap - ERR
     say "up: node $NODE, $CPUS CPUs declared, state in $DIR"
-}
-
-stop_pidfile() {   # stop_pidfile FILE: TERM the daemon of FILE and wait for it to go
-    local pid
-    [[ -f $1 ]] || return 0
-    pid=$(cat "$1")
-    if [[ -n $pid ]] && kill "$pid" 2>/dev/null; then
-        for _ in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.2
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$1"
 }
 
 stop_daemons() {
@@ -162,5 +125,6 @@ case "${1:-}" in
     stop) stop ;;
     status) running ;;
     env) echo "export SLURM_CONF=$CONF" ;;
-    *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+    install) install_packages ;;
+    *) echo "usage: $0 start|stop|status|env|install" >&2; exit 2 ;;
 esac
