@@ -3,37 +3,47 @@ at two link rates and two layouts (2 nodes x 1 rank, 2 nodes x 2 ranks), for the
 COnfLUX c = 1 and c = 2 and TS-GEMM atb.
 
     sudo .venv/bin/python bench/bench_cluster_model.py [--rates none,300mbit] [--rounds 3]
-         [--out results/cluster_model.jsonl]
+         [--base MACHINE] [--out results/cluster_model.jsonl]
+    .venv/bin/python bench/bench_cluster_model.py --report results/cluster_model.jsonl
 
 Per rate: the cluster up, `linalg-io calibrate` on 2 x 2 ranks writes the machine file
-every run then predicts with (--profile; after the first rate only its network is
-taken, the rest stays the first rate's), the configurations run in interleaved rounds
-(round 1 runs each once, then round 2, ...), the cluster down. The table: best and
-median measured over the rounds, the record's model time, their ratio, and the model's
-terms: compute (the time with free messages), network (what the inter-node rates add)
-and on-node messages (the rest); then per configuration the difference between the two
-rates, measured (best) against predicted. `uptime` before and after.
+every run then predicts with (--profile; after the first rate, or with --base, only its
+network is taken, the rest stays the first rate's or the base's), the configurations run
+in interleaved rounds (round 1 runs each once, then round 2, ...), the cluster down. The
+table: best and median measured over the rounds, the model's time (on the machine file
+the run took, by the model as it is now: --report predicts stored runs again), their
+ratio, and the model's terms: compute (the time with free messages), network (what the
+inter-node rates add) and on-node messages (the rest); then per configuration the
+difference between the two rates, measured (best) against predicted. Each launch keeps
+the load average and the foreign CPU around it (`bench_phases.launch`'s measure).
+The cluster is LIO_CLUSTER (default lio26) on LIO_CLUSTER_SUBNET (default 10.213.0).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from emulated_cluster import ENV, SCRIPT
+from bench_phases import children_cpu, cpu_busy
+from emulated_cluster import SCRIPT
 from linalg_io.models import conflux, tsgemm
 from linalg_io.models.lu2d import lu2d_costs
 from linalg_io.models.profile import InterNode, load_profile
 
+ENV = {"LIO_CLUSTER": os.environ.get("LIO_CLUSTER", "lio26"),
+       "LIO_CLUSTER_SUBNET": os.environ.get("LIO_CLUSTER_SUBNET", "10.213.0")}
 LU_N = 4096
 CONFIGS = {   # name: (ranks, CLI arguments)
     "2d 1x2": (2, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "1x2"]),
@@ -57,8 +67,46 @@ def cluster(*args: str, timeout: float = 600) -> str:
     return done.stdout
 
 
-def linalg_io(ranks: int, args: list[str]) -> None:
+ACCOUNT = Path("/sys/fs/cgroup/cpuacct") / f"linalg-io-bench-{os.getpid()}"
+
+
+def own_cpu() -> float:
+    """CPU seconds of this bench and everything it started: its cpuacct cgroup (the
+    ranks in the nodes' namespaces are not children it waits for), else the children's
+    rusage."""
+    usage = ACCOUNT / "cpuacct.usage"
+    return int(usage.read_text()) / 1e9 if usage.exists() else children_cpu()
+
+
+def account() -> None:
+    """Move this process into a cpuacct cgroup of its own (root, cgroup v1), for
+    `own_cpu`; nothing where that is not possible."""
+    try:
+        ACCOUNT.mkdir(exist_ok=True)
+        (ACCOUNT / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return
+    atexit.register(leave)
+
+
+def leave() -> None:
+    """Back to the parent cgroup; the bench's own one removed."""
+    try:
+        (ACCOUNT.parent / "cgroup.procs").write_text(str(os.getpid()))
+        ACCOUNT.rmdir()
+    except OSError:
+        pass
+
+
+def linalg_io(ranks: int, args: list[str]) -> dict:
+    """One launch on the cluster; the load average before it and the foreign CPU during
+    it (the machine's busy time less the launch's own, as a fraction of the cores)."""
+    load, busy0, own0, wall0 = os.getloadavg()[0], cpu_busy(), own_cpu(), time.monotonic()
     cluster("run", str(ranks), "--", sys.executable, "-m", "linalg_io", *args)
+    own, wall = own_cpu() - own0, time.monotonic() - wall0
+    foreign = max(0.0, (cpu_busy() - busy0) / os.sysconf("SC_CLK_TCK") - own) \
+        / (wall * (os.cpu_count() or 1))
+    return {"load1": load, "foreign": foreign}
 
 
 def model_time(record: dict, profile) -> float:
@@ -88,7 +136,7 @@ def terms(record: dict, profile) -> dict:
             "on_node_msgs_s": without_net - compute}
 
 
-def run_rate(rate: str, rounds: int, out: Path, base=None) -> tuple[list[dict], object]:
+def run_rate(rate: str, rounds: int, out: Path, base=None) -> list[dict]:
     """The rounds at one rate; the machine file: `base` (the first rate's calibration)
     with this rate's network, so that only the network differs between the rates (a
     dgemm rate calibrated again on the shared machine moves with its load)."""
@@ -106,24 +154,38 @@ def run_rate(rate: str, rounds: int, out: Path, base=None) -> tuple[list[dict], 
             for name, (ranks, args) in CONFIGS.items():
                 part = out.with_name(f"{out.stem}_{rate}_{round_}.jsonl")
                 part.unlink(missing_ok=True)
-                linalg_io(ranks, args + ["--reps", "1", "--warmup", "1", "--quiet",
-                                         "--profile", str(machine), "--out", str(part)])
+                load = linalg_io(ranks, args + ["--reps", "1", "--warmup", "1", "--quiet",
+                                                "--profile", str(machine), "--out", str(part)])
                 (record,) = [json.loads(line) for line in part.read_text().splitlines()]
                 part.unlink()
-                record["bench"] = {"name": name, "rate": rate, "round": round_}
+                record["bench"] = {"name": name, "rate": rate, "round": round_,
+                                   "machine": str(machine.resolve()), **load}
                 records.append(record)
                 with out.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(record) + "\n")
-        for record in records:
-            record["bench"].update(terms(record, profile))
-        return records, profile
+        return records
     finally:
         cluster("down")
 
 
+def predict(records: list[dict]) -> None:
+    """Each record's model terms (`terms`) on the machine file it ran with."""
+    profiles = {}
+    for record in records:
+        machine = record["bench"]["machine"]
+        profile = profiles.setdefault(machine, load_profile(machine))
+        record["bench"].update(terms(record, profile))
+
+
+def span(key: str, runs: list[dict], digits: int) -> str:
+    values = [r["bench"][key] for r in runs if key in r["bench"]]
+    return f"{min(values):.{digits}f}-{max(values):.{digits}f}" if values else "n/a"
+
+
 def table(records: list[dict], rates: list[str]) -> str:
     lines = [(f"{'configuration':<15} {'rate':<8} {'best s':>7} {'median':>7} {'model':>7} "
-              f"{'pred/meas':>9} {'compute':>8} {'network':>8} {'on-node':>8}")]
+              f"{'pred/meas':>9} {'compute':>8} {'network':>8} {'on-node':>8} "
+              f"{'load1':>11} {'foreign':>11}")]
     best = {}
     for rate in rates:
         for name in CONFIGS:
@@ -137,7 +199,8 @@ def table(records: list[dict], rates: list[str]) -> str:
             lines.append(f"{name:<15} {rate:<8} {min(times):>7.3f} {statistics.median(times):>7.3f} "
                          f"{t['model_s']:>7.3f} {t['model_s'] / min(times):>9.2f} "
                          f"{t['compute_s']:>8.3f} {t['network_s']:>8.3f} "
-                         f"{t['on_node_msgs_s']:>8.3f}")
+                         f"{t['on_node_msgs_s']:>8.3f} "
+                         f"{span('load1', runs, 1):>11} {span('foreign', runs, 2):>11}")
     if len(rates) == 2:
         lines.append(f"\n{'configuration':<15} {'measured diff':>13} {'predicted':>10} {'ratio':>6}")
         for name in CONFIGS:
@@ -154,16 +217,28 @@ def main() -> int:
     parser.add_argument("--rates", default="none,300mbit")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default="results/cluster_model.jsonl")
+    parser.add_argument("--base", help="machine file whose rates (all but the network) "
+                        "every rate takes (default: the first rate's calibration)")
+    parser.add_argument("--report", nargs="+", metavar="JSONL",
+                        help="no runs: the table of these files' runs, predicted again")
     args = parser.parse_args()
+    if args.report:
+        records = [json.loads(line) for path in args.report
+                   for line in Path(path).read_text().splitlines() if line.strip()]
+        predict(records)
+        print(table(records, list(dict.fromkeys(r["bench"]["rate"] for r in records))))
+        return 0
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    account()
     rates = args.rates.split(",")
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
-    records, base = [], None
+    records = []
+    base = load_profile(args.base) if args.base else None
     for rate in rates:
-        done, profile = run_rate(rate, args.rounds, out, base)
-        records += done
-        base = base or profile
+        records += run_rate(rate, args.rounds, out, base)
+        base = base or load_profile(records[-1]["bench"]["machine"])
+    predict(records)
     print(table(records, rates))
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
     return 0

@@ -63,9 +63,8 @@ from linalg_io.models.conflux_pivots import pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
     crossing_links,
-    link_time,
-    makespans,
-    shared_makespan,
+    link_split,
+    waiting_makespans,
 )
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import StepClasses, spread, step_classes
@@ -89,6 +88,25 @@ PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves", "scatt
 # the communicators whose bytes the inter-node split follows (the pivot ids' go to the
 # whole world and are split by their roots)
 COMM_GROUPS = ("row", "col", "fibre")
+# a group's collectives that only one process column (@column: y = ky) or row (@row:
+# x = kx) of each layer runs: a node's ranks share its links only as far as they run them
+# (`link_keys`)
+ALONG = ("", "@column", "@row")
+
+
+def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
+    """{traffic key: the `Links` key it is timed on}: a group's span (a process row Py
+    ranks, a layer's column Px Py, a fibre and the world all P) and, for the @column and
+    @row keys, (span, the ranks of a node that use its links at once): of a node's r
+    consecutive ranks of a layer, max(1, r // Py) lie in one process column and min(r,
+    Py) in one process row."""
+    p = c * px * py
+    r = placement.ranks_per_node if placement is not None else p
+    keys = {"row": py, "col": px * py, "fibre": p, "world": p}
+    for group in COMM_GROUPS:
+        keys[group + "@column"] = (keys[group], max(1, r // py))
+        keys[group + "@row"] = (keys[group], min(r, py))
+    return keys
 
 
 class RowRole(enum.IntFlag):
@@ -124,7 +142,8 @@ def _getrf_flops(m, n):
 
 @dataclass
 class _Piece:
-    """Bytes and messages per communicator group, flops and their time-equivalent
+    """Bytes and messages per communicator group ((sent, recv, msgs, serial): `add`),
+    flops and their time-equivalent
     (flops at the rate they run, in gamma-flops) of one piece of every step, arrays
     [step, layer, x class, y class]; `phases` the same per phase of the code
     (`PHASES`), for the counts by phase (the time takes the piece whole)."""
@@ -136,9 +155,13 @@ class _Piece:
     phases: dict | None = None   # None: not kept
 
     def add(self, group: str, mask, costs: tuple, phase: str | None = None) -> None:
-        old = self.traffic.get(group, (0.0, 0.0, 0.0))
-        self.traffic[group] = tuple(o + mask * np.asarray(c, dtype=float)
-                                    for o, c in zip(old, costs))
+        """One collective's (sent, recv, msgs) on `group`, after those added before:
+        the group's traffic keeps their sum and serial, the sum of max(sent, recv) of
+        each (`linalg_io.models.costs.link_terms`)."""
+        sent, recv, msgs = (mask * np.asarray(c, dtype=float) for c in costs)
+        old = self.traffic.get(group, (0.0,) * 4)
+        self.traffic[group] = tuple(o + c for o, c in
+                                    zip(old, (sent, recv, msgs, np.maximum(sent, recv))))
         if self.phases is not None and phase is not None:
             self._phase(phase).add(group, mask, costs)
 
@@ -157,14 +180,17 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
-    def seconds(self, profile: MachineProfile, placement: Placement, spans: dict) -> np.ndarray:
+    def seconds(self, profile: MachineProfile, placement: Placement,
+                spans: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(work, wait) per rank: its flops and on-node messages, which take its core,
+        and its messages on the network, which do not (`link_split`)."""
         links = {}
         for group, costs in self.traffic.items():
-            old = links.get(spans[group], (0.0, 0.0, 0.0))
+            old = links.get(spans[group], (0.0,) * 4)
             links[spans[group]] = tuple(o + c for o, c in zip(old, costs))
-        rate = link_time(links, profile, placement) if links else 0.0
-        return np.broadcast_to(rate + (self.flops + self.slow) / profile.gamma_flops,
-                               self.shape)
+        inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
+        return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
+                                self.shape), np.broadcast_to(across, self.shape))
 
 
 def _widths(tiles) -> np.ndarray:
@@ -189,16 +215,19 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     """Per-rank totals, arrays [layer, x, y]: "sent", "recv" (bytes), "msgs", "flops";
     with a profile also "time_s", the critical path of the code's schedule on the
     profile's machine (`placement`: where the P ranks sit, default the profile's); with
-    `by_phase`, "by_phase": {phase: the same four arrays} for the `PHASES` of
-    `ConfluxLU.step` in its order (they sum to the totals; the pivot ids' broadcast is
-    push_pivots', the local getrf and merges tournament_pivoting's); with `by_group`,
+    `by_phase`, "by_phase": {phase: the same four arrays, "gamma_flops" and "links"
+    (`_by_phase`)} for the `PHASES` of `ConfluxLU.step` in its order (they sum to the
+    totals, but for the panel rows' solve with Px = 1, which the code does not run: the
+    getrf of the panel gives L; the pivot ids' broadcast is push_pivots', the local
+    getrf and merges tournament_pivoting's); with `by_group`,
     "by_group": {group: (sent, recv) arrays [layer, x, y]} of the row, column and fibre
     communicators, and "id_roots" (the pivot ids' root and bytes per step), for the
     inter-node split (`node_traffic`).
 
-    A rank's time for a piece of work is sum over its communicators' links of alpha
-    msgs + max(sum of beta sent, sum of beta recv) + flops/gamma (`MachineProfile.link`;
-    one node: alpha msgs + beta max(sent, recv) + flops/gamma), the trailing update's
+    A rank's time for a piece of work is the sum over its collectives, one after
+    another, of alpha msgs + beta max(sent, recv) (a rank sends while it receives only
+    inside one collective: a chain, a Bruck round), at the rates of the link each
+    crosses (`MachineProfile.link`), + flops/gamma, the trailing update's
     flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times
     PANEL_RATE. Per step k and rank r, four pieces, in the order `ConfluxLU.step`
     runs them:
@@ -221,16 +250,19 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     columns), with Py > 1 only the ranks of one column carry F, the others wait at the
     Bcast. When the P ranks share fewer cores (`Placement.shared_cores`; a waiting
     rank yields its core, `linalg_io.comm.launch`), each max_r is the makespan of
-    those per-rank works under fair sharing of the cores (`shared_makespan`). Then
+    those per-rank works under fair sharing of the cores, where a rank waiting on the
+    network holds no core (`waiting_makespans`: the longer of the slowest rank's work +
+    wait and the works' makespan alone). Then
 
-      time_s = M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],  M = shared_makespan.
+      time_s = M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],  M = waiting_makespans.
 
     With Py > 1 and a core per rank, the ranks of column ky_{k+1} start step k+1's
     sends (ids, L00, L) right after F_{k+1}, inside U_k (`linalg_io.lu.conflux`), so no
     rank waits for the panel's column, and a rank that fell behind in one step (the
     busier column) catches up in the next: each rank's own pieces add up,
 
-      time_s = M(F_0) + sum_k M(I_k) + max_r sum_k [S_k(r) + U_k(r) + F_{k+1}(r)].
+      time_s = M(F_0) + sum_k M(I_k) + max_r sum_k [S_k(r) + U_k(r) + F_{k+1}(r)]
+      (each piece its work and its wait).
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
@@ -299,13 +331,14 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width):
         """F: reduce_panel, tournament and the panel's getrf on the class grid."""
         piece = _Piece(shape, phases={} if by_phase else None)
-        piece.add("fibre", panel_column, reduce_costs(fibre_pos, c, a_rows * width * WORD),
+        piece.add("fibre@column", panel_column,
+                  reduce_costs(fibre_pos, c, a_rows * width * WORD),
                   "reduce_panel")
         players = panel_column & layer_is_root
         block = width * (width + 1) * WORD
         if px > 1:
             n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
-            piece.add("col", players, (n_sent * block, n_sent * block, n_sent),
+            piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
                       "tournament_pivoting")
         merges = np.where(roles >= q, 0, rounds + (roles < px - q))
         piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
@@ -322,8 +355,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     players = on_panel & layer_root
     solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
     solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots")
-    # with Px = 1 the panel's getrf (the tournament) has given L: nothing to solve
-    solve.work(players * b * wk * wk, PANEL_RATE, "solves")
+    solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
     solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
     if plan.redundant_u:
         into = per_x(owned.sum(axis=1, keepdims=True) - owned)
@@ -336,8 +368,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                       ((p_x * t) > 0) * ~at_root), "push_pivots")
     solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
     if c > 1:
-        solve.add("fibre", on_panel, _scatter(b * WORD, sl, layer_root), "scatter_slices")
-        solve.add("fibre", x_pos == 0, _scatter(t * WORD, sl, layer_root), "scatter_slices")
+        solve.add("fibre@column", on_panel, _scatter(b * WORD, sl, layer_root),
+                  "scatter_slices")
+        solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, sl, layer_root),
+                  "scatter_slices")
     solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices")
     if c > 1:
         solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices")
@@ -355,30 +389,57 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
     if by_group:
         out["by_group"] = {group: spread(sum(
-            np.stack([np.broadcast_to(piece.traffic[group][i], shape) for i in (0, 1)])
-            for piece in (panel, solve) if group in piece.traffic), xs, ys)
-            for group in COMM_GROUPS if group in panel.traffic or group in solve.traffic}
+            np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
+            for piece in (panel, solve) for key in piece.traffic
+            if key.split("@")[0] == group), xs, ys)
+            for group in COMM_GROUPS
+            if any(key.split("@")[0] == group for key in (*panel.traffic, *solve.traffic))}
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
         placement = placement or profile.placement(p)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, {"row": py, "col": px * py, "fibre": p,
-                                                     "world": p})
+                                       xs, ys, ids, link_keys(px, py, c, placement))
     return out
 
 
 def _by_phase(pieces, xs: StepClasses, ys: StepClasses, ids: dict, shape: tuple) -> dict:
-    """{phase: {"sent", "recv", "msgs", "flops"}} per rank ([layer, x, y]), in PHASES order
-    (one `spread` for all of them)."""
-    zero = np.zeros((4,) + pieces[0].shape)
-    per_phase = np.stack([sum((piece.phases[phase].totals() for piece in pieces
+    """{phase: {"sent", "recv", "msgs", "flops", "gamma_flops", "links"}} per rank
+    ([layer, x, y]), in PHASES order (one `spread` for all of them): "gamma_flops" the
+    flops as the time counts them (at the rate each kernel runs, in flops at gamma),
+    "links" {key: (sent, recv, msgs, serial)} of each communicator group the phase
+    uses (COMM_GROUPS, with their ALONG variants, and "world" for the pivot ids'
+    broadcast; serial as `_Piece.add`), for its time on the links they cross
+    (`link_keys`, `linalg_io.models.phase_time`)."""
+    groups = list(dict.fromkeys(key for piece in pieces for part in piece.phases.values()
+                                for key in part.traffic))
+    full = pieces[0].shape
+
+    def rows(part: _Piece) -> np.ndarray:
+        """[sent, recv, msgs, flops, gamma flops, per group (sent, recv, msgs)]."""
+        arrays = [*part.totals(), np.broadcast_to(part.flops + part.slow, full)]
+        for group in groups:
+            arrays += [np.broadcast_to(a, full) for a in part.traffic.get(group, (0.0,) * 4)]
+        return np.stack(arrays)
+
+    zero = np.zeros((5 + 4 * len(groups),) + full)
+    per_phase = np.stack([sum((rows(piece.phases[phase]) for piece in pieces
                                if phase in piece.phases), zero) for phase in PHASES])
     totals = spread(per_phase, xs, ys)
+    id_costs = tuple(ids[key].reshape(shape) for key in ("sent", "recv", "msgs"))
     push = PHASES.index("push_pivots")
-    for i, key in enumerate(("sent", "recv", "msgs")):
-        totals[push, i] += ids[key].reshape(shape)
-    return {phase: dict(zip(("sent", "recv", "msgs", "flops"), totals[j]))
-            for j, phase in enumerate(PHASES)}
+    for i, cost in enumerate(id_costs):
+        totals[push, i] += cost
+    out = {}
+    for j, phase in enumerate(PHASES):
+        used = {g for piece in pieces if phase in piece.phases
+                for g in piece.phases[phase].traffic}
+        links = {g: tuple(totals[j, 5 + 4 * i: 9 + 4 * i]) for i, g in enumerate(groups)
+                 if g in used}
+        if phase == "push_pivots":
+            links["world"] = (*id_costs, np.maximum(id_costs[0], id_costs[1]))
+        out[phase] = {**dict(zip(("sent", "recv", "msgs", "flops", "gamma_flops"), totals[j])),
+                      "links": links}
+    return out
 
 
 def _small(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -425,28 +486,32 @@ def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses,
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
-    steps = panel.shape[0]
+    steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
-               * np.ones(panel.shape[1])[None, :, None, None]).reshape(steps, -1)
+               * np.ones(panel[0].shape[1])[None, :, None, None]).reshape(steps, -1)
     cores = placement.shared_cores
 
-    def makespan(work: np.ndarray) -> np.ndarray:
-        work = np.where(weights > 0, work.reshape(steps, -1), 0.0)
-        return makespans(work, cores, weights)
+    def makespan(work: np.ndarray, wait: np.ndarray) -> np.ndarray:
+        return waiting_makespans(work.reshape(steps, -1), wait.reshape(steps, -1), cores,
+                                 weights)
 
-    following = np.concatenate([panel_next[:-1], np.zeros_like(panel_next[-1:])])
-    ids_time = {width: shared_makespan(link_time({spans["world"]: costs}, profile, placement),
-                                       cores)
-                for width, costs in ids["per_width"].items()}
-    total = makespan(panel)[0] + sum(ids_time[width] for width in ids["widths"])
+    following = [np.concatenate([part[:-1], np.zeros_like(part[-1:])]) for part in panel_next]
+    ids_time = {}
+    for width, costs in ids["per_width"].items():
+        inside, across = link_split({spans["world"]: costs}, profile, placement)
+        ids_time[width] = float(waiting_makespans(inside, across, cores))
+    total = makespan(*panel)[0] + sum(ids_time[width] for width in ids["widths"])
     if spans["row"] == 1 or cores is not None:
         # Py = 1: every rank is on the panel's column (the tournament couples them each
         # step); shared cores: the ranks that do not wait take the cores, step by step
-        return float(total + makespan(solve).sum() + makespan(update + following).sum())
+        return float(total + makespan(*solve).sum()
+                     + makespan(update[0] + following[0], update[1] + following[1]).sum())
     # Py > 1, a core per rank: the look-ahead starts step k+1's sends right after
     # F_{k+1}, so no rank waits for the panel's column (nor, stepping on, for the busier
-    # column of a step): each rank's own S, U and F add up; the busiest total is the time
-    return float(total + spread(solve + update + following, xs, ys).max())
+    # column of a step): each rank's own S, U and F (work and wait) add up; the busiest
+    # total is the time
+    own = sum(part[0] + part[1] for part in (solve, update, following))
+    return float(total + spread(own, xs, ys).max())
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
@@ -516,7 +581,7 @@ def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
 
 
 TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})] of "
-                "per-rank pieces: sum over links of alpha msgs + max(sum beta sent, sum beta "
+                "per-rank pieces: sum over their collectives of alpha msgs + beta max(sent, "
                 "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
                 "network's alpha and beta per communicator; M = slowest rank, or the "
                 "makespan when ranks share cores; with Py > 1 and a core per rank, the "

@@ -7,11 +7,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.profile import MachineProfile, Placement, crossing_links
 
 # per span (the aligned block of consecutive ranks a communicator lies in, see
-# `MachineProfile.link`): (bytes sent, bytes received, messages) per rank
-Links = dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
+# `MachineProfile.link`), or per (span, ranks of a node that use its links at once):
+# (bytes sent, bytes received, messages[, serial]) per rank (serial: `link_terms`)
+Links = dict[int | tuple[int, int], tuple[np.ndarray, ...]]
+
+
+def link_span(key: int | tuple[int, int]) -> int:
+    """The span of a `Links` key."""
+    return key[0] if isinstance(key, tuple) else key
 
 
 @dataclass
@@ -59,8 +65,8 @@ class RankCosts:
         sent, recv, _ = self.wire()
         links = self.links or {placement.p: (sent, recv, None)}
         out, into = np.zeros(len(sent)), np.zeros(len(sent))
-        for span, (span_sent, span_recv, _) in links.items():
-            if crossing_links(span, placement):
+        for key, (span_sent, span_recv, *_) in links.items():
+            if crossing_links(link_span(key), placement):
                 out, into = out + span_sent, into + span_recv
         return out, into
 
@@ -120,13 +126,6 @@ class RankCosts:
                 "formula": self.formula}
 
 
-def crossing_links(span: int, placement: Placement) -> bool:
-    """Whether a communicator within an aligned block of `span` consecutive ranks spans
-    several nodes (the test `MachineProfile.link` charges the network's rates by)."""
-    per_node = placement.ranks_per_node
-    return placement.nodes > 1 and not (span <= per_node and per_node % span == 0)
-
-
 def node_split(sent: np.ndarray, recv: np.ndarray, inter_sent: np.ndarray,
                inter_recv: np.ndarray) -> dict:
     """The `inter_node` and `intra_node` parts of a `wire` block (measured or modelled):
@@ -142,20 +141,67 @@ def node_split(sent: np.ndarray, recv: np.ndarray, inter_sent: np.ndarray,
 
 def link_terms(links: Links, profile: MachineProfile,
                placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-    """(sum_span alpha_span msgs, max(sum_span beta_span sent, sum_span beta_span recv))."""
-    latency, out, into = 0.0, 0.0, 0.0
-    for span, (sent, recv, msgs) in links.items():
-        alpha, beta = profile.link(span, placement)
+    """(sum_span alpha_span msgs, bandwidth). An entry (sent, recv, msgs) lets a rank's
+    sends and receives overlap: bandwidth max(sum_span beta_span sent, sum_span beta_span
+    recv). An entry with a fourth array, (sent, recv, msgs, serial), is collectives that
+    run one after another: serial = the sum over them of max(sent, recv) of each (only
+    inside one collective, a chain's forwarding or a Bruck round, does a rank send while
+    it receives), and its bandwidth is beta_span serial, added."""
+    latency, out, into, serial = 0.0, 0.0, 0.0, 0.0
+    for key, costs in links.items():
+        span, active = key if isinstance(key, tuple) else (key, None)
+        alpha, beta = profile.link(span, placement, active)
+        sent, recv, msgs = costs[:3]
         latency = latency + alpha * msgs
-        out = out + beta * sent
-        into = into + beta * recv
-    return latency, np.maximum(out, into)
+        if len(costs) > 3:
+            serial = serial + beta * costs[3]
+        else:
+            out = out + beta * sent
+            into = into + beta * recv
+    return latency, np.maximum(out, into) + serial
 
 
 def link_time(links: Links, profile: MachineProfile, placement: Placement) -> np.ndarray:
-    """sum_span alpha_span msgs + max(sum_span beta_span sent, sum_span beta_span recv)."""
+    """Latency plus bandwidth of `link_terms`."""
     latency, bandwidth = link_terms(links, profile, placement)
     return latency + bandwidth
+
+
+def link_split(links: Links, profile: MachineProfile,
+               placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """`link_time` in two: (on the node, on the network) (`MachineProfile.on_network`), each
+    span's messages with the others of their kind: on a node a message is a copy that
+    takes its rank's core, on the network it is a wait that does not."""
+    kinds = ({}, {})
+    for key, costs in links.items():
+        kinds[profile.on_network(link_span(key), placement)][key] = costs
+    inside, across = (link_time(kind, profile, placement) if kind else 0.0 for kind in kinds)
+    return inside, across
+
+
+def waiting_makespans(work: np.ndarray, wait: np.ndarray, cores: float | None,
+                      weights: np.ndarray | None = None) -> np.ndarray:
+    """`makespans` of ranks that each compute `work` and wait `wait` on the network (rows:
+    independent pieces, e.g. steps). A waiting rank holds no core, and what it waits for
+    is the others' work (a reduction of their products, a panel they factor): the
+    makespan of the work on the shared cores, then the longest wait; max(work + wait)
+    where the cores are not shared."""
+    work, wait = np.broadcast_arrays(np.asarray(work, dtype=float), np.asarray(wait, dtype=float))
+    if weights is not None:   # padding entries (weight 0) count nothing
+        work, wait = np.where(weights > 0, work, 0.0), np.where(weights > 0, wait, 0.0)
+    if cores is None:
+        return (work + wait).max(axis=-1)
+    return makespans(work, cores, weights) + wait.max(axis=-1)
+
+
+def serial_costs(*collectives: tuple) -> tuple:
+    """(sent, recv, msgs, serial) of collectives that run one after another, each given
+    as (sent, recv, msgs) per rank (`link_terms`)."""
+    sent, recv, msgs = (sum(np.asarray(c[i], dtype=float) for c in collectives)
+                        for i in range(3))
+    serial = sum(np.maximum(np.asarray(c[0], dtype=float), np.asarray(c[1], dtype=float))
+                 for c in collectives)
+    return sent, recv, msgs, serial
 
 
 def shared_makespan(work: np.ndarray, cores: float | None,

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 import numpy as np
-from linalg_io.models.costs import RankCosts, makespans
+from linalg_io.models.costs import RankCosts, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
@@ -207,12 +207,14 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
 
 
 TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + "
-                "L_{k+1})] (models/lu2d.py critical_path_time): F panel (getrf at PANEL_RATE "
+                "L_{k+1})] (models/lu2d.py critical_path_time; where the row's link does not "
+                "move messages while ranks compute: max(M(U_k + F_{k+1}), A_k) + L_{k+1}): "
+                "F panel (getrf at PANEL_RATE "
                 "gamma, its pivot allgathers in the process column), L the panel's arrival "
                 "along the process row (chain or tree), S swap + bcast_U (process column) + "
                 "trsm, U the dgemm at gemm_efficiency(NB) gamma, A_k the look-ahead "
                 "column's first NB columns of U_k and F_{k+1}; messages at alpha msgs + "
-                "beta max(sent, recv) of the link they cross; M = slowest rank, or the "
+                "beta max(sent, recv) per collective of the link they cross; M = slowest rank, or the "
                 "makespan when ranks share cores")
 STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
 
@@ -238,13 +240,20 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
 
       time = M(F_0) + max L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + max L_{k+1})]
 
+    Where the process row's link does not move messages while its ranks compute
+    (`MachineProfile.overlaps`: across nodes over TCP), L_{k+1} arrives only after the
+    updates: the step's last term is max(M(U_k + F_{k+1}), A_k) + max L_{k+1}.
+
     M: the slowest rank's sum, or the makespan of the ranks' works where they share
-    `placement.shared_cores` (`makespans`; A_k is then slower by P / cores). Messages cost
-    alpha msgs + beta max(sent, recv) at the rates of the link they cross
-    (`MachineProfile.link`: a process row Pc consecutive ranks, a column the grid)."""
+    `placement.shared_cores` (`waiting_makespans`: a rank waiting on the network holds
+    no core; A_k's work is then slower by P / cores). Messages cost
+    alpha msgs + beta max(sent, recv) per collective (S_k: the swap, then bcast_U) at
+    the rates of the link they cross (`MachineProfile.link`: a process row Pc
+    consecutive ranks, a column the grid)."""
     plan = _plan(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_alpha, row_beta = profile.link(pc, placement)
+    row_overlap = profile.overlaps(pc, placement)
     col_alpha, col_beta = profile.link(pr * pc, placement)
     # the panel runs on one process column: a node's ranks of it share its links
     panel_alpha, panel_beta = profile.link(pr * pc, placement,
@@ -252,18 +261,26 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     cores = placement.shared_cores
     slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
     kb, below, trail = plan.kb, plan.below, plan.trail
+    # a process column's messages: work on the rank's core on a node, a wait (no core)
+    # on the network (`waiting_makespans`)
+    col_net = profile.on_network(pr * pc, placement)
     panel = ((below + plan.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
+    panel_wait = np.zeros_like(panel)
     if pr > 1:
         sent, recv, msgs = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
                                                 plan.diag_row)
-        panel = panel + kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
+        search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
+        panel, panel_wait = (panel, panel_wait + search) if col_net else (panel + search,
+                                                                           panel_wait)
     arrival = _l_arrival(plan, pc, row_alpha, row_beta)
     column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
     solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     steps = len(plan.starts)
-    total = float(_spread_max(panel[0][:, None] * (np.arange(pc) == 0), cores)) \
-        + float(arrival[0])
+    on_first = np.arange(pc) == 0
+    total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
+                                    (panel_wait[0][:, None] * on_first).reshape(1, -1),
+                                    cores)[0]) + float(arrival[0])
     chunk = max(1, STEP_CHUNK // (pr * pc))
     for first in range(0, steps, chunk):
         k = np.arange(first, min(steps, first + chunk))
@@ -272,18 +289,24 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         has_next = (k + 1 < steps)[:, None, None]
         la = (np.arange(pc)[None, :] == (ahead % pc)[:, None])[:, None, :]   # [k, 1, pc]
         f_next = panel[ahead][:, :, None] * la * has_next
+        f_wait = panel_wait[ahead][:, :, None] * la * has_next
         first_cols = np.minimum(kb[ahead][:, 0], trail[k, ahead % pc])
         share = first_cols / np.maximum(trail[k, ahead % pc], 1.0)
-        lead = ((update * la).max(axis=2) * share[:, None] + panel[ahead]).max(axis=1) * slow
-        arrive = np.where(has_next[:, 0, 0], lead + arrival[ahead], 0.0)
-        s_k = makespans((column(k) + solve[k]).reshape(len(k), -1), cores)
-        u_k = makespans((update + f_next).reshape(len(k), -1), cores)
-        total += float((s_k + np.maximum(u_k, arrive)).sum())
+        lead = (((update * la).max(axis=2) * share[:, None] + panel[ahead]) * slow
+                + panel_wait[ahead]).max(axis=1)
+        after = np.where(has_next[:, 0, 0], arrival[ahead], 0.0)
+        swaps = column(k)                                # [k, pr, pc]
+        s_work = solve[k] + (0.0 if col_net else swaps) + np.zeros_like(swaps)
+        s_wait = swaps if col_net else np.zeros_like(swaps)
+        s_k = waiting_makespans(s_work.reshape(len(k), -1), s_wait.reshape(len(k), -1), cores)
+        u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
+                                np.broadcast_to(f_wait, update.shape).reshape(len(k), -1), cores)
+        if row_overlap:
+            step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0) + after)
+        else:   # L_{k+1} moves once the receivers are back in MPI, after their update
+            step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0)) + after
+        total += float((s_k + step).sum())
     return total
-
-
-def _spread_max(work: np.ndarray, cores) -> float:
-    return float(makespans(work.reshape(1, -1), cores)[0])
 
 
 def _l_arrival(plan: _Plan, pc: int, alpha: float, beta: float) -> np.ndarray:
@@ -321,8 +344,9 @@ class _ColumnSeconds:
         else:
             messages = bruck_messages(owned > 0)
         remote = displaced * ~plan.diag
-        self.sent = (bruck_sent + plan.diag * remote.sum(axis=1, keepdims=True)) * WORD
-        self.recv = (bruck_recv + remote) * WORD
+        # the swap, then the allgather: each its own max(sent, recv)
+        self.bytes = (np.maximum(bruck_sent, bruck_recv)
+                      + np.maximum(plan.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
         self.msgs = messages + plan.diag * (remote > 0).sum(axis=1, keepdims=True)
 
     def __call__(self, k: np.ndarray) -> np.ndarray:
@@ -330,8 +354,7 @@ class _ColumnSeconds:
         if self.pr == 1:
             return np.zeros(trail.shape)
         return (self.alpha * self.msgs[k][:, :, None] * (trail > 0)
-                + self.beta * np.maximum(self.sent[k][:, :, None], self.recv[k][:, :, None])
-                * trail)
+                + self.beta * self.bytes[k][:, :, None] * trail)
 
 
 def closed_form_words(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> dict:

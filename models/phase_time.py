@@ -7,16 +7,19 @@ summed over the steps:
 
     sum over its links of alpha msgs + max(beta sent, beta recv) + flops / rate
 
-(`linalg_io.models.costs.link_time`), the dgemm at gamma times `gemm_efficiency` of its
+(`linalg_io.models.costs.link_time`; 2.5D: the collectives of a phase run one after
+another, each with its own max(beta sent, beta recv), as the critical path takes
+them), the dgemm at gamma times `gemm_efficiency` of its
 inner dimension, getrf and the triangular solves at gamma times PANEL_RATE (the rates
 of `linalg_io.models.conflux`), times P / cores when the ranks share fewer cores. No
 waiting is in it: where a measured phase exceeds its prediction by much, that phase
 waits for another rank (or runs slower than the rates say). The result is
 {"max": {phase: over the ranks}, "mean": {...}}.
 
-2.5D, per step k (w columns, roots kx, ky, lk; a rank (l, x, y) with a active rows, p of
-them pivots, b = a - p, t trailing columns, slice s_l), the schedules of
-`linalg_io.lu.conflux`:
+2.5D: the per-phase counts of `linalg_io.models.conflux.conflux_plan_counts` (the walk
+its totals and critical path come from), per step k (w columns, roots kx, ky, lk; a rank
+(l, x, y) with a active rows, p of them pivots, b = a - p, t trailing columns, slice
+s_l), the schedules of `linalg_io.lu.conflux`:
   reduce_panel         column ky: the c layers' a x w panel rows summed onto lk;
   tournament_pivoting  (x, ky, lk): getrf of a x w, log2 q merges (getrf of 2w x w) and
                        their w (w+1) blocks (Px = 1: the getrf of the panel alone);
@@ -35,30 +38,15 @@ panels' getrf in panel, the dgemm and the dtrsm of U in update.
 from __future__ import annotations
 
 import numpy as np
-from linalg_io.models.conflux import WORD
-from linalg_io.models.conflux_pivots import pivot_counts
+from linalg_io.models.conflux import conflux_plan_counts, link_keys
 from linalg_io.models.costs import link_time
 from linalg_io.models.lu2d import lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
-from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
-from linalg_io.layout.schedules import (
-    allgatherv_costs,
-    bcast_costs,
-    gatherv_costs,
-    reduce_costs,
-    scatterv_costs,
-)
-
 CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
                   "scatter_slices", "update")
 LU2D_PHASES = ("panel", "swap", "bcast_L", "bcast_U", "update")
-
-
-def _getrf_flops(m, n):
-    k = np.minimum(m, n)
-    return np.maximum(m, n) * k * k - k**3 / 3.0
 
 
 class _Phase:
@@ -71,8 +59,8 @@ class _Phase:
         self.flops = np.zeros(shape)
         self.gamma_flops = np.zeros(shape)
 
-    def add(self, span: int, mask, costs: tuple) -> None:
-        totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in range(3)])
+    def add(self, span, mask, costs: tuple) -> None:
+        totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in costs])
         for total, cost in zip(totals, costs):
             total += mask * np.broadcast_to(np.asarray(cost, dtype=float), self.shape)
 
@@ -97,78 +85,27 @@ def _summary(phases: dict[str, _Phase], profile: MachineProfile, placement: Plac
             "mean": {name: float(s.mean()) for name, s in seconds.items()}}
 
 
-def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform") -> dict:
-    """The per-phase `_Phase` totals of the 2.5D LU, arrays [layer, x, y]."""
-    plan = StepPlan.create(n, v, px, py, c)
-    tiles = plan.tiles
-    p = c * px * py
-    shape = (c, px, py)
-    layer = np.arange(c)[:, None, None]
-    x = np.arange(px)[None, :, None]
-    y = np.arange(py)[None, None, :]
-    rank = (layer * px + x) * py + y
-    active, owned = pivot_counts(plan, pivots)
-    q = butterfly_size(px)
-    rounds = q.bit_length() - 1
-    phases = {name: _Phase(shape) for name in CONFLUX_PHASES}
-    row, col, world = py, px * py, p
-    for s in plan.steps():
-        w = float(s.w)
-        a = active[s.k][None, :, None]
-        own = owned[s.k][None, :, None]
-        b = a - own
-        trailing = np.array([len(tiles.local_cols(j)) - tiles.local_col_start(j, s.k + 1)
-                             for j in range(py)], dtype=float)
-        t = trailing[None, None, :]
-        sl = s.slices.astype(float)[:, None, None]
-        x_pos, y_pos, l_pos = (x - s.kx) % px, (y - s.ky) % py, (layer - s.lk) % c
-        on_panel, on_layer = y_pos == 0, l_pos == 0
-
-        phases["reduce_panel"].add(world, on_panel, reduce_costs(l_pos, c, a * w * WORD))
-
-        players = on_panel & on_layer
-        role = (x - s.k) % px
-        merges = np.where(role >= q, 0, rounds + (role < px - q))
-        sends = np.where(role >= q, 1, rounds + (role < px - q)) * (px > 1)
-        block = w * (w + 1) * WORD
-        tournament = phases["tournament_pivoting"]
-        tournament.add(col, players, (sends * block, sends * block, sends))
-        tournament.work(players * (_getrf_flops(a, w) + merges * _getrf_flops(2 * w, w)),
-                        PANEL_RATE)
-
-        push = phases["push_pivots"]
-        root = (s.lk * px + s.kx) * py + s.ky
-        push.add(world, True, bcast_costs((rank - root) % p, p, (w + 1) * WORD))
-        solvers = on_layer & (True if plan.redundant_u else x_pos == 0)
-        push.add(row, solvers, bcast_costs(y_pos, py, w * w * WORD))
-        push.add(world, True, reduce_costs(l_pos, c, own * t * WORD))
-        blocks = owned[s.k][None, :] * trailing[:, None] * WORD          # [y, x]
-        moved = allgatherv_costs(blocks) if plan.redundant_u else gatherv_costs(blocks, s.kx)
-        push.add(col, on_layer, tuple(np.transpose(m)[None] for m in moved))
-
-        solves = phases["solves"]
-        if px > 1:
-            solves.work(players * b * w * w, PANEL_RATE)
-        solves.work(solvers * w * w * t, PANEL_RATE)
-
-        scatter = phases["scatter_slices"]
-        if c > 1:
-            lcounts = np.moveaxis(b * sl * WORD * np.ones(shape), 0, -1)  # [x, y, layer]
-            ucounts = np.moveaxis(t * sl * WORD * np.ones(shape), 0, -1)
-            for mask, counts in ((on_panel, lcounts), (x_pos == 0, ucounts)):
-                moved = scatterv_costs(counts, s.lk)
-                scatter.add(world, mask, tuple(np.moveaxis(m, -1, 0) for m in moved))
-            scatter.add(col, True, bcast_costs(x_pos, px, sl * t * WORD))
-        scatter.add(row, True, bcast_costs(y_pos, py, b * sl * WORD))
-
-        phases["update"].work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)))
+def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform",
+                   placement: Placement | None = None) -> dict:
+    """The per-phase `_Phase` totals of the 2.5D LU, arrays [layer, x, y]: the per-phase
+    counts of `conflux_plan_counts` (one walk of the plan), each communicator group on
+    the link it is timed on (`linalg_io.models.conflux.link_keys`, for `placement`)."""
+    keys = link_keys(px, py, c, placement)
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, by_phase=True)["by_phase"]
+    phases = {name: _Phase((c, px, py)) for name in CONFLUX_PHASES}
+    for name, phase in phases.items():
+        for group, costs in counts[name]["links"].items():
+            phase.add(keys[group], True, costs)
+        phase.flops += counts[name]["flops"]
+        phase.gamma_flops += counts[name]["gamma_flops"]
     return phases
 
 
 def conflux_phase_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                           placement: Placement, pivots="uniform") -> dict:
     """Predicted seconds per phase of the 2.5D LU (module doc)."""
-    return _summary(conflux_phases(n, v, px, py, c, pivots), profile, placement, px * py * c)
+    return _summary(conflux_phases(n, v, px, py, c, pivots, placement), profile, placement,
+                    px * py * c)
 
 
 def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected") -> dict:

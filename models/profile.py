@@ -9,8 +9,9 @@ Without more, the ranks share one node: this machine (its cores and memory), as 
 local `--np P` run does. A *machine* file (`--machine`, schema in the README) is a
 profile plus the layout of a cluster, for predictions of jobs that do not run here:
   ranks_per_node, cores_per_node, memory_per_node_bytes, nodes (the cluster's size),
-  inter_node {latency_s, bandwidth_bytes_per_s, links_per_node}: the network between
-  nodes; a node's ranks share its links;
+  inter_node {latency_s, bandwidth_bytes_per_s, links_per_node, overlap}: the network
+  between nodes; a node's ranks share its links; overlap (default true): whether a
+  transfer moves while its ranks compute (false over TCP, `MachineProfile.overlaps`);
   note, example: what the numbers are (shipped examples say they are examples).
 On a GPU node a "core" is what a rank computes on (one GPU): gamma_flops and
 mem_bw_bytes_per_s are then one GPU's, memory_per_node_bytes the GPUs' memory.
@@ -53,6 +54,10 @@ class InterNode:
     latency_s: float
     bandwidth_bytes_per_s: float
     links_per_node: int = 1
+    # whether a transfer between nodes moves while its ranks compute (a NIC that
+    # progresses it itself); false: only while both ranks are inside MPI calls (TCP),
+    # so a message the code overlaps with computation arrives after it
+    overlap: bool = True
 
 
 @dataclass(frozen=True)
@@ -106,14 +111,24 @@ class MachineProfile:
         several nodes with a one-node profile) charges every message at its own rates.
         `active_per_node`: the ranks of a node that use its links at the same time (a
         phase that only some ranks run; default all of them)."""
-        per_node = placement.ranks_per_node
-        if (placement.nodes == 1 or self.inter_node is None
-                or (span <= per_node and per_node % span == 0)):
+        if self.inter_node is None or not crossing_links(span, placement):
             return self.alpha_s, self.beta_s_per_byte
+        per_node = placement.ranks_per_node
         net = self.inter_node
         active = per_node if active_per_node is None else min(per_node, active_per_node)
         sharing = max(1.0, active / net.links_per_node)
         return net.latency_s, sharing / net.bandwidth_bytes_per_s
+
+    def on_network(self, span: int, placement: Placement) -> bool:
+        """Whether `link` charges a communicator within `span` the network's rates: a
+        rank waiting on such a message holds no core (`costs.waiting_makespans`)."""
+        return self.inter_node is not None and crossing_links(span, placement)
+
+    def overlaps(self, span: int, placement: Placement) -> bool:
+        """Whether the messages of a communicator within `span` (as `link`) move while
+        its ranks compute: on a node, yes; across nodes, `inter_node.overlap`."""
+        return (self.inter_node is None or self.inter_node.overlap
+                or not crossing_links(span, placement))
 
     def for_run(self, ranks_per_node: int) -> MachineProfile:
         """This profile's rates at a run's own layout (the ranks per node it was launched
@@ -129,6 +144,13 @@ class MachineProfile:
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v is not None}
         return json.dumps(data, indent=2)
+
+
+def crossing_links(span: int, placement: Placement) -> bool:
+    """Whether a communicator within an aligned block of `span` consecutive ranks spans
+    several nodes (module doc): the test `link` charges the network's rates by."""
+    per_node = placement.ranks_per_node
+    return placement.nodes > 1 and not (span <= per_node and per_node % span == 0)
 
 
 # the rates: every field without a default
@@ -180,10 +202,12 @@ def load_profile(path: str | Path | None = None) -> MachineProfile:
 
 def _inter_node(source: Path, data) -> InterNode:
     names = [f.name for f in fields(InterNode)]
-    if not isinstance(data, dict) or any(k not in data for k in names[:2]) \
-            or not all(_positive(data.get(k, 1)) for k in names) \
-            or not isinstance(data.get("links_per_node", 1), int):
+    numbers = names[:3]
+    if not isinstance(data, dict) or any(k not in data for k in numbers[:2]) \
+            or not all(_positive(data.get(k, 1)) for k in numbers) \
+            or not isinstance(data.get("links_per_node", 1), int) \
+            or not isinstance(data.get("overlap", True), bool):
         raise InputError(f"machine profile {source}: inter_node must be an object with "
-                         "positive latency_s, bandwidth_bytes_per_s and an integer "
-                         "links_per_node (default 1)")
+                         "positive latency_s, bandwidth_bytes_per_s, an integer "
+                         "links_per_node (default 1) and a boolean overlap (default true)")
     return InterNode(**{k: data[k] for k in names if k in data})

@@ -13,7 +13,8 @@ what they count is what crosses the wire; nothing moves when P = 1):
   ab     bcast of B (k n s) from rank 0: every other rank receives k n s (binomial
          tree, or a pipelined chain when large).
   atb    allreduce of the k x n partial products: reduce onto rank 0, then bcast
-         (binomial, small): each rank sends k n s to its parent and to each child.
+         (binomial, small): each rank sends k n s to its parent and to each child; the
+         time takes the reduce and the bcast one after the other (`serial_costs`).
   tsm2r, 1D  A by rows, B by rows (k_r of its k rows on rank r): Bruck allgatherv of
          B: every rank receives (k - k_r) n s.
   tsm2r, 2D  Pr x Pc grid, A block (m_i x k_j) on rank (i, j), B piece k_j x n on
@@ -24,8 +25,9 @@ beta max(sent, received) at the rates of the links it crosses (`RankCosts.links`
 1D collectives and the 2D broadcast down process columns span all P ranks, the 2D
 reduction along a process row Pc consecutive ranks; `MachineProfile.link`), memory
 bytes = s (A block + B (piece) + C block), gamma the profile's dgemm rate (doubled for
-float32: twice the SIMD lanes); the run's time is the slowest rank's, or the makespan
-of the ranks' times where they share cores (`shared_makespan`).
+float32: twice the SIMD lanes); the run's time is the slowest rank's, or where they
+share cores the longer of that and the makespan of their work (the network's waits
+hold no core: `waiting_makespans`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from linalg_io.models.costs import RankCosts, link_time, shared_makespan
+from linalg_io.models.costs import RankCosts, link_split, serial_costs, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 
 from linalg_io.errors import InputError
@@ -118,10 +120,17 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
         memory = s * (rows * k + rows * n + k * n).astype(float)
     else:
         memory = s * (rows * k + k * n + rows * n).astype(float)
+    links = None
+    # a chain or tree over all P ranks in blocks of ranks per node: one rank of a node
+    # sends to another node at a time (the link's second key, `MachineProfile.link`)
     if variant == "ab":
         sent, recv, msgs = bcast_costs(ranks, p, k * n * s)
+        links = {(p, 1): (sent, recv, msgs)}
     elif variant == "atb":
         sent, recv, msgs = allreduce_costs(ranks, p, k * n * s)
+        # the reduce, then the bcast: a rank's sends and receives overlap only within one
+        links = {(p, 1): serial_costs(reduce_costs(ranks, p, k * n * s),
+                                      bcast_costs(ranks, p, k * n * s))}
     elif variant == "tsm2r":
         sent, recv, msgs = allgatherv_costs(row_blocks(k, p) * n * s)
     node_traffic = partial(_node_traffic, variant, k * n * s, row_blocks(k, p) * n * s)
@@ -133,7 +142,7 @@ def rank_costs(variant: str, m: int, n: int, k: int, p: int, itemsize: int,
         "tsm2r": "tsm2r 1D: allgatherv of B by rows: (k - k_r) n s received",
     }[variant]
     return RankCosts(np.asarray(sent, dtype=float), np.asarray(recv, dtype=float),
-                     np.asarray(msgs, dtype=float), flops, formula,
+                     np.asarray(msgs, dtype=float), flops, formula, links=links,
                      node_traffic=node_traffic), memory
 
 
@@ -155,19 +164,23 @@ def _node_traffic(variant: str, nbytes: float, blocks: np.ndarray,
 
 
 def rank_times(costs: RankCosts, memory: np.ndarray, itemsize: int,
-               profile: MachineProfile, placement: Placement) -> np.ndarray:
-    """Roofline of the local product plus the traffic's time on its links, per rank."""
+               profile: MachineProfile, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """(work, wait) per rank: the roofline of the local product and the traffic's time
+    on on-node links (work that takes its core), and on the network (a wait that does
+    not; `link_split`)."""
     local = np.maximum(memory / profile.mem_bw_bytes_per_s,
                        costs.flops / gamma_for(profile, itemsize))
     links = costs.links or {placement.p: (costs.bytes_sent, costs.bytes_recv, costs.msgs_sent)}
-    return local + link_time(links, profile, placement)
+    inside, across = link_split(links, profile, placement)
+    return local + inside, np.broadcast_to(across, np.shape(local))
 
 
 def run_time(costs: RankCosts, memory: np.ndarray, itemsize: int, profile: MachineProfile,
              placement: Placement) -> float:
-    """The slowest rank's `rank_times`, or their makespan where the ranks share cores."""
-    return shared_makespan(rank_times(costs, memory, itemsize, profile, placement),
-                           placement.shared_cores)
+    """The slowest rank's work + wait (`rank_times`), or the longer of that and the works'
+    makespan where the ranks share cores (`waiting_makespans`)."""
+    work, wait = rank_times(costs, memory, itemsize, profile, placement)
+    return float(waiting_makespans(work[None], wait[None], placement.shared_cores)[0])
 
 
 def choose_dist(m: int, n: int, k: int, p: int, itemsize: int,
@@ -192,8 +205,10 @@ def model_block(variant: str, m: int, n: int, k: int, p: int, itemsize: int, dis
     block["time_s"] = run_time(costs, memory, itemsize, profile, placement)
     block["memory_bytes"] = {"max": float(memory.max()), "mean": float(memory.mean())}
     block["time_formula"] = ("max(memory bytes / mem_bw, flops / gamma) + alpha msgs + "
-                             "beta max(sent, recv) per link, slowest rank (makespan where "
-                             "ranks share cores)")
+                             "beta max(sent, recv) per link and collective (atb: the reduce, "
+                             "then the bcast), slowest rank (where ranks share cores, at "
+                             "least the makespan of their work; waits on the network hold "
+                             "no core)")
     return block
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from linalg_io.models.conflux import WORD, _getrf_flops
+from linalg_io.models.conflux import WORD, _getrf_flops, link_keys
 from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
-from linalg_io.models.costs import link_time, shared_makespan
+from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
@@ -113,10 +113,11 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     tiles = plan.tiles
     p = c * px * py
     shape = (c, px, py)
-    spans = {"row": py, "col": px * py, "fibre": p, "world": p}
+    spans = link_keys(px, py, c, placement)
     sent = {g: np.zeros(shape) for g in spans}
     recv = {g: np.zeros(shape) for g in spans}
     msgs = {g: np.zeros(shape) for g in spans}
+    serial = {g: np.zeros(shape) for g in spans}   # sum of max(sent, recv) per collective
     flops = np.zeros(shape)
     L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
     world = (L * px + X) * py + Y
@@ -131,18 +132,22 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         sent[group] += mask * out
         recv[group] += mask * into
         msgs[group] += mask * count
+        serial[group] += np.maximum(mask * out, mask * into)
 
     def snapshot():
-        return ({g: sent[g].copy() for g in spans}, {g: recv[g].copy() for g in spans},
-                {g: msgs[g].copy() for g in spans}, flops + slow_flops)
+        return tuple({g: part[g].copy() for g in spans} for part in (sent, recv, msgs, serial)) \
+            + (flops + slow_flops,)
 
     def piece(before, after):
+        """(work, wait) per rank: flops and on-node messages, messages on the network."""
         links = {}
         for g, span in spans.items():
-            d = tuple(after[i][g] - before[i][g] for i in range(3))
-            old = links.get(span, (0.0, 0.0, 0.0))
+            d = tuple(after[i][g] - before[i][g] for i in range(4))
+            old = links.get(span, (0.0,) * 4)
             links[span] = tuple(o + x for o, x in zip(old, d))
-        return link_time(links, profile, placement) + (after[3] - before[3]) / profile.gamma_flops
+        inside, across = link_split(links, profile, placement)
+        return (inside + (after[4] - before[4]) / profile.gamma_flops,
+                np.broadcast_to(across, shape))
 
     everyone = np.ones(shape, dtype=bool)
     for step in plan.steps():
@@ -161,7 +166,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         along_row = (Y - ky) % py
         down_col = (X - kx) % px
         start = snapshot()
-        add("fibre", on_panel, reduce_costs(on_fibre, c, a * w * WORD))
+        add("fibre@column", on_panel, reduce_costs(on_fibre, c, a * w * WORD))
         players = on_panel & root
         block = w * (w + 1) * WORD
         role = (X - step.k) % px
@@ -169,7 +174,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             folded = role >= q
             partner_folds = role < px - q
             n_sent = np.where(folded, 1, rounds + partner_folds)
-            add("col", players, (n_sent * block, n_sent * block, n_sent))
+            add("col@column", players, (n_sent * block, n_sent * block, n_sent))
         merges = np.where(role >= q, 0, rounds + (role < px - q))
         panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
         flops += panel_flops
@@ -192,11 +197,13 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         flops += solvers * w * w * t
         slow_flops += solvers * w * w * t * (1.0 / PANEL_RATE - 1.0)
         if c > 1:
-            add("fibre", on_panel, _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"))
+            add("fibre@column", on_panel,
+                _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"))
         add("row", everyone, bcast_costs(along_row, py, b * sl * WORD))
         if c > 1:
             u_from = everyone if plan.redundant_u else X == kx
-            add("fibre", u_from, _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"))
+            add("fibre@row" if u_from is not everyone else "fibre", u_from,
+                _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"))
             if not plan.redundant_u:
                 add("col", everyone, bcast_costs(down_col, px, sl * t * WORD))
         before_update = snapshot()
@@ -210,14 +217,18 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
            "msgs": sum(msgs.values()), "flops": flops}
     if profile is not None:
         cores = placement.shared_cores
-        total = shared_makespan(pieces[0][0], cores)
+
+        def makespan(work, wait):
+            return float(waiting_makespans(work.reshape(1, -1), wait.reshape(1, -1), cores)[0])
+
+        total = makespan(*pieces[0][0])
         own = np.zeros(shape)
         for k, (_, i_k, s_k, u_k) in enumerate(pieces):
-            f_next = pieces[k + 1][0] if k + 1 < len(pieces) else np.zeros_like(u_k)
-            total += shared_makespan(i_k, cores)
+            f_next = pieces[k + 1][0] if k + 1 < len(pieces) else (0.0 * u_k[0], 0.0 * u_k[1])
+            total += makespan(*i_k)
             if py == 1 or cores is not None:
-                total += shared_makespan(s_k, cores) + shared_makespan(u_k + f_next, cores)
+                total += makespan(*s_k) + makespan(u_k[0] + f_next[0], u_k[1] + f_next[1])
             else:
-                own += s_k + u_k + f_next
+                own += sum(part[0] + part[1] for part in (s_k, u_k, f_next))
         out["time_s"] = total + own.max()
     return out

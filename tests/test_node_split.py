@@ -1,6 +1,8 @@
 """The model's inter-node split on its own (no MPI): the schedules' edges between nodes
 against a walk of every message, and the split of a model's links by placement."""
 
+import json
+
 import numpy as np
 import pytest
 from linalg_io.models.conflux import record_block as conflux_block
@@ -144,3 +146,66 @@ def test_a_cluster_file_of_nodes_sharing_a_machine_keeps_its_cores():
     assert shared.for_run(2).placement(4).shared_cores == 2
     one_node = replace(shared, inter_node=None)
     assert one_node.for_run(2).cores_per_node == this_machine_cores()
+
+
+def test_overlap_false_puts_the_l_broadcast_after_the_update():
+    """Over TCP (inter_node.overlap false) the 2D's look-ahead broadcast across nodes
+    arrives after the other column's update: the step costs max(U, A) + L instead of
+    max(U, A + L), so the time grows by at most the broadcasts and at least by what the
+    overlapped run hid; on one node the flag changes nothing."""
+    from dataclasses import replace
+
+    from linalg_io.models.lu2d import critical_path_time
+    from linalg_io.models.profile import InterNode
+
+    rdma = MachineProfile(1e-6, 1e-10, 1e10, 1e10, ranks_per_node=1,
+                          inter_node=InterNode(1e-5, 1e8))
+    tcp = replace(rdma, inter_node=InterNode(1e-5, 1e8, overlap=False))
+    n, nb = 2048, 128
+    overlapped, serial = (critical_path_time(n, nb, 1, 2, "none", m, m.placement(2))
+                          for m in (rdma, tcp))
+    # every step's broadcast (each rank receives those of the other column's panels)
+    bcast_l = lu2d_costs(n, nb, 1, 2, "none").bytes_recv.sum() * 1e-8
+    assert overlapped < serial <= overlapped + bcast_l * 1.01
+    one_node = [replace(m, ranks_per_node=2) for m in (rdma, tcp)]
+    assert len({critical_path_time(n, nb, 1, 2, "none", m, m.placement(2))
+                for m in one_node}) == 1
+
+
+def test_collectives_in_sequence_and_waits_that_hold_no_core():
+    """An allreduce over two nodes is a reduce, then a bcast: its time is both transfers
+    (measured: 8 MiB at 300 Mbit/s, 231 ms one way, 463 ms the allreduce), where the
+    overlapping max(sent, recv) would charge one. Ranks sharing cores: the work's
+    makespan, then the longest network wait (a waiting rank holds no core)."""
+    from linalg_io.models import tsgemm
+    from linalg_io.models.costs import waiting_makespans
+    from linalg_io.models.profile import InterNode
+
+    machine = MachineProfile(1e-6, 1e-10, 1e12, 1e12, ranks_per_node=1,
+                             inter_node=InterNode(0.0, 1e8))
+    costs, memory = tsgemm.rank_costs("atb", 4096, 512, 512, 2, 8)
+    local = max((memory / 1e12).max(), (costs.flops / 1e12).max())
+    nbytes = 512 * 512 * 8
+    assert tsgemm.run_time(costs, memory, 8, machine, machine.placement(2)) == pytest.approx(
+        local + 2 * nbytes / 1e8, rel=1e-6)
+    work, wait = np.array([[1.0, 1.0, 1.0, 1.0]]), np.array([[0.0, 0.0, 0.0, 2.0]])
+    assert waiting_makespans(work, wait, 2)[0] == pytest.approx(4.0)
+    assert waiting_makespans(work, wait, None)[0] == pytest.approx(3.0)
+
+
+def test_machine_file_overlap_must_be_a_boolean(tmp_path):
+    from linalg_io.models.profile import load_profile
+
+    from linalg_io.errors import InputError
+
+    data = {"alpha_s": 1e-6, "beta_s_per_byte": 1e-9, "gamma_flops": 1e9,
+            "mem_bw_bytes_per_s": 1e9, "ranks_per_node": 2,
+            "inter_node": {"latency_s": 1e-5, "bandwidth_bytes_per_s": 1e8}}
+    path = tmp_path / "m.json"
+    for overlap, expected in ((False, False), (None, True)):
+        inter = dict(data["inter_node"], **({} if overlap is None else {"overlap": overlap}))
+        path.write_text(json.dumps(dict(data, inter_node=inter)))
+        assert load_profile(path).inter_node.overlap is expected
+    path.write_text(json.dumps(dict(data, inter_node=dict(data["inter_node"], overlap="no"))))
+    with pytest.raises(InputError, match="boolean overlap"):
+        load_profile(path)

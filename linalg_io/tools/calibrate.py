@@ -16,7 +16,9 @@ node), `inter_node.latency_s` and `bandwidth_bytes_per_s` from a ping-pong betwe
 0 and the first rank of the next node (one link's rate; `fit_network`), and
 `links_per_node` from the node's ranks sharing it: every rank of node 0 streams to its
 counterpart on node 1 at once; their total rate over one stream's, rounded, at least 1
-(1: one link the ranks share). Nodes that share one kernel (an emulated cluster:
+(1: one link the ranks share); `overlap` from a message sent while both ends compute
+(`overlap_share`: true where at least half of it moves meanwhile; over TCP it moves
+only inside MPI calls). Nodes that share one kernel (an emulated cluster:
 bench/emulated_cluster.sh) share its cores and memory: cores_per_node and
 memory_per_node_bytes are then this machine's over those nodes.
 """
@@ -59,11 +61,20 @@ def fit_network(rows: list[dict]) -> tuple[float, float]:
 def best_time(action, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
-        MPI.COMM_WORLD.Barrier()
+        idle_barrier()
         start = time.perf_counter()
         action()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def idle_barrier(poll_s: float = 2e-3) -> None:
+    """A barrier that sleeps while it waits: ranks that only keep the barriers (nodes
+    sharing one machine's cores) must not take the cores of the ranks measuring, as an
+    MPI barrier's busy poll does (it halves a dgemm's rate on a shared core)."""
+    request = MPI.COMM_WORLD.Ibarrier()
+    while not request.Test():
+        time.sleep(poll_s)
 
 
 def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3, busy: bool = True) -> float | None:
@@ -100,7 +111,7 @@ def pair_pingpong(a: int, b: int, reps: int) -> list[dict]:
         iters = int(max(3, min(1000, ROUND_BYTES // nbytes)))
         best = float("inf")
         for _ in range(reps + 1):          # the first round warms the connection up
-            world.Barrier()
+            idle_barrier()
             start = MPI.Wtime()
             for _ in range(iters):
                 if rank == a:
@@ -110,6 +121,7 @@ def pair_pingpong(a: int, b: int, reps: int) -> list[dict]:
                     world.Recv(buf, a, 7)
                     world.Send(buf, a, 8)
             best = min(best, (MPI.Wtime() - start) / iters / 2)
+        idle_barrier()
         rows.append({"bytes": nbytes, "one_way_s": world.bcast(best, root=a)})
     return rows
 
@@ -123,16 +135,52 @@ def shared_link_rate(senders: list[int], receivers: list[int], reps: int) -> flo
     iters = int(max(2, ROUND_BYTES // STREAM_BYTES))
     best = float("inf")
     for _ in range(reps + 1):
-        world.Barrier()
+        idle_barrier()
         start = MPI.Wtime()
         for _ in range(iters):
             if rank in senders:
                 world.Send(buf, receivers[senders.index(rank)], 9)
             elif rank in receivers:
                 world.Recv(buf, senders[receivers.index(rank)], 9)
-        world.Barrier()
+        idle_barrier()
         best = min(best, MPI.Wtime() - start)
     return len(senders) * iters * STREAM_BYTES / best
+
+
+def overlap_share(a: int, b: int, reps: int) -> float:
+    """How much of a STREAM_BYTES message from rank a to rank b moves while both compute
+    (on every rank): the best over `reps` rounds of (t_send + t_compute - t_both) /
+    t_send, t_both the time of Isend/Irecv, computing as long as the send alone takes,
+    then waiting; 1: the transfer hides behind the computation, 0: it waits for the
+    wait (TCP progresses a message only inside MPI calls)."""
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    buf = np.zeros(STREAM_BYTES, dtype=np.uint8)
+    work = np.ones((256, 256))
+
+    def compute(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            work @ work
+
+    best = 0.0
+    for _ in range(reps + 1):
+        idle_barrier()
+        start = MPI.Wtime()
+        if rank == a:
+            world.Send(buf, b, 10)
+        elif rank == b:
+            world.Recv(buf, a, 10)
+        alone = world.bcast(MPI.Wtime() - start, root=b)
+        idle_barrier()
+        start = MPI.Wtime()
+        if rank in (a, b):
+            request = world.Isend(buf, b, 11) if rank == a else world.Irecv(buf, a, 11)
+            compute(alone)
+            request.Wait()
+        both = world.bcast(MPI.Wtime() - start, root=b)
+        best = max(best, (2 * alone - both) / alone)
+    return float(min(1.0, max(0.0, best)))
 
 
 def boot_id() -> str:
@@ -164,8 +212,10 @@ def network(reps: int) -> dict | None:
     inter = pair_pingpong(0, per_node, reps)
     one = shared_link_rate([0], [per_node], reps)
     shared = shared_link_rate(members[0], members[1], reps)
+    overlap = overlap_share(0, per_node, reps)
     kernels = len(set(world.allgather(boot_id())))
     return {"intra": intra, "inter": inter, "one_stream_Bps": one, "shared_Bps": shared,
+            "overlap": overlap,
             "per_node": per_node, "nodes": len(nodes), "nodes_per_machine": len(nodes) / kernels}
 
 
@@ -183,12 +233,14 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
         cores_per_node=max(1, int(this_machine_cores() // sharing)),
         memory_per_node_bytes=physical_memory() / sharing,
         inter_node=InterNode(latency_s=latency, bandwidth_bytes_per_s=1.0 / inter_beta,
-                             links_per_node=links),
+                             links_per_node=links, overlap=net["overlap"] >= 0.5),
         note=("measured by linalg-io calibrate: on-node ping-pong between ranks 0 and 1, "
               f"network ping-pong between ranks 0 and {net['per_node']}, node 0's "
               f"{net['per_node']} ranks streaming to node 1 at once "
               f"({net['shared_Bps'] / 1e6:.1f} MB/s against one stream's "
-              f"{net['one_stream_Bps'] / 1e6:.1f}), dgemm {GEMM_ORDER} and a copy on "
+              f"{net['one_stream_Bps'] / 1e6:.1f}), {net['overlap']:.0%} of a message "
+              "moving while both ends compute, "
+              f"dgemm {GEMM_ORDER} and a copy on "
               f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
                                   "memory" if sharing > 1 else "")))
 
@@ -264,6 +316,8 @@ def main(args, argv: list[str]) -> int:
             print(f"inter-node latency {net.latency_s * 1e6:10.3f} us, bandwidth "
                   f"{net.bandwidth_bytes_per_s / 1e6:.1f} MB/s per link, "
                   f"{net.links_per_node} link(s) per node ({profile.ranks_per_node} ranks "
-                  f"streaming at once: {shared / 1e6:.1f} MB/s)")
+                  f"streaming at once: {shared / 1e6:.1f} MB/s), overlap "
+                  f"{str(net.overlap).lower()} ({result['network']['overlap']:.0%} of a "
+                  "message moves while both ends compute)")
         print(f"wrote {args.write}")
     return 0
