@@ -29,6 +29,10 @@ scatter_slices        layer l gets columns s_l of L (sent from (x, ky, lk) to (x
                       column);
 trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm).
 
+With the look-ahead (`ConfluxLU`), column ky_{k+1} runs step k+1's reduce_panel,
+tournament_pivoting, its row moves' plan, solve_panel and the start of its sends inside
+step k's trailing_update; the messages and their order are the same.
+
 Every message is point-to-point in one of the package's own schedules
 (`linalg_io.comm.collectives`: binomial or pipelined-chain bcast and reduce, Bruck
 allgatherv, linear gatherv and scatterv), so the bytes counted are the bytes on the
