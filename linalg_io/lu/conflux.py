@@ -91,6 +91,7 @@ class _Panel:
     panel:   the active panel rows summed over the layers (process column ky);
     header:  the w pivot ids and the singular flag (the tournament's players (x, ky, lk));
     lu00:    the w x w LU of the pivot rows (players);
+    mine:    the positions in pivot order of the pivot rows this process row owns;
     moves:   the local row swaps (a, b), positions relative to the active rows, and perm:
              the active rows' new order (position i holds the row that was at perm[i]);
     l_full:  L of the player's non-pivot rows (solve_panel, done);
@@ -100,6 +101,7 @@ class _Panel:
     panel: np.ndarray | None = None
     header: np.ndarray | None = None
     lu00: np.ndarray | None = None
+    mine: list | None = None
     moves: list | None = None
     perm: np.ndarray | None = None
     l_full: np.ndarray | None = None
@@ -135,8 +137,7 @@ class ConfluxLU:
     Look-ahead of depth 1: during step k's update, the ranks of column ky_{k+1} update
     that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
     tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
-    L00, L), then finish update k, testing those sends between column chunks so that
-    they progress; the other ranks receive them at the start of step k+1. The messages
+    L00, L), then finish update k and test those sends; the other ranks receive them at the start of step k+1. The messages
     and their order per communicator are those of the schedule without look-ahead.
     """
 
@@ -213,7 +214,8 @@ class ConfluxLU:
             if singular:
                 return out
             out.lu00 = lu00
-            out.moves, out.perm = self._row_moves(pivot_ids, self._mine(pivot_ids))
+            out.mine = self._mine(pivot_ids)
+            out.moves, out.perm = self._row_moves(pivot_ids, out.mine)
             if self.plan.redundant_u or g.x == s.kx:
                 self._start(g.row_comm, lu00, s.ky)
                 out.posted.add("lu00")
@@ -312,7 +314,7 @@ class ConfluxLU:
                 lu00 = np.empty((s.w, s.w), order="F")
                 collectives.bcast(g.row_comm, lu00, s.ky)
         self.pivots.append(pivot_ids)
-        mine = self._mine(pivot_ids)
+        mine = ahead.mine if ahead.mine is not None else self._mine(pivot_ids)
         moves, perm = ((ahead.moves, ahead.perm) if ahead.moves is not None
                        else self._row_moves(pivot_ids, mine))
         if moves:
@@ -366,7 +368,7 @@ class ConfluxLU:
     def solve_panel(self, s: Step, ahead: _Panel, pivot_ids: np.ndarray) -> np.ndarray:
         """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots, in the
         order the row moves leave them (with Px = 1 the panel's getrf has computed it)."""
-        npiv = len(self._mine(pivot_ids))
+        npiv = len(ahead.mine)
         l_full = self.buffers.get(("l", s.k), (ahead.panel.shape[0] - npiv, s.w))
         if self.panel_alone:
             np.copyto(l_full, ahead.panel[npiv:])
@@ -422,8 +424,8 @@ class ConfluxLU:
     def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int,
                         nxt: Step | None) -> _Panel | None:
         """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm), with the look-ahead
-        (class doc): the next panel's columns, the next panel phase, then the rest in
-        column chunks with the started sends tested between them."""
+        (class doc): the next panel's columns, the next panel phase, then the rest, and a
+        test of the started sends."""
         first = nxt.w if nxt is not None and self.grid.y == nxt.ky else 0
         self.matrix.update(self.done, tstart, l_slice, u_slice_t[:first])
         ahead = self.panel_phase(nxt) if nxt is not None else None
