@@ -270,8 +270,8 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         sent, recv, msgs = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
                                                 plan.diag_row)
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
-        panel, panel_wait = (panel, panel_wait + search) if col_net else (panel + search,
-                                                                           panel_wait)
+        search_work, panel_wait = _work_or_wait(search, col_net)
+        panel = panel + search_work
     arrival = _l_arrival(plan, pc, row_alpha, row_beta)
     column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
     solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
@@ -295,9 +295,8 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         lead = (((update * la).max(axis=2) * share[:, None] + panel[ahead]) * slow
                 + panel_wait[ahead]).max(axis=1)
         after = np.where(has_next[:, 0, 0], arrival[ahead], 0.0)
-        swaps = column(k)                                # [k, pr, pc]
-        s_work = solve[k] + (0.0 if col_net else swaps) + np.zeros_like(swaps)
-        s_wait = swaps if col_net else np.zeros_like(swaps)
+        swap_work, s_wait = _work_or_wait(column(k), col_net)   # [k, pr, pc]
+        s_work = solve[k] + swap_work
         s_k = waiting_makespans(s_work.reshape(len(k), -1), s_wait.reshape(len(k), -1), cores)
         u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
                                 np.broadcast_to(f_wait, update.shape).reshape(len(k), -1), cores)
@@ -307,6 +306,13 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
             step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0)) + after
         total += float((s_k + step).sum())
     return total
+
+
+def _work_or_wait(seconds: np.ndarray, on_network: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(work, wait) of a process column's messages: a copy that takes its rank's core on
+    a node, a wait that holds none on the network (`waiting_makespans`)."""
+    none = np.zeros_like(seconds)
+    return (none, seconds) if on_network else (seconds, none)
 
 
 def _l_arrival(plan: _Plan, pc: int, alpha: float, beta: float) -> np.ndarray:
