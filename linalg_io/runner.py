@@ -56,15 +56,18 @@ def run_benchmark(config: RunConfig) -> int:
 
     from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
+    from linalg_io.comm.node import kernel_crowded
     from linalg_io.comm.phase_clock import phase_time_summary
     from linalg_io.comm.summary import summary_line, traffic_summary
+    from linalg_io.comm.waiting import wait_policy
     from linalg_io.comm.wire import open_wire
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     agreed(world, lambda: check_outputs(config, rank))
     agreed(world, lambda: hold_pools(config.threads))   # before the case's first BLAS call
-    counted = CountedComm(world)
+    waits = wait_policy(kernel_crowded(world, config.threads))
+    counted = CountedComm(world, waits=waits)
     factory = importlib.import_module(FAMILIES[config.command]).make_case
     with progress("set-up", rank == 0 and not config.quiet):
         case = agreed(world, lambda: factory(counted, config))
@@ -79,9 +82,9 @@ def run_benchmark(config: RunConfig) -> int:
 
     def one_rep() -> float:
         agreed(world, case.setup_rep)
-        world.Barrier()
+        waits.barrier(world)
         start = MPI.Wtime()
-        agreed(world, counted_run)
+        agreed(world, counted_run, waits)
         return MPI.Wtime() - start
 
     for warm in range(config.warmup):

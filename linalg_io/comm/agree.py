@@ -7,15 +7,18 @@ from typing import TypeVar
 
 from mpi4py import MPI
 
+from linalg_io.comm.waiting import BLOCKING, WaitPolicy
 from linalg_io.errors import InputError, LinalgIOError, error_from_code
 
 T = TypeVar("T")
 
 
-def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
+def agreed(comm: MPI.Comm, action: Callable[[], T], waits: WaitPolicy = BLOCKING) -> T:
     """Run `action` on every rank; if any rank raises a LinalgIOError, all raise it.
 
     Collective over `comm` (a raw communicator: the check is not counted traffic).
+    A rank that is done first waits for the others by `waits` (a polite policy: in a
+    barrier that sleeps, so that it holds no core that a rank still at work needs).
     Every rank raises the same error (`agreed_message`), with the exit code of the
     lowest failing rank and `agreed = True`, so that one rank alone prints it. A
     MemoryError (inputs too large for this node) is bad input too.
@@ -29,6 +32,8 @@ def agreed(comm: MPI.Comm, action: Callable[[], T]) -> T:
     except MemoryError as error:
         result = None
         failure = (InputError.exit_code, f"not enough memory on this node: {error}")
+    if waits.polite:
+        waits.barrier(comm)
     failures = comm.allgather(failure)
     failed = [(rank, f) for rank, f in enumerate(failures) if f is not None]
     if failed:

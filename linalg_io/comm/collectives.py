@@ -44,8 +44,7 @@ def flat(buf: np.ndarray) -> np.ndarray:
 
 def bcast(comm: CountedComm, buf: np.ndarray, root: int) -> None:
     """buf from `root` to every rank (binomial tree, or pipelined chain when large)."""
-    for request in bcast_start(comm, buf, root):
-        request.Wait()
+    comm.Waitall(bcast_start(comm, buf, root))
 
 
 def bcast_start(comm: CountedComm, buf: np.ndarray, root: int) -> list[MPI.Request]:
@@ -100,7 +99,7 @@ def reduce_sum(comm: CountedComm, buf: np.ndarray, root: int) -> None:
             piece += incoming[:stop - start]
         if q:
             requests.append(comm.Isend(piece, after, TAG_REDUCE, op="reduce"))
-    MPI.Request.Waitall(requests)
+    comm.Waitall(requests)
 
 
 def allreduce_sum(comm: CountedComm, buf: np.ndarray) -> None:
@@ -132,7 +131,7 @@ def allgatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray, counts: np.
         if incoming.size:
             comm.Recv(incoming, (r + h) % p, TAG_ALLGATHER, op="allgather")
         if request is not None:
-            request.Wait()
+            comm.Wait(request)
     for position, j in enumerate(order):
         result[displs[j]:displs[j] + counts[j]] = work[offsets[position]:offsets[position + 1]]
 
@@ -171,4 +170,4 @@ def _linear(comm: CountedComm, mine: np.ndarray, blocks: np.ndarray | None, coun
         whole[own] = mine
     else:
         mine[:] = whole[own]
-    MPI.Request.Waitall(requests)
+    comm.Waitall(requests)

@@ -17,6 +17,10 @@ operation and per named phase, by the rules of docs/records.md#counting:
   every block but its own and receives its own;
 * one message per point-to-point send and per collective call in which the rank
   sends something; on a communicator of size 1 nothing moves;
+* waits (``Recv``, ``Sendrecv``, ``Wait``, ``Waitall``, ``Barrier``) go through the
+  communicator's `WaitPolicy` (`linalg_io.comm.waiting`): MPI's blocking calls, or
+  test-then-sleep on a crowded node; the same messages either way, and ``Recv`` and
+  ``Sendrecv`` count what the status says was received;
 * one-sided (`CountedWin`): Put and Accumulate count as sent by the origin and
   received by the target, Get as sent by the target and received by the origin.
   The target side is only known to the origin, so origins keep per-peer totals
@@ -36,6 +40,8 @@ from typing import Any
 
 import numpy as np
 from mpi4py import MPI
+
+from linalg_io.comm.waiting import BLOCKING, WaitPolicy
 
 DEFAULT_PHASE = "other"
 
@@ -148,15 +154,18 @@ class CountedComm:
     """An mpi4py communicator whose buffer calls count their traffic.
 
     Attributes ``comm`` (the raw communicator, for uncounted bookkeeping only),
-    ``rank``, ``size`` and ``counter`` (shared by every communicator split off
-    this one, so one rank has one set of totals).
+    ``rank``, ``size``, ``counter`` (shared by every communicator split off
+    this one, so one rank has one set of totals) and ``waits`` (the rank's
+    `WaitPolicy`, shared by the splits too).
     """
 
-    def __init__(self, comm: MPI.Comm, counter: TrafficCounter | None = None) -> None:
+    def __init__(self, comm: MPI.Comm, counter: TrafficCounter | None = None,
+                 waits: WaitPolicy = BLOCKING) -> None:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.counter = counter if counter is not None else TrafficCounter(MPI.COMM_WORLD.Get_size())
+        self.waits = waits
         self._count = self.size > 1
 
     # --- structure -------------------------------------------------------
@@ -165,10 +174,18 @@ class CountedComm:
         return self.counter.phase(name)
 
     def Split(self, color: int, key: int = 0) -> CountedComm:
-        return CountedComm(self.comm.Split(color, key), self.counter)
+        return CountedComm(self.comm.Split(color, key), self.counter, self.waits)
 
     def Barrier(self) -> None:
-        self.comm.Barrier()
+        self.waits.barrier(self.comm)
+
+    def Wait(self, request: MPI.Request) -> None:
+        """Complete a request of this communicator's (by the wait policy)."""
+        self.waits.wait(request)
+
+    def Waitall(self, requests: list[MPI.Request]) -> None:
+        """Complete requests of this communicator's (by the wait policy)."""
+        self.waits.waitall(requests)
 
     def Free(self) -> None:
         if self.comm not in (MPI.COMM_WORLD, MPI.COMM_SELF):
@@ -187,7 +204,10 @@ class CountedComm:
     def Recv(self, buf: Any, source: int = MPI.ANY_SOURCE, tag: int = MPI.ANY_TAG,
              status: MPI.Status | None = None, op: str = "Recv") -> None:
         status = status if status is not None else MPI.Status()
-        self.comm.Recv(buf, source, tag, status)
+        if self.waits.polite:
+            self.waits.wait(self.comm.Irecv(buf, source, tag), status)
+        else:
+            self.comm.Recv(buf, source, tag, status)
         if source != MPI.PROC_NULL:
             self._add(op, 0, status.Get_count(MPI.BYTE), 0)
 
@@ -207,7 +227,13 @@ class CountedComm:
     def Sendrecv(self, sendbuf: Any, dest: int, sendtag: int = 0, recvbuf: Any = None,
                  source: int = MPI.ANY_SOURCE, recvtag: int = MPI.ANY_TAG) -> None:
         status = MPI.Status()
-        self.comm.Sendrecv(sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
+        if self.waits.polite:
+            requests = [self.comm.Irecv(recvbuf, source, recvtag),
+                        self.comm.Isend(sendbuf, dest, sendtag)]
+            statuses = [status, MPI.Status()]
+            self.waits.waitall(requests, statuses)
+        else:
+            self.comm.Sendrecv(sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
         sent = nbytes(sendbuf) if dest != MPI.PROC_NULL else 0
         recv = status.Get_count(MPI.BYTE) if source != MPI.PROC_NULL else 0
         self._add("Sendrecv", sent, recv, 1 if dest != MPI.PROC_NULL else 0)

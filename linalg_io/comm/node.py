@@ -11,7 +11,10 @@ the computing ones need; ``mpi_yield_when_idle`` makes them yield instead (what
 
 After MPI_Init (`node_load`, collective) the ranks of a node pool their affinity
 masks and BLAS/OpenMP threads: the record's ``oversubscribed`` is that the threads
-outnumber the distinct cores they may run on, on some node.
+outnumber the distinct cores they may run on, on some node. `kernel_crowded` asks the
+same of the ranks sharing this rank's kernel (its boot id: the "nodes" of an emulated
+cluster share one machine's cores), which decides how this rank waits for messages
+(`linalg_io.comm.waiting`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from linalg_io.models.memory import memory_over
@@ -128,9 +132,34 @@ def node_load(comm: MPI.Comm, threads: int) -> bool:
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     masks = node.allgather((threads, sorted(usable_cores())))
     node.Free()
-    cores = set().union(*(set(mask) for _, mask in masks))
-    crowded = sum(count for count, _ in masks) > len(cores)
+    crowded = threads_outnumber_cores(masks)
     return bool(comm.allreduce(int(crowded), op=MPI.MAX))
+
+
+def boot_id() -> str:
+    """This kernel's boot id: nodes with the same one are one machine (the processor
+    name where the kernel does not say)."""
+    from mpi4py import MPI
+
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return MPI.Get_processor_name()
+
+
+def threads_outnumber_cores(masks: list[tuple[int, list[int]]]) -> bool:
+    """The ranks' threads (count, affinity mask) outnumber the distinct cores they may use."""
+    cores = set().union(*(set(mask) for _, mask in masks))
+    return sum(count for count, _ in masks) > len(cores)
+
+
+def kernel_crowded(comm: MPI.Comm, threads: int) -> bool:
+    """Collective: the threads of the ranks sharing this rank's kernel (this one's
+    included) outnumber the distinct cores they may run on."""
+    everyone = comm.allgather((boot_id(), threads, sorted(usable_cores())))
+    mine = everyone[comm.Get_rank()][0]
+    return threads_outnumber_cores([(count, mask) for kernel, count, mask in everyone
+                                    if kernel == mine])
 
 
 def memory_per_rank(comm: MPI.Comm) -> tuple[int, str]:

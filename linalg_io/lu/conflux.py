@@ -186,7 +186,7 @@ class ConfluxLU:
             self._sends = []
 
     def _complete_sends(self) -> None:
-        MPI.Request.Waitall([r for rs, _ in self._sends for r in rs])
+        self.grid.comm.Waitall([r for rs, _ in self._sends for r in rs])
         self._sends = []
 
     # --- one step ----------------------------------------------------------

@@ -233,7 +233,7 @@ class _PanelBroadcasts:
             MPI.Request.Testall(in_flight)
 
     def _complete(self, slot: int) -> None:
-        MPI.Request.Waitall(self.requests[slot])
+        self.grid.comm.Waitall(self.requests[slot])
         self.requests[slot] = []
 
     def finish(self) -> None:
@@ -323,8 +323,7 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
             for r, (positions, rows) in parcels.items():
                 if r == myrow:
                     trailing[global_to_local(np.array(positions), nb, pr)] = rows
-            for request in requests:
-                request.Wait()
+            grid.col_comm.Waitall(requests)
         else:
             positions = [q for q, o in zip(displaced, displaced_owner) if o == myrow]
             if positions:

@@ -11,7 +11,6 @@ level) that carries values; critical path: the number of levels.
 from __future__ import annotations
 
 import numpy as np
-from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm
 from linalg_io.sptrsv.analysis import LocalSystem
@@ -57,10 +56,10 @@ class LevelSet:
                     local.pack(batch.local, self.send_buffers[index])
                     sends.append(comm.Isend(self.send_buffers[index], batch.peer, tag=batch.level))
                 if pending[segment]:
-                    MPI.Request.Waitall([request for request, _ in pending[segment]])
+                    comm.Waitall([request for request, _ in pending[segment]])
                     for _, batch in pending[segment]:
                         local.ghosts_arrived(batch.target_pos, batch.target_pos + batch.local.size)
-            MPI.Request.Waitall(sends)
+            comm.Waitall(sends)
 
     def close(self) -> None:
         """No MPI objects to free."""

@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
+from linalg_io.comm.node import boot_id
+from linalg_io.comm.waiting import IDLE
 from linalg_io.comm.wire import node_names
 from linalg_io.errors import InputError
 from linalg_io.models.memory import physical_memory
@@ -68,13 +70,12 @@ def best_time(action, repeats: int) -> float:
     return best
 
 
-def idle_barrier(poll_s: float = 2e-3) -> None:
-    """A barrier that sleeps while it waits: ranks that only keep the barriers (nodes
-    sharing one machine's cores) must not take the cores of the ranks measuring, as an
-    MPI barrier's busy poll does (it halves a dgemm's rate on a shared core)."""
-    request = MPI.COMM_WORLD.Ibarrier()
-    while not request.Test():
-        time.sleep(poll_s)
+def idle_barrier() -> None:
+    """A barrier that sleeps while it waits (`linalg_io.comm.waiting.IDLE`):
+    ranks that only keep the barriers (nodes sharing one machine's cores) must not take
+    the cores of the ranks measuring, as an MPI barrier's busy poll does (it halves a
+    dgemm's rate on a shared core)."""
+    IDLE.barrier(MPI.COMM_WORLD)
 
 
 def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3, busy: bool = True) -> float | None:
@@ -181,14 +182,6 @@ def overlap_share(a: int, b: int, reps: int) -> float:
         both = world.bcast(MPI.Wtime() - start, root=b)
         best = max(best, (2 * alone - both) / alone)
     return float(min(1.0, max(0.0, best)))
-
-
-def boot_id() -> str:
-    """This kernel's boot id: nodes with the same one are one machine."""
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return MPI.Get_processor_name()
 
 
 def network(reps: int) -> dict | None:
