@@ -29,7 +29,7 @@ HAVE_SCALAPACK = _have_scalapack()
 
 
 CASES = [  # p, n, (mb, nb) on pr x pc, order, 2.5D shape or "api", relabel, memory fraction
-    (4, 100, (8, 8), (2, 2), "row", [2, 2, 1, 16], True, None),
+    (4, 128, (8, 8), (2, 2), "row", [2, 2, 1, 16], True, None),     # reflected tile columns
     (8, 90, (5, 7), (2, 4), "row", [2, 2, 2, 8], True, None),
     (8, 120, (4, 4), (4, 2), "col", [1, 4, 2, 16], False, None),
     (8, 150, (16, 16), (2, 4), "row", [2, 4, 1, 32], True, 0.5),
@@ -77,7 +77,7 @@ def test_pdgetrs_accepts_our_factors(factored):
 
 def test_cli_record_traffic_is_the_model_per_rank():
     record, = run_cli_records(4, ["lu", "--algo", "conflux", "--input-layout", "scalapack:16x24",
-                                  "--n", "300", "--grid", "2x2x1", "--nb", "32", "--reps", "2",
+                                  "--n", "256", "--grid", "2x2x1", "--nb", "32", "--reps", "2",
                                   "--warmup", "0", "--redist-mem", "0.5"])
     assert record["verify"]["passed"] and record["verify"]["value"] < 16
     traffic, model = record["traffic"], record["model"]
@@ -91,7 +91,7 @@ def test_cli_record_traffic_is_the_model_per_rank():
     params = record["params"]
     assert params["input_layout"] == "scalapack:16x24" and params["input_grid"] == [2, 2]
     moved = params["redistribute_in_entries"]
-    assert 0 < moved["moved"] <= moved["without_relabelling"] < moved["total"] == 300 * 300
+    assert 0 < moved["moved"] <= moved["without_relabelling"] < moved["total"] == 256 * 256
     assert [len(params["part_times_s"][p]) for p in
             ("redistribute_in", "factor", "redistribute_out")] == [2, 2, 2]
 
