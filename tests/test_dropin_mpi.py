@@ -34,6 +34,7 @@ CASES = [  # p, n, (mb, nb) on pr x pc, order, 2.5D shape or "api", relabel, mem
     (8, 120, (4, 4), (4, 2), "col", [1, 4, 2, 16], False, None),
     (8, 150, (16, 16), (2, 4), "row", [2, 4, 1, 32], True, 0.5),
     (4, 97, (6, 6), (2, 2), "row", "api", True, None),
+    (2, 128, (8, 8), (1, 2), "row", [1, 2, 1, 32], False, None),  # reflected, U in place
 ]
 
 
@@ -69,7 +70,7 @@ def test_redistribution_moves_exactly_the_owner_changes(factored):
 @pytest.mark.skipif(not HAVE_SCALAPACK, reason="no ScaLAPACK library (make scalapack)")
 def test_pdgetrs_accepts_our_factors(factored):
     checked = [result for result in factored if result["case"]["pdgetrs"]]
-    assert len(checked) == 4
+    assert len(checked) == 5
     for result in checked:
         assert all(rank["getrs_info"] == 0 for rank in result["ranks"]), result["case"]
         assert result["hpl_residual"] < 16, result["case"]
