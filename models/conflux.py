@@ -1,8 +1,8 @@
 """Model of the 2.5D LU with tournament pivoting (linalg_io/lu/conflux.py).
 
 `conflux_plan_counts` follows the same `StepPlan` the code executes (panel k: w
-columns, roots ky = k mod Py, lk = (k div Py) mod c, kx = k mod Px; layer l takes
-s_l of the panel's columns) and adds, per rank, the bytes and messages of the
+columns, roots ky = y(k), the tile columns' order (`TileMap.col_owner`), lk = (k div Py)
+mod c, kx = k mod Px; layer l takes s_l of the panel's columns) and adds, per rank, the bytes and messages of the
 point-to-point schedules the code runs (`linalg_io.layout.schedules`: binomial or
 pipelined-chain bcast and reduce, Bruck allgatherv, linear gatherv and scatterv).
 Every byte the code sends is in such a message, so the counts are the logical and
@@ -130,7 +130,7 @@ class ColumnRole(enum.IntFlag):
 
     FIRST = 1            # j = 0: the panel's column
     LAST = 2             # j = Py - 1
-    NEXT_PANEL = 4       # j = 1 mod Py: step k+1's panel column
+    NEXT_PANEL = 4       # j = (ky_{k+1} - ky) mod Py: step k+1's panel column
     CHILDREN = 8
 
 
@@ -202,7 +202,7 @@ def _trailing(tiles, steps: int) -> np.ndarray:
     """[step, process column] local columns right of each panel (tiles > k)."""
     widths = _widths(tiles)
     by_column = np.zeros((steps + 1, tiles.py))
-    by_column[np.arange(steps), np.arange(steps) % tiles.py] = widths
+    by_column[np.arange(steps), tiles.col_owner(np.arange(steps))] = widths
     after = np.cumsum(by_column[::-1], axis=0)[::-1]      # tiles >= j
     return after[1:]
 
@@ -294,11 +294,12 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         bruck_sent, _, bruck_msgs = allgatherv_costs(owned)
         x_features += [bruck_sent, bruck_msgs]
     xs = step_classes(x_features)
-    along = (np.arange(py)[None, :] - k[:, None]) % py
+    ky = tiles.col_owner(k)
+    along = (np.arange(py)[None, :] - ky[:, None]) % py
     j = np.arange(py)
     row_small = (w * w * WORD <= SMALL_BYTES) | _small(rows_left, slices)
-    y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1)
-              + ColumnRole.NEXT_PANEL * (j == 1 % py))[along] \
+    y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1))[along] \
+        + ColumnRole.NEXT_PANEL * (along == ((ky[nxt] - ky) % py)[:, None]) \
         + ColumnRole.CHILDREN * binomial_children(j, py)[along] * row_small[:, None]
     ys = step_classes([trailing, y_code.astype(float)])
 
@@ -467,7 +468,7 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     integers) and, per step, each position's (sent, received, messages)."""
     t = plan.tiles
     k = np.arange(t.ntiles)
-    roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + k % t.py
+    roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + t.col_owner(k)
     position = np.arange(p)
     per_width = {}
     totals = {key: np.zeros(p) for key in ("sent", "recv", "msgs")}

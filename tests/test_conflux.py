@@ -21,19 +21,33 @@ from linalg_io.lu.plan import TILE_SIZES, candidate_table, choose_plan, ranked
 from linalg_io.lu.tournament import select_rows, tournament
 
 
-@pytest.mark.parametrize("n,v,px,py", [(301, 32, 2, 3), (256, 64, 4, 1), (100, 128, 2, 2)])
-def test_tile_map_partitions_rows_and_columns(n, v, px, py):
-    tiles = TileMap(n, v, px, py)
+@pytest.mark.parametrize("n,v,px,py,reflected", [(301, 32, 2, 3, False), (256, 64, 4, 1, False),
+                                                 (100, 128, 2, 2, False), (512, 32, 2, 2, True)])
+def test_tile_map_partitions_rows_and_columns(n, v, px, py, reflected):
+    tiles = TileMap(n, v, px, py, reflected)
     rows = np.concatenate([tiles.local_rows(x) for x in range(px)])
     cols = np.concatenate([tiles.local_cols(y) for y in range(py)])
     assert sorted(rows) == list(range(n)) and sorted(cols) == list(range(n))
     assert all((tiles.owner_row(tiles.local_rows(x)) == x).all() for x in range(px))
+    assert all((tiles.owner_col(tiles.local_cols(y)) == y).all() for y in range(py))
     for k in range(tiles.ntiles):
         trailing = tiles.trailing_cols(k)
         assert trailing.sum() == n - min(n, (k + 1) * v)
         for y in range(py):
             start = tiles.local_col_start(y, k + 1)
             assert (tiles.local_cols(y)[start:] >= (k + 1) * v).all()
+
+
+def test_tile_columns_reflected_cyclic():
+    assert [s.ky for s in StepPlan.create(40, 5, 2, 2, 1).steps()] == [0, 1, 1, 0, 0, 1, 1, 0]
+    for n, py, c in [(40, 3, 1), (35, 2, 1), (40, 2, 2)]:       # Py 3, 7 tiles, c 2: cyclic
+        assert [s.ky for s in StepPlan.create(n, 5, 1, py, c).steps()] == [
+            k % py for k in range(-(-n // 5))]
+    # 1x2x1, 16 tiles: both columns receive the same L rows and do the same update
+    # (cyclic: column 1 receives 64 tile-rows of L to column 0's 56, and 11% more flops)
+    costs = model.conflux_costs(4096, 256, 1, 2, 1)
+    assert costs.bytes_recv[0] == costs.bytes_recv[1]
+    assert abs(costs.flops[1] / costs.flops[0] - 1) < 0.02
 
 
 def test_step_plan_rotates_roots_and_splits_panels():

@@ -29,11 +29,12 @@ HAVE_SCALAPACK = _have_scalapack()
 
 
 CASES = [  # p, n, (mb, nb) on pr x pc, order, 2.5D shape or "api", relabel, memory fraction
-    (4, 100, (8, 8), (2, 2), "row", [2, 2, 1, 16], True, None),
+    (4, 128, (8, 8), (2, 2), "row", [2, 2, 1, 16], True, None),     # reflected tile columns
     (8, 90, (5, 7), (2, 4), "row", [2, 2, 2, 8], True, None),
     (8, 120, (4, 4), (4, 2), "col", [1, 4, 2, 16], False, None),
     (8, 150, (16, 16), (2, 4), "row", [2, 4, 1, 32], True, 0.5),
     (4, 97, (6, 6), (2, 2), "row", "api", True, None),
+    (2, 128, (8, 8), (1, 2), "row", [1, 2, 1, 32], False, None),  # reflected, U in place
 ]
 
 
@@ -69,7 +70,7 @@ def test_redistribution_moves_exactly_the_owner_changes(factored):
 @pytest.mark.skipif(not HAVE_SCALAPACK, reason="no ScaLAPACK library (make scalapack)")
 def test_pdgetrs_accepts_our_factors(factored):
     checked = [result for result in factored if result["case"]["pdgetrs"]]
-    assert len(checked) == 4
+    assert len(checked) == 5
     for result in checked:
         assert all(rank["getrs_info"] == 0 for rank in result["ranks"]), result["case"]
         assert result["hpl_residual"] < 16, result["case"]
@@ -77,7 +78,7 @@ def test_pdgetrs_accepts_our_factors(factored):
 
 def test_cli_record_traffic_is_the_model_per_rank():
     record, = run_cli_records(4, ["lu", "--algo", "conflux", "--input-layout", "scalapack:16x24",
-                                  "--n", "300", "--grid", "2x2x1", "--nb", "32", "--reps", "2",
+                                  "--n", "256", "--grid", "2x2x1", "--nb", "32", "--reps", "2",
                                   "--warmup", "0", "--redist-mem", "0.5"])
     assert record["verify"]["passed"] and record["verify"]["value"] < 16
     traffic, model = record["traffic"], record["model"]
@@ -91,7 +92,7 @@ def test_cli_record_traffic_is_the_model_per_rank():
     params = record["params"]
     assert params["input_layout"] == "scalapack:16x24" and params["input_grid"] == [2, 2]
     moved = params["redistribute_in_entries"]
-    assert 0 < moved["moved"] <= moved["without_relabelling"] < moved["total"] == 300 * 300
+    assert 0 < moved["moved"] <= moved["without_relabelling"] < moved["total"] == 256 * 256
     assert [len(params["part_times_s"][p]) for p in
             ("redistribute_in", "factor", "redistribute_out")] == [2, 2, 2]
 

@@ -65,6 +65,8 @@ def test_conflux_tiles_and_row_blocks():
     tiles = conflux_tiles(10, 3, 2, 2, 2)
     assert tiles.nprocs == 8 and tiles.local_shape(5) == (0, 0)
     assert tiles.owner(3, 7) == 1 * 2 + 0         # tile (1, 2): process (1, 0) of layer 0
+    reflected = conflux_tiles(24, 3, 2, 2, 1)     # tile columns 0 1 1 0 0 1 1 0
+    assert [reflected.owner(3, 3 * j) for j in range(4)] == [2, 3, 3, 2]
     blocks = row_blocks(10, 4, 3)
     assert [blocks.local_shape(r) for r in range(3)] == [(4, 4), (3, 4), (3, 4)]
 

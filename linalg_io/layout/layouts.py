@@ -10,8 +10,9 @@ Layouts built here:
 ``Descriptor(...).layout()``  ScaLAPACK's block-cyclic descriptor (M, N, MB, NB, RSRC,
                               CSRC on Pr x Pc, row- or column-major rank order);
 ``row_blocks(m, n, p)``       1D: contiguous row blocks, every column;
-``conflux_tiles(n, v, ...)``  the 2.5D LU's input: v x v tiles block-cyclic over the
-                              Px x Py ranks of layer 0 (ranks x Py + y); the other
+``conflux_tiles(n, v, ...)``  the 2.5D LU's input: v x v tiles over the Px x Py ranks
+                              of layer 0 (rows cyclic, columns in `TileMap.col_owner`'s order; ranks
+                              x Py + y); the other
                               layers' ranks own nothing.
 """
 
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from linalg_io.errors import InputError
-from linalg_io.layout.axes import BlockAxis, BlockCyclicAxis, indices
+from linalg_io.layout.axes import BlockAxis, BlockCyclicAxis, ExplicitAxis, indices
+from linalg_io.layout.conflux_layout import StepPlan, TileMap
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,6 +164,14 @@ def row_blocks(m: int, n: int, nprocs: int, lengths=None) -> Layout:
 
 def conflux_tiles(n: int, v: int, px: int, py: int, c: int) -> Layout:
     """The 2.5D LU's starting layout: layer 0 of the Px x Py x c grid holds A in v x v
-    tiles, tile (I, J) on rank (I mod Px) Py + (J mod Py) (linalg_io.comm.grid.Grid3D)."""
-    return Layout(BlockCyclicAxis(n, v, px), BlockCyclicAxis(n, v, py),
+    tiles, tile (I, J) on rank (I mod Px) Py + y(J), y the order of the tile columns
+    (`linalg_io.layout.conflux_layout.TileMap`; linalg_io.comm.grid.Grid3D)."""
+    return Layout(BlockCyclicAxis(n, v, px), tile_columns(StepPlan.create(n, v, px, py, c).tiles),
                   np.arange(px * py).reshape(px, py), px * py * c, f"tiles:{v}@{px}x{py}x{c}")
+
+
+def tile_columns(tiles: TileMap):
+    """The column map of the 2.5D LU's tiles: block-cyclic, or explicit when reflected."""
+    if tiles.reflected:
+        return ExplicitAxis(tiles.owner_col(np.arange(tiles.n)), tiles.py)
+    return BlockCyclicAxis(tiles.n, tiles.v, tiles.py)

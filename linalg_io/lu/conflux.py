@@ -153,11 +153,13 @@ class ConfluxLU:
         # a process column of one rank: its getrf of the panel (the whole tournament) is
         # the panel's LU, L rows included, so solve_panel has nothing left to solve
         self.panel_alone = grid.px == 1
+        self.u_in_place = self.panel_alone and grid.c == 1 and matrix.rows_in_place
         self.buffers = Workspace()
 
     def reset(self) -> None:
         self.order = self.rows.copy()             # local position -> global row
-        self.position = {int(g): i for i, g in enumerate(self.rows)}
+        self.position = np.full(self.tiles.n, -1, dtype=np.int64)   # global row -> position
+        self.position[self.rows] = np.arange(len(self.rows))
         self.done = 0                             # rows already pivots
         self.factors = Factors()
         self.pivots: list[np.ndarray] = []
@@ -281,16 +283,22 @@ class ConfluxLU:
     def _row_moves(self, pivot_ids: np.ndarray, mine: list[int]) -> tuple[list, np.ndarray]:
         """The swaps (a, b) of active-row positions that bring my pivot rows, in pivot
         order, to the front of the active rows, and the order they leave (perm)."""
-        perm = np.arange(len(self.order) - self.done)
-        where = perm.copy()                      # original position -> position now
+        # the swaps, in turn, on plain ints: only the positions they touch are mapped
+        # (perm_at: position -> original position, where: original -> position now)
+        perm_at: dict[int, int] = {}
+        where: dict[int, int] = {}
         moves = []
-        for offset, i in enumerate(mine):
-            b = int(where[self.position[int(pivot_ids[i])] - self.done])
+        originals = (self.position[pivot_ids[mine]] - self.done).tolist() if mine else []
+        for offset, original in enumerate(originals):
+            b = where.get(original, original)
             if b != offset:
-                pa, pb = perm[offset], perm[b]
-                perm[offset], perm[b] = pb, pa
+                pa, pb = perm_at.get(offset, offset), perm_at.get(b, b)
+                perm_at[offset], perm_at[b] = pb, pa
                 where[pa], where[pb] = b, offset
                 moves.append((offset, b))
+        perm = np.arange(len(self.order) - self.done)
+        if perm_at:
+            perm[list(perm_at)] = list(perm_at.values())
         return moves, perm
 
     def push_pivots(self, s: Step, ahead: _Panel) -> tuple[np.ndarray, np.ndarray, list[int]]:
@@ -322,8 +330,8 @@ class ConfluxLU:
             first, second = (np.array(side, dtype=np.int64) + self.done for side in zip(*moves))
             self.matrix.move_rows(first, second, live)
             self.order[self.done:] = self.order[self.done:][perm]
-            for position in np.union1d(first, second):
-                self.position[int(self.order[position])] = int(position)
+            moved = np.union1d(first, second)
+            self.position[self.order[moved]] = moved
         return pivot_ids, lu00, mine
 
     def gather_pivot_rows(self, s: Step, mine: list[int], pivot_ids: np.ndarray,
@@ -337,6 +345,10 @@ class ConfluxLU:
         # my pivot rows' trailing columns, transposed (ntrail x mine, Fortran): a plain
         # copy of the stored transpose's columns, and the layout pivots_t keeps
         kept = g.x == s.kx and g.layer == s.lk       # U's rows, kept as the factor
+        if self.u_in_place:
+            # one rank per column and one layer: every pivot row is mine, in pivot order,
+            # and nothing writes its trailing columns again, so U is solved where they are
+            return self.matrix.rows_t_view(self.done, self.done + len(mine), tstart)
         mine_t = self.matrix.rows_t(self.done, self.done + len(mine), tstart, self.buffers.get(
             ("u", s.k) if kept and g.px == 1 else ("mine", s.k % 2), (ntrail, len(mine))))
         with g.comm.phase("push_pivots"):
@@ -456,11 +468,17 @@ class HostMatrix:
         transpose_into(self.at[c0:c1, r0:r1], out)
         return out
 
+    rows_in_place = True     # `rows_t_view`: the stored rows themselves
+
     def rows_t(self, r0: int, r1: int, c0: int, out: np.ndarray) -> np.ndarray:
         """a[r0:r1, c0:]^T copied into out (Fortran order: contiguous stored columns);
         returns out."""
         np.copyto(out, self.at[c0:, r0:r1])
         return out
+
+    def rows_t_view(self, r0: int, r1: int, c0: int) -> np.ndarray:
+        """a[r0:r1, c0:]^T as a view of the stored transpose (Fortran order, strided)."""
+        return self.at[c0:, r0:r1]
 
     def move_rows(self, first: np.ndarray, second: np.ndarray, c0: int) -> None:
         """Swap rows first[i] and second[i], in turn, in columns c0 and right (those the

@@ -38,6 +38,8 @@ class DeviceMatrix:
         self.cp.asfortranarray(self.a[r0:r1, c0:c1]).get(out=out)
         return out
 
+    rows_in_place = False    # the rows are in device memory: `rows_t` copies them out
+
     def rows_t(self, r0: int, r1: int, c0: int, out: np.ndarray) -> np.ndarray:
         """a[r0:r1, c0:]^T copied into the host array out (Fortran order); returns out."""
         self.cp.asfortranarray(self.a[r0:r1, c0:].T).get(out=out)

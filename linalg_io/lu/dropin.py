@@ -38,9 +38,9 @@ from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.redistribute import redistribute
 from linalg_io.errors import InputError
-from linalg_io.layout.axes import BlockCyclicAxis, ExplicitAxis
+from linalg_io.layout.axes import ExplicitAxis
 from linalg_io.layout.conflux_layout import StepPlan
-from linalg_io.layout.layouts import Descriptor, Layout, conflux_tiles
+from linalg_io.layout.layouts import Descriptor, Layout, conflux_tiles, tile_columns
 from linalg_io.layout.redist_plan import RedistPlan, Region
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 
@@ -134,14 +134,15 @@ class DropInLU:
         tile_of = np.arange(n) // v
         lk = np.array([s.lk for s in steps])
         layers, xs, ys = np.arange(c), np.arange(px), np.arange(py)
-        # L: row p with the rank that held row perm[p] (x), column j on (lk(J), J mod Py)
-        l_src = Layout(ExplicitAxis(self.steps.tiles.owner_row(perm), px),
-                       ExplicitAxis(lk[tile_of] * py + tile_of % py, c * py),
+        # L: row p with the rank that held row perm[p] (x), column j on (lk(J), y(J))
+        tiles = self.steps.tiles
+        l_src = Layout(ExplicitAxis(tiles.owner_row(perm), px),
+                       ExplicitAxis(lk[tile_of] * py + tiles.col_owner(tile_of), c * py),
                        self._rank(layers[None, :, None], xs[:, None, None],
                                   ys[None, None, :]).reshape(px, c * py), self.comm.size)
-        # U: row p of tile K on (lk(K), K mod Px), column j on J mod Py
+        # U: row p of tile K on (lk(K), K mod Px), column j on y(J)
         u_src = Layout(ExplicitAxis(lk[tile_of] * px + tile_of % px, c * px),
-                       BlockCyclicAxis(n, v, py),
+                       tile_columns(tiles),
                        self._rank(layers[:, None, None], xs[None, :, None],
                                   ys[None, None, :]).reshape(c * px, py), self.comm.size)
         l_regions = [Region(s.k * v + s.w, n, s.k * v, s.k * v + s.w) for s in steps[:-1]]
