@@ -5,6 +5,12 @@ kernels (getrf, laswp, trsm, gemm, gemv) are in dense_local.pyx.
 
 panel_candidate(...)            one pivot column of a distributed panel: local candidate
 panel_apply(...)                ... and, after the exchange, pivot, swap, scale, rank-1 update
+gather_rows(a, rows, out)       out[i, :] = a[rows[i], :] (row swaps and U rows into buffers)
+place_rows(src, rows, a)        a[rows[i], :] = src[i, :] (... and out of them)
+
+The row copies walk the matrix column by column (as LAPACK's dlaswp): the rows of one
+column are a few cache lines apart, where a row at a time strides by the leading
+dimension on every element. k rows of n columns: k n reads and k n writes.
 """
 import numpy as np
 cimport numpy as cnp
@@ -119,3 +125,59 @@ def panel_apply(double[:, :] panel not None, double[:, :] top not None,
     if pivot == 0.0:
         return -(p + 1)
     return p
+
+
+cdef int _check_rows(str name, double[:, :] a, const long[::1] rows, double[:, :] block) except -1:
+    """a column-major, block k x n column-major and contiguous (k = len(rows), n = a's
+    columns), every row inside a."""
+    cdef Py_ssize_t i, m = a.shape[0]
+    if block.shape[0] != rows.shape[0] or block.shape[1] != a.shape[1]:
+        raise ValueError(f"{name}: {rows.shape[0]} rows of {a.shape[1]} columns, buffer "
+                         f"{block.shape[0]} x {block.shape[1]}")
+    if m > 1 and a.strides[0] != sizeof(double):
+        raise ValueError(f"{name}: expected a column-major matrix")
+    if block.shape[0] == 0 or block.shape[1] == 0:
+        return 0
+    if block.shape[0] > 1 and block.strides[0] != sizeof(double) or \
+            block.shape[1] > 1 and block.strides[1] != block.shape[0] * sizeof(double):
+        raise ValueError(f"{name}: expected a contiguous column-major buffer")
+    for i in range(rows.shape[0]):
+        if not 0 <= rows[i] < m:
+            raise IndexError(f"{name}: row {rows[i]} outside 0..{m - 1}")
+    return 0
+
+
+def gather_rows(double[:, :] a not None, const long[::1] rows not None,
+                double[:, :] out not None) -> None:
+    """out[i, :] = a[rows[i], :]; out is k x n, Fortran-ordered."""
+    _check_rows("gather_rows", a, rows, out)
+    cdef Py_ssize_t k = rows.shape[0], n = a.shape[1], i, c
+    if k == 0 or n == 0:
+        return
+    cdef Py_ssize_t lda = a.strides[1] // sizeof(double) if n > 1 else a.shape[0]
+    cdef double *src = &a[0, 0]
+    cdef double *dst = &out[0, 0]
+    with nogil:
+        for c in range(n):
+            for i in range(k):
+                dst[i] = src[rows[i]]
+            src += lda
+            dst += k
+
+
+def place_rows(double[:, :] src not None, const long[::1] rows not None,
+               double[:, :] a not None) -> None:
+    """a[rows[i], :] = src[i, :]; src is k x n, Fortran-ordered."""
+    _check_rows("place_rows", a, rows, src)
+    cdef Py_ssize_t k = rows.shape[0], n = a.shape[1], i, c
+    if k == 0 or n == 0:
+        return
+    cdef Py_ssize_t lda = a.strides[1] // sizeof(double) if n > 1 else a.shape[0]
+    cdef double *dst = &a[0, 0]
+    cdef double *from_ = &src[0, 0]
+    with nogil:
+        for c in range(n):
+            for i in range(k):
+                dst[rows[i]] = from_[i]
+            dst += lda
+            from_ += k

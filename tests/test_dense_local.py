@@ -1,12 +1,12 @@
 """The compiled local dense kernels the LUs call (linalg_io._kernels.dense_local): the
 blocked triangular solves, the dgemm with B transposed and the tiled transpose, against
 NumPy, on views with a leading dimension larger than their rows (slices of a bigger
-Fortran array)."""
+Fortran array); and the 2D LU's row copies (lu_kernels.gather_rows / place_rows)."""
 
 import numpy as np
 import pytest
 
-from linalg_io._kernels import dense_local
+from linalg_io._kernels import dense_local, lu_kernels
 
 
 def _view(rng, rows, cols):
@@ -73,3 +73,22 @@ def test_swap_columns_applies_the_swaps_in_turn_on_a_view():
     np.testing.assert_array_equal(a, expected)
     with pytest.raises(IndexError):
         dense_local.swap_columns(a, np.array([40], dtype=np.int64), np.array([0], dtype=np.int64))
+
+
+def test_row_gather_and_place_match_numpy_on_a_view():
+    rng = np.random.default_rng(11)
+    a = _view(rng, 60, 37)
+    rows = np.array([59, 0, 17, 18, 3], dtype=np.int64)
+    out = np.empty((rows.size, 37), order="F")
+    lu_kernels.gather_rows(a, rows, out)
+    np.testing.assert_array_equal(out, a[rows])
+    expected = a.copy()
+    block = np.asfortranarray(rng.standard_normal((rows.size, 37)))
+    expected[rows] = block
+    lu_kernels.place_rows(block, rows, a)
+    np.testing.assert_array_equal(a, expected)
+    lu_kernels.gather_rows(a, rows[:0], out[:0])      # no rows: nothing moves
+    with pytest.raises(IndexError):
+        lu_kernels.gather_rows(a, np.array([60], dtype=np.int64), np.empty((1, 37), order="F"))
+    with pytest.raises(ValueError):
+        lu_kernels.place_rows(np.ascontiguousarray(block), rows, a)   # row-major buffer

@@ -112,28 +112,49 @@ def allgatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray, counts: np.
     """Every rank's block into `out`, rank j's counts[j] items at sum(counts[:j]) (Bruck).
 
     `mine` holds this rank's counts[rank] items."""
-    p, r = comm.size, comm.rank
-    counts = np.asarray(counts, dtype=np.int64)
-    result = flat(out)
-    displs = displacements(counts)
-    if p == 1:
-        result[:counts[0]] = flat(mine)
-        return
-    order = (r + np.arange(p)) % p                     # work holds blocks r, r+1, ...
-    offsets = np.concatenate([[0], np.cumsum(counts[order])])
-    work = np.empty(int(offsets[-1]), dtype=result.dtype)
-    work[:counts[r]] = flat(mine)
-    for h, m in bruck_rounds(p):
-        outgoing = work[:offsets[m]]
-        incoming = work[offsets[h]:offsets[h + m]]
-        request = comm.Isend(outgoing, (r - h) % p, TAG_ALLGATHER, op="allgather") \
-            if outgoing.size else None
-        if incoming.size:
-            comm.Recv(incoming, (r + h) % p, TAG_ALLGATHER, op="allgather")
-        if request is not None:
-            comm.Wait(request)
-    for position, j in enumerate(order):
-        result[displs[j]:displs[j] + counts[j]] = work[offsets[position]:offsets[position + 1]]
+    Allgatherv(comm, counts, flat(out).dtype).run(out, mine)
+
+
+class Allgatherv:
+    """`allgatherv`'s Bruck schedule for fixed counts, worked out once, for a caller that
+    repeats the same exchange (the 2D LU's pivot search, once per panel column): the
+    same messages in the same order, without recomputing the offsets per call.
+
+    `send` is the start of the work buffer, counts[rank] items: a caller may write its
+    block there and call `run` without `mine` (no copy)."""
+
+    def __init__(self, comm: CountedComm, counts: np.ndarray, dtype=np.float64) -> None:
+        p, r = comm.size, comm.rank
+        self.comm = comm
+        counts = np.asarray(counts, dtype=np.int64)
+        displs = displacements(counts)
+        order = (r + np.arange(p)) % p                 # work holds blocks r, r+1, ...
+        offsets = np.concatenate([[0], np.cumsum(counts[order])])
+        self.work = np.empty(int(offsets[-1]), dtype=dtype)
+        self.send = self.work[:counts[r]]
+        self.rounds = [(self.work[:offsets[m]], (r - h) % p,
+                        self.work[offsets[h]:offsets[h + m]], (r + h) % p)
+                       for h, m in bruck_rounds(p)]
+        self.placements = [(slice(int(displs[j]), int(displs[j] + counts[j])),
+                            self.work[offsets[position]:offsets[position + 1]])
+                           for position, j in enumerate(order)]
+
+    def run(self, out: np.ndarray, mine: np.ndarray | None = None) -> None:
+        """Exchange: this rank's block (`mine`, counts[rank] items, or what `send` holds
+        when None) in, every block into `out`."""
+        comm = self.comm
+        if mine is not None:
+            self.send[:] = flat(mine)
+        for outgoing, dest, incoming, source in self.rounds:
+            request = comm.Isend(outgoing, dest, TAG_ALLGATHER, op="allgather") \
+                if outgoing.size else None
+            if incoming.size:
+                comm.Recv(incoming, source, TAG_ALLGATHER, op="allgather")
+            if request is not None:
+                comm.Wait(request)
+        result = flat(out)
+        for where, block in self.placements:
+            result[where] = block
 
 
 def gatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray | None, counts: np.ndarray,

@@ -141,8 +141,6 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
             u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb, clock)
             clock.switch("update")
             dense_local.trsm_lower_unit(top, u)
-            if grid.myrow == step.prow:
-                trailing[step.top_row:step.top_row + kb] = u
         below = trailing[step.below_row:]
         ahead = steps[index + 1] if index + 1 < len(steps) else None
         if ahead is not None and grid.mycol == ahead.pcol:
@@ -262,22 +260,23 @@ def _panel_local(panel: np.ndarray, j0: int) -> tuple[np.ndarray, np.ndarray, in
 
 def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
                        nb: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Pr > 1: per column one Allgatherv of candidates in the process column."""
+    """Pr > 1: per column one Allgatherv of candidates in the process column (its
+    schedule worked out once per panel, each candidate written into its send buffer)."""
     kb, pr, myrow = step.kb, grid.pr, grid.myrow
     counts = np.full(pr, kb + 2, dtype=np.int64)
     counts[step.prow] += kb
+    exchange = collectives.Allgatherv(grid.col_comm, counts)
     gathered = np.empty(int(counts.sum()))
-    candidate = np.empty(2 * kb + 2)
-    mine = candidate[:counts[myrow]]
     is_diag = myrow == step.prow
     top = np.empty((kb, kb), order="F")
     ipiv = np.empty(kb, dtype=np.int64)
     info = 0
+    firsts = numroc(np.arange(step.j0, step.j1), nb, myrow, pr)
     for jj in range(kb):
         g = step.j0 + jj
-        first = numroc(g, nb, myrow, pr)
-        lu_kernels.panel_candidate(panel, first, jj, candidate, nb, myrow, pr, is_diag)
-        collectives.allgatherv(grid.col_comm, mine, gathered, counts)
+        first = int(firsts[jj])
+        lu_kernels.panel_candidate(panel, first, jj, exchange.send, nb, myrow, pr, is_diag)
+        exchange.run(gathered)
         p = lu_kernels.panel_apply(panel, top, gathered, jj, g, first, nb, myrow, pr, step.prow)
         if p < 0:
             p = -p - 1
@@ -286,52 +285,73 @@ def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
     return top, ipiv, info
 
 
+def _rows_block(buffer: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The first rows x cols items of `buffer` as a Fortran-ordered block."""
+    return buffer[:rows * cols].reshape((rows, cols), order="F")
+
+
 def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
                        nb: int, clock: PhaseClock) -> np.ndarray:
     """Pr > 1: move the pivot rows (trailing columns) to every rank of the process column
     as the unsolved U block row (bcast_U), and the displaced top rows to the pivot
-    positions (swap). Returns U (kb x trailing columns, Fortran order)."""
+    positions (swap). Rows travel as Fortran-ordered blocks, copied in and out of the
+    trailing matrix by `lu_kernels.gather_rows` / `place_rows`. Returns U (kb x trailing
+    columns, Fortran order; on the diagonal process row, its top rows in place)."""
     clock.switch("bcast_U")
     comm, pr, myrow = grid.comm, grid.pr, grid.myrow
     kb, j0, j1 = step.kb, step.j0, step.j1
     ntrail = trailing.shape[1]
+    is_diag = myrow == step.prow
     moves = row_moves(ipiv, j0)
-    sources = np.array([moves.get(j0 + i, j0 + i) for i in range(kb)], dtype=np.int64)
+    sources = np.arange(j0, j1, dtype=np.int64)
+    displaced = []   # positions below the top block that receive a displaced top row
+    for q, r in moves.items():
+        if q < j1:
+            sources[q - j0] = r
+        else:
+            displaced.append(q)
     source_owner = owner(sources, nb, pr)
-    order = np.argsort(source_owner, kind="stable")
     counts = np.bincount(source_owner, minlength=pr) * ntrail
-    my_sources = sources[order[source_owner[order] == myrow]]
-    outgoing = np.ascontiguousarray(trailing[global_to_local(my_sources, nb, pr)])
-    # positions below the top block that receive a displaced top row, by process row
-    displaced = sorted(q for q in moves if q >= j1)
-    displaced_owner = owner(np.array(displaced, dtype=np.int64), nb, pr)
-    if myrow == step.prow:
-        parcels = {}
+    incoming = np.empty(kb * ntrail)
+    exchange = collectives.Allgatherv(grid.col_comm, counts)
+    mine = source_owner == myrow
+    lu_kernels.gather_rows(trailing, global_to_local(sources[mine], nb, pr),
+                           _rows_block(exchange.send, int(mine.sum()), ntrail))
+    displaced = np.sort(np.array(displaced, dtype=np.int64))
+    displaced_owner = owner(displaced, nb, pr)
+    parcels = []   # the diagonal rank's (process row, local positions there, rows)
+    if is_diag:
         for r in range(pr):
-            positions = [q for q, o in zip(displaced, displaced_owner) if o == r]
-            if positions:
-                rows = global_to_local(np.array([moves[q] for q in positions]), nb, pr)
-                parcels[r] = (positions, np.ascontiguousarray(trailing[rows]))
-    incoming = np.empty((kb, ntrail))
+            positions = displaced[displaced_owner == r]
+            if positions.size:
+                rows = np.empty((positions.size, ntrail), order="F")
+                lu_kernels.gather_rows(
+                    trailing, global_to_local(np.array([moves[q] for q in positions]), nb, pr),
+                    rows)
+                parcels.append((r, global_to_local(positions, nb, pr), rows))
     with comm.phase("bcast_U"):
-        collectives.allgatherv(grid.col_comm, outgoing, incoming, counts)
+        exchange.run(incoming)
     clock.switch("swap")
     with comm.phase("swap"):
-        if myrow == step.prow:
-            requests = [grid.col_comm.Isend(rows.reshape(-1), r, tag=7)
-                        for r, (_, rows) in parcels.items() if r != myrow]
-            for r, (positions, rows) in parcels.items():
+        if is_diag:
+            requests = [grid.col_comm.Isend(rows.reshape(-1, order="F"), r, tag=7)
+                        for r, _, rows in parcels if r != myrow]
+            for r, positions, rows in parcels:
                 if r == myrow:
-                    trailing[global_to_local(np.array(positions), nb, pr)] = rows
+                    lu_kernels.place_rows(rows, positions, trailing)
             grid.col_comm.Waitall(requests)
         else:
-            positions = [q for q, o in zip(displaced, displaced_owner) if o == myrow]
-            if positions:
-                rows = np.empty((len(positions), ntrail))
-                grid.col_comm.Recv(rows.reshape(-1), step.prow, tag=7)
-                trailing[global_to_local(np.array(positions), nb, pr)] = rows
-    u = np.empty((kb, ntrail), order="F")
-    u[order] = incoming
+            positions = global_to_local(displaced[displaced_owner == myrow], nb, pr)
+            if positions.size:
+                rows = np.empty((positions.size, ntrail), order="F")
+                grid.col_comm.Recv(rows.reshape(-1, order="F"), step.prow, tag=7)
+                lu_kernels.place_rows(rows, positions, trailing)
+    u = trailing[step.top_row:step.top_row + kb] if is_diag else np.empty((kb, ntrail), order="F")
+    start = 0
+    for r in range(pr):
+        at = np.flatnonzero(source_owner == r)
+        lu_kernels.place_rows(_rows_block(incoming[start:], at.size, ntrail), at, u)
+        start += at.size * ntrail
     return u
 
 
