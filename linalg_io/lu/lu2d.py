@@ -346,6 +346,7 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
                 rows = np.empty((positions.size, ntrail), order="F")
                 grid.col_comm.Recv(rows.reshape(-1, order="F"), step.prow, tag=7)
                 lu_kernels.place_rows(rows, positions, trailing)
+    clock.switch("bcast_U")
     u = trailing[step.top_row:step.top_row + kb] if is_diag else np.empty((kb, ntrail), order="F")
     start = 0
     for r in range(pr):
