@@ -1,9 +1,9 @@
 """The wait policy on a crowded node, with real mpiexec: 3 ranks confined to two cores
 (taskset), so the node is crowded on any machine with two. While rank 0 computes, the
 ranks waiting for its bcast must hold almost no core time (polite waits sleep), the data
-must arrive whole and the counts stay exact. The same job with MPI's blocking waits
-shows that the measurement sees a spinning wait: the two waiting ranks poll on the core
-rank 0 leaves them (Open MPI yields between polls, so they take little from rank 0)."""
+must arrive whole and the counts stay exact. (MPI's own blocking wait is not compared
+here: whether Open MPI's waiting ranks spin depended on how the job was launched, from
+0.5 s of a core between them to 0.002 s, so such a check could not be trusted.)"""
 
 import os
 import shutil
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.mpi,
                                  reason="needs taskset (util-linux) and two cores")]
 
 
-def run_on_one_core(*args: str) -> list[dict]:
+def run_on_two_cores() -> list[dict]:
     import json
     import tempfile
     from pathlib import Path
@@ -27,7 +27,7 @@ def run_on_one_core(*args: str) -> list[dict]:
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)
     command = ["taskset", "-c", ",".join(map(str, CORES))] + mpiexec_command(
-        3, [str(MPI_SCRIPTS / "waiting_patterns.py"), *args], flavour, mpiexec)
+        3, [str(MPI_SCRIPTS / "waiting_patterns.py")], flavour, mpiexec)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         env = dict(mpi_environment(1, flavour), LINALG_IO_TEST_OUT=str(out))
@@ -36,7 +36,7 @@ def run_on_one_core(*args: str) -> list[dict]:
 
 
 def test_polite_waits_hold_no_core_and_count_exactly():
-    ranks = run_on_one_core()
+    ranks = run_on_two_cores()
     assert [r["polite"] for r in ranks] == [True] * 3      # 3 ranks on 2 cores: crowded
     for waiting in ranks[1:]:
         assert waiting["bcast_ok"]
@@ -51,12 +51,3 @@ def test_polite_waits_hold_no_core_and_count_exactly():
     assert (second["sent"], second["recv"], second["msgs"]) == (32, 24, 1)
     assert first["sendrecv_in"] == [2.0] * 4 and second["sendrecv_in"] == [1.0] * 3 + [0.0]
 
-
-def test_blocking_waits_spin_where_polite_ones_sleep():
-    polite = run_on_one_core()
-    blocking = run_on_one_core("blocking")
-    assert [r["polite"] for r in blocking] == [False] * 3
-    assert all(r["bcast_ok"] for r in blocking)
-    spun = sum(r["cpu_s"] for r in blocking[1:])
-    slept = sum(r["cpu_s"] for r in polite[1:])
-    assert spun > 0.3 * blocking[1]["wall_s"] and spun > 3 * slept, (blocking, polite)

@@ -2,7 +2,6 @@
 time of ranks waiting in the package's bcast while rank 0 computes, and exact counts of
 the polite Recv and Sendrecv. Rank 0 writes every rank's figures."""
 
-import sys
 import time
 
 import numpy as np
@@ -12,11 +11,11 @@ from mpi4py import MPI
 from linalg_io.comm import collectives
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.node import kernel_crowded
-from linalg_io.comm.waiting import BLOCKING, wait_policy
+from linalg_io.comm.waiting import wait_policy
 
 world = MPI.COMM_WORLD
 rank = world.Get_rank()
-policy = BLOCKING if sys.argv[1:] == ["blocking"] else wait_policy(kernel_crowded(world, 1))
+policy = wait_policy(kernel_crowded(world, 1))
 comm = CountedComm(world, waits=policy)
 WORK_CPU_S = 0.5
 
