@@ -147,37 +147,40 @@ cdef int _check_rows(str name, double[:, :] a, const long[::1] rows, double[:, :
     return 0
 
 
+cdef void _copy_rows(double *mat, Py_ssize_t lda, const long *rows, Py_ssize_t k,
+                     Py_ssize_t n, double *block, bint into_block) noexcept nogil:
+    """block[i, c] = mat[rows[i], c] (into_block) or the reverse, column by column."""
+    cdef Py_ssize_t i, c
+    for c in range(n):
+        if into_block:
+            for i in range(k):
+                block[i] = mat[rows[i]]
+        else:
+            for i in range(k):
+                mat[rows[i]] = block[i]
+        mat += lda
+        block += k
+
+
+cdef int _rows(str name, double[:, :] a, const long[::1] rows, double[:, :] block,
+               bint into_block) except -1:
+    _check_rows(name, a, rows, block)
+    cdef Py_ssize_t k = rows.shape[0], n = a.shape[1]
+    if k == 0 or n == 0:
+        return 0
+    cdef Py_ssize_t lda = a.strides[1] // sizeof(double) if n > 1 else a.shape[0]
+    with nogil:
+        _copy_rows(&a[0, 0], lda, &rows[0], k, n, &block[0, 0], into_block)
+    return 0
+
+
 def gather_rows(double[:, :] a not None, const long[::1] rows not None,
                 double[:, :] out not None) -> None:
     """out[i, :] = a[rows[i], :]; out is k x n, Fortran-ordered."""
-    _check_rows("gather_rows", a, rows, out)
-    cdef Py_ssize_t k = rows.shape[0], n = a.shape[1], i, c
-    if k == 0 or n == 0:
-        return
-    cdef Py_ssize_t lda = a.strides[1] // sizeof(double) if n > 1 else a.shape[0]
-    cdef double *src = &a[0, 0]
-    cdef double *dst = &out[0, 0]
-    with nogil:
-        for c in range(n):
-            for i in range(k):
-                dst[i] = src[rows[i]]
-            src += lda
-            dst += k
+    _rows("gather_rows", a, rows, out, True)
 
 
 def place_rows(double[:, :] src not None, const long[::1] rows not None,
                double[:, :] a not None) -> None:
     """a[rows[i], :] = src[i, :]; src is k x n, Fortran-ordered."""
-    _check_rows("place_rows", a, rows, src)
-    cdef Py_ssize_t k = rows.shape[0], n = a.shape[1], i, c
-    if k == 0 or n == 0:
-        return
-    cdef Py_ssize_t lda = a.strides[1] // sizeof(double) if n > 1 else a.shape[0]
-    cdef double *dst = &a[0, 0]
-    cdef double *from_ = &src[0, 0]
-    with nogil:
-        for c in range(n):
-            for i in range(k):
-                dst[rows[i]] = from_[i]
-            dst += lda
-            from_ += k
+    _rows("place_rows", a, rows, src, False)
