@@ -121,27 +121,30 @@ class Allgatherv:
     same messages in the same order, without recomputing the offsets per call.
 
     `send` is the start of the work buffer, counts[rank] items: a caller may write its
-    block there and call `run` without `mine` (no copy)."""
+    block there and call `run` without `mine`, and read the blocks from `blocks` (no
+    copies). `work` (at least sum(counts) items) is used instead of a fresh buffer."""
 
-    def __init__(self, comm: CountedComm, counts: np.ndarray, dtype=np.float64) -> None:
+    def __init__(self, comm: CountedComm, counts: np.ndarray, dtype=np.float64,
+                 work: np.ndarray | None = None) -> None:
         p, r = comm.size, comm.rank
         self.comm = comm
         counts = np.asarray(counts, dtype=np.int64)
-        displs = displacements(counts)
+        self.displs = displacements(counts)
         order = (r + np.arange(p)) % p                 # work holds blocks r, r+1, ...
         offsets = np.concatenate([[0], np.cumsum(counts[order])])
-        self.work = np.empty(int(offsets[-1]), dtype=dtype)
+        self.work = np.empty(int(offsets[-1]), dtype=dtype) if work is None \
+            else work[:int(offsets[-1])]
         self.send = self.work[:counts[r]]
         self.rounds = [(self.work[:offsets[m]], (r - h) % p,
                         self.work[offsets[h]:offsets[h + m]], (r + h) % p)
                        for h, m in bruck_rounds(p)]
-        self.placements = [(slice(int(displs[j]), int(displs[j] + counts[j])),
-                            self.work[offsets[position]:offsets[position + 1]])
-                           for position, j in enumerate(order)]
+        self.blocks = [None] * p                        # rank j's block, in work after run
+        for position, j in enumerate(order):
+            self.blocks[j] = self.work[offsets[position]:offsets[position + 1]]
 
-    def run(self, out: np.ndarray, mine: np.ndarray | None = None) -> None:
+    def run(self, out: np.ndarray | None, mine: np.ndarray | None = None) -> None:
         """Exchange: this rank's block (`mine`, counts[rank] items, or what `send` holds
-        when None) in, every block into `out`."""
+        when None) in, every block into `out` (or left in `blocks` when None)."""
         comm = self.comm
         if mine is not None:
             self.send[:] = flat(mine)
@@ -152,9 +155,11 @@ class Allgatherv:
                 comm.Recv(incoming, source, TAG_ALLGATHER, op="allgather")
             if request is not None:
                 comm.Wait(request)
+        if out is None:
+            return
         result = flat(out)
-        for where, block in self.placements:
-            result[where] = block
+        for j, block in enumerate(self.blocks):
+            result[self.displs[j]:self.displs[j] + block.size] = block
 
 
 def gatherv(comm: CountedComm, mine: np.ndarray, out: np.ndarray | None, counts: np.ndarray,

@@ -109,6 +109,7 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
     steps = list(plan(grid, params))
     panels = _PanelBroadcasts(grid, a.shape[0], params.nb)
     factored = None   # the look-ahead: (top, ipiv, info) of this step's panel, done early
+    u_buffers = [np.empty(params.nb * a.shape[1]) for _ in range(2)] if grid.pr > 1 else []
     for index, step in enumerate(steps):
         j0, kb, j1 = step.j0, step.kb, step.j1
         if grid.mycol == step.pcol:
@@ -138,7 +139,7 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
             clock.switch("update")
             dense_local.trsm_lower_unit(top, u)
         else:
-            u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb, clock)
+            u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb, clock, u_buffers)
             clock.switch("update")
             dense_local.trsm_lower_unit(top, u)
         below = trailing[step.below_row:]
@@ -291,12 +292,14 @@ def _rows_block(buffer: np.ndarray, rows: int, cols: int) -> np.ndarray:
 
 
 def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
-                       nb: int, clock: PhaseClock) -> np.ndarray:
+                       nb: int, clock: PhaseClock, buffers: list[np.ndarray]) -> np.ndarray:
     """Pr > 1: move the pivot rows (trailing columns) to every rank of the process column
     as the unsolved U block row (bcast_U), and the displaced top rows to the pivot
     positions (swap). Rows travel as Fortran-ordered blocks, copied in and out of the
     trailing matrix by `lu_kernels.gather_rows` / `place_rows`. Returns U (kb x trailing
-    columns, Fortran order; on the diagonal process row, its top rows in place)."""
+    columns, Fortran order; on the diagonal process row, its top rows in place).
+    `buffers`: two of at least kb x trailing columns, reused from step to step (fresh
+    ones would cost page faults every step): the exchange's, and U's."""
     clock.switch("bcast_U")
     comm, pr, myrow = grid.comm, grid.pr, grid.myrow
     kb, j0, j1 = step.kb, step.j0, step.j1
@@ -312,8 +315,7 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
             displaced.append(q)
     source_owner = owner(sources, nb, pr)
     counts = np.bincount(source_owner, minlength=pr) * ntrail
-    incoming = np.empty(kb * ntrail)
-    exchange = collectives.Allgatherv(grid.col_comm, counts)
+    exchange = collectives.Allgatherv(grid.col_comm, counts, work=buffers[0])
     mine = source_owner == myrow
     lu_kernels.gather_rows(trailing, global_to_local(sources[mine], nb, pr),
                            _rows_block(exchange.send, int(mine.sum()), ntrail))
@@ -330,7 +332,7 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
                     rows)
                 parcels.append((r, global_to_local(positions, nb, pr), rows))
     with comm.phase("bcast_U"):
-        exchange.run(incoming)
+        exchange.run(None)
     clock.switch("swap")
     with comm.phase("swap"):
         if is_diag:
@@ -347,12 +349,10 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
                 grid.col_comm.Recv(rows.reshape(-1, order="F"), step.prow, tag=7)
                 lu_kernels.place_rows(rows, positions, trailing)
     clock.switch("bcast_U")
-    u = trailing[step.top_row:step.top_row + kb] if is_diag else np.empty((kb, ntrail), order="F")
-    start = 0
+    u = trailing[step.top_row:step.top_row + kb] if is_diag else _rows_block(buffers[1], kb, ntrail)
     for r in range(pr):
         at = np.flatnonzero(source_owner == r)
-        lu_kernels.place_rows(_rows_block(incoming[start:], at.size, ntrail), at, u)
-        start += at.size * ntrail
+        lu_kernels.place_rows(_rows_block(exchange.blocks[r], at.size, ntrail), at, u)
     return u
 
 
