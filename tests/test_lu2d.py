@@ -20,7 +20,9 @@ FACTOR_CASES = [  # (grid, n, nb): N not a multiple of NB or of the grid in most
     ([2, 3], 131, 16), ([3, 2], 120, 20), ([2, 4], 160, 16), ([4, 2], 99, 10),
     ([1, 4], 70, 64), ([2, 2], 40, 64), ([2, 3], 4, 1), ([3, 2], 7, 2),
 ]
-TRAFFIC_CASES = [([2, 2], 1024, 64), ([2, 4], 512, 32), ([4, 2], 256, 16)]
+# ([1, 4], 1536, 128): panels of 1.5 MiB, chained in two pieces that the posted receives
+# of the middle ranks forward
+TRAFFIC_CASES = [([2, 2], 1024, 64), ([2, 4], 512, 32), ([4, 2], 256, 16), ([1, 4], 1536, 128)]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +104,8 @@ def test_traffic_exact_with_the_runs_pivots(eight_rank_results):
         if OPEN_MPI:
             wire = np.array([t["wire"] for t in result["traffic"]], dtype=float).T
             assert wire.tolist() == [m.tolist() for m in model], case
-        assert sent.max() > sum(_plan(case, "none")["sent"].values()).max()   # rows do swap
+        if case["grid"][0] > 1:   # rows do swap
+            assert sent.max() > sum(_plan(case, "none")["sent"].values()).max(), case
         expected = _plan(case, "expected")
         assert sent.max() == pytest.approx(sum(expected["sent"].values()).max(), rel=0.05), case
 

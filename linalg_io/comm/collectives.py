@@ -72,6 +72,51 @@ def bcast_start(comm: CountedComm, buf: np.ndarray, root: int) -> list[MPI.Reque
     return requests
 
 
+class PostedBcast:
+    """A non-root rank's part of a bcast whose receives are posted before it needs the
+    data (`bcast_post`), so that MPI can match the root's sends and move them whenever
+    either side tests (`requests`) while it computes: across nodes over TCP a message
+    moves only inside MPI calls, and a receive posted late leaves it waiting for the
+    root's next one. `finish` waits for the pieces in order, forwarding each (a chain's
+    next rank, a tree's children), and returns those sends, in flight."""
+
+    def __init__(self, comm: CountedComm, buf: np.ndarray, root: int) -> None:
+        p = comm.size
+        data = flat(buf)
+        self.comm, self.q, self.p, self.root = comm, (comm.rank - root) % p, p, root
+        self.chain = uses_chain(data.nbytes)
+        if self.chain:
+            self.pieces = [data[start:stop]
+                           for start, stop in chunk_bounds(data.size, data.itemsize)]
+            source = (comm.rank - 1) % p
+        else:
+            self.pieces = [data]
+            source = (binomial_parent(self.q, p) + root) % p
+        self.requests = [comm.Irecv(piece, source, TAG_BCAST, op="bcast")
+                         for piece in self.pieces]
+
+    def finish(self) -> list[MPI.Request]:
+        comm, q, p = self.comm, self.q, self.p
+        sends = []
+        for piece, request in zip(self.pieces, self.requests):
+            comm.Wait(request)
+            if self.chain and q < p - 1:
+                sends.append(comm.Isend(piece, (comm.rank + 1) % p, TAG_BCAST, op="bcast"))
+        if not self.chain:
+            sends = [comm.Isend(self.pieces[0], (child + self.root) % p, TAG_BCAST, op="bcast")
+                     for child in binomial_child_positions(q, p)]
+        return sends
+
+
+def bcast_post(comm: CountedComm, buf: np.ndarray, root: int) -> PostedBcast | None:
+    """A non-root rank's receives of a bcast of `buf` from `root`, posted now
+    (`PostedBcast`); None where it receives nothing (one rank, an empty buffer). The
+    messages and bytes are bcast_start's."""
+    if comm.size == 1 or flat(buf).size == 0 or comm.rank == root:
+        return None
+    return PostedBcast(comm, buf, root)
+
+
 def reduce_sum(comm: CountedComm, buf: np.ndarray, root: int) -> None:
     """Sum buf over the ranks into the root's buf (binomial tree, or pipelined chain
     ending at the root when large). The other ranks' buf is left holding partial sums."""

@@ -129,6 +129,9 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
             raise SingularMatrixError(
                 f"matrix is singular: zero pivot in column {info - 1} (U[{info - 1}, {info - 1}] = 0)")
         pivots[j0:j1] = ipiv
+        ahead = steps[index + 1] if index + 1 < len(steps) else None
+        if ahead is not None and grid.mycol != ahead.pcol:
+            panels.post(index + 1, ahead)
         if step.trail_col == a.shape[1]:
             continue
         trailing = a[:, step.trail_col:]
@@ -143,7 +146,6 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
             clock.switch("update")
             dense_local.trsm_lower_unit(top, u)
         below = trailing[step.below_row:]
-        ahead = steps[index + 1] if index + 1 < len(steps) else None
         if ahead is not None and grid.mycol == ahead.pcol:
             # look-ahead: update and factor the next panel, and start its broadcast,
             # before the rest of the update, which the other process columns' update
@@ -156,7 +158,7 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
             clock.switch("update")
             panels.update_progressing(below[:, ahead.kb:], l21, u[:, ahead.kb:])
         else:
-            dense_local.gemm_minus(below, l21, u)
+            panels.update_progressing(below, l21, u)
         clock.switch("other")
     clock.switch("bcast_L")
     panels.finish()
@@ -171,13 +173,18 @@ class _PanelBroadcasts:
     binomial tree when small) into one of two alternating buffers, so that the root can
     start step k+1's broadcast during step k's update (the look-ahead) while step k's
     is still being forwarded. A buffer is reused only after every send from it (the
-    root's and the forwarding ranks') has completed."""
+    root's and the forwarding ranks') has completed. The other ranks post their
+    receives of step k+1's panel when step k begins (`post`), and every rank tests what
+    it has in flight between the column chunks of its update: across nodes over TCP a
+    message moves only inside MPI calls, so a receive posted only when the panel is
+    needed would wait for the root's next call."""
 
     def __init__(self, grid: Grid2D, local_rows: int, nb: int) -> None:
         self.grid = grid
         self.local_rows = local_rows
         self.buffers = [np.empty(nb * nb + nb + 1 + local_rows * nb) for _ in range(2)]
         self.requests: list[list[MPI.Request]] = [[], []]
+        self.posted: list[collectives.PostedBcast | None] = [None, None]
 
     def _message(self, index: int, step: _Step) -> tuple[np.ndarray, int, int]:
         """(this step's message buffer, strict, rows below the block), after the
@@ -205,13 +212,25 @@ class _PanelBroadcasts:
             self.requests[index % 2] = collectives.bcast_start(self.grid.row_comm, message,
                                                                step.pcol)
 
+    def post(self, index: int, step: _Step) -> None:
+        """Others: post the receives of step `index`'s panel."""
+        if self.grid.pc == 1:
+            return
+        message, _, _ = self._message(index, step)
+        with self.grid.comm.phase("bcast_L"):
+            self.posted[index % 2] = collectives.bcast_post(self.grid.row_comm, message,
+                                                            step.pcol)
+
     def receive(self, index: int, step: _Step) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
         """Others: step `index`'s panel as (top, pivots, info, L21), its forwarding sends
         left in flight."""
+        slot = index % 2
+        if self.posted[slot] is None:
+            self.post(index, step)
         message, strict, m_below = self._message(index, step)
         with self.grid.comm.phase("bcast_L"):
-            self.requests[index % 2] = collectives.bcast_start(self.grid.row_comm, message,
-                                                               step.pcol)
+            self.requests[slot] = self.posted[slot].finish()
+        self.posted[slot] = None
         kb = step.kb
         top = np.zeros((kb, kb), order="F")
         top.T[np.triu_indices(kb, 1)] = message[:strict]
@@ -220,9 +239,11 @@ class _PanelBroadcasts:
         return top, ipiv, info, message[strict + kb + 1:].reshape((m_below, kb), order="F")
 
     def update_progressing(self, c: np.ndarray, l21: np.ndarray, u: np.ndarray) -> None:
-        """c -= l21 @ u in column chunks, testing the broadcasts in flight between them
-        so that MPI moves their data while the root computes."""
+        """c -= l21 @ u in column chunks, testing the broadcasts in flight (sends and
+        posted receives) between them so that MPI moves their data meanwhile."""
         in_flight = [request for slot in self.requests for request in slot]
+        in_flight += [request for posted in self.posted if posted is not None
+                      for request in posted.requests]
         if not in_flight:
             dense_local.gemm_minus(c, l21, u)
             return
