@@ -11,7 +11,7 @@ profile plus the layout of a cluster, for predictions of jobs that do not run he
   ranks_per_node, cores_per_node, memory_per_node_bytes, nodes (the cluster's size),
   inter_node {latency_s, bandwidth_bytes_per_s, links_per_node, overlap}: the network
   between nodes; a node's ranks share its links; overlap (default true): whether a
-  transfer moves while its ranks compute (false over TCP, `MachineProfile.overlaps`);
+  transfer moves while its ends compute and test it (`MachineProfile.overlaps`);
   note, example: what the numbers are (shipped examples say they are examples).
 On a GPU node a "core" is what a rank computes on (one GPU): gamma_flops and
 mem_bw_bytes_per_s are then one GPU's, memory_per_node_bytes the GPUs' memory.
@@ -54,9 +54,10 @@ class InterNode:
     latency_s: float
     bandwidth_bytes_per_s: float
     links_per_node: int = 1
-    # whether a transfer between nodes moves while its ranks compute (a NIC that
-    # progresses it itself); false: only while both ranks are inside MPI calls (TCP),
-    # so a message the code overlaps with computation arrives after it
+    # whether a transfer between nodes moves while both ends compute and test it
+    # between pieces of the work, as the 2D's update does (a NIC that progresses it
+    # itself; over TCP, socket buffers that keep the link busy between the tests);
+    # false: a message the code overlaps with computation arrives after it
     overlap: bool = True
 
 

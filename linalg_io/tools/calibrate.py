@@ -17,8 +17,9 @@ node), `inter_node.latency_s` and `bandwidth_bytes_per_s` from a ping-pong betwe
 `links_per_node` from the node's ranks sharing it: every rank of node 0 streams to its
 counterpart on node 1 at once; their total rate over one stream's, rounded, at least 1
 (1: one link the ranks share); `overlap` from a message sent while both ends compute
-(`overlap_share`: true where at least half of it moves meanwhile; over TCP it moves
-only inside MPI calls). Nodes that share one kernel (an emulated cluster:
+and test it between pieces of the work, as the 2D LU's panel broadcast is
+(`overlap_share`: true where at least half of it moves meanwhile; over TCP it moves only
+inside MPI calls and, between them, as far as the kernel's socket buffers take it). Nodes that share one kernel (an emulated cluster:
 bench/emulated_cluster.sh) share its cores and memory: cores_per_node and
 memory_per_node_bytes are then this machine's over those nodes.
 """
@@ -46,6 +47,7 @@ GEMM_ORDER = 1024
 COPY_BYTES = 64 * 2**20
 STREAM_BYTES = 16 * 2**20    # each message of the shared-link stream
 ROUND_BYTES = 4e7            # bytes a ping-pong round moves each way, at most
+OVERLAP_TEST_S = 2e-3        # how often overlap_share tests (an update's column chunk)
 
 
 def fit_network(rows: list[dict]) -> tuple[float, float]:
@@ -150,19 +152,25 @@ def shared_link_rate(senders: list[int], receivers: list[int], reps: int) -> flo
 
 def overlap_share(a: int, b: int, reps: int) -> float:
     """How much of a STREAM_BYTES message from rank a to rank b moves while both compute
-    (on every rank): the best over `reps` rounds of (t_send + t_compute - t_both) /
-    t_send, t_both the time of Isend/Irecv, computing as long as the send alone takes,
-    then waiting; 1: the transfer hides behind the computation, 0: it waits for the
-    wait (TCP progresses a message only inside MPI calls)."""
+    (on every rank), as the 2D LU's panel broadcast does: both post it (Isend, Irecv),
+    compute, and test it every OVERLAP_TEST_S seconds of the work (as the update tests
+    its broadcasts between column chunks), then wait. The best over `reps` rounds of
+    (t_send + t_compute - t_both) / t_send, computing as long as the send alone takes;
+    1: the transfer hides behind the computation, 0: it waits for the wait (a message
+    over TCP moves only inside MPI calls, and between them as far as the kernel's socket
+    buffers take it)."""
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
     buf = np.zeros(STREAM_BYTES, dtype=np.uint8)
     work = np.ones((256, 256))
 
-    def compute(seconds: float) -> None:
+    def compute(seconds: float, request: MPI.Request) -> None:
         end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            work @ work
+        while (now := time.perf_counter()) < end:
+            piece = min(end, now + OVERLAP_TEST_S)
+            while time.perf_counter() < piece:
+                work @ work
+            request.Test()
 
     best = 0.0
     for _ in range(reps + 1):
@@ -177,7 +185,7 @@ def overlap_share(a: int, b: int, reps: int) -> float:
         start = MPI.Wtime()
         if rank in (a, b):
             request = world.Isend(buf, b, 11) if rank == a else world.Irecv(buf, a, 11)
-            compute(alone)
+            compute(alone, request)
             request.Wait()
         both = world.bcast(MPI.Wtime() - start, root=b)
         best = max(best, (2 * alone - both) / alone)
@@ -232,7 +240,7 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
               f"{net['per_node']} ranks streaming to node 1 at once "
               f"({net['shared_Bps'] / 1e6:.1f} MB/s against one stream's "
               f"{net['one_stream_Bps'] / 1e6:.1f}), {net['overlap']:.0%} of a message "
-              "moving while both ends compute, "
+              "moving while both ends compute and test it, "
               f"dgemm {GEMM_ORDER} and a copy on "
               f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
                                   "memory" if sharing > 1 else "")))
@@ -311,6 +319,6 @@ def main(args, argv: list[str]) -> int:
                   f"{net.links_per_node} link(s) per node ({profile.ranks_per_node} ranks "
                   f"streaming at once: {shared / 1e6:.1f} MB/s), overlap "
                   f"{str(net.overlap).lower()} ({result['network']['overlap']:.0%} of a "
-                  "message moves while both ends compute)")
+                  "message moves while both ends compute and test it)")
         print(f"wrote {args.write}")
     return 0
