@@ -240,9 +240,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
 
       time = M(F_0) + max L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + max L_{k+1})]
 
-    Where the process row's link does not move messages while its ranks compute
-    (`MachineProfile.overlaps`: across nodes over TCP), L_{k+1} arrives only after the
-    updates: the step's last term is max(M(U_k + F_{k+1}), A_k) + max L_{k+1}.
+    The ranks test L_{k+1} (its sends and its posted receives) between their update's
+    column chunks. Where the process row's link does not move messages meanwhile
+    (`MachineProfile.overlaps`: across nodes where calibrate measured so, as over TCP on
+    a fast link), L_{k+1} arrives only after the updates: the step's last term is
+    max(M(U_k + F_{k+1}), A_k) + max L_{k+1}.
 
     M: the slowest rank's sum, or the makespan of the ranks' works where they share
     `placement.shared_cores` (`waiting_makespans`: a rank waiting on the network holds

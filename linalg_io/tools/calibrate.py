@@ -19,9 +19,10 @@ counterpart on node 1 at once; their total rate over one stream's, rounded, at l
 (1: one link the ranks share); `overlap` from a message sent while both ends compute
 and test it between pieces of the work, as the 2D LU's panel broadcast is
 (`overlap_share`: true where at least half of it moves meanwhile; over TCP it moves only
-inside MPI calls and, between them, as far as the kernel's socket buffers take it). Nodes that share one kernel (an emulated cluster:
-bench/emulated_cluster.sh) share its cores and memory: cores_per_node and
-memory_per_node_bytes are then this machine's over those nodes.
+inside MPI calls and, between them, as far as the kernel's socket buffers take it).
+Nodes that share one kernel (an emulated cluster: bench/emulated_cluster.sh) share its
+cores and memory: cores_per_node and memory_per_node_bytes are then this machine's over
+those nodes.
 """
 
 from __future__ import annotations
