@@ -51,67 +51,55 @@ def bcast_start(comm: CountedComm, buf: np.ndarray, root: int) -> list[MPI.Reque
     """Start a bcast. The root returns at once with its sends in flight (complete them
     with Wait; test them so that they progress); the others return when they have
     received buf, their forwarding sends still in flight."""
-    p = comm.size
-    data = flat(buf)
-    if p == 1 or data.size == 0:
+    if comm.size == 1 or flat(buf).size == 0:
         return []
-    q = (comm.rank - root) % p
-    if not uses_chain(data.nbytes):
-        if q:
-            comm.Recv(data, (binomial_parent(q, p) + root) % p, TAG_BCAST, op="bcast")
-        return [comm.Isend(data, (child + root) % p, TAG_BCAST, op="bcast")
-                for child in binomial_child_positions(q, p)]
-    after, before = (comm.rank + 1) % p, (comm.rank - 1) % p
-    requests = []
-    for start, stop in chunk_bounds(data.size, data.itemsize):
-        piece = data[start:stop]
-        if q:
-            comm.Recv(piece, before, TAG_BCAST, op="bcast")
-        if q < p - 1:
-            requests.append(comm.Isend(piece, after, TAG_BCAST, op="bcast"))
-    return requests
+    return PostedBcast(comm, buf, root).finish()
 
 
 class PostedBcast:
-    """A non-root rank's part of a bcast whose receives are posted before it needs the
-    data (`bcast_post`), so that MPI can match the root's sends and move them whenever
-    either side tests (`requests`) while it computes: across nodes over TCP a message
-    moves only inside MPI calls, and a receive posted late leaves it waiting for the
-    root's next one. `finish` waits for the pieces in order, forwarding each (a chain's
-    next rank, a tree's children), and returns those sends, in flight."""
+    """One rank's part of a bcast (binomial tree, or pipelined chain of CHUNK_BYTES
+    pieces when large), its receives posted when it is made (none on the root): a rank
+    that posts them before it needs the data (`bcast_post`) lets MPI match the root's
+    sends and move them whenever either side tests (`requests`) while it computes;
+    across nodes over TCP a message moves only inside MPI calls, and a receive posted
+    late leaves it waiting for the root's next one. `finish` waits for the pieces in
+    order, forwarding each (the chain's next rank, the tree's children), and returns
+    those sends, in flight."""
 
     def __init__(self, comm: CountedComm, buf: np.ndarray, root: int) -> None:
         p = comm.size
         data = flat(buf)
         self.comm, self.q, self.p, self.root = comm, (comm.rank - root) % p, p, root
         self.chain = uses_chain(data.nbytes)
-        if self.chain:
-            self.pieces = [data[start:stop]
-                           for start, stop in chunk_bounds(data.size, data.itemsize)]
-            source = (comm.rank - 1) % p
-        else:
-            self.pieces = [data]
-            source = (binomial_parent(self.q, p) + root) % p
-        self.requests = [comm.Irecv(piece, source, TAG_BCAST, op="bcast")
-                         for piece in self.pieces]
+        self.pieces = ([data[start:stop] for start, stop in chunk_bounds(data.size, data.itemsize)]
+                       if self.chain else [data])
+        self.requests = []
+        if self.q:
+            source = (comm.rank - 1) % p if self.chain else (binomial_parent(self.q, p) + root) % p
+            self.requests = [comm.Irecv(piece, source, TAG_BCAST, op="bcast")
+                             for piece in self.pieces]
 
     def finish(self) -> list[MPI.Request]:
-        comm, q, p = self.comm, self.q, self.p
         sends = []
-        for piece, request in zip(self.pieces, self.requests):
-            comm.Wait(request)
-            if self.chain and q < p - 1:
-                sends.append(comm.Isend(piece, (comm.rank + 1) % p, TAG_BCAST, op="bcast"))
-        if not self.chain:
-            sends = [comm.Isend(self.pieces[0], (child + self.root) % p, TAG_BCAST, op="bcast")
-                     for child in binomial_child_positions(q, p)]
+        for index, piece in enumerate(self.pieces):
+            if self.requests:
+                self.comm.Wait(self.requests[index])
+            sends += self._forward(piece)
         return sends
+
+    def _forward(self, piece: np.ndarray) -> list[MPI.Request]:
+        comm, q, p = self.comm, self.q, self.p
+        if self.chain:
+            return [comm.Isend(piece, (comm.rank + 1) % p, TAG_BCAST, op="bcast")] \
+                if q < p - 1 else []
+        return [comm.Isend(piece, (child + self.root) % p, TAG_BCAST, op="bcast")
+                for child in binomial_child_positions(q, p)]
 
 
 def bcast_post(comm: CountedComm, buf: np.ndarray, root: int) -> PostedBcast | None:
     """A non-root rank's receives of a bcast of `buf` from `root`, posted now
-    (`PostedBcast`); None where it receives nothing (one rank, an empty buffer). The
-    messages and bytes are bcast_start's."""
+    (`PostedBcast`); None where it receives nothing (one rank, an empty buffer, the
+    root). The messages and bytes are bcast_start's."""
     if comm.size == 1 or flat(buf).size == 0 or comm.rank == root:
         return None
     return PostedBcast(comm, buf, root)
