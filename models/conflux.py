@@ -1,9 +1,9 @@
 """Model of the 2.5D LU with tournament pivoting (linalg_io/lu/conflux.py).
 
 `conflux_plan_counts` follows the same `StepPlan` the code executes (panel k: w
-columns, roots ky = y(k), the tile columns' order (`TileMap.col_owner`), lk = (k div Py)
-mod c, kx = k mod Px; layer l takes s_l of the panel's columns) and adds, per rank, the bytes and messages of the
-point-to-point schedules the code runs (`linalg_io.layout.schedules`: binomial or
+columns, roots ky = y(k), the tile columns' order (`TileMap.col_owner`), lk = (k div
+Py) mod c, kx = k mod Px; layer l takes s_l of the panel's columns) and adds, per rank,
+the bytes and messages of the point-to-point schedules the code runs (`linalg_io.layout.schedules`: binomial or
 pipelined-chain bcast and reduce, Bruck allgatherv, linear gatherv and scatterv).
 Every byte the code sends is in such a message, so the counts are the logical and
 the wire traffic at once. With a_x the active rows of process row x before step k,

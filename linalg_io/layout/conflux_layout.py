@@ -5,11 +5,10 @@ tile (I, J) lives on process (I mod Px, y(J)) of every layer (`TileMap.col_owner
 y(J) = J mod Py, or the reflected order 0 1 1 0 0 1 1 0 ... when Py = 2, c = 1 and N
 is a multiple of 4 v: `reflect_columns`), so each rank of a Px x Py x c grid keeps the
 same local block (its tile rows x its tile columns) on every layer: c N^2 / P words
-per rank. Local rows and
-columns are the owned tiles in increasing order. Tile column J is updated in steps
-0..J-1 and its panel's L has N - (J+1) v rows, so with Py = 2 plain cyclic order gives
-column 1 the later tile of every pair: more update (at 16 tiles, 11% more than
-column 0, the time of the whole LU) and the longer L panels to receive. In each group
+per rank. Local rows and columns are the owned tiles in increasing order. Tile column J
+is updated in steps 0..J-1 and its panel's L has N - (J+1) v rows, so with Py = 2 plain
+cyclic order gives column 1 the later tile of every pair: more update (at 16 tiles, 11%
+more than column 0, the time of the whole LU) and the longer L panels to receive. In each group
 of four tiles the reflected order gives both columns the same update and the same L
 rows to receive; with a partial last group, a narrower last tile (the model, 2x2x1,
 N = 5000, v = 128: 2.3% more received by the busiest rank) or c > 1 layers (whose

@@ -11,9 +11,9 @@ Layouts built here:
                               CSRC on Pr x Pc, row- or column-major rank order);
 ``row_blocks(m, n, p)``       1D: contiguous row blocks, every column;
 ``conflux_tiles(n, v, ...)``  the 2.5D LU's input: v x v tiles over the Px x Py ranks
-                              of layer 0 (rows cyclic, columns in `TileMap.col_owner`'s order; ranks
-                              x Py + y); the other
-                              layers' ranks own nothing.
+                              of layer 0 (rows cyclic, columns in `TileMap.col_owner`'s
+                              order; ranks x Py + y); the other layers' ranks own
+                              nothing.
 """
 
 from __future__ import annotations
