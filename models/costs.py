@@ -52,6 +52,16 @@ class RankCosts:
     # the model's own time for a profile and placement (a critical path over the steps)
     # and its formula in words; None: `times` of the slowest rank (TIME_FORMULA)
     critical_path: tuple[Callable[[MachineProfile, Placement], float], str] | None = None
+    # the links for a placement, where which of a communicator's messages cross nodes
+    # depends on it (a process row's chain crosses only between its nodes); None: `links`
+    placed_links: Callable[[Placement], Links] | None = None
+
+    def links_at(self, placement: Placement) -> Links:
+        """The traffic per link for `placement` (`placed_links`, else `links`, else all
+        of it within the whole job)."""
+        if self.placed_links is not None:
+            return self.placed_links(placement)
+        return self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
 
     def inter_node(self, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
         """(bytes sent, bytes received) per rank to and from ranks on other nodes, where
@@ -63,7 +73,8 @@ class RankCosts:
         if self.node_traffic is not None:
             return self.node_traffic(placement)
         sent, recv, _ = self.wire()
-        links = self.links or {placement.p: (sent, recv, None)}
+        links = (self.links_at(placement) if self.placed_links or self.links
+                 else {placement.p: (sent, recv, None)})
         out, into = np.zeros(len(sent)), np.zeros(len(sent))
         for key, (span_sent, span_recv, *_) in links.items():
             if crossing_links(link_span(key), placement):
@@ -86,7 +97,7 @@ class RankCosts:
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         """Seconds per rank: `link_time` of the traffic plus flops / gamma."""
-        links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
+        links = self.links_at(placement)
         flops = self.flops if self.gamma_flops is None else self.gamma_flops
         return link_time(links, profile, placement) + flops / profile.gamma_flops
 
@@ -95,7 +106,7 @@ class RankCosts:
         (seconds, each at one core): latency = alpha msgs, bandwidth = max(beta sent,
         beta recv), compute = flops / gamma. A model whose time is not that sum (a
         critical path, a roofline) keeps these as the terms it is made of."""
-        links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
+        links = self.links_at(placement)
         latency, bandwidth = link_terms(links, profile, placement)
         flops = self.flops if self.gamma_flops is None else self.gamma_flops
         compute = np.broadcast_to(flops / profile.gamma_flops, np.shape(self.bytes_sent))

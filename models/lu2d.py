@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 import numpy as np
-from linalg_io.models.costs import RankCosts, waiting_makespans
-from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.costs import Links, RankCosts, waiting_makespans
+from linalg_io.models.profile import MachineProfile, Placement, crossing_links
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
@@ -49,9 +49,12 @@ from linalg_io.layout.schedules import (
     CHUNK_BYTES,
     SMALL_BYTES,
     allgatherv_costs,
+    allgatherv_node_costs,
     allgatherv_one_costs,
+    bcast_node_costs,
     binomial_children,
     bruck_messages,
+    bruck_rounds,
     chunk_count,
 )
 
@@ -254,7 +257,6 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     consecutive ranks, a column the grid)."""
     plan = _plan(n, nb, pr, pc)
     gamma = profile.gamma_flops
-    row_alpha, row_beta = profile.link(pc, placement)
     row_overlap = profile.overlaps(pc, placement)
     col_alpha, col_beta = profile.link(pr * pc, placement)
     # the panel runs on one process column: a node's ranks of it share its links
@@ -274,7 +276,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
         search_work, panel_wait = _work_or_wait(search, col_net)
         panel = panel + search_work
-    arrival = _l_arrival(plan, pc, row_alpha, row_beta)
+    arrival = _l_arrival(plan, pc, *row_hops(pc, profile, placement))
     column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
     solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
@@ -317,20 +319,40 @@ def _work_or_wait(seconds: np.ndarray, on_network: bool) -> tuple[np.ndarray, np
     return (none, seconds) if on_network else (seconds, none)
 
 
-def _l_arrival(plan: _Plan, pc: int, alpha: float, beta: float) -> np.ndarray:
+def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
+               across: tuple[float, float], cross_in: np.ndarray) -> np.ndarray:
     """[step]: seconds from the root's start of bcast_L to the last rank holding the whole
     message (`critical_path_time`; the longest message, that of the row with the most
-    rows below the block, arrives last)."""
+    rows below the block, arrives last), with each hop at the rates of the link it takes:
+    `across` where it enters column c from another node (cross_in[c]), else `on_node`.
+
+    A chain of q hops streams the message at its slowest hop's rate and fills the pipe
+    with one piece on each other hop: beta_s size + alpha_s chunks + sum over the other
+    hops of (alpha_h + beta_h piece); the last rank's path holds every hop but the one
+    into the root. A binomial tree (small) pays alpha + beta size per level, the top
+    levels (as many as the row has nodes, log2) across nodes."""
     if pc == 1:
         return np.zeros(len(plan.kb))
     size = ((plan.kb * (plan.kb - 1) // 2 + plan.kb + 1 + plan.below * plan.kb) * WORD).max(
-        axis=1, keepdims=True)
-    q = plan.position
-    chain = beta * size + alpha * chunk_count(size) + np.maximum(q - 1, 0) * (
-        alpha + beta * np.minimum(size, CHUNK_BYTES))
-    depth = np.array([i.bit_count() for i in range(pc)])[q]
-    tree = depth * (alpha + beta * size)
-    return (np.where(size > SMALL_BYTES, chain, tree) * (q > 0)).max(axis=1)
+        axis=1)
+    piece = np.minimum(size, CHUNK_BYTES)
+    roots = np.arange(len(size)) % pc
+    hops = pc - 1
+    crossing = cross_in.sum() - cross_in[roots]                   # on the last rank's path
+    node_hop = on_node[0] + on_node[1] * piece
+    net_hop = across[0] + across[1] * piece
+    slow_net = (crossing > 0) & (net_hop >= node_hop)
+    stream = np.where(slow_net, across[1] * size + across[0] * chunk_count(size),
+                      on_node[1] * size + on_node[0] * chunk_count(size))
+    fill = (crossing - slow_net) * net_hop + (hops - crossing - ~slow_net) * node_hop
+    chain = stream + fill
+    top = pc - 1                                    # the most levels a position is deep
+    depth = top.bit_length() - 1 + ((top + 1) & top == 0)
+    slots = int(np.count_nonzero(cross_in))         # nodes along the row, when it crosses
+    tree_cross = min(depth, (slots - 1).bit_length() if slots else 0)
+    tree = (tree_cross * (across[0] + across[1] * size)
+            + (depth - tree_cross) * (on_node[0] + on_node[1] * size))
+    return np.where(size > SMALL_BYTES, chain, tree)
 
 
 class _ColumnSeconds:
@@ -387,7 +409,8 @@ FORMULA = ("2D LU (block-cyclic, partial pivoting, own point-to-point collective
 def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts:
     """Per-rank costs (world rank = row * Pc + col) of the 2D LU, see the module doc. The
     L broadcast runs in a process row (Pc consecutive ranks), the rest in a process
-    column (stride Pc: the whole grid)."""
+    column (stride Pc: the whole grid); which of their messages cross nodes, for a
+    placement: `lu2d_phase_links`."""
     plan = lu2d_plan_counts(n, nb, pr, pc, pivoting)
 
     def flat(phases):
@@ -396,14 +419,12 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
 
     label = pivoting if isinstance(pivoting, str) else "as measured"
     sent, recv, msgs = flat(PHASES)
-    links = {pc: flat(("bcast_L",))}
-    column = flat(("panel", "bcast_U", "swap"))
-    links[pr * pc] = tuple(a + b for a, b in zip(links.get(pr * pc, (0, 0, 0)), column))
     timing = partial(critical_path_time, n, nb, pr, pc, pivoting)
     return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
                      flops=plan["flops"].reshape(-1),
                      gamma_flops=plan["gamma_flops"].reshape(-1),
-                     formula=f"{FORMULA} (pivoting={label})", links=links,
+                     formula=f"{FORMULA} (pivoting={label})",
+                     placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting),
                      critical_path=(timing, TIME_FORMULA))
 
 
@@ -419,3 +440,187 @@ def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:
     return {"bytes_per_rank": float(words * WORD), "mem_words": float(mem_words),
             "formula": (f"2 N^3 / (3 P sqrt(M)) words per rank, M = {memory} "
                         f"= {mem_words:.4g} words")}
+
+
+# Which messages cross nodes (`lu2d_phase_links`):
+# Which of the 2D LU's messages cross nodes, rank by rank, and the links they are timed on.
+#
+# Ranks sit on nodes in blocks of r = ranks_per_node consecutive world ranks; rank (row,
+# col) of the Pr x Pc grid is world rank row Pc + col. Where the grid and the nodes are
+# aligned (Pc a multiple of r, or r a multiple of Pc), whether two ranks of one process
+# row or column sit on different nodes depends on one index only:
+#
+#   process row (Pc consecutive ranks): column c on node slot c // r (Pc >= r), or the
+#       whole row on one node (r a multiple of Pc);
+#   process column (stride Pc): row x on node x // (r / Pc) (r a multiple of Pc: r / Pc
+#       rows share a node), or every member on its own node (Pc a multiple of r).
+#
+# So each phase's bytes per rank split into an on-node and an inter-node part exactly:
+#
+#   bcast_L  a chain from the root along the row: rank c receives from c - 1 and sends to
+#            c + 1 (mod Pc) whatever the root, so its received bytes cross when c - 1 and
+#            c sit on different nodes and its sent bytes when c and c + 1 do; the binomial
+#            tree of small panels: the edges (q - lowbit(q), q) from each step's root
+#            (`bcast_node_costs`);
+#   bcast_U  the Bruck allgatherv in the column (`allgatherv_node_costs`);
+#   swap     the diagonal row's displaced rows to the rows on other nodes;
+#   panel    the kb candidate allgathers (Bruck) in the panel's column.
+#
+# The inter-node part of a row's chain crosses each node's link once in each direction
+# per process row on the node: it is timed with one row's share of the link (the key
+# (Pc, rows per node), `MachineProfile.link`), not the node's ranks' share; the column's
+# crossing bytes with every rank of the node sharing it, the panel's with the ranks of the
+# node in the panel's column. The on-node parts are timed at the node's rates (span 1).
+# Messages split as the bytes do for the chain and the tree; for the Bruck exchanges by
+# the share of a rank's rounds whose partner sits on another node. Grids not aligned with
+# the nodes keep every message of a communicator that spans nodes on the network.
+
+ON_NODE = 1     # the span of a communicator that never leaves a node
+
+
+def row_nodes(pc: int, placement: Placement) -> np.ndarray | None:
+    """Node slot of each column within any process row (module doc); None where the
+    grid is not aligned with the nodes."""
+    r = placement.ranks_per_node
+    if pc % r == 0:
+        return np.arange(pc) // r
+    if r % pc == 0:
+        return np.zeros(pc, dtype=np.int64)
+    return None
+
+
+def column_nodes(pr: int, pc: int, placement: Placement) -> np.ndarray | None:
+    """Node slot of each row within any process column (module doc); None where the
+    grid is not aligned with the nodes."""
+    r = placement.ranks_per_node
+    if pc % r == 0:
+        return np.arange(pr)
+    if r % pc == 0:
+        return np.arange(pr) // (r // pc)
+    return None
+
+
+def row_hops(pc: int, profile: MachineProfile, placement: Placement) -> tuple:
+    """(on-node (alpha, beta), inter-node (alpha, beta), cross_in) of bcast_L's hops: the
+    hop into column c crosses nodes where cross_in[c]; the inter-node hops take one
+    chain's share of the node's link per process row on it (module doc). Without a
+    network, or on a grid not aligned with the nodes: every hop at the row's rates."""
+    nodes_c = row_nodes(pc, placement)
+    if nodes_c is None or not profile.on_network(pc, placement):
+        rates = profile.link(pc, placement)
+        return rates, rates, np.zeros(pc, dtype=bool)
+    cross_in = nodes_c != nodes_c[(np.arange(pc) - 1) % pc]
+    return ((profile.alpha_s, profile.beta_s_per_byte),
+            profile.link(pc, placement, rows_per_node(pc, placement)), cross_in)
+
+
+def rows_per_node(pc: int, placement: Placement) -> int:
+    """Process rows with ranks on one node: the chains that share its link at once."""
+    return max(1, placement.ranks_per_node // pc)
+
+
+def lu2d_phase_links(n: int, nb: int, pr: int, pc: int, pivoting,
+                     placement: Placement) -> dict[str, Links]:
+    """{phase: Links} of the 2D LU for `placement` (module doc): per rank (flattened,
+    world order) the (sent, received, messages) of each part of the phase, keyed by the
+    link it crosses. The parts of a phase add up to `lu2d_plan_counts`' counts."""
+    counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
+    row_key, column_key = pc, pr * pc
+    totals = {ph: tuple(counts[k][ph] for k in ("sent", "recv", "msgs_by_phase"))
+              for ph in PHASES}
+    keys = {"bcast_L": row_key, "panel": (column_key, max(1, placement.ranks_per_node // pc)),
+            "bcast_U": column_key, "swap": column_key}
+    nodes_r, nodes_c = column_nodes(pr, pc, placement), row_nodes(pc, placement)
+    crossing = {}
+    if crossing_links(row_key, placement) and nodes_c is not None:
+        crossing["bcast_L"] = _bcast_l_crossing(n, nb, pr, pc, nodes_c)
+        keys["bcast_L"] = (row_key, rows_per_node(pc, placement))
+    if crossing_links(column_key, placement) and nodes_r is not None and pr > 1 \
+            and placement.ranks_per_node % pc == 0 and placement.ranks_per_node > pc:
+        crossing.update(_column_crossing(n, nb, pr, pc, pivoting, nodes_r, totals))
+    out = {}
+    for phase in PHASES:
+        total = tuple(np.asarray(a, dtype=float) for a in totals[phase])
+        if phase not in crossing:
+            out[phase] = {keys[phase]: tuple(a.reshape(-1) for a in total)}
+            continue
+        across = crossing[phase]
+        out[phase] = {ON_NODE: tuple((t - a).reshape(-1) for t, a in zip(total, across)),
+                      keys[phase]: tuple(a.reshape(-1) for a in across)}
+    return out
+
+
+def merge_links(*parts: Links) -> Links:
+    """The sum of several `Links`, key by key."""
+    out: Links = {}
+    for links in parts:
+        for key, costs in links.items():
+            if key in out:
+                out[key] = tuple(a + b for a, b in zip(out[key], costs))
+            else:
+                out[key] = tuple(np.asarray(c, dtype=float) for c in costs)
+    return out
+
+
+def lu2d_links(n: int, nb: int, pr: int, pc: int, pivoting, placement: Placement) -> Links:
+    """Every phase's `lu2d_phase_links`, merged: the `Links` of `RankCosts.times`."""
+    return merge_links(*lu2d_phase_links(n, nb, pr, pc, pivoting, placement).values())
+
+
+def _bcast_l_crossing(n: int, nb: int, pr: int, pc: int, nodes_c: np.ndarray) -> tuple:
+    """(sent, received, messages) [Pr, Pc] of bcast_L between nodes."""
+    plan = _plan(n, nb, pr, pc)
+    kb, below = plan.kb, plan.below
+    size = (kb * (kb - 1) // 2 + kb + 1 + below * kb) * WORD            # [step, row]
+    chain = size > SMALL_BYTES
+    column = np.arange(pc)
+    cross_in = (nodes_c != nodes_c[(column - 1) % pc]).astype(float)      # from c - 1
+    cross_out = (nodes_c != nodes_c[(column + 1) % pc]).astype(float)     # to c + 1
+    last = plan.position < pc - 1
+    sent = _outer_sum(size * chain, last) * cross_out
+    recv = _outer_sum(size * chain, plan.position > 0) * cross_in
+    msgs = _outer_sum(chunk_count(size) * chain, last) * cross_out
+    if not chain.all():
+        tree = ~chain.all(axis=1)
+        roots = np.flatnonzero(tree) % pc
+        unit = {root: bcast_node_costs(pc, 1.0, np.array([root]), nodes_c)
+                for root in np.unique(roots)}
+        edges_out = np.array([unit[root][0] for root in roots])          # [tree step, pc]
+        edges_in = np.array([unit[root][1] for root in roots])
+        small = (size * ~chain)[tree]
+        sent = sent + _outer_sum(small, edges_out)
+        recv = recv + _outer_sum(small, edges_in)
+        msgs = msgs + _outer_sum((small > 0) * 1.0, edges_out)
+    return sent, recv, msgs
+
+
+def _column_crossing(n: int, nb: int, pr: int, pc: int, pivoting, nodes_r: np.ndarray,
+                     totals: dict) -> dict:
+    """{phase: (sent, received, messages) [Pr, Pc] between nodes} of the phases in a
+    process column whose members share nodes r / Pc at a time (module doc)."""
+    plan = _plan(n, nb, pr, pc)
+    kb = plan.kb
+    rounds = bruck_rounds(pr)
+    member = np.arange(pr)
+    round_share = np.mean([nodes_r != nodes_r[(member - h) % pr] for h, _ in rounds],
+                          axis=0)[:, None]                                 # [Pr, 1]
+    out = {}
+    if not isinstance(pivoting, str):
+        pivoting = np.asarray(pivoting, dtype=np.int64)
+    owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
+    sent, recv = allgatherv_node_costs(_outer_sum(owned, plan.trail).T, nodes_r)
+    out["bcast_U"] = (sent.T * WORD, recv.T * WORD, totals["bcast_U"][2] * round_share)
+    remote = displaced * ~plan.diag
+    apart = nodes_r[None, :] != nodes_r[plan.diag_row][:, None]           # [step, row]
+    moved = remote * apart
+    out["swap"] = (_outer_sum(plan.diag * moved.sum(axis=1, keepdims=True) * WORD, plan.trail),
+                   _outer_sum(moved * WORD, plan.trail),
+                   _outer_sum(plan.diag * ((remote > 0) & apart).sum(axis=1, keepdims=True),
+                              plan.trail > 0))
+    base, extra = (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD
+    blocks = base[:, None] + extra[:, None] * plan.diag                    # [step, row]
+    sent, recv = allgatherv_node_costs(blocks, nodes_r)
+    in_pcol = plan.position == 0
+    out["panel"] = (_outer_sum(kb * sent, in_pcol), _outer_sum(kb * recv, in_pcol),
+                    totals["panel"][2] * round_share)
+    return out

@@ -31,8 +31,8 @@ s_l), the schedules of `linalg_io.lu.conflux`:
   scatter_slices       c > 1: the L and U slices from lk to the layers; L slices along
                        the rows (b x s_l), U slices down the columns (c > 1, s_l x t);
   update               2 b s_l t.
-2D: the per-phase bytes and messages of `linalg_io.models.lu2d.lu2d_plan_counts`, the
-panels' getrf in panel, the dgemm and the dtrsm of U in update.
+2D: the per-phase bytes and messages of `linalg_io.models.lu2d.lu2d_plan_counts`, each
+part on the link it crosses (`linalg_io.models.lu2d.lu2d_phase_links`), the panels' getrf in panel, the dgemm and the dtrsm of U in update.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from linalg_io.models.conflux import conflux_plan_counts, link_keys
 from linalg_io.models.costs import link_time
-from linalg_io.models.lu2d import lu2d_plan_counts
+from linalg_io.models.lu2d import lu2d_phase_links, lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
@@ -108,14 +108,18 @@ def conflux_phase_seconds(n: int, v: int, px: int, py: int, c: int, profile: Mac
                     px * py * c)
 
 
-def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected") -> dict:
-    """The per-phase `_Phase` totals of the 2D LU, arrays [process row, process column]."""
+def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected",
+                placement: Placement | None = None) -> dict:
+    """The per-phase `_Phase` totals of the 2D LU, arrays [process row, process column],
+    each part of a phase on the link it crosses for `placement`
+    (`linalg_io.models.lu2d.lu2d_phase_links`; None: one node)."""
     counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
+    placement = placement or Placement(p=pr * pc, ranks_per_node=pr * pc, nodes=1,
+                                       shared_cores=None, memory_per_rank=0.0)
     phases = {name: _Phase((pr, pc)) for name in LU2D_PHASES}
-    for name in counts["sent"]:
-        span = pc if name == "bcast_L" else pr * pc      # a process row; a column: all
-        phases[name].add(span, True, (counts["sent"][name], counts["recv"][name],
-                                      counts["msgs_by_phase"][name]))
+    for name, links in lu2d_phase_links(n, nb, pr, pc, pivoting, placement).items():
+        for key, costs in links.items():
+            phases[name].add(key, True, tuple(np.reshape(c, (pr, pc)) for c in costs))
     flops = counts["flops_by_phase"]
     phases["panel"].work(flops["panel"], PANEL_RATE)
     phases["update"].work(flops["solve"], PANEL_RATE)
@@ -126,4 +130,5 @@ def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected") -> dict:
 def lu2d_phase_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
                        placement: Placement, pivoting="expected") -> dict:
     """Predicted seconds per phase of the 2D LU (module doc)."""
-    return _summary(lu2d_phases(n, nb, pr, pc, pivoting), profile, placement, pr * pc)
+    return _summary(lu2d_phases(n, nb, pr, pc, pivoting, placement), profile, placement,
+                    pr * pc)

@@ -1,7 +1,7 @@
 """Inter-node traffic on the emulated cluster (2 nodes x 2 ranks): every rank's wire
 bytes to and from the other node, and within its own, as Open MPI's monitoring counted
 them, equal the model's split from the placement, rank by rank (2D LU, COnfLUX c = 1
-and c = 2, TS-GEMM atb on a chain and on a tree, ab, tsm2r 1D and 2D).
+and c = 2, the 2D LU with a process row or a column across the nodes, TS-GEMM atb on a chain and on a tree, ab, tsm2r 1D and 2D).
 
 Needs root and network namespaces (tests/emulated_cluster.py): skipped with the reason
 without them, failed under LINALG_IO_REQUIRE_NETNS=1."""
@@ -14,6 +14,11 @@ pytestmark = pytest.mark.mpi   # its launches go through the cluster's prterun
 RUNS = {
     "lu2d": ["lu", "--algo", "2d", "--n", "256", "--nb", "32", "--grid", "2x2",
              "--dist", "diagdom"],
+    # a process row across both nodes (its chain crosses once), then a column
+    "lu2d_row_spans": ["lu", "--algo", "2d", "--n", "256", "--nb", "32", "--grid", "1x4",
+                       "--dist", "diagdom"],
+    "lu2d_column_spans": ["lu", "--algo", "2d", "--n", "256", "--nb", "32", "--grid", "4x1",
+                          "--dist", "diagdom"],
     "conflux_c1": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid", "2x2x1",
                    "--dist", "diagdom"],
     "conflux_c2": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid", "1x2x2",

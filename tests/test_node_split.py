@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 from linalg_io.models.conflux import record_block as conflux_block
+from linalg_io.models.costs import link_span
 from linalg_io.models.lu2d import lu2d_costs
 from linalg_io.models.profile import MachineProfile
 
@@ -71,7 +72,9 @@ def test_links_split_by_placement():
     costs = lu2d_costs(512, 32, 2, 4, "worst")
     profile = MachineProfile(1e-6, 1e-9, 1e9, 1e9, ranks_per_node=4)
     sent, recv = costs.inter_node(profile.placement(8))
-    column = [costs.links[8][i] for i in (0, 1)]
+    links = costs.links_at(profile.placement(8))
+    column = [sum(costs[i] for key, costs in links.items() if link_span(key) == 8)
+              for i in (0, 1)]
     np.testing.assert_array_equal(sent, column[0])
     np.testing.assert_array_equal(recv, column[1])
     assert not costs.inter_node(MachineProfile(1e-6, 1e-9, 1e9, 1e9).placement(8))[0].any()
@@ -209,3 +212,33 @@ def test_machine_file_overlap_must_be_a_boolean(tmp_path):
     path.write_text(json.dumps(dict(data, inter_node=dict(data["inter_node"], overlap="no"))))
     with pytest.raises(InputError, match="boolean overlap"):
         load_profile(path)
+
+
+def test_a_row_across_nodes_pays_the_link_once_per_node():
+    """1 x 256 on nodes of 8, 16 or 32 ranks (issue: 33.7, 56.5, 102 s before): a process
+    row's chain crosses each node's link once per direction, so neither the time nor the
+    bytes that cross grow with the ranks that share a node; and only the ranks at the
+    nodes' ends receive or send across."""
+    from dataclasses import replace
+
+    from linalg_io.models.profile import load_profile
+
+    machine = load_profile("example_cpu")
+    costs = lu2d_costs(32768, 128, 1, 256, "expected")
+    times, across = [], []
+    for per_node in (8, 16, 32):
+        m = replace(machine, ranks_per_node=per_node, nodes=10000)
+        times.append(costs.record_block(m, m.placement(256))["time_s"])
+        sent, recv = costs.inter_node(m.placement(256))
+        first = np.arange(256) % per_node == 0
+        assert recv[~first].sum() == 0 and sent[np.roll(~first, -1)].sum() == 0
+        np.testing.assert_array_equal(recv[first], costs.bytes_recv[first])
+        across.append(recv.sum())
+    assert max(times) < 1.05 * min(times)
+    assert across[0] == pytest.approx(2 * across[1], rel=1e-3)
+    assert across[1] == pytest.approx(2 * across[2], rel=1e-3)
+    # the same chain on one node with the network's rates everywhere would be slower
+    slow_hops = replace(machine, alpha_s=machine.inter_node.latency_s,
+                        beta_s_per_byte=1 / machine.inter_node.bandwidth_bytes_per_s,
+                        ranks_per_node=256, nodes=10000)
+    assert times[0] < costs.record_block(slow_hops, slow_hops.placement(256))["time_s"]

@@ -248,15 +248,16 @@ def reduce_node_costs(p: int, nbytes: float, roots: np.ndarray,
 def allgatherv_node_costs(counts_bytes: np.ndarray,
                           nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sent, received) bytes per rank of the Bruck allgatherv (`allgatherv_costs`) in
-    messages between ranks on different nodes (rank i on node nodes[i])."""
+    messages between ranks on different nodes (rank i on node nodes[i]; leading axes of
+    `counts_bytes` are independent communicators of the same size and placement)."""
     counts = np.asarray(counts_bytes, dtype=float)
     p = counts.shape[-1]
     prefix = _cyclic_prefix(counts)
     q = np.arange(p)
-    sent, recv = np.zeros(p), np.zeros(p)
+    sent, recv = np.zeros(counts.shape), np.zeros(counts.shape)
     for h, m in bruck_rounds(p):
-        window = prefix[m:m + p] - prefix[:p]          # q sends blocks q..q+m-1 to q-h
+        window = prefix[..., m:m + p] - prefix[..., :p]   # q sends blocks q..q+m-1 to q-h
         crossing = (nodes[q] != nodes[(q - h) % p]) * window
         sent += crossing
-        recv[(q - h) % p] += crossing
+        recv[..., (q - h) % p] += crossing                # a permutation: no repeats
     return sent, recv
