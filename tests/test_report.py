@@ -250,8 +250,11 @@ def test_auto_and_explicit_runs_are_named_by_their_resolved_configuration():
     from linalg_io.report.labels import auto_options, common_params
 
     assert common_params(frame) == "n=512 nb=128"
-    assert auto_options(["linalg-io", "lu", "--n", "8"]) == {"nb", "grid"}   # by default
-    assert auto_options(["linalg-io", "lu", "--bogus"]) == set()
+    by_default = make_record(command=["linalg-io", "lu", "--n", "8", "--np", "4"])
+    assert by_default["auto"] == {"nb": 64, "grid": [2, 2, 1]}
+    older = {k: v for k, v in by_default.items() if k != "auto"}   # no `auto`: none known
+    assert auto_options(pd.DataFrame([flatten(by_default), flatten(older)])) == [
+        {"nb", "grid"}, set()]
     # what a run derives (here the memory per rank, node memory over P) names no run
     derived = [conflux("2x2x1", run_id=r) for r in ("a", "b")]
     derived[1]["params"]["mem_per_rank"] = 2**30

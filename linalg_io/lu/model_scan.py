@@ -84,7 +84,7 @@ def scan(args) -> str:
             emit(_line(record))
         if chosen is None:
             emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
-    write_predictions(records, args.out)
+    write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""
 
 
