@@ -68,7 +68,8 @@ def mb(x: float) -> str:
 
 
 def label(record: dict) -> str:
-    grid = "x".join(str(d) for d in record["params"]["grid"][:3 if record["algo"] == "conflux" else 2])
+    dims = record["params"]["grid"][:3 if record["algo"] == "conflux" else 2]
+    grid = "x".join(str(d) for d in dims)
     return f"{record['algo']} {grid} v={record['params']['nb']}"
 
 

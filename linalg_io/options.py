@@ -126,7 +126,8 @@ COMMON = (
     Option("threads", "BLAS/OpenMP threads per rank (1)", positive_int, 1,
            sweep="beside"),
     Option("profile", "machine profile for the model's time (default: the shipped one); "
-           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",), sweep="beside"),
+           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",),
+           sweep="beside"),
     Option("quiet", "no summary line or progress", flag=True),
 )
 EVERY_COMMON = tuple(o.name for o in COMMON)

@@ -126,7 +126,8 @@ def fill(body: str, values: dict[str, str | None], source: str) -> str:
         lines.append(PLACEHOLDER.sub(lambda m: str(values.get(m.group(1))), line))
     if missing:
         raise InputError(f"template {source}: no value for " + ", ".join(
-            f"{{{n}}} (give " + (f"--{n.replace('_', '-')}" if n in DEDICATED else f"--set {n}=VALUE")
+            f"{{{n}}} (give "
+            + (f"--{n.replace('_', '-')}" if n in DEDICATED else f"--set {n}=VALUE")
             + ")" for n in missing))
     return "".join(lines)
 

@@ -78,7 +78,8 @@ def test_the_network_slows_the_lu_as_its_rates_say():
     # 4 ranks per node, rows of Pc = 4: the L broadcast stays on the node, the rest not
     costs = lu2d_costs(2048, 64, 4, 4, "expected")
     assert set(costs.links) == {4, 16}
-    np.testing.assert_allclose(sum(a[0] for a in costs.links.values()), costs.bytes_sent, rtol=1e-12)
+    np.testing.assert_allclose(sum(a[0] for a in costs.links.values()), costs.bytes_sent,
+                               rtol=1e-12)
 
 
 def test_machine_files_are_checked(tmp_path):

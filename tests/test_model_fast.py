@@ -66,7 +66,8 @@ def test_lu2d_products_equal_the_per_rank_walk(n, nb):
                              np.array([np.random.default_rng(p).integers(j, n) for j in range(n)])):
                 walked = lu2d_walk(n, nb, pr, pc, pivoting)
                 fast = lu2d_plan_counts(n, nb, pr, pc, pivoting)
-                what = f"N={n} NB={nb} {pr}x{pc} pivoting {pivoting if isinstance(pivoting, str) else 'given'}"
+                named = pivoting if isinstance(pivoting, str) else "given"
+                what = f"N={n} NB={nb} {pr}x{pc} pivoting {named}"
                 for key in ("sent", "recv"):
                     for phase in PHASES:
                         assert_same(walked[key][phase], fast[key][phase], f"{key} {phase}, {what}")

@@ -93,7 +93,8 @@ def test_report_writes_tables_with_the_records_numbers(report):
     assert bool(b["verify_passed"]) is False and b["gflops"] == pytest.approx(4.0)
     assert b["verdict"] == "hpl_residual=40 FAILED"
     c = lu.set_index("run_id").loc["lu-c"]
-    assert c["config"] == "conflux grid=2x2x1 dist=random P=8"   # the parameters that differ among its algorithm's runs
+    # the parameters that differ among its algorithm's runs
+    assert c["config"] == "conflux grid=2x2x1 dist=random P=8"
     assert c["recv_MB"] == pytest.approx(4.0) and c["recv_balance"] == pytest.approx(4 / 1.5)
     assert c["recv_over_lower_bound"] == pytest.approx(8.0)
     assert (c["wire_sent_MB"], c["wire_recv_MB"]) == pytest.approx((3.5, 4.5))

@@ -352,11 +352,13 @@ def test_sigterm_ends_the_sweep_and_kills_the_running_point(tmp_path):
     the sweep (it used to run on and append records after the sweep had gone)."""
     marker, started = tmp_path / "still_running", tmp_path / "started"
     sweep = tmp_path / "s.yaml"
-    sweep.write_text(f"out: {tmp_path / 'r.jsonl'}\nruns: [{{command: lu, np: 1, args: {{n: 8}}}}]\n")
+    sweep.write_text(f"out: {tmp_path / 'r.jsonl'}\n"
+                     "runs: [{command: lu, np: 1, args: {n: 8}}]\n")
     child = (f"import subprocess, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
              "import test_sweep as t, linalg_io.sweep as s; "
              f"sys.exit(s.run_sweep(t.sweep_args({str(sweep)!r}), launch=lambda c, to: "
-             f"s.launch_subprocess(['sh', '-c', 'touch {started}; sleep 3; touch {marker}'], None)))")
+             f"s.launch_subprocess(['sh', '-c', 'touch {started}; sleep 3; touch {marker}'], "
+             "None)))")
     process = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60   # the sweep's handler is up once its point runs

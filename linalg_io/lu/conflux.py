@@ -110,8 +110,8 @@ class _Panel:
 
 class Workspace:
     """Step buffers kept from run to run: a large array made fresh every step costs its
-    page faults every step (the allocator returns it to the system when freed), which
-    here was ~10% of the factorization. `get(key, shape)` gives an uninitialised
+    page faults every step (the allocator returns it to the system when freed; what that
+    cost: docs/MEASUREMENTS.md#in-code). `get(key, shape)` gives an uninitialised
     Fortran array, the same memory for the same key; keys name a step's kept factors
     (("l", k), ("u", k)) or a transient buffer by step parity (("panel", k % 2), ...),
     so that the look-ahead's step k+1 never writes what step k still reads."""
@@ -137,8 +137,9 @@ class ConfluxLU:
     Look-ahead of depth 1: during step k's update, the ranks of column ky_{k+1} update
     that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
     tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
-    L00, L), then finish update k and test those sends; the other ranks receive them at the start of step k+1. The messages
-    and their order per communicator are those of the schedule without look-ahead.
+    L00, L), then finish update k and test those sends; the other ranks receive them at the
+    start of step k+1. The messages and their order per communicator are those of the
+    schedule without look-ahead.
     """
 
     def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:

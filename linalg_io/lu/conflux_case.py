@@ -14,7 +14,8 @@ backward substitution solves L U x = P b with one Allreduce of w values per step
 (`_distributed_solve`); the residual b - A x and ||A||_inf are computed where A
 lives (layer 0, each rank on its own block) and summed on rank 0. The growth factor
 max|U|/max|A| and the smallest pivot relative to max|A| go into `verify`
-(`linalg_io.lu.hpl.conditioning`: numerically singular below N eps). None of this is counted traffic (it runs after the timed reps).
+(`linalg_io.lu.hpl.conditioning`: numerically singular below N eps). None of this is
+counted traffic (it runs after the timed reps).
 """
 
 from __future__ import annotations

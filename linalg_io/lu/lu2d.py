@@ -127,7 +127,8 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
         if info:
             panels.finish()
             raise SingularMatrixError(
-                f"matrix is singular: zero pivot in column {info - 1} (U[{info - 1}, {info - 1}] = 0)")
+                f"matrix is singular: zero pivot in column {info - 1} "
+                f"(U[{info - 1}, {info - 1}] = 0)")
         pivots[j0:j1] = ipiv
         ahead = steps[index + 1] if index + 1 < len(steps) else None
         if ahead is not None and grid.mycol != ahead.pcol:

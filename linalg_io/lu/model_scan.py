@@ -2,10 +2,11 @@
 
 For each P: the plans `lu --algo conflux --grid auto --nb auto` (for --objective within
 the memory per rank) and `lu --algo 2d --grid auto --nb auto` (the squarest Pr <= Pc,
-default_nb) would run on the machine (`linalg_io.lu.plan.choose_plan`), each as a prediction record (`linalg_io.predictions`): its model
-block (bytes received, sent and on the wire per rank, messages, time), the memory its
-layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)) for the
-memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
+default_nb) would run on the machine (`linalg_io.lu.plan.choose_plan`), each as a
+prediction record (`linalg_io.predictions`): its model block (bytes received, sent and on
+the wire per rank, messages, time), the memory its layout needs and whether that fits, and
+the lower bound 2 N^3 / (3 P sqrt(M)) for the memory per rank M allowed (--mem, else the
+machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
 Prints one line per record as soon as it is computed (`predictions.emit`).
