@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from linalg_io.models.profile import load_profile
 
-from linalg_io.lu.plan import candidate_table, ranked
+from linalg_io.lu.choice import candidate_table, ranked
 
 PEERS_RECV_MB = {  # max per rank received, N = 8192, measured with a PMPI counter (issue 15)
     4: "HPL 179, COnfLUX 189, ScaLAPACK 271",

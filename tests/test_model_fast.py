@@ -16,7 +16,7 @@ from linalg_io.models.profile import InterNode, load_profile
 from lu2d_walk import walk as lu2d_walk
 
 from linalg_io.layout.grid_shapes import divisors
-from linalg_io.lu.plan import grid_candidates
+from linalg_io.lu.choice import grid_candidates
 
 PROFILE = load_profile()
 CLUSTER = replace(PROFILE, name="test cluster", ranks_per_node=4, cores_per_node=2,
