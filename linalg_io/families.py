@@ -45,13 +45,13 @@ def load_object(spec: str) -> object:
 
 @dataclass(frozen=True)
 class Family:
-    """One kernel family (module doc)."""
+    """One kernel family (module doc). Its `entry` is a benchmark's case factory
+    ``make_case(comm, config)`` (`linalg_io.runner`) or a tool's ``main(args, argv)``."""
 
     name: str                             # its command and its records' `kernel`
     help: str                             # the command's one line of help
     options: tuple[Option, ...]           # its own options (the common ones: `common`)
-    entry: str                            # "module:function": a benchmark's make_case(comm,
-    #                                       config) (linalg_io.runner), a tool's main(args, argv)
+    entry: str                            # "module:function" that runs it (below)
     benchmark: bool = True                # False: a tool that times and records by itself
     common: tuple[str, ...] = EVERY_COMMON   # the common options it takes (linalg_io.options)
     timed: str = "the kernel only"        # what one repetition's time covers (summary line)
