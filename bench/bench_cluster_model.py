@@ -196,13 +196,15 @@ def table(records: list[dict], rates: list[str]) -> str:
             times = [r["time_s"]["min"] for r in runs]
             t = runs[0]["bench"]
             best[name, rate] = (min(times), t["model_s"])
-            lines.append(f"{name:<15} {rate:<8} {min(times):>7.3f} {statistics.median(times):>7.3f} "
+            lines.append(f"{name:<15} {rate:<8} {min(times):>7.3f} "
+                         f"{statistics.median(times):>7.3f} "
                          f"{t['model_s']:>7.3f} {t['model_s'] / min(times):>9.2f} "
                          f"{t['compute_s']:>8.3f} {t['network_s']:>8.3f} "
                          f"{t['on_node_msgs_s']:>8.3f} "
                          f"{span('load1', runs, 1):>11} {span('foreign', runs, 2):>11}")
     if len(rates) == 2:
-        lines.append(f"\n{'configuration':<15} {'measured diff':>13} {'predicted':>10} {'ratio':>6}")
+        lines.append(f"\n{'configuration':<15} {'measured diff':>13} {'predicted':>10} "
+                     f"{'ratio':>6}")
         for name in CONFIGS:
             if (name, rates[0]) in best and (name, rates[1]) in best:
                 measured = best[name, rates[1]][0] - best[name, rates[0]][0]
@@ -210,6 +212,10 @@ def table(records: list[dict], rates: list[str]) -> str:
                 lines.append(f"{name:<15} {measured:>13.3f} {predicted:>10.3f} "
                              f"{predicted / measured if measured else float('nan'):>6.2f}")
     return "\n".join(lines)
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def main() -> int:
@@ -232,7 +238,7 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     account()
     rates = args.rates.split(",")
-    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
+    print("uptime:", uptime())
     records = []
     base = load_profile(args.base) if args.base else None
     for rate in rates:
@@ -240,7 +246,7 @@ def main() -> int:
         base = base or load_profile(records[-1]["bench"]["machine"])
     predict(records)
     print(table(records, rates))
-    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip())
+    print("uptime:", uptime())
     return 0
 
 

@@ -77,7 +77,8 @@ def accuracy_row(record: dict) -> str:
             f"{measured.max() / measured.mean():.3f} |")
 
 
-def random_order_deviations(n: int, v: int, grid: list[int], draws: int, seed: int = 0) -> np.ndarray:
+def random_order_deviations(n: int, v: int, grid: list[int], draws: int,
+                            seed: int = 0) -> np.ndarray:
     """[draw, rank] bytes sent over their mean - 1 when the pivots are the rows in a
     random order (every row equally likely at every step)."""
     rng = np.random.default_rng(seed)
@@ -105,13 +106,16 @@ def seed_table(records: list[tuple[int, dict]], draws: int) -> str:
         return " ".join(f"{x:{sign}.2f}" for x in values)
 
     lines = [f"\n#### {'x'.join(map(str, grid))}, v={v}, N={n}\n",
-             "| seed | max over ranks, proportional % | max over ranks, model % | per rank, model % |",
+             ("| seed | max over ranks, proportional % | max over ranks, model % "
+              "| per rank, model % |"),
              "|---|---|---|---|"]
     lines += [f"| {seed} | {np.abs(b).max():.2f} | {np.abs(a).max():.2f} | {ranks(a)} |"
               for (seed, _), b, a in zip(records, before, after)]
     spread = after.std(axis=0, ddof=1) if len(after) > 1 else np.zeros(after.shape[1])
-    lines += [f"| mean, proportional | {np.abs(before).max(axis=1).mean():.2f} | | {ranks(before.mean(axis=0))} |",
-              f"| mean, model | | {np.abs(after).max(axis=1).mean():.2f} | {ranks(after.mean(axis=0))} |",
+    lines += [(f"| mean, proportional | {np.abs(before).max(axis=1).mean():.2f} | | "
+               f"{ranks(before.mean(axis=0))} |"),
+              (f"| mean, model | | {np.abs(after).max(axis=1).mean():.2f} | "
+               f"{ranks(after.mean(axis=0))} |"),
               f"| sd over seeds | | | {ranks(spread, '')} |",
               (f"| sigma_rand, E max_rand | | {np.abs(noise).max(axis=1).mean():.2f} | "
                f"{ranks(noise.std(axis=0), '')} |")]
@@ -174,7 +178,8 @@ def main() -> int:
                 record = point(p, ["--algo", "conflux", "--n", str(n), "--grid", grid,
                                    "--nb", str(args.acc_nb)] + common)
                 rows.append(accuracy_row(record))
-        print(f"\n### model accuracy (a priori: the tournament's expected pivots; dist {args.dist})\n\n"
+        print("\n### model accuracy (a priori: the tournament's expected pivots; "
+              f"dist {args.dist})\n\n"
               "| N | P | grid | v | sent max MB | model max MB | max err % | mean err % | "
               "worst rank err % | given pivots: worst rank err % | max/mean |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows))

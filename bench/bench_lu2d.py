@@ -1,4 +1,5 @@
-"""2D LU (block-cyclic, partial pivoting) benchmarks: speed against SciPy, traffic against the model.
+"""2D LU (block-cyclic, partial pivoting) benchmarks: speed against SciPy, traffic
+against the model.
 
 speed    at each N (default 4096 8192): scipy.linalg.lu_factor with 2 BLAS threads,
          `linalg-io lu --algo 2d` on one rank with 2 threads (1x1) and on two ranks
@@ -80,7 +81,8 @@ def speed(args: argparse.Namespace, out: Path) -> None:
                                       "--reps", str(args.reps), "--warmup", "1"], out,
                                   threads)["times_s"]
                 times.setdefault((n, name), []).extend(reps)
-    print("\n| N | configuration | best s | median s | GFLOP/s (best) | ratio best | ratio median |")
+    print("\n| N | configuration | best s | median s | GFLOP/s (best) | ratio best "
+          "| ratio median |")
     print("|---|---|---|---|---|---|---|")
     for n in args.n:
         base = times[(n, "scipy lu_factor, 2 threads")]
@@ -116,8 +118,8 @@ def traffic(args: argparse.Namespace, out: Path) -> None:
                       f"{t['bytes_recv']['max'] / 1e6:.3f} | {m['bytes_recv']['max'] / 1e6:.3f} | "
                       f"{_worst_rel(t['per_rank_bytes_recv'], m['per_rank_bytes_recv']):.4f} | "
                       f"{' / '.join(f'{x:.1e}' for x in given)} | "
-                      + (f"{wire['bytes_sent']['max'] / 1e6:.3f}/{wire['bytes_recv']['max'] / 1e6:.3f}"
-                         if wire else "n/a")
+                      + (f"{wire['bytes_sent']['max'] / 1e6:.3f}/"
+                         f"{wire['bytes_recv']['max'] / 1e6:.3f}" if wire else "n/a")
                       + f" | {record['verify']['value']:.3g} |", flush=True)
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from linalg_io.models.profile import load_profile
 
-from linalg_io.lu.plan import candidate_table, ranked
+from linalg_io.lu.choice import candidate_table, ranked
 
 PEERS_RECV_MB = {  # max per rank received, N = 8192, measured with a PMPI counter (issue 15)
     4: "HPL 179, COnfLUX 189, ScaLAPACK 271",
@@ -68,7 +68,8 @@ def mb(x: float) -> str:
 
 
 def label(record: dict) -> str:
-    grid = "x".join(str(d) for d in record["params"]["grid"][:3 if record["algo"] == "conflux" else 2])
+    dims = record["params"]["grid"][:3 if record["algo"] == "conflux" else 2]
+    grid = "x".join(str(d) for d in dims)
     return f"{record['algo']} {grid} v={record['params']['nb']}"
 
 

@@ -145,7 +145,8 @@ def gather_scatter(comm, src, dst, local: np.ndarray) -> np.ndarray:
         outgoing = np.empty(int(out_sizes.sum()))
         for r in range(p):
             rows, cols = dst.local_indices(r)
-            outgoing[displs(out_sizes)[r]:][:out_sizes[r]] = whole[np.ix_(rows, cols)].ravel(order="F")
+            block = whole[np.ix_(rows, cols)].ravel(order="F")
+            outgoing[displs(out_sizes)[r]:][:out_sizes[r]] = block
         del whole
     out = np.empty(dst.local_shape(me), order="F")
     comm.Scatterv([outgoing, (out_sizes, displs(out_sizes))] if me == 0 else None,

@@ -80,7 +80,8 @@ def dropin(args: argparse.Namespace) -> None:
         grid = "x".join(map(str, params["grid"]))
         print(f"| {p} | scalapack:{args.blocks}@{'x'.join(map(str, params['input_grid']))} | "
               f"{grid}, {params['nb']} | {record['time_s']['median']:.2f} | "
-              f"{record['verify']['value']:.3g} | {share['redistribute_in'] + share['redistribute_out']:.1%} "
+              f"{record['verify']['value']:.3g} | "
+              f"{share['redistribute_in'] + share['redistribute_out']:.1%} "
               f"({share['redistribute_in']:.1%}, {share['redistribute_out']:.1%}) | "
               f"{moved['redistribute_in'] + moved['redistribute_out']:.1%} "
               f"({moved['redistribute_in']:.1%}, {moved['redistribute_out']:.1%}) | "

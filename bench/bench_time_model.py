@@ -118,7 +118,8 @@ def main() -> None:
     profile = load_profile(args.profile)
     print(f"profile {args.profile}: {profile.name}; alpha {profile.alpha_s * 1e6:.2f} us, "
           f"{1 / profile.beta_s_per_byte / 1e9:.2f} GB/s, gamma "
-          f"{profile.gamma_flops / 1e9:.1f} GF/s, mem_bw {profile.mem_bw_bytes_per_s / 1e9:.1f} GB/s")
+          f"{profile.gamma_flops / 1e9:.1f} GF/s, "
+          f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:.1f} GB/s")
     print("| run | P | predicted s | (in the record) | measured s (median) | "
           "measured / predicted | alpha s | beta s | compute s | core sharing s |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -220,12 +220,11 @@ static void F(ab_half)(long r0, long r1, const T *restrict a, const T *restrict 
 /* One core reads faster from four sequential streams (A and B of two parts) than from
  * two: two = 1, long row ranges are read as two parts at once (ts_two_parts); two = 0, as
  * one part. Which paths of atb_c_rows read two parts:
- * - one register tile covering C: only for C of at most TS_ATB_TWO_MAX_NV vectors per row
- *   (NumPy-allocated operands, same process: +15-20% for k = n = 4 in both dtypes);
- * - the half-vector kernel: only when its thread streams alone (A, B 2^22 x 4 float, same
- *   process, 2 threads: one part faster by 8-20% in 6 of 8 paired runs, e.g. 18.6 against
- *   16.2 GB/s, within 5% in the other 2; one thread: two parts faster, 13.9 against 12.2);
- * - C in L1: always. */
+ * - one register tile covering C: only for C of at most TS_ATB_TWO_MAX_NV vectors per row;
+ * - the half-vector kernel: only when its thread streams alone (with two threads one
+ *   part each is faster);
+ * - C in L1: always.
+ * The measurements behind each rule: docs/MEASUREMENTS.md#in-code. */
 static inline int F(atb_parts)(long r0, long r1, long lda, int two, ts_part part[3])
 {
     if (!two) {

@@ -1,5 +1,6 @@
-"""Command line of linalg-io: parse (the parser is built from the option table,
-`linalg_io.options`), then hand the command to the runner or its module.
+"""Command line of linalg-io: parse (the parser is built from `linalg_io.commands`: the
+registry's families and the other commands), then hand the command to the runner (a
+benchmark family), the family's own `main` (a tool) or the command's module.
 
 Run under ``mpiexec -n P``/``srun``, or give ``--np P`` outside MPI and the command
 relaunches itself under the venv's mpiexec. Exit codes: 0 success, 1 verification
@@ -12,33 +13,42 @@ import argparse
 import importlib
 import sys
 
+from linalg_io.commands import build_parser
 from linalg_io.errors import InputError, LinalgIOError, kernel_import_problem
-from linalg_io.options import COMMON, build_parser
+from linalg_io.families import family
+from linalg_io.options import COMMON
+from linalg_io.records import run_options
 
-MPI_COMMANDS = {"info", "lu", "tsgemm", "sptrsv", "pingpong", "calibrate"}
-BENCHMARK_COMMANDS = {"lu", "tsgemm", "sptrsv"}
+TOOLS = {"info", "calibrate"}   # MPI commands that are no family and write no record
+
+
+def is_mpi_command(command: str) -> bool:
+    """Whether `linalg-io COMMAND` runs under MPI (every family and the tools do)."""
+    return command in TOOLS or family(command) is not None
 
 
 def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
     from linalg_io.contract import RunConfig
     from linalg_io.runner import run_benchmark
 
-    if args.command in BENCHMARK_COMMANDS:
+    chosen = family(args.command)
+    if chosen is not None and chosen.benchmark:
         options = {k: v for k, v in vars(args).items()
                    if k != "command" and k not in {o.key for o in COMMON}}
         config = RunConfig(command=args.command, options=options, argv=["linalg-io"] + argv,
                            reps=args.reps, warmup=args.warmup, seed=args.seed, out=args.out,
                            threads=args.threads, backend=args.backend, quiet=args.quiet,
-                           profile=args.profile)
+                           profile=args.profile, resolved=run_options(vars(args)))
         return run_benchmark(config)
     from mpi4py import MPI
 
     from linalg_io.comm.agree import agreed
     from linalg_io.threads import hold_pools
 
-    module = importlib.import_module(f"linalg_io.tools.{args.command}")
+    main = (chosen.load() if chosen is not None
+            else importlib.import_module(f"linalg_io.tools.{args.command}").main)
     agreed(MPI.COMM_WORLD, lambda: hold_pools(args.threads))
-    return module.main(args, ["linalg-io"] + argv)
+    return main(args, ["linalg-io"] + argv)
 
 
 def run_local_command(args: argparse.Namespace) -> int:
@@ -49,9 +59,9 @@ def run_local_command(args: argparse.Namespace) -> int:
             args.p = args.p[0]
         from linalg_io.progress import progress
 
-        module = importlib.import_module(f"linalg_io.{args.family}.model_table")
+        model_table = family(args.family).model_table_function()
         with progress(f"model {args.family}", not args.scan):   # a scan prints each P
-            text = module.model_table(args)   # a scan has printed its rows as they came
+            text = model_table(args)   # a scan has printed its rows as they came
         if text:
             print(text)
         return 0
@@ -81,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
-        if args.command in MPI_COMMANDS:
+        if is_mpi_command(args.command):
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
@@ -133,7 +143,7 @@ def _fail(args: argparse.Namespace, error: LinalgIOError, once: bool) -> int:
     leave with its exit code, every rank together under MPI."""
     if not (once and "mpi4py.MPI" in sys.modules and _world_rank() != 0):
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
-    if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
+    if is_mpi_command(args.command) and "mpi4py.MPI" in sys.modules:
         from linalg_io.comm.agree import exit_agreed
 
         exit_agreed(error.exit_code)
@@ -142,7 +152,7 @@ def _fail(args: argparse.Namespace, error: LinalgIOError, once: bool) -> int:
 
 def _abort_if_mpi(args: argparse.Namespace) -> None:
     """An unexpected error on one rank: end the whole job, not just this rank."""
-    if args.command in MPI_COMMANDS and "mpi4py.MPI" in sys.modules:
+    if is_mpi_command(args.command) and "mpi4py.MPI" in sys.modules:
         from linalg_io.comm.agree import abort_world
 
         abort_world()

@@ -24,6 +24,7 @@ class RunConfig:
     backend: str = "cpu"
     quiet: bool = False
     profile: str | None = None
+    resolved: dict[str, Any] = field(default_factory=dict)   # the record's `options`
 
 
 class Case(Protocol):

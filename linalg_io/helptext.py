@@ -1,6 +1,6 @@
 """What `linalg-io ... --help` says beyond the option table's own texts: the top level's
 description for users (no internal references), and the formatter every parser of
-`linalg_io.options.build_parser` uses, under which an option's help ends with its
+`linalg_io.options.parser_for` uses, under which an option's help ends with its
 default where it has one and does not already say it.
 """
 

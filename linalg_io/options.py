@@ -1,7 +1,8 @@
-"""Every command and option of `linalg-io`, as data: the command line (`build_parser`)
-is built from these tables, and the sweep (which options a run takes, their types and
-choices, which go beside `args`) and the report (the options of a kernel's command: which
-parameters name a run) read the same tables.
+"""Every option of `linalg-io`, as data: the common options, each kernel family's problem
+(which `linalg_io.families` gives its family), the commands that are no family, and
+`parser_for`, which builds the argparse parser from commands (`linalg_io.commands` hands
+it all of them). The sweep (which options a run takes, their types and choices, which go
+beside `args`) reads the same tables.
 
 An `Option` is one option (or positional argument) as argparse takes it, plus what the
 sweep needs: `sweep` ("args": in a sweep run's args; "beside": given beside args, in
@@ -125,7 +126,8 @@ COMMON = (
     Option("threads", "BLAS/OpenMP threads per rank (1)", positive_int, 1,
            sweep="beside"),
     Option("profile", "machine profile for the model's time (default: the shipped one); "
-           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",), sweep="beside"),
+           "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",),
+           sweep="beside"),
     Option("quiet", "no summary line or progress", flag=True),
 )
 EVERY_COMMON = tuple(o.name for o in COMMON)
@@ -197,32 +199,28 @@ LU_RUN = (
     Option("file", ".npy or dense .mtx matrix (with --dist file)"),
 )
 
-SCANS = {"lu": ("strong", "weak"), "tsgemm": ("strong", "weak"), "sptrsv": ("strong",)}
 
-
-def _model_family(family: str, problem: tuple[Option, ...]) -> Command:
-    """`model FAMILY`: the family's problem, then the machine, P and the scan."""
-    extra = (Option("seed", "seed of a rand: matrix, as `sptrsv --seed` (0)", seed, 0),
-             ) if family == "sptrsv" else ()
-    scan_help = ("predict each P of --p and write one record per P and algorithm (--out); "
-                 "strong: the problem fixed"
-                 + {"lu": "; weak: --mem-per-rank of the matrix per rank",
-                    "tsgemm": "; weak: --m rows per rank"}.get(family, ""))
-    options = problem + extra + (
+def model_options(scans: tuple[str, ...], scan_help: str) -> tuple[Option, ...]:
+    """The options every `model FAMILY` takes after the family's problem: P, the machine,
+    the scan (`scans`, with `scan_help` after strong's meaning) and its records file."""
+    return (
         Option("p", "number of ranks; with --scan A:B (A, 2A, 4A, ... <= B) or a list 4,16,64",
                rank_counts, required=True),
         Option("machine", "machine file (nodes, ranks and cores per node, links; schema in the "
                "README) or profile for the times (default: the shipped one, this machine)",
                metavar="MACHINE.json", aliases=("--profile",), dest="profile"),
-        Option("scan", scan_help, choices=SCANS[family]),
+        Option("scan", "predict each P of --p and write one record per P and algorithm "
+               "(--out); strong: the problem fixed" + scan_help, choices=scans),
         Option("out", "with --scan: append the records here", metavar="FILE.jsonl"),
     )
-    if family == "lu":
-        options += (Option("all", "list every candidate (default: the best 10 of each "
-                           "algorithm, and the one `lu --grid auto` runs)", flag=True),
-                    Option("mem-per-rank", "--scan weak: bytes of the matrix per rank (N grows "
-                           "as sqrt(P))", byte_size, metavar="BYTES"),)
-    return Command(family, f"model of the {family} algorithms", options)
+
+
+PINGPONG_OPTIONS = (
+    Option("min-bytes", "smallest message (8); the sizes grow 4x from it: 8, 32, 128 ...",
+           byte_size, 8, metavar="SIZE"),
+    Option("max-bytes", "largest message, always measured itself (64M)", byte_size,
+           64 * 2**20, metavar="SIZE"),
+)
 
 
 SLURM_RENDER = Command("render", "print a ready sbatch script", (
@@ -237,54 +235,29 @@ SLURM_RENDER = Command("render", "print a ready sbatch script", (
     Option("set", "fill a template placeholder {KEY}", metavar="KEY=VALUE", append=True),
 ))
 
-COMMANDS = (
-    Command("info", "MPI library, ranks, hosts, BLAS, CuPy/GPUs, built kernels",
-            (Option("json", "print JSON instead of text", flag=True),), ("np", "threads")),
-    Command("lu", "distributed LU factorization, verified with the HPL scaled residual",
-            lu_problem(("2d", "conflux", "scalapack")) + LU_RUN, EVERY_COMMON),
-    Command("tsgemm", "tall-and-skinny GEMM (TSM2R, TSM2L, A^T B, A B), checked against NumPy",
-            TSGEMM_PROBLEM, EVERY_COMMON),
-    Command("sptrsv", "distributed sparse triangular solve, checked against SciPy",
-            SPTRSV_PROBLEM, EVERY_COMMON),
-    Command("pingpong", "one-way latency and bandwidth between ranks 0 and 1", (
-        Option("min-bytes", "smallest message (8); the sizes grow 4x from it: 8, 32, 128 ...",
-               byte_size, 8, metavar="SIZE"),
-        Option("max-bytes", "largest message, always measured itself (64M)", byte_size,
-               64 * 2**20, metavar="SIZE"),
-    ), ("np", "reps", "warmup", "out", "threads", "quiet")),
-    Command("calibrate", "measure alpha, beta, gamma and memory bandwidth; write a profile", (
+
+# --- the commands that are no kernel family (the families: linalg_io.families) -----------
+INFO = Command("info", "MPI library, ranks, hosts, BLAS, CuPy/GPUs, built kernels",
+               (Option("json", "print JSON instead of text", flag=True),), ("np", "threads"))
+CALIBRATE = Command(
+    "calibrate", "measure alpha, beta, gamma and memory bandwidth; write a profile", (
         Option("write", "where to write the machine profile (profile.json)",
                default="profile.json", metavar="PROFILE.json"),
-    ), ("np", "reps", "threads", "quiet")),
-    Command("model", "predicted words, messages and time per rank (no MPI)", subcommands=(
-        _model_family("lu", lu_problem(algo_default=None)),   # both algorithms unless told
-        _model_family("tsgemm", TSGEMM_PROBLEM),
-        _model_family("sptrsv", SPTRSV_PROBLEM),
-    ), dest="family", metavar="FAMILY"),
-    Command("report", "tables, plots and an HTML page from records", (
-        Option("results", positional=True, nargs="+", metavar="RESULTS.jsonl"),
-        Option("out", "directory for the tables (CSV, Markdown), plots (PNG) and index.html; "
-               "created if missing, and files an earlier report wrote there but this one "
-               "does not are removed", required=True, metavar="DIR"),
-    )),
-    Command("sweep", "run a parameter grid from a YAML file", (
-        Option("file", positional=True, metavar="SWEEP.yaml"),
-        Option("resume", "skip points already recorded", flag=True),
-        Option("out", "records file (default: from the YAML)", metavar="FILE.jsonl"),
-        Option("report", "write the report here afterwards", metavar="DIR"),
-    )),
-    Command("slurm", "sbatch scripts from the templates in slurm/", subcommands=(SLURM_RENDER,),
-            dest="slurm_command"),
-)
-BY_NAME = {command.name: command for command in COMMANDS}
-
-
-def command_options(command: str) -> dict[str, Option] | None:
-    """The options (not the positional arguments) of `linalg-io COMMAND` by key, in --help
-    order; None for a name that is no command."""
-    if command not in BY_NAME:
-        return None
-    return {o.key: o for o in BY_NAME[command].all_options() if not o.positional}
+    ), ("np", "reps", "threads", "quiet"))
+REPORT = Command("report", "tables, plots and an HTML page from records", (
+    Option("results", positional=True, nargs="+", metavar="RESULTS.jsonl"),
+    Option("out", "directory for the tables (CSV, Markdown), plots (PNG) and index.html; "
+           "created if missing, and files an earlier report wrote there but this one "
+           "does not are removed", required=True, metavar="DIR"),
+))
+SWEEP = Command("sweep", "run a parameter grid from a YAML file", (
+    Option("file", positional=True, metavar="SWEEP.yaml"),
+    Option("resume", "skip points already recorded", flag=True),
+    Option("out", "records file (default: from the YAML)", metavar="FILE.jsonl"),
+    Option("report", "write the report here afterwards", metavar="DIR"),
+))
+SLURM = Command("slurm", "sbatch scripts from the templates in slurm/",
+                subcommands=(SLURM_RENDER,), dest="slurm_command")
 
 
 def _common_parser(names: tuple[str, ...]) -> argparse.ArgumentParser:
@@ -311,12 +284,12 @@ def _add(commands, command: Command) -> None:
             _add(sub, subcommand)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of `linalg-io`, from `COMMANDS`."""
+def parser_for(commands: tuple[Command, ...]) -> argparse.ArgumentParser:
+    """The argparse parser of `linalg-io` with these commands (`linalg_io.commands`)."""
     parser = OneLineParser(prog="linalg-io", description=DESCRIPTION, epilog=EPILOG,
                            formatter_class=DefaultsShown)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        _add(commands, command)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in commands:
+        _add(subparsers, command)
     parser.add_argument("--version", action="version", version=f"linalg-io {__version__}")
     return parser

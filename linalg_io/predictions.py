@@ -12,10 +12,11 @@ within the memory per rank the scan allowed). `gflops` is the predicted rate.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.records import append_record, record_header
+from linalg_io.records import append_record, options_fields, record_header, run_options
 
 
 def without_per_rank(block: dict) -> dict:
@@ -54,8 +55,15 @@ def emit(line: str) -> None:
     print(line, flush=True)
 
 
-def write_predictions(records: list[dict], out: str | None) -> None:
-    """Append the records to `out` (JSON lines), when given."""
+def write_predictions(records: list[dict], args: argparse.Namespace) -> None:
+    """Append the records to `args.out` (JSON lines), when given, each with the scan's
+    `options` and `auto` after its params (`linalg_io.records.options_fields`)."""
+    if not args.out:
+        return
+    options = run_options(vars(args))
     for record in records:
-        if out:
-            append_record(out, record)
+        at = list(record).index("params") + 1
+        fields = list(record.items())
+        append_record(args.out, dict(fields[:at] + list(options_fields(options,
+                                                                       record["params"]).items())
+                                     + fields[at:]))

@@ -18,15 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from linalg_io.errors import error_from_code
+from linalg_io.families import registry
 from linalg_io.records import append_record, read_records
-
-COMMANDS = ("lu", "tsgemm", "sptrsv", "pingpong")
 
 
 def command_line(command: str, np: int, options: dict[str, Any]) -> list[str]:
     """['lu', '--algo', '2d', ..., '--np', '4']: the words of one run."""
-    if command not in COMMANDS:
-        raise ValueError(f"command must be one of {', '.join(COMMANDS)}, got {command!r}")
+    if command not in registry():
+        raise ValueError(f"command must be one of {', '.join(registry())}, got {command!r}")
     words = [command]
     for name, value in options.items():
         flag = "--" + name.replace("_", "-")

@@ -42,6 +42,25 @@ def record_header(command: list[str], kernel: str, algo: str, backend: str,
             "kernel": kernel, "algo": algo, "backend": backend, "dtype": dtype}
 
 
+# parsed options that do not change what runs: where the record goes, how many ranks (the
+# record's nranks), whether it prints, and the command itself
+NOT_RUN_OPTIONS = ("command", "family", "out", "np", "quiet")
+
+
+def run_options(parsed: dict[str, Any]) -> dict[str, Any]:
+    """The record's `options`: every option of a run as its command line was parsed
+    (defaults filled in), less those of `NOT_RUN_OPTIONS`."""
+    return {key: value for key, value in parsed.items() if key not in NOT_RUN_OPTIONS}
+
+
+def options_fields(options: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """The record's `options` and `auto`: the options left to the program ('auto', given
+    or by default), each with the value the run chose (its `params` entry), e.g.
+    ``{"grid": [2, 2, 1], "nb": 128}``; so no reader has to parse the command line."""
+    return {"options": options,
+            "auto": {key: params.get(key) for key, value in options.items() if value == "auto"}}
+
+
 def _jsonable(value: Any) -> Any:
     """NumPy scalars and arrays into plain JSON values."""
     if hasattr(value, "tolist"):

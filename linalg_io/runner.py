@@ -1,7 +1,7 @@
 """The one place that times repetitions, verifies, collects traffic and writes records.
 
-An algorithm family plugs in through a *case factory* ``make_case(comm, config)``
-(``linalg_io.<family>.case``) returning an object with:
+An algorithm family plugs in through a *case factory* ``make_case(comm, config)`` (its
+entry in the registry, `linalg_io.families`) returning an object with:
 
 ``kernel``, ``algo`` (str), ``params`` (dict for the record),
 ``setup_rep()``   restore the inputs before a repetition (local work only: untimed, uncounted),
@@ -28,7 +28,6 @@ an algorithm that detects an error on some ranks only must first make it collect
 
 from __future__ import annotations
 
-import importlib
 import os
 import statistics
 import sys
@@ -36,14 +35,9 @@ from pathlib import Path
 
 from linalg_io.contract import Case, RunConfig
 from linalg_io.errors import InputError
+from linalg_io.families import family
 from linalg_io.progress import progress
 from linalg_io.threads import check_pools, hold_pools
-
-FAMILIES = {
-    "lu": "linalg_io.lu.case",
-    "tsgemm": "linalg_io.tsgemm.case",
-    "sptrsv": "linalg_io.sptrsv.case",
-}
 
 
 def _median_etc(times: list[float]) -> dict[str, float]:
@@ -68,7 +62,7 @@ def run_benchmark(config: RunConfig) -> int:
     agreed(world, lambda: hold_pools(config.threads))   # before the case's first BLAS call
     waits = wait_policy(kernel_crowded(world, config.threads))
     counted = CountedComm(world, waits=waits)
-    factory = importlib.import_module(FAMILIES[config.command]).make_case
+    factory = family(config.command).load()
     with progress("set-up", rank == 0 and not config.quiet):
         case = agreed(world, lambda: factory(counted, config))
     # the pools of the libraries the case loaded too, read back on every rank
@@ -162,7 +156,7 @@ def build_record(config: RunConfig, case: Case, nranks: int, times: list[float],
     """Assemble schema v1 (docs/records.md#schema) on rank 0; `time_by_phase` (a case with a
     `phase_clock`, `linalg_io.comm.phase_clock.phase_time_summary`) goes in only when set."""
     from linalg_io import envinfo
-    from linalg_io.records import record_header
+    from linalg_io.records import options_fields, record_header
 
     time_s = _median_etc(times)
     flops = case.flops()
@@ -170,6 +164,7 @@ def build_record(config: RunConfig, case: Case, nranks: int, times: list[float],
         **record_header(config.argv, case.kernel, case.algo, config.backend,
                         case.params.get("dtype", "float64")),
         "params": case.params,
+        **options_fields(config.resolved, case.params),
         "nranks": nranks,
         "threads_per_rank": check_pools(config.threads),   # read back from the pools
         "hosts": hosts,

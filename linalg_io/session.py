@@ -2,7 +2,7 @@
 
 A sweep point runs in a session of its own (``start_new_session``). Open MPI's
 launcher puts each rank in a process group of its own, so killing the point's group
-left ranks running until they noticed (up to 0.5 s measured); the session holds
+left ranks running until they noticed (docs/MEASUREMENTS.md#in-code); the session holds
 them all. `end_session` sends SIGTERM to every member, SIGKILL to any still alive
 after a grace period, and returns once none is left, the leader reaped.
 """

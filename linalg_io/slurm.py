@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from linalg_io.errors import InputError
+from linalg_io.families import benchmarks
 
 PLACEHOLDER = re.compile(r"(?<!\$)\{([a-z][a-z0-9_]*)\}")
 OPTIONAL = ("partition", "account")
@@ -54,10 +55,8 @@ def find_template(name: str) -> Path:
                      f"{', '.join(available) or 'none found'})")
 
 
-# characters that make the shell do more than split words, and the commands whose record
-# the templates write with --out
+# characters that make the shell do more than split words
 SHELL_SPECIAL = set(";&|`$()<>\\\"'\n*?[]{}#")
-BENCHMARKS = ("lu", "tsgemm", "sptrsv")
 # options the template adds after {args} (the last one given wins, so the user's would be
 # silently replaced): each with what to give instead
 TEMPLATE_OPTIONS = {"--out": "--set out=PATH", "--threads": "--cpus-per-task N"}
@@ -80,9 +79,9 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
             raise InputError(f"--set {key}={value!r}: the script pastes values as words; "
                              f"{' '.join(unsafe)} would be read by the shell")
         values[key] = value
-    if "args" in values and values["args"].split()[0] not in BENCHMARKS:
+    if "args" in values and values["args"].split()[0] not in benchmarks():
         raise InputError(f"--set args={values['args']!r}: must start with one of "
-                         f"{', '.join(BENCHMARKS)} (the script adds --threads and --out)")
+                         f"{', '.join(benchmarks())} (the script adds --threads and --out)")
     for word in values.get("args", "").split():
         name = word.split("=", 1)[0]
         for option, instead in TEMPLATE_OPTIONS.items():
@@ -127,7 +126,8 @@ def fill(body: str, values: dict[str, str | None], source: str) -> str:
         lines.append(PLACEHOLDER.sub(lambda m: str(values.get(m.group(1))), line))
     if missing:
         raise InputError(f"template {source}: no value for " + ", ".join(
-            f"{{{n}}} (give " + (f"--{n.replace('_', '-')}" if n in DEDICATED else f"--set {n}=VALUE")
+            f"{{{n}}} (give "
+            + (f"--{n.replace('_', '-')}" if n in DEDICATED else f"--set {n}=VALUE")
             + ")" for n in missing))
     return "".join(lines)
 

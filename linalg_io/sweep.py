@@ -34,17 +34,20 @@ kill) ends the running point and every process it started, ranks included
 (`linalg_io.session`), discards what it wrote, prints the summary of what ran and
 exits 130 (^C) or 143 (SIGTERM); so does a point that the same signal ended first
 (scancel and Slurm's time limit signal every process of a job at once).
-``--resume`` skips a point whose command line sets the same options as a record's
-``command`` (its ``--out`` aside; order and written-out defaults do not matter); a skipped point keeps its record's
-verdict (a FAILED record fails the sweep). At the end a summary table of the records
-this sweep wrote or skipped on is printed (never an older record of a point that
-failed now), and with ``--report`` the report of the whole records file is written.
+``--resume`` skips a point whose options, as the command line parses them, and rank
+count are a record's ``options`` and ``nranks`` (order and written-out defaults do not
+matter); a record without ``options`` (an older version's) matches a point with its
+very command words, ``--out`` aside. A skipped point keeps its record's verdict (a
+FAILED record fails the sweep). At the end a summary table of the records this sweep
+wrote or skipped on is printed (never an older record of a point that failed now), and
+with ``--report`` the report of the whole records file is written.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -56,10 +59,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from linalg_io.commands import build_parser, command_options
 from linalg_io.errors import InputError
-from linalg_io.options import COMMON, Option, build_parser, command_options
+from linalg_io.families import benchmarks
+from linalg_io.options import COMMON, Option
+from linalg_io.records import run_options
 
-SWEEP_COMMANDS = ("lu", "tsgemm", "sptrsv")
 TOP_KEYS = ("out", "description", "defaults", "runs")
 # the keys beside args: the options the option table gives there, and the point's timeout
 COMMON_KEYS = tuple(o.key for o in COMMON if o.sweep == "beside") + ("timeout",)
@@ -141,7 +146,7 @@ def launch_subprocess(command: list[str], timeout: float | None) -> Launched:
 
 @cache
 def _parser() -> argparse.ArgumentParser:
-    """The CLI's parser (built once from the option table): --resume compares by it."""
+    """The CLI's parser (built once from the registry): a point's key parses by it."""
     return build_parser()
 
 
@@ -260,8 +265,8 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
         where = f"{path}: runs[{index}]"
         run = _mapping(where, run, RUN_KEYS)
         command = run.get("command")
-        if command not in SWEEP_COMMANDS:
-            raise InputError(f"{where}: command must be one of {', '.join(SWEEP_COMMANDS)}, "
+        if command not in benchmarks():
+            raise InputError(f"{where}: command must be one of {', '.join(benchmarks())}, "
                              f"got {command!r}")
         options = command_options(command)
         args = _mapping(f"{where}: args", run.get("args") or {})
@@ -274,32 +279,53 @@ def load_sweep(path: str | os.PathLike) -> tuple[str | None, list[SweepPoint]]:
 
 # --- running ------------------------------------------------------------------------------
 
-def command_key(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """What --resume compares: the options a command line (after the program name) sets,
-    defaults filled in and in a fixed order, less its --out; so reordered options or a
-    default written out name the same run. A line the CLI cannot parse (a record of an
-    older version) compares as its words less --out."""
+def run_key(command: str, nranks: Any, options: dict[str, Any]) -> str:
+    """What --resume compares: a run's command, rank count and options (the record's
+    `kernel`, `nranks` and `options`, `linalg_io.records.run_options`)."""
+    return json.dumps([command, nranks, options], sort_keys=True, default=str)
+
+
+def words_key(argv: list[str] | tuple[str, ...]) -> str:
+    """A command line's words less its --out: how a record without `options` (written by
+    an older version) compares."""
+    words, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not word.startswith("--out="):
+            words.append(word)
+    return json.dumps(words)
+
+
+def point_key(point: SweepPoint, recorded: dict[str, dict] | None = None) -> str:
+    """The key of a point: its options as the CLI will parse them (defaults filled in, so
+    reordered options or a default written out name the same run); or, where `recorded`
+    holds no run of that key but an older record of its very words, that one's key."""
     import contextlib
     import io
 
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            parsed = vars(_parser().parse_args(list(argv)))
-    except SystemExit:
-        words, skip = [], False
-        for word in argv:
-            if skip:
-                skip = False
-            elif word == "--out":
-                skip = True
-            elif not word.startswith("--out="):
-                words.append(word)
-        return tuple(words)
-    return tuple(f"{name}={parsed[name]!r}" for name in sorted(parsed) if name != "out")
+    with contextlib.redirect_stderr(io.StringIO()):
+        parsed = vars(_parser().parse_args(list(point.argv)))
+    key = run_key(parsed["command"], parsed["np"], run_options(parsed))
+    if recorded is not None and key not in recorded and words_key(point.argv) in recorded:
+        return words_key(point.argv)
+    return key
 
 
-def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
-    """The last record of each command line in the records file."""
+def record_key(record: dict) -> str | None:
+    """The key of a record: from its `options` (`run_key`), else from its command words."""
+    if isinstance(record.get("options"), dict):
+        return run_key(record.get("kernel"), record.get("nranks"), record["options"])
+    command = record.get("command")
+    if isinstance(command, list) and command:
+        return words_key(command[1:])
+    return None
+
+
+def records_by_command(out: Path) -> dict[str, dict]:
+    """The last record of each run (`record_key`) in the records file."""
     from linalg_io.records import check_records_file, read_records
 
     if not out.exists():
@@ -307,9 +333,9 @@ def records_by_command(out: Path) -> dict[tuple[str, ...], dict]:
     check_records_file(out)   # before any point runs
     found = {}
     for record in read_records([out]):
-        command = record.get("command")
-        if isinstance(command, list) and command:
-            found[command_key(command[1:])] = record
+        key = record_key(record)
+        if key is not None:
+            found[key] = record
     return found
 
 
@@ -393,7 +419,7 @@ def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
     for number, point in enumerate(points, start=1):
         if STOP.signum is not None:
             return
-        key = command_key(point.argv)
+        key = point_key(point, recorded)
         print(f"[{number}/{total}] {point.label} ... ", end="", flush=True)
         if key in done:
             passed = bool((recorded[key].get("verify") or {}).get("passed"))
@@ -467,7 +493,7 @@ def _sweep(args: argparse.Namespace, launch: Launcher) -> int:
     _run_points(points, out, recorded, done, launch, codes, counts, this_sweep)
     shown = {}
     for point in points:
-        key = command_key(point.argv)
+        key = point_key(point, recorded)
         if key in this_sweep and key not in shown:
             shown[key] = (point, this_sweep[key])
     print()

@@ -3,11 +3,12 @@
 `conflux_plan_counts` follows the same `StepPlan` the code executes (panel k: w
 columns, roots ky = y(k), the tile columns' order (`TileMap.col_owner`), lk = (k div
 Py) mod c, kx = k mod Px; layer l takes s_l of the panel's columns) and adds, per rank,
-the bytes and messages of the point-to-point schedules the code runs (`linalg_io.layout.schedules`: binomial or
-pipelined-chain bcast and reduce, Bruck allgatherv, linear gatherv and scatterv).
-Every byte the code sends is in such a message, so the counts are the logical and
-the wire traffic at once. With a_x the active rows of process row x before step k,
-p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of process column y:
+the bytes and messages of the point-to-point schedules the code runs
+(`linalg_io.layout.schedules`: binomial or pipelined-chain bcast and reduce, Bruck
+allgatherv, linear gatherv and scatterv). Every byte the code sends is in such a message, so
+the counts are the logical and the wire traffic at once. With a_x the active rows of process
+row x before step k, p_x the pivots it owns, b_x = a_x - p_x, t_y the trailing columns of
+process column y:
 
 reduce_panel         (c > 1) the fibre (x, ky, *) sums its a_x w panel rows onto lk
                      (a chain lk+1 -> ... -> lk: every layer but lk+1 receives a_x w)

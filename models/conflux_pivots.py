@@ -18,11 +18,9 @@ other side's n). With Px a power of two and equal a_x every merge splits evenly:
 w/Px each (computed so, without the tree). Otherwise (Px = 3, 5, 6, 7, or a process
 row with one tile more) the proportional share is biased: an unpaired role of the
 butterfly wins nearly w/q, a process row with more rows gives little more than
-the others, so its rows go late, under narrow trailing matrices. 7x1x1, N = 2048,
-v = 256, step 0, mean over seeds 1-6 of the pivots per process row: measured 35.5
-31.2 34.3 55.7 32.0 34.0 33.3, this rule 38.9 32.3 32.5 54.7 32.7 32.3 32.5,
-proportional 64 32 ... 32; bytes sent by rank 0, measured/model - 1: -0.1% +- 0.5%,
-proportional -6.1% (bench_conflux.py --what seeds).
+the others, so its rows go late, under narrow trailing matrices. How close this rule
+comes to measured pivots, and the proportional share: docs/MEASUREMENTS.md#in-code
+(`bench/bench_conflux.py --what seeds`).
 """
 
 from __future__ import annotations

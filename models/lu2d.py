@@ -217,8 +217,8 @@ TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1
                 "along the process row (chain or tree), S swap + bcast_U (process column) + "
                 "trsm, U the dgemm at gemm_efficiency(NB) gamma, A_k the look-ahead "
                 "column's first NB columns of U_k and F_{k+1}; messages at alpha msgs + "
-                "beta max(sent, recv) per collective of the link they cross; M = slowest rank, or the "
-                "makespan when ranks share cores")
+                "beta max(sent, recv) per collective of the link they cross; M = slowest rank, "
+                "or the makespan when ranks share cores")
 STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
 
 

@@ -68,7 +68,8 @@ def check_sizes(variant: str, m: int, n: int, k: int, itemsize: int) -> None:
 
 
 def row_blocks(total: int, parts: int) -> np.ndarray:
-    """Sizes of `parts` contiguous blocks of `total` rows (the first total mod parts get one more)."""
+    """Sizes of `parts` contiguous blocks of `total` rows (the first total mod parts get
+    one more)."""
     base, extra = divmod(total, parts)
     return np.array([base + (1 if r < extra else 0) for r in range(parts)], dtype=np.int64)
 

@@ -8,18 +8,23 @@ gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
       test_*_gpu.py);
 slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds.
 
-`pytest -m "not mpi"` is the inner loop: no mpiexec at all.
+`pytest -m "not mpi"` is the inner loop: no mpiexec at all, which the guard of
+tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
+`linalg-io ... --np P` from pytest or from any Python process it starts raises.
 """
 
+import os
 import sys
 import types
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+TESTS = Path(__file__).resolve().parent
+GUARD = TESTS / "launch_guard"
+sys.path.insert(0, str(TESTS))
 
-LAUNCHERS = {"run_mpi", "run_mpi_json", "run_cli", "run_cli_records", "run_job",
+LAUNCHERS = {"run_mpi", "run_mpi_json", "run_cli", "run_cli_records", "run_job", "open_mpi",
              "find_mpiexec", "relaunch"}
 RUNNERS = {"main", "run", "run_sweep", "Popen", "check_call", "check_output"}
 FAKE_LAUNCHERS = {"FakeLauncher"}
@@ -33,6 +38,20 @@ MARKERS = {"mpi": "launches mpiexec (automatic)",
 def pytest_configure(config):
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    if "not mpi" in (config.option.markexpr or ""):
+        guard_launches()
+
+
+def guard_launches() -> None:
+    """The pure loop's guard (tests/launch_guard/sitecustomize.py), here and in every
+    Python process the tests start."""
+    os.environ["LINALG_IO_TEST_NO_LAUNCH"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(GUARD), os.environ.get("PYTHONPATH")]))
+    sys.path.insert(0, str(GUARD))
+    import sitecustomize
+
+    sitecustomize.install()
 
 
 def _codes(code: types.CodeType):

@@ -62,7 +62,8 @@ def walk(n, nb, pr, pc, pivoting="worst") -> dict:
         if pr > 1:
             candidates = np.full(pr, (kb + 2) * WORD, dtype=float)
             candidates[prow] += kb * WORD
-            add("panel", in_pcol, tuple(kb * a.reshape(-1, 1) for a in allgatherv_costs(candidates)))
+            add("panel", in_pcol,
+                tuple(kb * a.reshape(-1, 1) for a in allgatherv_costs(candidates)))
         size = (kb * (kb - 1) // 2 + kb + 1 + m_below * kb) * WORD
         add("bcast_L", np.ones((pr, pc), dtype=bool), bcast_costs((cols - pcol) % pc, pc, size))
         flops += kb * kb * n_trail + 2.0 * m_below * n_trail * kb

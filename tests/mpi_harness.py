@@ -24,6 +24,12 @@ TESTS = Path(__file__).resolve().parent
 MPI_SCRIPTS = TESTS / "mpi"
 
 
+def open_mpi() -> bool:
+    """Whether the mpiexec the tests launch is Open MPI's (asked once, when a test first
+    needs it: never while collecting, so `pytest -m "not mpi"` starts no MPI)."""
+    return mpiexec_flavour(find_mpiexec()) == "openmpi"
+
+
 def run_mpi(nranks: int, argv: list[str], timeout: float = 120, threads: int = 1,
             env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     mpiexec = find_mpiexec()

@@ -39,8 +39,8 @@ def submit(script: str, cwd: Path, *sbatch: str, via: tuple[str, ...] = ()) -> s
 
 
 def job_fields(job: str, via: tuple[str, ...] = ()) -> dict[str, str]:
-    text = subprocess.run([*via, "scontrol", "show", "job", "-o", job], env=ENV, capture_output=True,
-                          text=True, timeout=60, check=True).stdout
+    text = subprocess.run([*via, "scontrol", "show", "job", "-o", job], env=ENV,
+                          capture_output=True, text=True, timeout=60, check=True).stdout
     return dict(word.split("=", 1) for word in text.split() if "=" in word)
 
 

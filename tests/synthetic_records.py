@@ -3,7 +3,8 @@
 Received bytes per rank (logical) and the wire block (what the MPI library moved) are
 their own numbers, different from the bytes sent, so that a test sees which one a
 table or plot shows. `wire=False` gives a record whose wire counter was unavailable,
-`older=True` one written before received per rank and wire bytes were recorded."""
+`older=True` one written before received per rank and wire bytes were recorded. Its
+`options` and `auto` are what the runner records for its command line."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def make_record(kernel: str = "lu", algo: str = "2d", params: dict | None = None
         "backend": "cpu",
         "dtype": "float64",
         "params": params,
+        **resolved_options(command, params),
         "nranks": nranks,
         "threads_per_rank": threads,
         "hosts": ["node0"],
@@ -100,6 +102,20 @@ def make_record(kernel: str = "lu", algo: str = "2d", params: dict | None = None
             del block["wire"], block["per_rank_bytes_recv"]
         del record["traffic"]["recv_by_phase"]
     return record
+
+
+def resolved_options(command: list[str], params: dict) -> dict:
+    """The record's `options` and `auto` as the runner writes them for this command line
+    (none for a line today's parser refuses, as a record of another version)."""
+    import contextlib
+    import io
+
+    from linalg_io.commands import build_parser
+    from linalg_io.records import options_fields, run_options
+
+    with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        return options_fields(run_options(vars(build_parser().parse_args(command[1:]))), params)
+    return {}
 
 
 def stats(values: list[float]) -> dict:

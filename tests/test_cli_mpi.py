@@ -72,8 +72,10 @@ def test_bad_input_gives_one_line_once_and_exit_2():
 def test_inputs_a_run_cannot_honour_fail_on_every_rank():
     cases = [(["info", "--np", "3"],
               "--np 3, but the launcher started 2 ranks (drop --np under mpiexec/srun)"),
-             (["lu", "--algo", "2d", "--n", "64", "--nb", "100"], "--nb must lie in 1..N = 64, got 100"),
-             (["lu", "--n", "64", "--file", "m.npy"], "--file m.npy is read only with --dist file (got --dist random)")]
+             (["lu", "--algo", "2d", "--n", "64", "--nb", "100"],
+              "--nb must lie in 1..N = 64, got 100"),
+             (["lu", "--n", "64", "--file", "m.npy"],
+              "--file m.npy is read only with --dist file (got --dist random)")]
     for args, message in cases:
         result = run_cli(2, args, timeout=60, check=False)
         lines = _error_lines(result)

@@ -7,15 +7,13 @@ equal."""
 
 import numpy as np
 import pytest
-from mpi_harness import run_mpi_json
+from mpi_harness import open_mpi, run_mpi_json
 
-from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
 from linalg_io.layout import schedules
 
 D = 8
 
 
-OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
 
 
 @pytest.fixture(scope="module", params=[2, 4, 5, 8])
@@ -58,7 +56,7 @@ def test_model_logical_and_wire_agree(measured, case):
     expected = predicted(P, results["counts"], (small, large))[case].T
     logical = np.array([rank["logical"] for rank in results[case]], dtype=float)
     assert logical.tolist() == expected.tolist()
-    if OPEN_MPI:   # under MPICH there is no wire counter (its null path: test_wire.py)
+    if open_mpi():   # under MPICH there is no wire counter (its null path: test_wire.py)
         wire = np.array([rank["wire"] for rank in results[case]], dtype=float)
         assert wire.tolist() == expected.tolist()
 
@@ -73,6 +71,6 @@ def test_large_bcast_is_a_pipelined_chain(measured):
     per_root = [(n * (q < P - 1), n * (q > 0), 3 * (q < P - 1)) for q in range(P)]
     summed = [tuple(sum(per_root[(r - root) % P][i] for root in range(P)) for i in range(3))
               for r in range(P)]
-    key = "wire" if OPEN_MPI else "logical"
+    key = "wire" if open_mpi() else "logical"
     assert [tuple(rank[key]) for rank in results[f"bcast_{large}"]] == summed
     assert all(set(rank["by_op"]) == {"bcast"} for rank in results[f"bcast_{large}"])

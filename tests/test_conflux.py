@@ -16,8 +16,8 @@ from linalg_io.cli import main as cli_main
 from linalg_io.comm.counting import CountedComm
 from linalg_io.errors import InputError
 from linalg_io.layout.conflux_layout import StepPlan, TileMap, slice_sizes
+from linalg_io.lu.choice import TILE_SIZES, candidate_table, choose_lu, ranked
 from linalg_io.lu.conflux import HostKernels
-from linalg_io.lu.plan import TILE_SIZES, candidate_table, choose_plan, ranked
 from linalg_io.lu.tournament import select_rows, tournament
 
 
@@ -108,7 +108,8 @@ def test_pivot_assumptions_bracket_and_count_rows():
     assert total[1] - total[0] == pytest.approx(gathered * 8, rel=1e-12)
     pivots = [np.arange(k * 64, min(600, (k + 1) * 64)) for k in range(10)]
     exact = model.conflux_costs(600, 64, 3, 2, 2, pivots)
-    assert np.array_equal(exact.bytes_sent, model.conflux_costs(600, 64, 3, 2, 2, "none").bytes_sent)
+    assert np.array_equal(exact.bytes_sent,
+                          model.conflux_costs(600, 64, 3, 2, 2, "none").bytes_sent)
 
 
 def test_tournament_pivots_follow_the_merge_tree():
@@ -139,18 +140,18 @@ def test_tournament_pivots_follow_the_merge_tree():
     assert few[0] <= 10 and few.sum() == pytest.approx(256)
 
 
-def _auto_plan(n: int, p: int, memory: float, profile, placement=None):
-    return choose_plan("conflux", n, p, memory, profile, placement or profile.placement(p))
+def _auto_choice(n: int, p: int, memory: float, profile, placement=None):
+    return choose_lu("conflux", n, p, memory, profile, placement or profile.placement(p))
 
 
-def test_choose_plan_respects_memory():
+def test_choose_lu_respects_memory():
     profile = load_profile()
-    plan = _auto_plan(8192, 16, 6e9, profile)
-    assert plan.p == 16 and plan.nb in TILE_SIZES and plan.pivoting == "tournament"
+    choice = _auto_choice(8192, 16, 6e9, profile)
+    assert choice.p == 16 and choice.nb in TILE_SIZES and choice.pivoting == "tournament"
     tight = model.memory_words(8192, 128, 4, 4, 1) * 8 * 1.01
-    assert _auto_plan(8192, 16, tight, profile).grid[2] == 1
+    assert _auto_choice(8192, 16, tight, profile).grid[2] == 1
     with pytest.raises(InputError, match="fits"):
-        _auto_plan(8192, 16, 1e6, profile)
+        _auto_choice(8192, 16, 1e6, profile)
 
 
 def test_time_is_critical_path_or_shared_core_work():
@@ -173,7 +174,7 @@ def test_time_is_critical_path_or_shared_core_work():
     # cores are shared the model prefers a grid with Py > 1
     assert counts[(4, 1, 1)]["flops"].sum() > counts[(2, 2, 1)]["flops"].sum()
     assert shared[(2, 2, 1)] < shared[(4, 1, 1)]
-    assert _auto_plan(n, 4, 6e9, profile, two_cores).grid[1] > 1
+    assert _auto_choice(n, 4, 6e9, profile, two_cores).grid[1] > 1
 
 
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
@@ -220,8 +221,8 @@ def test_model_lu_algo_grid_and_nb_pick_the_rows(capsys):
     assert float(row[3]) == pytest.approx(expected.wire()[0].max() / 1e6, abs=0.006)
     assert float(row[4]) == pytest.approx(expected.wire()[1].max() / 1e6, abs=0.006)
     assert int(row[5]) == expected.msgs_sent.max()
-    assert float(row[6]) == pytest.approx(lu2d_costs(8192, 128, 2, 2, "none").bytes_recv.max() / 1e6,
-                                          abs=0.006)
+    expected_recv = lu2d_costs(8192, 128, 2, 2, "none").bytes_recv.max() / 1e6
+    assert float(row[6]) == pytest.approx(expected_recv, abs=0.006)
     bound = lu_lower_bound(8192, 4, 8192**2 / 4, "N^2/P")
     assert f"{bound['bytes_per_rank'] / 1e6:>11.2f} MB  what a 2D run records" in text
     assert cli_main(["model", "lu", "--n", "8192", "--p", "4", "--algo", "conflux", "--grid",

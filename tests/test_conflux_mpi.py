@@ -8,19 +8,15 @@ expected pivots for random matrices) is within 5% on every rank and max/mean <= 
 On 7x1x1 (a folded butterfly, rank 0 with two tiles of rows) the even spread over
 the active rows that the model used before is 6.9% off on the worst rank, the tournament
 rule 2.2% (seed 0, the pivot rows allgathered by Bruck's schedule; with MPI's
-Allgatherv, whose logical count ignored the forwarding, 5.6% and 1.3%; over seeds 1-6 a bias of -6.1% vs -0.2%, bench_conflux.py
---what seeds).
+Allgatherv, whose logical count ignored the forwarding, 5.6% and 1.3%; over seeds 1-6 a
+bias of -6.1% vs -0.2%, bench_conflux.py --what seeds).
 """
 
 from pathlib import Path
 
 import numpy as np
 import pytest
-from mpi_harness import run_cli, run_cli_records, run_mpi_json
-
-from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
-
-OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
+from mpi_harness import open_mpi, run_cli, run_cli_records, run_mpi_json
 
 CASES = {
     4: ["301:2x2x1:32:random:corrupt", "301:2x2x1:32:diagdom", "301:1x2x2:32:random",
@@ -44,7 +40,7 @@ def test_conflux_correct_and_traffic_equals_model(nranks):
         assert r["exact_bytes_diff"] == 0 and r["exact_msgs_diff"] == 0, r
         assert r["exact_phase_bytes_diff"] == 0, r   # each phase of ConfluxLU.step, per rank
         assert r["recv_max"] == r["exact_recv_max"], r
-        if OPEN_MPI:   # what Open MPI moved: the model's wire bytes, exactly, on every rank
+        if open_mpi():   # what Open MPI moved: the model's wire bytes, exactly, on every rank
             assert r["wire_sent_diff"] == r["wire_recv_diff"] == r["wire_msgs_diff"] == 0, r
         if r["spec"].startswith("2048"):
             assert r["apriori_rank_rel_err"] <= 0.05, r

@@ -44,8 +44,8 @@ def measured(request):
     return request.param, run_mpi_json(request.param, "counting_patterns.py", timeout=120)
 
 
-PATTERNS = ["ring", "sendrecv", "bcast", "ibcast", "reduce", "gatherv_scatterv", "allgather", "alltoallv",
-            "reduce_scatter", "one_sided", "self_only"]
+PATTERNS = ["ring", "sendrecv", "bcast", "ibcast", "reduce", "gatherv_scatterv", "allgather",
+            "alltoallv", "reduce_scatter", "one_sided", "self_only"]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)

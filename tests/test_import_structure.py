@@ -33,3 +33,11 @@ def test_contract_and_options_are_leaves():
     assert edges["linalg_io.options"] <= {"linalg_io.argtypes", "linalg_io.errors",
                                           "linalg_io.helptext", "linalg_io.version"}
     assert edges["linalg_io.helptext"] == set()
+
+
+def test_the_family_registry_loads_no_family_code():
+    """The registry names each family's code by "module:function" and imports it only
+    when a command runs it, so parsing, the sweep and the report load no algorithm."""
+    edges, _ = graph()
+    assert edges["linalg_io.families"] == {"linalg_io.argtypes", "linalg_io.options"}
+    assert edges["linalg_io.commands"] == {"linalg_io.families", "linalg_io.options"}

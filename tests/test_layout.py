@@ -5,20 +5,13 @@ import pytest
 
 from linalg_io.errors import InputError
 from linalg_io.layout.generate import matrix_entries, vector_entries
-from linalg_io.layout.grid_shapes import parse_grid, shapes_3d, square_2d
+from linalg_io.layout.grid_shapes import parse_grid, square_2d
 
 
 @pytest.mark.parametrize("p,shape", [(1, (1, 1)), (4, (2, 2)), (6, (2, 3)), (7, (1, 7)),
                                      (12, (3, 4)), (64, (8, 8))])
 def test_square_2d(p, shape):
     assert square_2d(p) == shape
-
-
-def test_shapes_3d_cover_every_factorisation():
-    shapes = shapes_3d(12)
-    assert all(px * py * c == 12 and px <= py for px, py, c in shapes)
-    assert (2, 3, 2) in shapes and (1, 1, 12) in shapes and (3, 4, 1) in shapes
-    assert len(shapes) == len(set(shapes)) == 10
 
 
 def test_parse_grid_checks_rank_count():

@@ -9,11 +9,7 @@ import numpy as np
 import pytest
 from linalg_io.models.lu2d import TIME_FORMULA, critical_path_time, lu2d_plan_counts
 from linalg_io.models.profile import load_profile
-from mpi_harness import run_cli, run_cli_records, run_mpi_json
-
-from linalg_io.comm.launch import find_mpiexec, mpiexec_flavour
-
-OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
+from mpi_harness import open_mpi, run_cli, run_cli_records, run_mpi_json
 
 FACTOR_CASES = [  # (grid, n, nb): N not a multiple of NB or of the grid in most
     ([1, 1], 97, 16), ([1, 2], 130, 32), ([2, 1], 101, 8), ([2, 2], 150, 32),
@@ -83,7 +79,7 @@ def test_traffic_exact_without_swaps(eight_rank_results):
         assert np.array_equal(sent, sum(model["sent"].values()).reshape(-1)), case
         assert np.array_equal(recv, sum(model["recv"].values()).reshape(-1)), case
         assert np.array_equal(msgs, model["msgs"].reshape(-1)), case
-        if OPEN_MPI:
+        if open_mpi():
             wire = np.array([t["wire"] for t in result["traffic"]], dtype=float).T
             assert wire.tolist() == [sent.tolist(), recv.tolist(), msgs.tolist()], case
         for rank, traffic in enumerate(result["traffic"]):
@@ -101,7 +97,7 @@ def test_traffic_exact_with_the_runs_pivots(eight_rank_results):
         model = (sum(exact["sent"].values()).reshape(-1), sum(exact["recv"].values()).reshape(-1),
                  exact["msgs"].reshape(-1))
         assert [sent.tolist(), recv.tolist(), msgs.tolist()] == [m.tolist() for m in model], case
-        if OPEN_MPI:
+        if open_mpi():
             wire = np.array([t["wire"] for t in result["traffic"]], dtype=float).T
             assert wire.tolist() == [m.tolist() for m in model], case
         if case["grid"][0] > 1:   # rows do swap

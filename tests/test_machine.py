@@ -79,7 +79,8 @@ def test_the_network_slows_the_lu_as_its_rates_say():
     costs = lu2d_costs(2048, 64, 4, 4, "expected")
     links = costs.links_at(fast.placement(16))
     assert {link_span(key) for key in links} == {4, 16}
-    np.testing.assert_allclose(sum(a[0] for a in links.values()), costs.bytes_sent, rtol=1e-12)
+    np.testing.assert_allclose(sum(a[0] for a in links.values()), costs.bytes_sent,
+                               rtol=1e-12)
 
 
 def test_machine_files_are_checked(tmp_path):

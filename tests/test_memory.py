@@ -16,8 +16,8 @@ from linalg_io.models.memory import (
 
 from linalg_io.cli import main
 from linalg_io.errors import InputError
+from linalg_io.lu.choice import grid_candidates
 from linalg_io.lu.fits import check_model_memory
-from linalg_io.lu.plan import grid_candidates
 from linalg_io.sptrsv.matrices import load_matrix, matrix_size
 
 

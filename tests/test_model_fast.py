@@ -16,7 +16,7 @@ from linalg_io.models.profile import InterNode, load_profile
 from lu2d_walk import walk as lu2d_walk
 
 from linalg_io.layout.grid_shapes import divisors
-from linalg_io.lu.plan import grid_candidates
+from linalg_io.lu.choice import grid_candidates
 
 PROFILE = load_profile()
 CLUSTER = replace(PROFILE, name="test cluster", ranks_per_node=4, cores_per_node=2,
@@ -66,7 +66,8 @@ def test_lu2d_products_equal_the_per_rank_walk(n, nb):
                              np.array([np.random.default_rng(p).integers(j, n) for j in range(n)])):
                 walked = lu2d_walk(n, nb, pr, pc, pivoting)
                 fast = lu2d_plan_counts(n, nb, pr, pc, pivoting)
-                what = f"N={n} NB={nb} {pr}x{pc} pivoting {pivoting if isinstance(pivoting, str) else 'given'}"
+                named = pivoting if isinstance(pivoting, str) else "given"
+                what = f"N={n} NB={nb} {pr}x{pc} pivoting {named}"
                 for key in ("sent", "recv"):
                     for phase in PHASES:
                         assert_same(walked[key][phase], fast[key][phase], f"{key} {phase}, {what}")

@@ -93,7 +93,8 @@ def test_report_writes_tables_with_the_records_numbers(report):
     assert bool(b["verify_passed"]) is False and b["gflops"] == pytest.approx(4.0)
     assert b["verdict"] == "hpl_residual=40 FAILED"
     c = lu.set_index("run_id").loc["lu-c"]
-    assert c["config"] == "conflux grid=2x2x1 dist=random P=8"   # the parameters that differ among its algorithm's runs
+    # the parameters that differ among its algorithm's runs
+    assert c["config"] == "conflux grid=2x2x1 dist=random P=8"
     assert c["recv_MB"] == pytest.approx(4.0) and c["recv_balance"] == pytest.approx(4 / 1.5)
     assert c["recv_over_lower_bound"] == pytest.approx(8.0)
     assert (c["wire_sent_MB"], c["wire_recv_MB"]) == pytest.approx((3.5, 4.5))
@@ -250,8 +251,11 @@ def test_auto_and_explicit_runs_are_named_by_their_resolved_configuration():
     from linalg_io.report.labels import auto_options, common_params
 
     assert common_params(frame) == "n=512 nb=128"
-    assert auto_options(["linalg-io", "lu", "--n", "8"]) == {"nb", "grid"}   # by default
-    assert auto_options(["linalg-io", "lu", "--bogus"]) == set()
+    by_default = make_record(command=["linalg-io", "lu", "--n", "8", "--np", "4"])
+    assert by_default["auto"] == {"nb": 64, "grid": [2, 2, 1]}
+    older = {k: v for k, v in by_default.items() if k != "auto"}   # no `auto`: none known
+    assert auto_options(pd.DataFrame([flatten(by_default), flatten(older)])) == [
+        {"nb", "grid"}, set()]
     # what a run derives (here the memory per rank, node memory over P) names no run
     derived = [conflux("2x2x1", run_id=r) for r in ("a", "b")]
     derived[1]["params"]["mem_per_rank"] = 2**30

@@ -93,7 +93,8 @@ def test_missing_library_exit_3_and_says_where_it_looked(monkeypatch):
 
 @pytest.mark.parametrize("args,message", [
     (["--algo", "2d", "--scalapack-lib", "x.so"], "--scalapack-lib goes with --algo scalapack"),
-    (["--algo", "2d", "--input-layout", "scalapack:4x4"], "--input-layout goes with --algo conflux"),
+    (["--algo", "2d", "--input-layout", "scalapack:4x4"],
+     "--input-layout goes with --algo conflux"),
     (["--algo", "conflux", "--redist-mem", "0.5"], "--redist-mem goes with --input-layout"),
 ])
 def test_option_misuse_is_bad_input(args, message):

@@ -9,7 +9,7 @@ from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.profile import load_profile
 
 from linalg_io.cli import main as cli_main
-from linalg_io.lu.plan import candidate_table, ranked
+from linalg_io.lu.choice import candidate_table, ranked
 from linalg_io.records import read_records
 from linalg_io.report.build import build_report
 

@@ -77,7 +77,8 @@ def test_every_template_runs_to_completion(slurm, tmp_path):
     sweep.write_text("defaults: {np: 2, reps: 1, warmup: 0}\nruns:\n"
                      "  - command: lu\n    args: {algo: 2d, n: [128, 192], nb: 32}\n")
     jobs = {
-        "single": render("single", "--set", "args=lu --algo 2d --n 256 --nb 32 --grid 2x2 --reps 1"),
+        "single": render("single", "--set",
+                         "args=lu --algo 2d --n 256 --nb 32 --grid 2x2 --reps 1"),
         "lu_sweep": render("lu_sweep", "--set", "sizes=256", "--set", "reps=1"),
         # GPU templates: their kernels on the CPU (no GPU here), Slurm's GPUs the fixture's
         "gpu_tsgemm": render("gpu_tsgemm", "--set", "backend=cpu", "--set", "m=4096",

@@ -16,7 +16,16 @@ from synthetic_records import make_record
 from linalg_io.cli import build_parser, main
 from linalg_io.errors import InputError
 from linalg_io.records import append_record, read_records
-from linalg_io.sweep import Launched, command_key, launch_subprocess, load_sweep, run_sweep
+from linalg_io.sweep import (
+    Launched,
+    SweepPoint,
+    launch_subprocess,
+    load_sweep,
+    point_key,
+    record_key,
+    run_sweep,
+    words_key,
+)
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "default.yaml"
 
@@ -253,19 +262,30 @@ def test_interrupt_stops_the_sweep_after_a_summary(tmp_path, capsys):
     assert "3 points: 1 passed, 0 failed, 0 skipped" in text
 
 
-def test_resume_compares_the_command_without_its_out(tmp_path):
-    # the options a line sets, not its words: --out, order and written-out defaults aside
-    same = [["lu", "--n", "8", "--out", "a.jsonl", "--np", "2"],
-            ["lu", "--np", "2", "--out=b.jsonl", "--n", "8"],
+def key_of(argv: list[str]) -> str:
+    return point_key(SweepPoint(tuple(argv), " ".join(argv), None))
+
+
+def test_resume_compares_the_options_a_record_holds(tmp_path):
+    # the options a line sets, not its words: order and written-out defaults aside
+    same = [["lu", "--n", "8", "--np", "2"], ["lu", "--np", "2", "--n", "8"],
             ["lu", "--n", "8", "--np", "2", "--algo", "2d", "--reps", "5"]]
-    assert len({command_key(argv) for argv in same}) == 1
-    assert command_key(["lu", "--n", "8", "--np", "2", "--reps", "4"]) != command_key(same[0])
-    assert command_key(["lu", "--bogus", "--out", "x", "--n", "8"]) == ("lu", "--bogus", "--n", "8")
+    assert len({key_of(argv) for argv in same}) == 1
+    assert key_of(["lu", "--n", "8", "--np", "2", "--reps", "4"]) != key_of(same[0])
+    ran = make_record(command=["linalg-io", "lu", "--n", "8", "--np", "2", "--out", "x"],
+                      nranks=2)
+    assert ran["options"]["n"] == 8 and ran["options"]["nb"] == "auto"
+    assert record_key(ran) == key_of(same[0])
+    assert record_key({**ran, "nranks": 4}) != key_of(same[0])
+    # a record without options (an older version's) compares by its words less --out
+    older = {k: v for k, v in ran.items() if k not in ("options", "auto")}
+    assert record_key(older) == words_key(same[0]) != key_of(same[0])
     out = tmp_path / "r.jsonl"
     append_record(out, make_record(command=["linalg-io", "lu", "--n", "8", "--np", "2",
-                                            "--out", "/elsewhere/r.jsonl"]))
-    append_record(out, make_record(command=["linalg-io", "lu", "--n", "8", "--np", "3",
-                                            "--out", str(out)]))
+                                            "--out", "/elsewhere/r.jsonl"], nranks=2))
+    append_record(out, {**make_record(command=["linalg-io", "lu", "--n", "8", "--np", "3",
+                                               "--out", str(out)], nranks=3),
+                        "options": None})
     path = write(tmp_path, "runs: [{command: lu, np: [2, 3, 4], args: {n: 8}}]")
     launcher = FakeLauncher()
     run_sweep(sweep_args(path, out=out, resume=True), launch=launcher)
@@ -332,11 +352,13 @@ def test_sigterm_ends_the_sweep_and_kills_the_running_point(tmp_path):
     the sweep (it used to run on and append records after the sweep had gone)."""
     marker, started = tmp_path / "still_running", tmp_path / "started"
     sweep = tmp_path / "s.yaml"
-    sweep.write_text(f"out: {tmp_path / 'r.jsonl'}\nruns: [{{command: lu, np: 1, args: {{n: 8}}}}]\n")
+    sweep.write_text(f"out: {tmp_path / 'r.jsonl'}\n"
+                     "runs: [{command: lu, np: 1, args: {n: 8}}]\n")
     child = (f"import subprocess, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
              "import test_sweep as t, linalg_io.sweep as s; "
              f"sys.exit(s.run_sweep(t.sweep_args({str(sweep)!r}), launch=lambda c, to: "
-             f"s.launch_subprocess(['sh', '-c', 'touch {started}; sleep 3; touch {marker}'], None)))")
+             f"s.launch_subprocess(['sh', '-c', 'touch {started}; sleep 3; touch {marker}'], "
+             "None)))")
     process = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60   # the sweep's handler is up once its point runs

@@ -28,6 +28,7 @@ def test_cuda_source_compiles_for_sm90(source: Path) -> None:
     assert result.returncode == 0, result.stderr[-4000:]
 
 
+@pytest.mark.slow   # two nvcc runs of every tile: minutes on 2 cores
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed: CUDA sources not compiled")
 def test_every_tsm2_candidate_the_autotuner_may_pick_compiles(tmp_path: Path) -> None:
     """All (T1, T2, T3) instantiations, both types and layouts: catches tiles that

@@ -1,6 +1,7 @@
 """Distributed tsgemm on 1-4 ranks: every result checked against NumPy (float64 reference
 of the regenerated inputs) and the traffic of every rank equal to the model's, byte for
-byte and message for message (and, in the CLI record, what Open MPI's monitoring saw). One mpiexec launch per rank count, many cases each."""
+byte and message for message (and, in the CLI record, what Open MPI's monitoring saw).
+One mpiexec launch per rank count, many cases each."""
 
 from __future__ import annotations
 

@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from mpi_harness import run_cli_records, run_job, run_mpi_json
+from mpi_harness import open_mpi, run_cli_records, run_job, run_mpi_json
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
+from linalg_io.comm.launch import find_mpiexec, mpi_environment
 from linalg_io.comm.wire import MONITORING_VARIABLE
 
 D = 8  # bytes per double
 N = 840 * D  # the collectives' buffer
-OPEN_MPI = mpiexec_flavour(find_mpiexec()) == "openmpi"
 FORCED_SCHEDULES = {
     "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
     "OMPI_MCA_coll_tuned_bcast_algorithm": "1",       # basic linear
@@ -51,7 +50,7 @@ def hand_schedules(P):
 
 @pytest.fixture(scope="module", params=[2, 4, 8])
 def measured(request):
-    if not OPEN_MPI:
+    if not open_mpi():
         pytest.skip("the per-peer wire counters are Open MPI's (the null path is tested below)")
     return request.param, run_mpi_json(request.param, "wire_patterns.py", env=FORCED_SCHEDULES)
 
@@ -88,7 +87,7 @@ def test_record_carries_wire_or_the_reason():
     args = ["lu", "--algo", "2d", "--n", "256", "--nb", "32", "--grid", "1x2", "--reps", "2"]
     record, = run_cli_records(2, args)
     traffic = record["traffic"]
-    if OPEN_MPI:
+    if open_mpi():
         assert traffic["wire"]["source"].startswith("Open MPI")
         assert traffic["wire"]["bytes_sent"] == traffic["bytes_sent"]
         assert traffic["wire"]["bytes_recv"] == traffic["bytes_recv"]
@@ -105,7 +104,7 @@ def test_record_carries_wire_or_the_reason():
 def test_plain_mpiexec_records_wire_without_the_launchers_setting(tmp_path):
     """Under a user's plain `mpiexec -n 2 linalg-io ...` (no OMPI_MCA_pml_monitoring_enable
     in the environment) the CLI asks for monitoring itself before MPI_Init."""
-    if not OPEN_MPI:
+    if not open_mpi():
         pytest.skip("the per-peer wire counters are Open MPI's (the null path is tested above)")
     env = mpi_environment(1, "openmpi")
     env.pop(MONITORING_VARIABLE)

@@ -9,6 +9,7 @@ from mpi4py import MPI
 
 from linalg_io.comm.counting import TrafficCounter
 from linalg_io.comm.wire import NoWire, WireCounter, wire_by_node
+from linalg_io.families import family
 from linalg_io.models.costs import node_split
 
 
@@ -84,10 +85,6 @@ def traffic_summary(counter: TrafficCounter, wire: WireCounter | NoWire, world: 
     return summary
 
 
-# What a repetition's time covers, per kernel (the runner times `case.run()` only).
-TIMED = {"lu": "factorization only", "tsgemm": "the product only", "sptrsv": "the solve only"}
-
-
 def _megabytes(block: dict | None, *path: str) -> str:
     """block[path...] / 1e6 as text, 'n/a' where the block or a key is missing."""
     for key in path:
@@ -106,7 +103,8 @@ def time_text(record: dict) -> str:
     versus = (f"model {model:.3g} s, x{median / model:.3g}; " if model and model > 0
               else "no model time; ")
     reps = len(record.get("times_s") or []) or record.get("reps")
-    timed = TIMED.get(record.get("kernel"), "the kernel only")
+    kernel = family(str(record.get("kernel")))   # what its time covers: `case.run()` only
+    timed = kernel.timed if kernel is not None else "the kernel only"
     return (f"time={median:.3g} s ({versus}median of {reps} reps of the slowest rank, "
             f"{timed})")
 

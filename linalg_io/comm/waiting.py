@@ -19,8 +19,8 @@ routes every wait of the algorithms through it:
   that the partner is about to send) spin as MPI's own wait does (Open MPI's test
   yields the core when ``mpi_yield_when_idle`` is set), and only the long ones sleep
   (a rank done long before the others, calibrate's ranks that only keep the
-  barriers). On the emulated cluster's 2 x 2 layout (4 ranks on 2 cores, TCP between
-  the nodes) sleeping after 50 us made the 2D LU about 3x slower. The process's timer
+  barriers); a short budget slows the LUs several times over on a crowded node
+  (docs/MEASUREMENTS.md#in-code). The process's timer
   slack is set to 1 ns (prctl PR_SET_TIMERSLACK) so that a 100 us sleep is not 50 us
   longer;
 * idle (`IDLE`, a rank that has nothing to do but wait, as calibrate's ranks that

@@ -161,7 +161,8 @@ class WireCounter:
         """The variables now, one row per entry of PVARS, one column per world peer."""
         values = np.zeros((len(PVARS), self.size), dtype=np.uint64)
         for row, handle in zip(values, self._handles):
-            if self._lib.MPI_T_pvar_read(self._session, handle, row.ctypes.data_as(ctypes.c_void_p)):
+            into = row.ctypes.data_as(ctypes.c_void_p)
+            if self._lib.MPI_T_pvar_read(self._session, handle, into):
                 raise RuntimeError("MPI_T_pvar_read failed on a started monitoring variable")
         return values.astype(np.int64)
 

@@ -19,18 +19,6 @@ def square_2d(p: int) -> tuple[int, int]:
     return pr, p // pr
 
 
-def shapes_3d(p: int) -> list[tuple[int, int, int]]:
-    """Every Px x Py x c with Px * Py * c = p and Px <= Py (a layer is Px x Py)."""
-    shapes = []
-    for c in divisors(p):
-        layer = p // c
-        for px in divisors(layer):
-            py = layer // px
-            if px <= py:
-                shapes.append((px, py, c))
-    return shapes
-
-
 def parse_grid(text: str, p: int, ndim: int) -> tuple[int, ...]:
     """Parse 'PrxPc' or 'PxxPyxC' and check it uses exactly p ranks (each form is taken
     for the other where c = 1: 2x2 is 2x2x1, and 2x2x1 is 2x2)."""

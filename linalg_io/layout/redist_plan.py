@@ -21,13 +21,13 @@ entries in place (maximum trace of V with permuted columns: an assignment proble
 `scipy.optimize.linear_sum_assignment`); the moved volume is then minimal over all
 rank orders.
 
-Rounds (Rink et al., memory-efficient redistribution): with a budget of B_r entries
-per rank (`_budget`: a fraction of the local size less the index lists), the exchange is cut into pieces (sub-rectangles of at most
-min(B_s, B_d) entries) packed first-fit-decreasing into rounds so that in every
-round each rank's send plus receive buffers hold at most its B_r entries; each round
-is one Alltoallv. `schedule` is walked both by the executor
-(`linalg_io.comm.redistribute`) and by `costs` (the dry run the model reports),
-so the executed and the predicted messages are the same list.
+Rounds (Rink et al., memory-efficient redistribution): with a budget of B_r entries per rank
+(`_budget`: a fraction of the local size less the index lists), the exchange is cut into
+pieces (sub-rectangles of at most min(B_s, B_d) entries) packed first-fit-decreasing into
+rounds so that in every round each rank's send plus receive buffers hold at most its B_r
+entries; each round is one Alltoallv. `schedule` is walked both by the executor
+(`linalg_io.comm.redistribute`) and by `costs` (the dry run the model reports), so the
+executed and the predicted messages are the same list.
 """
 
 from __future__ import annotations
@@ -191,7 +191,8 @@ class RedistPlan:
         """Dry run of `schedule`: per rank entries sent and received, messages (the
         logical count of docs/records.md#counting: rounds in which it sends), wire
         messages (one per peer it sends to in a round: Open MPI's Alltoallv sends
-        nothing for a zero count, measured), and peak buffer entries (send + receive in one round)."""
+        nothing for a zero count, measured), and peak buffer entries (send + receive in
+        one round)."""
         p = self.src.nprocs
         msgs = np.zeros(p, dtype=np.int64)
         wire_msgs = np.zeros(p, dtype=np.int64)

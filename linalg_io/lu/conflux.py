@@ -91,7 +91,7 @@ class _Panel:
     panel:   the active panel rows summed over the layers (process column ky);
     header:  the w pivot ids and the singular flag (the tournament's players (x, ky, lk));
     lu00:    the w x w LU of the pivot rows (players);
-    mine:    the positions in pivot order of the pivot rows this process row owns;
+    own_pivots: the positions in pivot order of the pivot rows this process row owns;
     moves:   the local row swaps (a, b), positions relative to the active rows, and perm:
              the active rows' new order (position i holds the row that was at perm[i]);
     l_full:  L of the player's non-pivot rows (solve_panel, done);
@@ -101,7 +101,7 @@ class _Panel:
     panel: np.ndarray | None = None
     header: np.ndarray | None = None
     lu00: np.ndarray | None = None
-    mine: list | None = None
+    own_pivots: list | None = None
     moves: list | None = None
     perm: np.ndarray | None = None
     l_full: np.ndarray | None = None
@@ -110,8 +110,8 @@ class _Panel:
 
 class Workspace:
     """Step buffers kept from run to run: a large array made fresh every step costs its
-    page faults every step (the allocator returns it to the system when freed), which
-    here was ~10% of the factorization. `get(key, shape)` gives an uninitialised
+    page faults every step (the allocator returns it to the system when freed; what that
+    cost: docs/MEASUREMENTS.md#in-code). `get(key, shape)` gives an uninitialised
     Fortran array, the same memory for the same key; keys name a step's kept factors
     (("l", k), ("u", k)) or a transient buffer by step parity (("panel", k % 2), ...),
     so that the look-ahead's step k+1 never writes what step k still reads."""
@@ -137,8 +137,9 @@ class ConfluxLU:
     Look-ahead of depth 1: during step k's update, the ranks of column ky_{k+1} update
     that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
     tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
-    L00, L), then finish update k and test those sends; the other ranks receive them at the start of step k+1. The messages
-    and their order per communicator are those of the schedule without look-ahead.
+    L00, L), then finish update k and test those sends; the other ranks receive them at the
+    start of step k+1. The messages and their order per communicator are those of the
+    schedule without look-ahead.
     """
 
     def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:
@@ -216,8 +217,8 @@ class ConfluxLU:
             if singular:
                 return out
             out.lu00 = lu00
-            out.mine = self._mine(pivot_ids)
-            out.moves, out.perm = self._row_moves(pivot_ids, out.mine)
+            out.own_pivots = self._own_pivots(pivot_ids)
+            out.moves, out.perm = self._row_moves(pivot_ids, out.own_pivots)
             if self.plan.redundant_u or g.x == s.kx:
                 self._start(g.row_comm, lu00, s.ky)
                 out.posted.add("lu00")
@@ -233,16 +234,16 @@ class ConfluxLU:
         """Step s, its panel phase already done (`ahead`); returns the next step's."""
         g, clock = self.grid, self.clock
         clock.switch("push_pivots")
-        pivot_ids, lu00, mine = self.push_pivots(s, ahead)
+        pivot_ids, lu00, own_pivots = self.push_pivots(s, ahead)
         tstart = self.tiles.local_col_start(g.y, s.k + 1)
-        pivot_rows = self.gather_pivot_rows(s, mine, pivot_ids, tstart)
+        pivot_rows = self.gather_pivot_rows(s, own_pivots, pivot_ids, tstart)
         clock.switch("solves")
         u_full = None
         if g.layer == s.lk and pivot_rows is not None:
             u_full = self.solve_row(s, pivot_rows, lu00, tstart)
         clock.switch("scatter_slices")
-        l_slice, u_slice = self.scatter_slices(s, ahead, u_full, len(mine), tstart)
-        self.done += len(mine)
+        l_slice, u_slice = self.scatter_slices(s, ahead, u_full, len(own_pivots), tstart)
+        self.done += len(own_pivots)
         clock.switch("update")
         ahead = self.trailing_update(l_slice, u_slice, tstart, nxt)
         clock.switch("other")
@@ -276,11 +277,12 @@ class ConfluxLU:
             return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
                               shift=s.k, scratch=self.buffers.get(("getrf", 0), panel.shape))
 
-    def _mine(self, pivot_ids: np.ndarray) -> list[int]:
+    def _own_pivots(self, pivot_ids: np.ndarray) -> list[int]:
         """The positions in pivot order of the pivot rows this process row owns."""
         return [int(i) for i in np.nonzero(self.tiles.owner_row(pivot_ids) == self.grid.x)[0]]
 
-    def _row_moves(self, pivot_ids: np.ndarray, mine: list[int]) -> tuple[list, np.ndarray]:
+    def _row_moves(self, pivot_ids: np.ndarray,
+                   own_pivots: list[int]) -> tuple[list, np.ndarray]:
         """The swaps (a, b) of active-row positions that bring my pivot rows, in pivot
         order, to the front of the active rows, and the order they leave (perm)."""
         # the swaps, in turn, on plain ints: only the positions they touch are mapped
@@ -288,7 +290,8 @@ class ConfluxLU:
         perm_at: dict[int, int] = {}
         where: dict[int, int] = {}
         moves = []
-        originals = (self.position[pivot_ids[mine]] - self.done).tolist() if mine else []
+        originals = ((self.position[pivot_ids[own_pivots]] - self.done).tolist()
+                     if own_pivots else [])
         for offset, original in enumerate(originals):
             b = where.get(original, original)
             if b != offset:
@@ -322,9 +325,10 @@ class ConfluxLU:
                 lu00 = np.empty((s.w, s.w), order="F")
                 collectives.bcast(g.row_comm, lu00, s.ky)
         self.pivots.append(pivot_ids)
-        mine = ahead.mine if ahead.mine is not None else self._mine(pivot_ids)
+        own_pivots = (ahead.own_pivots if ahead.own_pivots is not None
+                      else self._own_pivots(pivot_ids))
         moves, perm = ((ahead.moves, ahead.perm) if ahead.moves is not None
-                       else self._row_moves(pivot_ids, mine))
+                       else self._row_moves(pivot_ids, own_pivots))
         if moves:
             live = self.tiles.local_col_start(g.y, s.k + 1)   # the columns left are done with
             first, second = (np.array(side, dtype=np.int64) + self.done for side in zip(*moves))
@@ -332,9 +336,9 @@ class ConfluxLU:
             self.order[self.done:] = self.order[self.done:][perm]
             moved = np.union1d(first, second)
             self.position[self.order[moved]] = moved
-        return pivot_ids, lu00, mine
+        return pivot_ids, lu00, own_pivots
 
-    def gather_pivot_rows(self, s: Step, mine: list[int], pivot_ids: np.ndarray,
+    def gather_pivot_rows(self, s: Step, own_pivots: list[int], pivot_ids: np.ndarray,
                           tstart: int) -> np.ndarray | None:
         """Trailing columns of the pivot rows, summed over layers, on every (x, y, lk).
 
@@ -342,29 +346,31 @@ class ConfluxLU:
         """
         g = self.grid
         ntrail = len(self.cols) - tstart
-        # my pivot rows' trailing columns, transposed (ntrail x mine, Fortran): a plain
+        # my pivot rows' trailing columns, transposed (ntrail x own pivots, Fortran): a plain
         # copy of the stored transpose's columns, and the layout pivots_t keeps
         kept = g.x == s.kx and g.layer == s.lk       # U's rows, kept as the factor
         if self.u_in_place:
             # one rank per column and one layer: every pivot row is mine, in pivot order,
             # and nothing writes its trailing columns again, so U is solved where they are
-            return self.matrix.rows_t_view(self.done, self.done + len(mine), tstart)
-        mine_t = self.matrix.rows_t(self.done, self.done + len(mine), tstart, self.buffers.get(
-            ("u", s.k) if kept and g.px == 1 else ("mine", s.k % 2), (ntrail, len(mine))))
+            return self.matrix.rows_t_view(self.done, self.done + len(own_pivots), tstart)
+        own_rows_t = self.matrix.rows_t(
+            self.done, self.done + len(own_pivots), tstart, self.buffers.get(
+                ("u", s.k) if kept and g.px == 1 else ("own_rows_t", s.k % 2),
+                (ntrail, len(own_pivots))))
         with g.comm.phase("push_pivots"):
-            self._sum_over_layers(mine_t, s.lk)
+            self._sum_over_layers(own_rows_t, s.lk)
             if g.layer != s.lk:
                 return None
             if g.px == 1:
-                return mine_t                 # every pivot row is mine, in pivot order
+                return own_rows_t                 # every pivot row is mine, in pivot order
             owners = self.tiles.owner_row(pivot_ids)
             counts = np.bincount(owners, minlength=g.px) * ntrail
             displs = collectives.displacements(counts)
             gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
             if self.plan.redundant_u:
-                collectives.allgatherv(g.col_comm, mine_t, gathered, counts)
+                collectives.allgatherv(g.col_comm, own_rows_t, gathered, counts)
             else:
-                collectives.gatherv(g.col_comm, mine_t, gathered, counts, s.kx)
+                collectives.gatherv(g.col_comm, own_rows_t, gathered, counts, s.kx)
                 if g.x != s.kx:
                     return None
         pivots_t = self.buffers.get(("u", s.k) if kept else ("pivots", s.k % 2), (ntrail, s.w))
@@ -380,7 +386,7 @@ class ConfluxLU:
     def solve_panel(self, s: Step, ahead: _Panel, pivot_ids: np.ndarray) -> np.ndarray:
         """L = A10 U00^-1 for the active rows of (x, ky, lk) that are not pivots, in the
         order the row moves leave them (with Px = 1 the panel's getrf has computed it)."""
-        npiv = len(ahead.mine)
+        npiv = len(ahead.own_pivots)
         l_full = self.buffers.get(("l", s.k), (ahead.panel.shape[0] - npiv, s.w))
         if self.panel_alone:
             np.copyto(l_full, ahead.panel[npiv:])
@@ -405,19 +411,19 @@ class ConfluxLU:
         g = self.grid
         nrows = len(self.rows) - self.done - npiv
         ntrail = len(self.cols) - tstart
-        mine = int(s.slices[g.layer])
+        slice_cols = int(s.slices[g.layer])
         with g.comm.phase("scatter_slices"):
             if "l" in ahead.posted:
                 l_slice = ahead.l_full
             else:
-                l_slice = self.buffers.get(("l_slice", s.k % 2), (nrows, mine))
+                l_slice = self.buffers.get(("l_slice", s.k % 2), (nrows, slice_cols))
                 if g.y == s.ky:
                     l_slice = self._scatter_columns(s, ahead.l_full, nrows)
                 collectives.bcast(g.row_comm, l_slice, s.ky)
             if self.plan.redundant_u:
                 u_slice = self._scatter_columns(s, u_full, ntrail)
             else:
-                u_slice = np.empty((ntrail, mine), order="F")
+                u_slice = np.empty((ntrail, slice_cols), order="F")
                 if g.x == s.kx:
                     u_slice = self._scatter_columns(s, u_full, ntrail)
                 collectives.bcast(g.col_comm, u_slice, s.kx)

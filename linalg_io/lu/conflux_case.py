@@ -1,8 +1,8 @@
 """The runner's case for `lu --algo conflux`: the 2.5D LU with tournament pivoting.
 
-`make_conflux_case(comm, config)` runs the plan of --grid (PxxPyxC or auto), --nb (v or
-auto), --objective and --mem (`linalg_io.lu.plan.choose_plan`, agreed across the ranks
-by `linalg_io.lu.run_plan`): with auto the model picks the shape and tile with the
+`make_conflux_case(comm, config)` runs the choice of --grid (PxxPyxC or auto), --nb (v or
+auto), --objective and --mem (`linalg_io.lu.choice.choose_lu`, agreed across the ranks
+by `linalg_io.lu.run_choice`): with auto the model picks the shape and tile with the
 least predicted time (--objective time) or the least wire bytes on the busiest rank
 (--objective volume) within --mem bytes per rank (default: the node's memory over the
 ranks on the node). Each rank generates (or reads) only
@@ -14,7 +14,8 @@ backward substitution solves L U x = P b with one Allreduce of w values per step
 (`_distributed_solve`); the residual b - A x and ||A||_inf are computed where A
 lives (layer 0, each rank on its own block) and summed on rank 0. The growth factor
 max|U|/max|A| and the smallest pivot relative to max|A| go into `verify`
-(`linalg_io.lu.hpl.conditioning`: numerically singular below N eps). None of this is counted traffic (it runs after the timed reps).
+(`linalg_io.lu.hpl.conditioning`: numerically singular below N eps). None of this is
+counted traffic (it runs after the timed reps).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import open_source, require_finite
-from linalg_io.lu.run_plan import agreed_plan
+from linalg_io.lu.run_choice import agreed_choice
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
@@ -52,10 +53,10 @@ class ConfluxCase:
         self.n = n = self.source.n
         self.seed = config.seed
         node_rank, ranks_on_node = node_rank_and_size(comm.comm)
-        self.lu_plan = agreed_plan(comm, "conflux", n, opts, self.profile, ranks_on_node)
-        self.placement = self.lu_plan.placement
-        self.px, self.py, self.c = self.lu_plan.grid
-        self.v = self.lu_plan.nb
+        self.choice = agreed_choice(comm, "conflux", n, opts, self.profile, ranks_on_node)
+        self.placement = self.choice.placement
+        self.px, self.py, self.c = self.choice.grid
+        self.v = self.choice.nb
         self.grid = Grid3D.create(comm, self.px, self.py, self.c)
         self.plan = StepPlan.create(n, self.v, self.px, self.py, self.c)
         rows = self.plan.tiles.local_rows(self.grid.x)
@@ -78,8 +79,8 @@ class ConfluxCase:
         self.phase_clock = self.lu.clock
         self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
                        "matrix": self.source.describe(), "pivoting": "tournament",
-                       "mem_per_rank": int(self.lu_plan.memory),
-                       "objective": self.lu_plan.objective}
+                       "mem_per_rank": int(self.choice.memory),
+                       "objective": self.choice.objective}
 
     def setup_rep(self) -> None:
         self.matrix.load(self.original)

@@ -3,10 +3,10 @@
 The rank's local block stays on its GPU for the whole factorization; the trailing
 update is a cuBLAS dgemm there, the row moves are device copies. What MPI ships
 (the active panel rows, the pivot rows) is copied out into host buffers (the
-LU's `Workspace`, reused from run to run) that go straight to MPI (host staging: no CUDA-aware MPI needed); the L and U
-slices a rank receives are uploaded before its dgemm. The panel-sized getrf
-(tournament) and the two triangular solves run on the GPU through cuSOLVER /
-cuBLAS (`cupyx.scipy.linalg`), on blocks uploaded for the call.
+LU's `Workspace`, reused from run to run) that go straight to MPI (host staging: no
+CUDA-aware MPI needed); the L and U slices a rank receives are uploaded before its dgemm.
+The panel-sized getrf (tournament) and the two triangular solves run on the GPU through
+cuSOLVER / cuBLAS (`cupyx.scipy.linalg`), on blocks uploaded for the call.
 
 The traffic is the CPU backend's, byte for byte: the same plan, the same buffers.
 Without CuPy or a GPU, `require_cupy` raises EnvironmentProblem (exit 3).

@@ -179,19 +179,19 @@ def factor(local: np.ndarray, desc: Descriptor, comm, shape=None, relabel: bool 
     float64, this rank's part of `desc`) is overwritten with L\\U; returns (local, ipiv).
 
     `comm`: an mpi4py communicator (or a CountedComm); `shape`: (Px, Py, c, v) of the
-    2.5D grid, by default the plan `lu --algo conflux` runs for this N and communicator
-    size (`linalg_io.lu.run_plan.agreed_plan`).
+    2.5D grid, by default the choice `lu --algo conflux` runs for this N and communicator
+    size (`linalg_io.lu.run_choice.agreed_choice`).
     Collective over `comm`.
     """
     counted = comm if isinstance(comm, CountedComm) else CountedComm(comm)
 
     if shape is None:
         from linalg_io.comm.node import node_rank_and_size
-        from linalg_io.lu.run_plan import agreed_plan
+        from linalg_io.lu.run_choice import agreed_choice
         from linalg_io.models.profile import load_profile
 
         _, ranks_on_node = node_rank_and_size(counted.comm)
-        shape = agreed_plan(counted, "conflux", desc.n, {}, load_profile(), ranks_on_node).shape
+        shape = agreed_choice(counted, "conflux", desc.n, {}, load_profile(), ranks_on_node).shape
 
     def prepare() -> DropInLU:
         dropin = DropInLU(desc, counted, shape, relabel, mem_fraction)

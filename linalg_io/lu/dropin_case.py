@@ -39,7 +39,7 @@ from linalg_io.lu.dropin import DropInLU
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2DParams
 from linalg_io.lu.matrix_source import open_source, require_finite
-from linalg_io.lu.run_plan import agreed_plan
+from linalg_io.lu.run_choice import agreed_choice
 from linalg_io.lu.solve2d import local_blocks_residual, lu2d_solve
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import RankCosts
@@ -65,9 +65,9 @@ class DropInCase:
         pr, pc = square_2d(comm.size)
         self.desc = Descriptor(n, n, mb, nb, pr, pc)
         _, ranks_on_node = node_rank_and_size(comm.comm)
-        self.plan = agreed_plan(comm, "conflux", n, options, load_profile(config.profile),
+        self.choice = agreed_choice(comm, "conflux", n, options, load_profile(config.profile),
                                 ranks_on_node)
-        self.dropin = DropInLU(self.desc, comm, self.plan.shape, relabel=True,
+        self.dropin = DropInLU(self.desc, comm, self.choice.shape, relabel=True,
                                mem_fraction=options.get("redist_mem"))
         self.rows, self.cols = self.desc.layout().local_indices(comm.rank)
         self.a_orig = source.local_block(self.rows, self.cols)
@@ -75,7 +75,7 @@ class DropInCase:
         self.a = np.empty_like(self.a_orig, order="F")
         self.ipiv = None
         self.part_times: list[dict] = []
-        px, py, c, v = self.plan.shape
+        px, py, c, v = self.choice.shape
         unrelabelled = RedistPlan(self.desc.layout(comm.size), conflux_tiles(n, v, px, py, c))
         self.params = {
             "n": n, "nb": v, "grid": [px, py, c], "dist": source.kind,

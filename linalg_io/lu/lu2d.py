@@ -80,7 +80,7 @@ class _Step:
         return self.j0 + self.kb
 
 
-def plan(grid: Grid2D, params: LU2DParams):
+def steps(grid: Grid2D, params: LU2DParams):
     """The block-column steps of the factorization (the same walk as the model's)."""
     n, nb = params.n, params.nb
     for k in range((n + nb - 1) // nb):
@@ -106,11 +106,11 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
     clock = clock if clock is not None else PhaseClock(LU2D_PHASES)
     clock.start()
     pivots = np.empty(params.n, dtype=np.int64)
-    steps = list(plan(grid, params))
+    block_steps = list(steps(grid, params))
     panels = _PanelBroadcasts(grid, a.shape[0], params.nb)
     factored = None   # the look-ahead: (top, ipiv, info) of this step's panel, done early
     u_buffers = [np.empty(params.nb * a.shape[1]) for _ in range(2)] if grid.pr > 1 else []
-    for index, step in enumerate(steps):
+    for index, step in enumerate(block_steps):
         j0, kb, j1 = step.j0, step.kb, step.j1
         if grid.mycol == step.pcol:
             if factored is None:
@@ -127,9 +127,10 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
         if info:
             panels.finish()
             raise SingularMatrixError(
-                f"matrix is singular: zero pivot in column {info - 1} (U[{info - 1}, {info - 1}] = 0)")
+                f"matrix is singular: zero pivot in column {info - 1} "
+                f"(U[{info - 1}, {info - 1}] = 0)")
         pivots[j0:j1] = ipiv
-        ahead = steps[index + 1] if index + 1 < len(steps) else None
+        ahead = block_steps[index + 1] if index + 1 < len(block_steps) else None
         if ahead is not None and grid.mycol != ahead.pcol:
             panels.post(index + 1, ahead)
         if step.trail_col == a.shape[1]:
@@ -337,9 +338,9 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
     source_owner = owner(sources, nb, pr)
     counts = np.bincount(source_owner, minlength=pr) * ntrail
     exchange = collectives.Allgatherv(grid.col_comm, counts, work=buffers[0])
-    mine = source_owner == myrow
-    lu_kernels.gather_rows(trailing, global_to_local(sources[mine], nb, pr),
-                           _rows_block(exchange.send, int(mine.sum()), ntrail))
+    from_my_row = source_owner == myrow
+    lu_kernels.gather_rows(trailing, global_to_local(sources[from_my_row], nb, pr),
+                           _rows_block(exchange.send, int(from_my_row.sum()), ntrail))
     displaced = np.sort(np.array(displaced, dtype=np.int64))
     displaced_owner = owner(displaced, nb, pr)
     parcels = []   # the diagonal rank's (process row, local positions there, rows)

@@ -1,5 +1,5 @@
 """The runner's case for `lu --algo 2d`: the 2D block-cyclic LU with partial pivoting
-(`linalg_io.lu.lu2d`) on the plan's Pr x Pc grid and NB (`linalg_io.lu.plan`), one
+(`linalg_io.lu.lu2d`) on the chosen Pr x Pc grid and NB (`linalg_io.lu.choice`), one
 factorization per rep, HPL verification, model and lower bound.
 """
 
@@ -20,7 +20,7 @@ from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2D_PHASES, LU2DParams, lu2d
 from linalg_io.lu.matrix_source import open_source, require_finite
-from linalg_io.lu.run_plan import agreed_plan
+from linalg_io.lu.run_choice import agreed_choice
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve, upper_stats
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
@@ -43,11 +43,11 @@ class LU2DCase:
         n = source.n
         self.profile = load_profile(config.profile)
         _, self.ranks_on_node = node_rank_and_size(comm.comm)
-        self.plan = agreed_plan(comm, self.algo, n, options, self.profile, self.ranks_on_node)
-        (pr, pc), nb = self.plan.grid, self.plan.nb
+        self.choice = agreed_choice(comm, self.algo, n, options, self.profile, self.ranks_on_node)
+        (pr, pc), nb = self.choice.grid, self.choice.nb
         self.grid = Grid2D.create(comm, pr, pc)
         self.lu_params = LU2DParams(n=n, nb=nb)
-        self.params = {"n": n, "nb": nb, "grid": self.plan.record_grid, "dist": source.kind,
+        self.params = {"n": n, "nb": nb, "grid": self.choice.record_grid, "dist": source.kind,
                        "matrix": source.describe(), "seed": config.seed}
         rows = owned_indices(n, nb, self.grid.myrow, pr)
         cols = owned_indices(n, nb, self.grid.mycol, pc)
@@ -56,7 +56,7 @@ class LU2DCase:
         self.a = np.empty_like(self.a_orig, order="F")
         self.b = vector_entries(config.seed, n, np.arange(n))
         self.pivots: np.ndarray | None = None
-        self.pivoting = "none" if source.kind == "diagdom" else "expected"
+        self.pivot_assumption = "none" if source.kind == "diagdom" else "expected"
         self.phase_clock = PhaseClock(LU2D_PHASES)
 
     def setup_rep(self) -> None:
@@ -84,20 +84,20 @@ class LU2DCase:
 
     def model(self) -> dict:
         n, nb, pr, pc = self.lu_params.n, self.lu_params.nb, self.grid.pr, self.grid.pc
-        profile, placement = self.profile, self.plan.placement
+        profile, placement = self.profile, self.choice.placement
         band = {piv: lu2d_costs(n, nb, pr, pc, piv) for piv in ("none", "expected", "worst")}
-        block = band[self.pivoting].record_block(profile, placement)
-        plan = lu2d_plan_counts(n, nb, pr, pc, self.pivoting)
-        block["pivoting"] = self.pivoting
+        block = band[self.pivot_assumption].record_block(profile, placement)
+        counts = lu2d_plan_counts(n, nb, pr, pc, self.pivot_assumption)
+        block["pivoting"] = self.pivot_assumption
         for key, field in (("sent", "by_phase"), ("recv", "recv_by_phase")):
-            busiest = int(np.argmax(sum(plan[key].values()).reshape(-1)))
+            busiest = int(np.argmax(sum(counts[key].values()).reshape(-1)))
             block[field] = {phase: float(v.reshape(-1)[busiest])
-                            for phase, v in plan[key].items() if v.any()}
+                            for phase, v in counts[key].items() if v.any()}
         block["bytes_sent_band"] = {piv: float(costs.bytes_sent.max())
                                     for piv, costs in band.items()}
         block["given_pivots"] = traffic_block(lu2d_costs(n, nb, pr, pc, self.pivots))
         block["time_by_phase"] = lu2d_phase_seconds(n, nb, pr, pc, profile, placement,
-                                                    self.pivoting)
+                                                    self.pivot_assumption)
         return block
 
     def lower_bound(self) -> dict:

@@ -81,7 +81,8 @@ def _load_array(path: Path) -> np.ndarray:
             if hasattr(array, "toarray"):
                 array = array.toarray()
         else:
-            raise InputError(f"matrix file {path}: unknown format {suffix!r}; expected .npy or .mtx")
+            raise InputError(f"matrix file {path}: unknown format {suffix!r}; "
+                             "expected .npy or .mtx")
     except (ValueError, OSError, EOFError) as error:
         raise InputError(f"matrix file {path} cannot be read: {error}") from None
     if array.dtype.kind not in "fiub":
@@ -107,7 +108,8 @@ def open_source(dist: str, n: int | None, seed: int = 0, path: str | None = None
         raise InputError(f"matrix file {path} does not exist")
     array = _load_array(file)
     if array.ndim != 2 or array.shape[0] != array.shape[1] or array.shape[0] == 0:
-        raise InputError(f"matrix file {path}: shape {array.shape} is not a non-empty square matrix")
+        raise InputError(f"matrix file {path}: shape {array.shape} is not a non-empty "
+                         "square matrix")
     if n is not None and n != array.shape[0]:
         raise InputError(f"--n {n} does not match the file's order {array.shape[0]}")
     return MatrixSource(kind="file", n=int(array.shape[0]), seed=seed, path=str(path),

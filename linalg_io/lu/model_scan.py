@@ -1,11 +1,12 @@
 """`linalg-io model lu --scan strong|weak --p A:B ...`: the LU predicted over P, as records.
 
-For each P: the plans `lu --algo conflux --grid auto --nb auto` (for --objective within
+For each P: the choices `lu --algo conflux --grid auto --nb auto` (for --objective within
 the memory per rank) and `lu --algo 2d --grid auto --nb auto` (the squarest Pr <= Pc,
-default_nb) would run on the machine (`linalg_io.lu.plan.choose_plan`), each as a prediction record (`linalg_io.predictions`): its model
-block (bytes received, sent and on the wire per rank, messages, time), the memory its
-layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)) for the
-memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
+default_nb) would run on the machine (`linalg_io.lu.choice.choose_lu`), each as a
+prediction record (`linalg_io.predictions`): its model block (bytes received, sent and on
+the wire per rank, messages, time), the memory its layout needs and whether that fits, and
+the lower bound 2 N^3 / (3 P sqrt(M)) for the memory per rank M allowed (--mem, else the
+machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
 Prints one line per record as soon as it is computed (`predictions.emit`).
@@ -16,8 +17,8 @@ from __future__ import annotations
 import math
 
 from linalg_io.errors import InputError
+from linalg_io.lu.choice import choose_lu
 from linalg_io.lu.hpl import hpl_flops
-from linalg_io.lu.plan import choose_plan
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
@@ -61,7 +62,7 @@ def scan(args) -> str:
         ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
                "objective": args.objective}
         try:
-            chosen = choose_plan("conflux", **ask)
+            chosen = choose_lu("conflux", **ask)
         except InputError:   # no grid fits: the 2D record alone, and a line that says so
             chosen = None
         if chosen is not None:
@@ -72,8 +73,8 @@ def scan(args) -> str:
             records.append(prediction_record(
                 "lu", "conflux", {**common, "nb": chosen.nb, "grid": list(chosen.grid)}, p,
                 block, bound, profile, placement, hpl_flops(n)))
-        plan_2d = choose_plan("2d", **ask)
-        (pr, pc), nb = plan_2d.grid, plan_2d.nb
+        choice_2d = choose_lu("2d", **ask)
+        (pr, pc), nb = choice_2d.grid, choice_2d.nb
         block = lu2d_costs(n, nb, pr, pc, "expected").record_block(profile, placement)
         block["memory_bytes"] = lu_bytes_per_rank(n, p, "2d")[0]
         block["fits"] = block["memory_bytes"] <= mem
@@ -84,7 +85,7 @@ def scan(args) -> str:
             emit(_line(record))
         if chosen is None:
             emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
-    write_predictions(records, args.out)
+    write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""
 
 

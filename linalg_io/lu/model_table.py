@@ -24,8 +24,8 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.lu import model_verdict as verdict
+from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu
 from linalg_io.lu.fits import check_model_memory
-from linalg_io.lu.plan import Candidate, LUPlan, candidates, choose_plan
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
@@ -66,19 +66,19 @@ def model_table(args) -> str:
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
         if "2d" in algos:
-            plan_2d = choose_plan("2d", **ask)
-            plans_2d = [candidate.plan for candidate in candidates("2d", **ask)]
-            if plan_2d not in plans_2d:
-                plans_2d.append(plan_2d)
-            pending_2d = mapper.start(partial(_row_2d, profile, placement), plans_2d)
+            choice_2d = choose_lu("2d", **ask)
+            choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
+            if choice_2d not in choices_2d:
+                choices_2d.append(choice_2d)
+            pending_2d = mapper.start(partial(_row_2d, profile, placement), choices_2d)
         if "conflux" in algos:
             chosen, table = conflux_rows(ask, mapper)
             rows = [candidate.costs for candidate in table]
             chosen_row = next((candidate.costs for candidate in table
-                               if candidate.plan == chosen), None)
+                               if candidate.choice == chosen), None)
         if "2d" in algos:
             every_2d = pending_2d()
-            chosen_2d = every_2d[plans_2d.index(plan_2d)]
+            chosen_2d = every_2d[choices_2d.index(choice_2d)]
             rows_2d = sorted(every_2d, key=lambda r: r["time_s"])
     lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
                                      args.objective)
@@ -111,16 +111,16 @@ def model_table(args) -> str:
     return "\n".join(lines)
 
 
-def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUPlan | None, list[Candidate]]:
-    """(the plan `lu --algo conflux` runs, or None when nothing fits; every candidate, in
-    `candidates`' order) for the keyword arguments `ask` of `choose_plan`."""
+def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUChoice | None, list[Candidate]]:
+    """(the choice `lu --algo conflux` runs, or None when nothing fits; every candidate, in
+    `candidates`' order) for the keyword arguments `ask` of `choose_lu`."""
     table = candidates("conflux", **ask, mapper=mapper)
     try:
-        return choose_plan("conflux", **ask, table=table), table
+        return choose_lu("conflux", **ask, table=table), table
     except InputError:
         return None, table
 
 
-def _row_2d(profile: MachineProfile, placement: Placement, plan: LUPlan) -> dict:
-    """`model_verdict.row_2d` of one 2D plan."""
-    return verdict.row_2d(plan.n, profile, placement, plan.shape)
+def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
+    """`model_verdict.row_2d` of one 2D choice."""
+    return verdict.row_2d(choice.n, profile, placement, choice.shape)

@@ -149,7 +149,8 @@ class ScaLAPACK:
 
 
 def _data(array: np.ndarray) -> ctypes.c_void_p:
-    if array.dtype not in (np.float64, np.int32) or not (array.flags.f_contiguous or array.ndim == 1):
+    if array.dtype not in (np.float64, np.int32) or not (array.flags.f_contiguous
+                                                         or array.ndim == 1):
         raise TypeError(f"ScaLAPACK needs Fortran-ordered float64/int32, got {array.dtype} "
                         f"{array.flags}")
     return array.ctypes.data_as(_ptr)

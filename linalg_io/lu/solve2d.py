@@ -22,7 +22,7 @@ from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.lu.hpl import hpl_scaled_residual
-from linalg_io.lu.lu2d import LU2DParams, plan
+from linalg_io.lu.lu2d import LU2DParams, steps
 
 
 def _diagonal_solve(grid: Grid2D, a: np.ndarray, step, y: np.ndarray, solve,
@@ -49,9 +49,9 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
     n = params.n
     rows = owned_indices(n, params.nb, grid.myrow, grid.pr)
     y = np.array(b, dtype=np.float64)
-    steps = list(plan(grid, params))
+    block_steps = list(steps(grid, params))
     with grid.comm.phase("verify"):
-        for step in steps:
+        for step in block_steps:
             j0 = step.j0
             for i in range(step.kb):
                 p = int(pivots[j0 + i])
@@ -66,7 +66,7 @@ def lu2d_solve(grid: Grid2D, a: np.ndarray, pivots: np.ndarray, params: LU2DPara
             grid.comm.Allreduce(MPI.IN_PLACE, change)
             y[j0:j0 + step.kb] = change[:step.kb]
             y[j0 + step.kb:] += change[step.kb:]
-        for step in reversed(steps):
+        for step in reversed(block_steps):
             change = np.zeros(step.j1)
             if grid.mycol == step.pcol:
                 cols, xk = _diagonal_solve(grid, a, step, y, dense_local.trsm_upper,

@@ -66,7 +66,8 @@ def select_rows(rows: np.ndarray, ids: np.ndarray, w: int, getrf: Getrf,
     return packed, factors
 
 
-def _merge(first: np.ndarray, second: np.ndarray, w: int, getrf: Getrf) -> tuple[np.ndarray, np.ndarray]:
+def _merge(first: np.ndarray, second: np.ndarray, w: int,
+           getrf: Getrf) -> tuple[np.ndarray, np.ndarray]:
     stacked = np.vstack([first, second])
     return select_rows(stacked[:, :w], stacked[:, w], w, getrf)
 
@@ -77,9 +78,10 @@ def tournament(col_comm: CountedComm, panel: np.ndarray, ids: np.ndarray, w: int
     """Collective over `col_comm`: the w pivot rows of the stacked panels of all ranks.
 
     panel: this rank's active rows of the panel (m x w, fully summed), ids their
-    global rows (`scratch`: an m x w Fortran array for the local getrf). The roles of the butterfly go to the ranks relabelled
-    (rank - shift) mod size, so that rotating `shift` from step to step spreads the
-    fold/unfold messages of a non-power-of-two column. Returns (pivot_ids, factors):
+    global rows (`scratch`: an m x w Fortran array for the local getrf). The roles of the
+    butterfly go to the ranks relabelled (rank - shift) mod size, so that rotating `shift`
+    from step to step spreads the fold/unfold messages of a non-power-of-two column. Returns
+    (pivot_ids, factors):
     the winners' global rows in pivot order (-1 where the panel ran out of rows) and
     the w x w LU of the winners (unit L00 below the diagonal, U00 on and above),
     identical on every rank.

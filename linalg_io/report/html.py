@@ -104,8 +104,8 @@ def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[Ke
              f"<p>Generated {html.escape(generated)} from "
              + ", ".join(f"<code>{html.escape(s)}</code> ({n} records)" for s, n in sources)
              + ". Bytes are MB (10<sup>6</sup>) per rank per timed repetition, of the "
-               "busiest rank: <b>received</b> (logical payload, docs/records.md#counting: the data a "
-               "rank must obtain from others, what the lower bound bounds) and on the "
+               "busiest rank: <b>received</b> (logical payload, docs/records.md#counting: "
+               "the data a rank must obtain from others, what the lower bound bounds) and on the "
                "<b>wire</b> (what the MPI library moved, collective internals included), "
                "each beside the model's; logical bytes sent are in the CSV files. n/a: the "
                "record has no such number.</p>",
@@ -116,7 +116,8 @@ def render_page(out_dir: Path, sources: list[tuple[str, int]], sections: list[Ke
         parts += [("<p>Times: the median over the timed repetitions of the slowest rank, the "
                    "kernel only (the LU's factorization), beside the model's prediction and "
                    "their ratio; rows on grey (plots) or marked <i>yes</i> under "
-                   "<code>oversubscribed</code> ran more ranks x threads than cores.</p>"),"<h2>All runs</h2>", table_html(summary),
+                   "<code>oversubscribed</code> ran more ranks x threads than cores.</p>"),
+                  "<h2>All runs</h2>", table_html(summary),
                   ('<p class="files"><a href="summary.csv">summary.csv</a>'
                    '<a href="summary.md">summary.md</a></p>')]
     for section in sections:

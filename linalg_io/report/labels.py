@@ -2,25 +2,24 @@
 
 A run is named by its *resolved* configuration (the grid and block the run chose),
 with "(auto)" beside a value the command line left to the program (``--grid auto``,
-``--nb auto``, ``--dist auto``), so two runs that differ only in that are told apart
-by their names instead of by run ids. Names use the parameters that are options of the
-kernel's command (and the grid); what a run derives (``mem_per_rank``, ``nnz``,
-``effective_gbps``, ...) stays in the CSV. A problem label leaves out P, threads and
-grid: the runs of one problem share it across P.
+``--nb auto``, ``--dist auto``: the record's `auto`), so two runs that differ only in
+that are told apart by their names instead of by run ids. Names use the parameters that
+are options of the kernel's command (and the grid); what a run derives
+(``mem_per_rank``, ``nnz``, ``effective_gbps``, ...) stays in the CSV. A problem label
+leaves out P, threads and how the family runs (its `configuration` in the registry,
+`linalg_io.families`): the runs of one problem share it across P.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import math
 from functools import cache
 from typing import Any
 
 import pandas as pd
 
-from linalg_io.options import build_parser, command_options
+from linalg_io.commands import command_options
+from linalg_io.families import family
 
 LABEL_CHARS = 48
 
@@ -53,21 +52,6 @@ def plain(value: Any) -> str:
 
 
 @cache
-def _parser() -> argparse.ArgumentParser:
-    return build_parser()
-
-
-@cache
-def _auto_options(command: tuple[str, ...]) -> frozenset[str]:
-    parsed = None
-    with contextlib.suppress(SystemExit), contextlib.redirect_stderr(io.StringIO()):
-        parsed = vars(_parser().parse_args(list(command)))
-    if parsed is None:   # a command line of another version: no options known
-        return frozenset()
-    return frozenset(name for name, value in parsed.items() if value == "auto")
-
-
-@cache
 def option_names(kernel: str) -> tuple[str, ...] | None:
     """The options of `linalg-io KERNEL` (by dest, in the order of its --help) plus
     'grid'; None for a kernel that is no command (every parameter counts then)."""
@@ -84,19 +68,19 @@ def _named(frame: pd.DataFrame, keys: list[str]) -> list[str]:
     return [key for key in keys if names is None or key in names]
 
 
-def auto_options(command: Any) -> frozenset[str]:
-    """The options a record's command line left to the program ('auto', given or by
-    default), e.g. {'grid', 'nb'}; none for a record without a command it can read."""
-    if not isinstance(command, (list, tuple)) or len(command) < 2:
-        return frozenset()
-    return _auto_options(tuple(str(word) for word in command[1:]))
+def auto_options(frame: pd.DataFrame) -> list[frozenset[str]]:
+    """Per row, the options the run left to the program (its record's `auto`, flattened
+    into `auto.*` columns), e.g. {'grid', 'nb'}."""
+    columns = [c for c in frame.columns if c.startswith("auto.")]
+    return [frozenset(c.removeprefix("auto.") for c in columns
+                      if isinstance(row[c], (list, tuple)) or not missing(row[c]))
+            for _, row in frame[columns].iterrows()]
 
 
 def param_texts(frame: pd.DataFrame) -> pd.DataFrame:
     """One column per `params.*` (name without the prefix), each cell the value as text
     with '(auto)' beside a value the run chose itself; '' where a record lacks it."""
-    commands = frame["command"] if "command" in frame else pd.Series(None, index=frame.index)
-    autos = [auto_options(command) for command in commands]
+    autos = auto_options(frame)
     algos = frame["algo"] if "algo" in frame else pd.Series(None, index=frame.index)
     texts = pd.DataFrame(index=frame.index)
     for name in (c for c in frame.columns if c.startswith("params.")):
@@ -186,11 +170,11 @@ def describe_params(frame: pd.DataFrame, with_grid: bool = True) -> pd.Series:
     return pd.Series(described, index=frame.index, dtype=object)
 
 
-# Parameters that say how a problem is run, not which problem it is (tsgemm's `dist`
-# too: its distribution of A, where the LU's `dist` is the matrix).
-CONFIGURATION = {"nb", "grid", "objective", "partition", "order", "input_layout",
-                 "redist_mem", "pivoting"}
-SIZES = {"lu": ("n",), "tsgemm": ("m", "n", "k"), "sptrsv": ("matrix",)}
+def configuration(kernel: str) -> frozenset[str]:
+    """The parameters of how a run of `kernel` ran, not which problem (the registry's; the
+    grid for a kernel it does not hold)."""
+    found = family(kernel)
+    return found.report_configuration() if found is not None else frozenset({"grid"})
 
 
 def problem_labels(frame: pd.DataFrame) -> list[str]:
@@ -202,15 +186,15 @@ def problem_labels(frame: pd.DataFrame) -> list[str]:
     kernels = frame["kernel"] if "kernel" in frame else pd.Series(None, index=frame.index)
     algos = frame["algo"].astype(str) if "algo" in frame else pd.Series("", index=frame.index)
     varying = varying_params(frame)
-    sizes = SIZES.get(str(kernels.iloc[0]) if len(kernels) else "", ())
+    first = family(str(kernels.iloc[0])) if len(kernels) else None
+    sizes = first.sizes if first is not None else ()
     varying = [key for key in sizes if key in texts and key not in varying] + varying
     labels = []
     for index, algo, kernel in zip(frame.index, algos, kernels):
         words = [algo]
         for key in varying:
             text = texts.at[index, key]
-            configuration = key in CONFIGURATION or (key == "dist" and kernel == "tsgemm")
-            if not text or text == algo or configuration:
+            if not text or text == algo or key in configuration(str(kernel)):
                 continue
             words.append(f"{key}={text}")
         labels.append(" ".join(words))

@@ -223,8 +223,9 @@ def balance_figures(frame: pd.DataFrame, kernel: str = "") -> list[Figure]:
 def gflops_figure(frame: pd.DataFrame, kernel: str = "") -> Figure | None:
     """GFLOP/s against the number of ranks, one line per algorithm and problem (through
     the medians per P; small markers: every run, so configurations of one problem at one
-    P stay apart), each line its own colour and marker; where runs differ in threads per rank T, against the
-    cores P x T, one line per T (the splits of the same cores stand one above the other)."""
+    P stay apart), each line its own colour and marker; where runs differ in threads per
+    rank T, against the cores P x T, one line per T (the splits of the same cores stand one
+    above the other)."""
     gflops = column(frame, "gflops")
     ranks = column(frame, "nranks")
     if gflops.isna().all():

@@ -136,7 +136,8 @@ def traffic_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 def verdicts(frame: pd.DataFrame) -> list[str]:
     """'hpl_residual=0.25 PASSED' per row ('?' without a verdict)."""
-    passed = frame["verify.passed"] if "verify.passed" in frame else pd.Series(None, index=frame.index)
+    passed = (frame["verify.passed"] if "verify.passed" in frame
+              else pd.Series(None, index=frame.index))
     return [_verdict(ok, metric, value) for ok, metric, value in zip(
         passed, _text_column(frame, "verify.metric"), column(frame, "verify.value"))]
 

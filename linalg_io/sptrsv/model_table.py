@@ -84,5 +84,5 @@ def scan(args: argparse.Namespace, profile, lower, levels) -> str:
             emit(f"{p:>6} {algo:<9} {block['critical_path_levels']:>7} "
                  f"{block['message_levels']:>10} {block['msgs_sent']['max']:>9.0f} "
                  f"{block['bytes_recv']['max']:>11.0f} {block['time_s']:>10.4g}")
-    write_predictions(records, args.out)
+    write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""

@@ -122,6 +122,7 @@ def format_table(rows: list[dict]) -> str:
 def main(args, argv: list[str]) -> int:
     from linalg_io.comm.agree import agreed
     from linalg_io.envinfo import gather_hosts
+    from linalg_io.records import run_options
     from linalg_io.tools.record import append_tool_record
 
     world = MPI.COMM_WORLD
@@ -140,6 +141,7 @@ def main(args, argv: list[str]) -> int:
     if args.out:
         append_tool_record(args.out, argv, "pingpong", "sendrecv",
                            {"min_bytes": args.min_bytes, "max_bytes": args.max_bytes},
+                           run_options(vars(args)),
                            [r["one_way_s"] for r in rows],
                            {"metric": "data_ok", "value": float(passed), "threshold": 1.0,
                             "passed": passed}, traffic, {"results": rows}, hosts, args.threads)

@@ -139,6 +139,7 @@ def matmul_tn(a, b, threads: int = 1):
     out = np.empty((a.shape[1], b.shape[1]), dtype=a.dtype)
     if a.flags.c_contiguous and (b.flags.c_contiguous or not a.flags.f_contiguous):
         kernels.atb_rowmajor(a, np.ascontiguousarray(b), out, threads)
-        return out, "cython atb_rowmajor" + ("" if b.flags.c_contiguous else " (B copied to C order)")
+        return out, "cython atb_rowmajor" + ("" if b.flags.c_contiguous
+                                             else " (B copied to C order)")
     kernels.atb_colmajor(a, np.asfortranarray(b), out, threads)
     return out, "cython atb_colmajor" + ("" if b.flags.f_contiguous else " (B copied to F order)")

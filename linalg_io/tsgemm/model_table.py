@@ -74,5 +74,5 @@ def scan(args: argparse.Namespace, profile) -> str:
                 placement, 2.0 * m * args.n * args.k))
             emit(f"{p:>6} {dist:<4} {m:>12} {block['bytes_recv']['max'] / 1e6:>12.4f} "
                  f"{block['msgs_sent']['max']:>9.0f} {block['time_s']:>10.4g}")
-    write_predictions(records, args.out)
+    write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""

@@ -4,15 +4,17 @@ argv: cases "N:GRID:V:DIST[:corrupt]" (GRID PxxPyxC, or auto with V auto). For e
 factor once under a fresh traffic counter and the wire counter (Open MPI's monitoring,
 when the MPI has it), verify (HPL residual), and compare the per-rank bytes and
 messages, logical and wire, with models/conflux.py, given the pivots the run chose
-(exact; and the bytes each rank sent and received in each phase) and a priori (pivots "none" for diagdom, "uniform" otherwise; also
-"proportional", the even spread over the active rows that "uniform" replaced). With
-":corrupt", one L block is then perturbed by 1e-6 and verified again
+(exact; and the bytes each rank sent and received in each phase) and a priori (pivots "none"
+for diagdom, "uniform" otherwise; also "proportional", the even spread over the active rows
+that "uniform" replaced). With ":corrupt", one L block is then perturbed by 1e-6 and
+verified again
 ("verify_corrupted": the check must fail).
 """
 
 import sys
 
 import numpy as np
+from _regions import counted_run
 from _result import write_result
 from linalg_io.models.conflux import PHASES, conflux_costs, conflux_plan_counts
 from mpi4py import MPI
@@ -34,13 +36,8 @@ for spec in sys.argv[1:]:
                                               "mem": None, "file": None})
     case = make_conflux_case(counted, config)
     case.setup_rep()
-    counted.counter.reset()
-    wire.reset()
-    wire.start()
-    start = MPI.Wtime()
-    case.run()
-    wire.stop()
-    elapsed = world.allreduce(MPI.Wtime() - start, op=MPI.MAX)
+    _, elapsed = counted_run(counted, wire, case.run)
+    elapsed = world.allreduce(elapsed, op=MPI.MAX)
     msgs = np.array(world.gather(counted.counter.msgs_sent, root=0) or [])
     phases_sent = world.gather(dict(counted.counter.sent_by_phase), root=0)
     phases_recv = world.gather(dict(counted.counter.recv_by_phase), root=0)
@@ -59,7 +56,8 @@ for spec in sys.argv[1:]:
         measured = np.array(traffic["per_rank_bytes_sent"])
         by_phase = conflux_plan_counts(case.n, case.v, case.px, case.py, case.c, case.lu.pivots,
                                        by_phase=True)["by_phase"]
-        phase_diff = max(abs(ranks[rank].get(phase, 0) - float(by_phase[phase][key].reshape(-1)[rank]))
+        phase_diff = max(abs(ranks[rank].get(phase, 0)
+                             - float(by_phase[phase][key].reshape(-1)[rank]))
                          for phase in PHASES for key, ranks in (("sent", phases_sent),
                                                                 ("recv", phases_recv))
                          for rank in range(world.size))

@@ -14,6 +14,7 @@ import json
 import sys
 
 import numpy as np
+from _regions import first_ranks
 from _result import write_result
 from mpi4py import MPI
 
@@ -27,8 +28,8 @@ world = MPI.COMM_WORLD
 results = []
 for case in json.loads(sys.argv[1]):
     p, n = case["p"], case["n"]
-    sub = world.Split(0 if world.rank < p else MPI.UNDEFINED, world.rank)
-    if sub == MPI.COMM_NULL:
+    sub = first_ranks(world, p)
+    if sub is None:
         world.Barrier()
         continue
     comm = CountedComm(sub)

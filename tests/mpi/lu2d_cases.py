@@ -12,6 +12,7 @@ import json
 import sys
 
 import numpy as np
+from _regions import counted_run, first_ranks
 from _result import write_result
 from mpi4py import MPI
 
@@ -29,9 +30,8 @@ wire = open_wire(world)
 results = []
 for case in json.loads(sys.argv[1]):
     pr, pc = case["grid"]
-    color = 0 if world.rank < pr * pc else MPI.UNDEFINED
-    sub = world.Split(color, world.rank)
-    if sub == MPI.COMM_NULL:
+    sub = first_ranks(world, pr * pc)
+    if sub is None:
         results.append(None)
         world.Barrier()
         continue
@@ -45,14 +45,8 @@ for case in json.loads(sys.argv[1]):
     cols = owned_indices(n, nb, grid.mycol, pc)
     a_orig = source.local_block(rows, cols)
     a = a_orig.copy(order="F")
-    comm.counter.reset()
     sub.Barrier()
-    wire.reset()
-    wire.start()
-    start = MPI.Wtime()
-    pivots = lu2d(grid, a, params)
-    time_factor = MPI.Wtime() - start
-    wire.stop()
+    pivots, time_factor = counted_run(comm, wire, lu2d, grid, a, params)
     counter = comm.counter
     mine = {"sent": counter.bytes_sent, "recv": counter.bytes_recv, "msgs": counter.msgs_sent,
             "by_phase": dict(counter.sent_by_phase),

@@ -14,6 +14,7 @@ import sys
 import tracemalloc
 
 import numpy as np
+from _regions import counted_run, first_ranks
 from _result import write_result
 from layout_specs import build_layout
 from mpi4py import MPI
@@ -23,14 +24,24 @@ from linalg_io.comm.redistribute import redistribute
 from linalg_io.comm.wire import WireCounter, per_rank_wire
 from linalg_io.layout.redist_plan import RedistPlan
 
+
+def traced_redistribute(comm, plan, local, out) -> int:
+    """`redistribute`; the peak of the memory Python allocated meanwhile."""
+    tracemalloc.start()
+    redistribute(comm, plan, local, out)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
 world = MPI.COMM_WORLD
 wire = WireCounter.open(world)
 results = []
 for case in json.loads(sys.argv[1]):
     p = case["p"]
-    sub = world.Split(0 if world.rank < p else MPI.UNDEFINED, world.rank)
+    sub = first_ranks(world, p)
     wire.reset()
-    if sub == MPI.COMM_NULL:
+    if sub is None:
         per_rank_wire(wire, world)
         world.Barrier()
         continue
@@ -44,13 +55,7 @@ for case in json.loads(sys.argv[1]):
     local = np.asfortranarray(rows[:, None] * n + cols[None, :] + 1.0)
     out = np.full(plan.dst.local_shape(comm.rank), -1.0, order="F")
     plan.schedule(comm.rank)
-    comm.counter.reset()
-    wire.start()
-    tracemalloc.start()
-    redistribute(comm, plan, local, out)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    wire.stop()
+    peak, _ = counted_run(comm, wire, traced_redistribute, comm, plan, local, out)
     wire_sent, wire_recv, wire_msgs = per_rank_wire(wire, world)
     drows, dcols = plan.dst.local_indices(comm.rank)
     correct = bool(np.array_equal(out, drows[:, None] * n + dcols[None, :] + 1.0))

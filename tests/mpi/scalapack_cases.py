@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import scipy.linalg
+from _regions import first_ranks
 from _result import write_result
 from mpi4py import MPI
 
@@ -24,8 +25,8 @@ results = []
 for case in json.loads(sys.argv[1]):
     pr, pc = case["grid"]
     n, nb = case["n"], case["nb"]
-    sub = world.Split(0 if world.rank < pr * pc else MPI.UNDEFINED, world.rank)
-    if sub == MPI.COMM_NULL:
+    sub = first_ranks(world, pr * pc)
+    if sub is None:
         world.Barrier()
         continue
     context = library.grid(sub, pr, pc)

@@ -1,12 +1,12 @@
-"""The plan of an LU run as data: every choice made once, before any byte moves.
+"""The choice of an LU run as data: grid and block fixed once, before any byte moves.
 
-`LUPlan` holds what a run of `linalg-io lu` executes and what `model lu` (its table and
+`LUChoice` holds what a run of `linalg-io lu` executes and what `model lu` (its table and
 its scans) predicts: the algorithm, N, the process grid, the block or tile size, and
 what the choice was held to (objective, memory per rank, where the ranks sit). It is
-made in one place, `choose_plan`, from the command line's --grid/--nb/--mem/--objective
+made in one place, `choose_lu`, from the command line's --grid/--nb/--mem/--objective
 on a machine (profile and placement); `candidates` lists every configuration the
 choice ranks, each with its predicted costs (`linalg_io.models.conflux.candidate_row`
-for the 2.5D LU). A run takes the plan rank 0 chose (`linalg_io.lu.run_plan`);
+for the 2.5D LU). A run takes the choice rank 0 made (`linalg_io.lu.run_choice`);
 `model lu` marks the candidate equal to it. No MPI here.
 
 2D (`2d`, `scalapack`): --grid PrxPc, else the squarest Pr <= Pc; --nb, else
@@ -34,7 +34,7 @@ OBJECTIVES = ("time", "volume")
 
 
 @dataclass(frozen=True)
-class LUPlan:
+class LUChoice:
     """One LU run's choices."""
 
     algorithm: str             # "2d", "scalapack" (block-cyclic) or "conflux" (2.5D)
@@ -69,7 +69,7 @@ class Candidate:
     """A configuration the choice considered and its predicted costs (2.5D: the row of
     `conflux.candidate_row`; 2D: None, the table evaluates them)."""
 
-    plan: LUPlan
+    choice: LUChoice
     costs: dict | None = None
 
 
@@ -78,21 +78,21 @@ def _family(algorithm: str) -> str:
         return "2d"
     if algorithm == "conflux":
         return "conflux"
-    raise InputError(f"no LU plan for --algo {algorithm!r}")
+    raise InputError(f"no LU choice for --algo {algorithm!r}")
 
 
-def _plan(algorithm: str, n: int, grid: tuple[int, ...], nb: int, objective: str,
-          memory: float, placement: Placement) -> LUPlan:
+def _choice(algorithm: str, n: int, grid: tuple[int, ...], nb: int, objective: str,
+          memory: float, placement: Placement) -> LUChoice:
     pivoting = "tournament" if algorithm == "conflux" else "partial"
-    return LUPlan(algorithm, n, tuple(int(d) for d in grid), int(nb), objective, float(memory),
+    return LUChoice(algorithm, n, tuple(int(d) for d in grid), int(nb), objective, float(memory),
                   placement, pivoting)
 
 
-def choose_plan(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
+def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
                 placement: Placement, grid: str = "auto", nb="auto", objective: str = "time",
                 mapper: Callable = map,
-                table: Sequence[Candidate] | None = None) -> LUPlan:
-    """The plan `lu --algo ALGORITHM --grid GRID --nb NB --objective OBJECTIVE` runs for
+                table: Sequence[Candidate] | None = None) -> LUChoice:
+    """The choice `lu --algo ALGORITHM --grid GRID --nb NB --objective OBJECTIVE` runs for
     N = n on p ranks placed as `placement`, within `memory` bytes per rank (module doc).
     `table`: the `candidates` of the same arguments, when the caller has them already.
     InputError for a grid or block that cannot be, or a 2.5D choice that nothing fits."""
@@ -103,20 +103,20 @@ def choose_plan(algorithm: str, n: int, p: int, memory: float, profile: MachineP
         block = default_nb(n, pr, pc) if nb == "auto" else int(nb)
         if not 1 <= block <= n:
             raise InputError(f"--nb must lie in 1..N = {n}, got {block}")
-        return _plan(algorithm, n, (pr, pc), block, objective, memory, placement)
+        return _choice(algorithm, n, (pr, pc), block, objective, memory, placement)
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
             raise InputError(f"--nb {nb} exceeds N={n}")
-        return _plan(algorithm, n, shape, nb, objective, memory, placement)
+        return _choice(algorithm, n, shape, nb, objective, memory, placement)
     if table is None:
         table = candidates(algorithm, n, p, memory, profile, placement, grid, nb, objective,
                            mapper)
     fitting = [candidate for candidate in table if candidate.costs["fits"]]
     if fitting:
-        return fitting[0].plan
+        return fitting[0].choice
     if shape is not None:
-        return _plan(algorithm, n, shape, min(n, TILE_SIZES[0]), objective, memory, placement)
+        return _choice(algorithm, n, shape, min(n, TILE_SIZES[0]), objective, memory, placement)
     tiles = TILE_SIZES if nb == "auto" else (int(nb),)
     raise InputError(f"no {p}-rank grid with tiles {tiles} fits N={n} in "
                      f"{memory / 2**20:.0f} MiB per rank (--mem)")
@@ -125,7 +125,7 @@ def choose_plan(algorithm: str, n: int, p: int, memory: float, profile: MachineP
 def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
                placement: Placement, grid: str = "auto", nb="auto", objective: str = "time",
                mapper: Callable = map) -> list[Candidate]:
-    """Every configuration `choose_plan` ranks, in `model lu`'s order. 2D: --grid, else
+    """Every configuration `choose_lu` ranks, in `model lu`'s order. 2D: --grid, else
     every Pr x Pc whose process rows and columns all own a block (every shape when none
     does), NB as the run takes it. 2.5D: the grids and tiles of `busy_grids` (or --grid
     and --nb), evaluated by `mapper` (`linalg_io.parallel.core_map` spreads them over
@@ -141,14 +141,14 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
         else:
             every = [(pr, p // pr, nb_of(pr, p // pr)) for pr in divisors(p)]
             shapes = [(pr, pc, b) for pr, pc, b in every if max(pr, pc) <= -(-n // b)] or every
-        return [Candidate(_plan(algorithm, n, (pr, pc), b, objective, memory, placement))
+        return [Candidate(_choice(algorithm, n, (pr, pc), b, objective, memory, placement))
                 for pr, pc, b in shapes]
     tile_sizes = TILE_SIZES if nb == "auto" else (int(nb),)
     shapes = None if grid == "auto" else [parse_grid(grid, p, 3)]
     rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper)
     order = ranked(rows, objective) + sorted((r for r in rows if not r["fits"]),
                                              key=lambda r: r["time_s"])
-    return [Candidate(_plan(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective, memory,
+    return [Candidate(_choice(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective, memory,
                             placement), r) for r in order]
 
 

@@ -1,4 +1,4 @@
-"""One LU plan (`linalg_io.lu.plan`): the plan a run resolves is the one `model lu` marks
+"""One LU choice (`linalg_io.lu.choice`): the choice a run resolves is the one `model lu` marks
 with * and the one its scan records, for random problems; and the cases run it."""
 
 import random
@@ -9,8 +9,8 @@ from linalg_io.models.profile import load_profile
 
 from linalg_io.cli import main as cli_main
 from linalg_io.errors import InputError
+from linalg_io.lu.choice import LUChoice, candidates, choose_lu
 from linalg_io.lu.fits import check_lu_memory
-from linalg_io.lu.plan import LUPlan, candidates, choose_plan
 from linalg_io.records import read_records
 
 MACHINES = (None, "example_cpu", "example_gpu")
@@ -51,7 +51,7 @@ def _options(problem: dict) -> list[str]:
 
 
 @pytest.mark.slow
-def test_run_plan_is_the_model_lu_star_row_and_the_scan_record(tmp_path, capsys):
+def test_the_run_choice_is_the_model_lu_star_row_and_the_scan_record(tmp_path, capsys):
     checked = {"conflux": 0, "2d": 0, "refused": 0, "none fits": 0}
     for index, problem in enumerate(_problems(200)):
         n, p, mem = problem["n"], problem["p"], problem["mem"]
@@ -59,7 +59,7 @@ def test_run_plan_is_the_model_lu_star_row_and_the_scan_record(tmp_path, capsys)
         placement = profile.placement(p)
         try:
             check_lu_memory(n, p, ("2d", "conflux"), mem, "--mem")
-        except InputError:   # every command refuses it before any plan
+        except InputError:   # every command refuses it before any choice
             assert cli_main(["model", "lu", "--p", str(p)] + _options(problem)) == 2
             checked["refused"] += 1
             capsys.readouterr()
@@ -74,37 +74,37 @@ def test_run_plan_is_the_model_lu_star_row_and_the_scan_record(tmp_path, capsys)
                    for r in read_records([out])}
         for algo in ("conflux", "2d"):
             try:
-                plan = choose_plan(algo, n, p, mem, profile, placement,
+                choice = choose_lu(algo, n, p, mem, profile, placement,
                                    objective=problem["objective"])
             except InputError as error:
                 assert algo == "conflux" and "fits" in str(error)
                 assert algo not in starred and algo not in scanned
                 checked["none fits"] += 1
                 continue
-            assert isinstance(plan, LUPlan) and plan.p == p and plan.n == n
-            assert starred[algo] == (plan.grid, plan.nb), (problem, algo)
-            assert scanned[algo] == (plan.grid, plan.nb), (problem, algo)
+            assert isinstance(choice, LUChoice) and choice.p == p and choice.n == n
+            assert starred[algo] == (choice.grid, choice.nb), (problem, algo)
+            assert scanned[algo] == (choice.grid, choice.nb), (problem, algo)
             checked[algo] += 1
     # the draw reaches every branch: both algorithms, refusals, nothing fitting
     assert min(checked.values()) > 0, checked
     assert checked["conflux"] + checked["none fits"] == checked["2d"] > 100
 
 
-def test_a_given_grid_or_block_is_the_plan_and_marked():
-    """--grid and --nb given: the plan takes them (2.5D: with no search; a fixed grid that
+def test_a_given_grid_or_block_is_the_choice_and_marked():
+    """--grid and --nb given: the choice takes them (2.5D: with no search; a fixed grid that
     nothing fits at the memory falls back to tiles of 128), `model lu` marks that row."""
     profile = load_profile()
     placement = profile.placement(8)
-    fixed = choose_plan("conflux", 2048, 8, 1e3, profile, placement, "2x2x2", 256)
+    fixed = choose_lu("conflux", 2048, 8, 1e3, profile, placement, "2x2x2", 256)
     assert (fixed.grid, fixed.nb, fixed.pivoting) == ((2, 2, 2), 256, "tournament")
-    fallback = choose_plan("conflux", 2048, 8, 1e3, profile, placement, "2x2x2")
+    fallback = choose_lu("conflux", 2048, 8, 1e3, profile, placement, "2x2x2")
     assert (fallback.grid, fallback.nb) == ((2, 2, 2), 128)
     table = candidates("conflux", 2048, 8, 1e3, profile, placement, "2x2x2")
-    assert fallback in [candidate.plan for candidate in table]
-    block_cyclic = choose_plan("2d", 2048, 8, 1e9, profile, placement, "4x2", 32)
+    assert fallback in [candidate.choice for candidate in table]
+    block_cyclic = choose_lu("2d", 2048, 8, 1e9, profile, placement, "4x2", 32)
     assert (block_cyclic.grid, block_cyclic.nb, block_cyclic.record_grid) == ((4, 2), 32,
                                                                               [4, 2, 1])
     with pytest.raises(InputError, match="--nb must lie in 1..N = 2048, got 4096"):
-        choose_plan("2d", 2048, 8, 1e9, profile, placement, "auto", 4096)
+        choose_lu("2d", 2048, 8, 1e9, profile, placement, "auto", 4096)
     with pytest.raises(InputError, match="exceeds N=2048"):
-        choose_plan("conflux", 2048, 8, 1e9, profile, placement, "2x2x2", 4096)
+        choose_lu("conflux", 2048, 8, 1e9, profile, placement, "2x2x2", 4096)
