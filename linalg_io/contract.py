@@ -24,6 +24,7 @@ class RunConfig:
     backend: str = "cpu"
     quiet: bool = False
     profile: str | None = None
+    stall_timeout: float | str | None = None   # seconds, "off", None: the model's deadline
 
 
 class Case(Protocol):
