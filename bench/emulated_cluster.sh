@@ -84,16 +84,40 @@ end_job() {
   end_processes "$2" "$1" $(descendants "$1")
 }
 
+# every one of NP ranks ended its command (a line each in the status file STATUS,
+# linalg-io's LINALG_IO_LAUNCHER_STATUS) and one of them stalled (its watchdog)
+stalled_and_ended() {
+  [ -n "${STATUS:-}" ] && [ -f "$STATUS" ] && grep -q stalled "$STATUS" \
+    && [ "$(wc -l < "$STATUS")" -ge "$NP" ]
+}
+
 # run the job's head CMD... in the background and wait for it; INT, TERM or HUP ends
-# its whole tree (end_job) and exits 128 + the signal's number
+# its whole tree (end_job) and exits 128 + the signal's number. A head that outlives
+# the ranks of a stalled job (STATUS, NP: stalled_and_ended) by GRACE_S waits on a
+# daemon behind a lost link: its tree is ended and the exit is 5, as the ranks'.
 supervise() {
-  local head code stop=""
+  local head code stop="" ended=0
   "$@" &
   head=$!
   echo "$head" > "$STATE/job.$head"
   trap 'stop=INT' INT
   trap 'stop=TERM' TERM
   trap 'stop=HUP' HUP
+  while [ -z "$stop" ] && kill -0 "$head" 2>/dev/null; do
+    if stalled_and_ended; then
+      ended=$((ended + 1))
+      if [ "$ended" -gt $((GRACE_S * 5)) ]; then
+        end_job "$head" TERM
+        echo "emulated_cluster: a rank stalled and the job's head did not end (its daemons" \
+             "wait on a lost link): ended it" >&2
+        wait "$head" 2>/dev/null
+        rm -f "$STATE/job.$head"
+        trap - INT TERM HUP
+        return 5
+      fi
+    fi
+    sleep 0.2
+  done
   wait "$head"
   code=$?
   if [ -n "$stop" ]; then
@@ -200,7 +224,11 @@ run() {
   [ -n "$mpiexec" ] || die "no mpiexec (set MPIEXEC)" 3
   hosts=$(awk -v per="$per" '{printf "%s%s:%d", (NR > 1 ? "," : ""), $1, per}' "$STATE/nodes")
   node0=$(awk 'NR == 1 {print $2}' "$STATE/nodes")
-  exports=""
+  NP=$np
+  STATUS=$STATE/status.$$
+  : > "$STATUS"
+  export LINALG_IO_LAUNCHER_STATUS=$STATUS
+  exports="-x LINALG_IO_LAUNCHER_STATUS"
   for var in PATH PYTHONPATH OMP_NUM_THREADS OPENBLAS_NUM_THREADS OPENBLAS_CORETYPE \
              OPENBLAS_L2_SIZE; do
     [ -n "${!var+x}" ] && exports="$exports -x $var"
@@ -219,6 +247,9 @@ run() {
     --mca btl tcp,sm,self --mca btl_tcp_if_include "$SUBNET.0/24" --mca coll ^han \
     --mca osc ^ucx \
     --mca pml_monitoring_enable 1 $exports ${LIO_CLUSTER_MCA:-} "$@"
+  code=$?
+  rm -f "$STATUS"
+  return "$code"
 }
 
 # `exec PER -- CMD`: CMD in node 0 under its hostname, with the settings of `run` in

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from linalg_io.comm.launch_status import mark_finished
+from linalg_io.comm.launch_status import STALLED, mark_finished
 from linalg_io.errors import STALLED_EXIT_CODE
 
 FLOOR_S = 60.0         # no deadline is shorter: a slow step is not a stall
@@ -70,7 +70,7 @@ class Deadline:
 def end_job(line: str) -> None:
     """The expiry: the one line, then this rank ends now (module doc)."""
     print(line, file=sys.stderr, flush=True)
-    mark_finished()
+    mark_finished(STALLED)
     os._exit(STALLED_EXIT_CODE)
 
 
