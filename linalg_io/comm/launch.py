@@ -21,7 +21,8 @@ and exec), and each rank it starts gets SIGKILL when mpiexec dies
 with no rank having finished was killed or aborted, and the launcher says that.
 When a rank stalled (`linalg_io.comm.watchdog`) and every rank has ended, an mpiexec
 still running `GRACE_S` later waits on a daemon behind a lost node or link and never
-ends by itself: the launcher kills its session and exits 5.
+ends by itself: the launcher ends it with all it started (`linalg_io.session`) and
+exits 5.
 """
 
 from __future__ import annotations
@@ -190,8 +191,10 @@ def _end_after_stall(process: subprocess.Popen, status_path: str, nranks: int,
             try:
                 process.wait(timeout=GRACE_S)
             except subprocess.TimeoutExpired:
+                from linalg_io.session import end_session
+
                 stalled.append(True)
-                os.killpg(process.pid, signal.SIGKILL)
+                end_session(process)
             return
         threading.Event().wait(0.2)
 
@@ -249,7 +252,7 @@ def relaunch(nranks: int, threads: int, module_argv: list[str]) -> int:
         return 128 + received[0]
     if stalled:
         print("linalg-io: mpiexec did not end after a rank stalled (its daemons wait on a lost "
-              "node or link): its session was killed", file=sys.stderr, flush=True)
+              "node or link): it was ended with all it started", file=sys.stderr, flush=True)
         return STALLED_EXIT_CODE
     if code != 0 and not finished:
         how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with {code}"
