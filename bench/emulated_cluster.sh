@@ -118,8 +118,10 @@ supervise() {
     fi
     sleep 0.2
   done
-  wait "$head"
-  code=$?
+  if [ -z "$stop" ]; then
+    wait "$head"
+    code=$?
+  fi
   if [ -n "$stop" ]; then
     end_job "$head" "$stop"
     wait "$head" 2>/dev/null
