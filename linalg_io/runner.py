@@ -137,6 +137,7 @@ def run_benchmark(config: RunConfig) -> int:
             print(summary_line(case.describe(), record), flush=True)
 
     agreed(world, write_record)   # every rank leaves with rank 0's write error, if any
+    dog.stop()
     return 0 if verify["passed"] else 1
 
 

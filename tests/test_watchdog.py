@@ -131,3 +131,18 @@ def test_watchdog_runs_while_the_main_thread_blocks():
     dog.start()
     threading.Event().wait(1.0)     # a blocking wait, as mpi4py's Wait
     assert len(lines) == 1
+
+
+def test_off_takes_the_calls_and_stops():
+    """--stall-timeout off: an unstarted watchdog takes the runner's calls, stops, and
+    asks the model nothing."""
+    from linalg_io.comm.watchdog import start_watchdog
+
+    dog = start_watchdog("off", 0, "h")
+    dog.stage("rep 1/1")
+    dog.predict(lambda: pytest.fail("the model was asked"))
+    dog.stop()
+    assert dog._thread.ident is None
+    fixed = start_watchdog(12.0, 0, "h")
+    fixed.stop()   # started: it would end this process 12 s later
+    assert fixed.limit_s() == 12.0

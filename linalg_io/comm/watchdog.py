@@ -123,7 +123,8 @@ class Watchdog:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.ident is not None:
+            self._thread.join()
 
     def _mark(self) -> tuple:
         return (self._stages, *(source() for source in self._sources))
