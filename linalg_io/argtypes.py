@@ -54,6 +54,11 @@ def positive_float(text: str) -> float:
     return value
 
 
+def seconds_or_off(text: str) -> float | str:
+    """'off' or a positive number of seconds (--stall-timeout)."""
+    return "off" if text == "off" else positive_float(text)
+
+
 def int_or_auto(text: str) -> int | str:
     return "auto" if text == "auto" else positive_int(text)
 

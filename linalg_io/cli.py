@@ -4,7 +4,8 @@ benchmark family), the family's own `main` (a tool) or the command's module.
 
 Run under ``mpiexec -n P``/``srun``, or give ``--np P`` outside MPI and the command
 relaunches itself under the venv's mpiexec. Exit codes: 0 success, 1 verification
-failed, 2 bad input or usage, 3 environment (no MPI, no GPU asked for but absent).
+failed, 2 bad input or usage, 3 environment (no MPI, no GPU asked for but absent),
+5 stalled (`linalg_io.comm.watchdog`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
         config = RunConfig(command=args.command, options=options, argv=["linalg-io"] + argv,
                            reps=args.reps, warmup=args.warmup, seed=args.seed, out=args.out,
                            threads=args.threads, backend=args.backend, quiet=args.quiet,
-                           profile=args.profile, resolved=run_options(vars(args)))
+                           profile=args.profile, resolved=run_options(vars(args)),
+                           stall_timeout=args.stall_timeout)
         return run_benchmark(config)
     from mpi4py import MPI
 

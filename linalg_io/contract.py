@@ -25,6 +25,7 @@ class RunConfig:
     quiet: bool = False
     profile: str | None = None
     resolved: dict[str, Any] = field(default_factory=dict)   # the record's `options`
+    stall_timeout: float | str | None = None   # seconds, "off", None: the model's deadline
 
 
 class Case(Protocol):

@@ -24,6 +24,7 @@ from linalg_io.argtypes import (
     positive_float,
     positive_int,
     rank_counts,
+    seconds_or_off,
     seed,
 )
 from linalg_io.helptext import DESCRIPTION, DefaultsShown
@@ -37,7 +38,8 @@ EPILOG = """examples:
   linalg-io sptrsv --matrix lap3d:64 --algo syncfree --np 4
   linalg-io model lu --n 8192 --p 16
   linalg-io report results.jsonl --out report/
-exit codes: 0 ok, 1 verification failed, 2 bad input, 3 environment (MPI/GPU)"""
+exit codes: 0 ok, 1 verification failed, 2 bad input, 3 environment (MPI/GPU),
+  5 stalled (no progress within --stall-timeout)"""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,10 @@ COMMON = (
            "--machine is the same option", metavar="MACHINE.json", aliases=("--machine",),
            sweep="beside"),
     Option("quiet", "no summary line or progress", flag=True),
+    Option("stall-timeout", "end the run (exit 5, one line) when a rank sees no progress "
+           "for this long; default max(60 s, 20 x the model's time per repetition), 300 s "
+           "for the set-up; off: never", seconds_or_off, metavar="SECONDS|off",
+           sweep="beside"),
 )
 EVERY_COMMON = tuple(o.name for o in COMMON)
 

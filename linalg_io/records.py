@@ -44,7 +44,7 @@ def record_header(command: list[str], kernel: str, algo: str, backend: str,
 
 # parsed options that do not change what runs: where the record goes, how many ranks (the
 # record's nranks), whether it prints, and the command itself
-NOT_RUN_OPTIONS = ("command", "family", "out", "np", "quiet")
+NOT_RUN_OPTIONS = ("command", "family", "out", "np", "quiet", "stall_timeout")
 
 
 def run_options(parsed: dict[str, Any]) -> dict[str, Any]:

@@ -54,10 +54,13 @@ def run_benchmark(config: RunConfig) -> int:
     from linalg_io.comm.phase_clock import phase_time_summary
     from linalg_io.comm.summary import summary_line, traffic_summary
     from linalg_io.comm.waiting import wait_policy
+    from linalg_io.comm.watchdog import SETUP_FLOOR_S, start_watchdog, watch_case
     from linalg_io.comm.wire import open_wire
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
+    dog = start_watchdog(config.stall_timeout, rank, MPI.Get_processor_name())
+    dog.stage("set-up", SETUP_FLOOR_S)
     agreed(world, lambda: check_outputs(config, rank))
     agreed(world, lambda: hold_pools(config.threads))   # before the case's first BLAS call
     waits = wait_policy(kernel_crowded(world, config.threads))
@@ -68,32 +71,37 @@ def run_benchmark(config: RunConfig) -> int:
     # the pools of the libraries the case loaded too, read back on every rank
     agreed(world, lambda: hold_pools(config.threads))
     wire = open_wire(world)
+    watch_case(dog, counted.counter, getattr(case, "phase_clock", None))
 
     def counted_run() -> None:
         wire.start()
         case.run()
         wire.stop()
 
-    def one_rep() -> float:
+    def one_rep(where: str) -> float:
+        dog.stage(where)
         agreed(world, case.setup_rep)
         waits.barrier(world)
         start = MPI.Wtime()
         agreed(world, counted_run, waits)
-        return MPI.Wtime() - start
+        elapsed = MPI.Wtime() - start
+        dog.predict(case.model)   # after the first repetition: the model has its pivots
+        return elapsed
 
     for warm in range(config.warmup):
         with progress(f"warm-up {warm + 1}/{config.warmup}", rank == 0 and not config.quiet):
-            one_rep()
+            one_rep(f"warm-up {warm + 1}/{config.warmup}")
     counted.counter.reset()
     wire.reset()
     times = []
     MPI.Pcontrol(1)
     for rep in range(config.reps):
-        elapsed = world.allreduce(one_rep(), op=MPI.MAX)
+        elapsed = world.allreduce(one_rep(f"rep {rep + 1}/{config.reps}"), op=MPI.MAX)
         times.append(elapsed)
         if rank == 0 and not config.quiet and elapsed > 1.0:
             print(f"  rep {rep + 1}/{config.reps}: {elapsed:.3f} s", file=sys.stderr, flush=True)
     MPI.Pcontrol(0)
+    dog.stage("verification and record")
     agreed(world, lambda: check_pools(config.threads))   # no pool changed during the reps
     traffic = traffic_summary(counted.counter, wire, world, config.reps,
                               getattr(case, "logical_unavailable", None))
@@ -123,6 +131,7 @@ def run_benchmark(config: RunConfig) -> int:
             print(summary_line(case.describe(), record), flush=True)
 
     agreed(world, write_record)   # every rank leaves with rank 0's write error, if any
+    dog.stop()
     return 0 if verify["passed"] else 1
 
 

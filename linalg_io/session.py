@@ -3,8 +3,10 @@
 A sweep point runs in a session of its own (``start_new_session``). Open MPI's
 launcher puts each rank in a process group of its own, so killing the point's group
 left ranks running until they noticed (docs/MEASUREMENTS.md#in-code); the session holds
-them all. `end_session` sends SIGTERM to every member, SIGKILL to any still alive
-after a grace period, and returns once none is left, the leader reaped.
+them all, except a daemon that made a session of its own (Open MPI's prted, which the
+emulated cluster starts on this machine): the leader's descendants are ended too.
+`end_session` sends SIGTERM to every member and descendant, SIGKILL to any still
+alive after a grace period, and returns once none is left, the leader reaped.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ LIMIT_S = 30.0     # give up waiting (a process stuck in the kernel)
 POLL_S = 0.02
 
 
-def session_members(sid: int) -> list[int]:
-    """Live processes (not zombies) of session `sid`, read from /proc."""
-    members = []
+def _live_processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session) of every live process (not zombies), from /proc."""
+    table = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -30,10 +32,28 @@ def session_members(sid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:   # gone meanwhile
             continue
-        state, _ppid, _pgrp, session = stat[stat.rindex(")") + 2:].split()[:4]
-        if int(session) == sid and state not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
+        state, ppid, _pgrp, session = stat[stat.rindex(")") + 2:].split()[:4]
+        if state not in ("Z", "X"):
+            table[int(entry.name)] = (int(ppid), int(session))
+    return table
+
+
+def session_members(sid: int) -> list[int]:
+    """Live processes (not zombies) of session `sid`."""
+    return [pid for pid, (_, session) in _live_processes().items() if session == sid]
+
+
+def descendants(pid: int) -> list[int]:
+    """The live processes below `pid` (its children, theirs, ...), whatever their session."""
+    children: dict[int, list[int]] = {}
+    for child, (parent, _) in _live_processes().items():
+        children.setdefault(parent, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
 
 
 def _signal_all(pids: list[int], signum: int) -> None:
@@ -49,10 +69,11 @@ def end_session(process: subprocess.Popen) -> None:
     SIGKILL after GRACE_S; return when none is alive and `process` is reaped."""
     sid = process.pid
     start = time.monotonic()
-    _signal_all(session_members(sid) or [sid], signal.SIGTERM)
+    tree = set(descendants(sid))
+    _signal_all(sorted(set(session_members(sid)) | tree) or [sid], signal.SIGTERM)
     while time.monotonic() - start < LIMIT_S:
         process.poll()
-        alive = session_members(sid)
+        alive = sorted(set(session_members(sid)) | (tree & set(_live_processes())))
         if not alive:
             break
         if time.monotonic() - start > GRACE_S:

@@ -25,8 +25,10 @@ options, named as on its command line without dashes: ``nrhs``, ``min-bytes`` or
 
 Each point runs as its own process, ``python -m linalg_io CMD ARGS --np P``, in a
 session of its own, so a failing point is reported and the sweep goes on; the sweep
-exits 0 when every point passed, else with the worst code of its points (3
-environment > 2 bad input > 1 verification failed or killed). A point writes its
+exits 0 when every point passed, else with the worst code of its points (5 stalled: a
+rank saw no progress within its deadline, `--stall-timeout` > 3 environment > 2 bad
+input > 1 verification failed or killed). A stalled point is such a failure: the
+sweep goes on with the next point. A point writes its
 record into a file of its own beside OUT; the sweep appends it to OUT (one atomic
 write, ``--out`` in its command naming OUT) once the point has ended by itself, or
 after a timeout (the progress line says so). ^C or SIGTERM (``timeout``, scancel,
@@ -70,7 +72,7 @@ TOP_KEYS = ("out", "description", "defaults", "runs")
 COMMON_KEYS = tuple(o.key for o in COMMON if o.sweep == "beside") + ("timeout",)
 RUN_KEYS = ("command", "args") + COMMON_KEYS
 NOT_IN_ARGS = {o.key for o in COMMON if o.sweep != "args"}
-EXIT_WORDS = {1: "verification failed", 2: "bad input", 3: "environment"}
+EXIT_WORDS = {1: "verification failed", 2: "bad input", 3: "environment", 5: "stalled"}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 POLL_S = 0.1   # how often a running point looks for a stop request
 

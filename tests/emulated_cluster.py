@@ -48,6 +48,43 @@ def cluster(nodes: int, rate: str = "none"):
         _script("down", check=False)
 
 
+def script_command(*args: str) -> tuple[list[str], dict]:
+    """The command line and environment of `emulated_cluster.sh ARGS` on this cluster
+    (for a test that runs it in the background)."""
+    return ["bash", str(SCRIPT), *args], {**os.environ, **ENV}
+
+
+def node_namespace(node: int) -> str:
+    return f"{ENV['LIO_CLUSTER']}-n{node}"
+
+
+def in_namespace(namespace: str, *command: str) -> None:
+    subprocess.run(["ip", "netns", "exec", namespace, *command], check=True, timeout=30)
+
+
+def shape_node(node: int, rate: str) -> None:
+    """Change the rate of node `node`'s link, both ends (as `up` shaped it)."""
+    for namespace, device in ((node_namespace(node), "eth0"),
+                              (f"{ENV['LIO_CLUSTER']}-sw", f"p{node}")):
+        in_namespace(namespace, "tc", "qdisc", "change", "dev", device, "root", "tbf", "rate",
+                     rate, "burst", "131072", "latency", "200ms")
+
+
+def set_link(node: int, state: str) -> None:
+    """Set node `node`'s link up or down."""
+    in_namespace(node_namespace(node), "ip", "link", "set", "eth0", state)
+
+
+def processes_in_nodes(nodes: int) -> list[int]:
+    """Every process still running in the cluster's node namespaces."""
+    pids = []
+    for node in range(nodes):
+        listed = subprocess.run(["ip", "netns", "pids", node_namespace(node)],
+                                capture_output=True, text=True, check=False, timeout=30)
+        pids += [int(pid) for pid in listed.stdout.split()]
+    return pids
+
+
 def run_records(nranks: int, args: list[str], timeout: float = 180) -> list[dict]:
     """`linalg-io ARGS --out tmp` on the cluster's nranks ranks; its records."""
     from linalg_io.records import read_records

@@ -19,6 +19,10 @@ and exec), and each rank it starts gets SIGKILL when mpiexec dies
 (`follow_launcher`), so no job outlives its launcher. A rank that ends its command
 (any exit code) says so in the file `STATUS_VARIABLE` names: an mpiexec that ends
 with no rank having finished was killed or aborted, and the launcher says that.
+When a rank stalled (`linalg_io.comm.watchdog`) and every rank has ended, an mpiexec
+still running `GRACE_S` later waits on a daemon behind a lost node or link and never
+ends by itself: the launcher ends it with all it started (`linalg_io.session`) and
+exits 5.
 """
 
 from __future__ import annotations
@@ -36,10 +40,10 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from linalg_io.comm.launch_status import STATUS_VARIABLE, mark_finished
+from linalg_io.comm.launch_status import STATUS_VARIABLE, mark_finished, stalled_and_all_ended
 from linalg_io.comm.launcher_output import relay_stderr
 from linalg_io.comm.wire import MONITORING_VARIABLE
-from linalg_io.errors import EnvironmentProblem, InputError
+from linalg_io.errors import STALLED_EXIT_CODE, EnvironmentProblem, InputError
 
 LAUNCHER_RANK_VARIABLES = (
     "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS",
@@ -179,6 +183,22 @@ def mpiexec_command(nranks: int, argv: list[str], flavour: str, mpiexec: str) ->
     return command + [sys.executable, "-m", "mpi4py"] + argv
 
 
+def _end_after_stall(process: subprocess.Popen, status_path: str, nranks: int,
+                     stalled: list[bool]) -> None:
+    """Kill mpiexec's session if it outlives a stalled job's ranks by GRACE_S (module doc)."""
+    while process.poll() is None:
+        if stalled_and_all_ended(status_path, nranks):
+            try:
+                process.wait(timeout=GRACE_S)
+            except subprocess.TimeoutExpired:
+                from linalg_io.session import end_session
+
+                stalled.append(True)
+                end_session(process)
+            return
+        threading.Event().wait(0.2)
+
+
 def _signal_name(signum: int) -> str:
     return signal.Signals(signum).name
 
@@ -216,6 +236,9 @@ def relaunch(nranks: int, threads: int, module_argv: list[str]) -> int:
                                    preexec_fn=_parent_death(signal.SIGTERM))  # noqa: PLW1509
         if received:   # a signal came while mpiexec started
             forward(received.pop(), None)
+        stalled: list[bool] = []
+        threading.Thread(target=_end_after_stall, args=(process, status_path, nranks, stalled),
+                         daemon=True).start()
         relay_stderr(process.stderr, sys.stderr.buffer)
         code = process.wait()
         finished = os.path.getsize(status_path) > 0
@@ -227,6 +250,10 @@ def relaunch(nranks: int, threads: int, module_argv: list[str]) -> int:
         print(f"linalg-io: interrupted by {_signal_name(received[0])}: the job's ranks were "
               "ended, no record of the run written", file=sys.stderr, flush=True)
         return 128 + received[0]
+    if stalled:
+        print("linalg-io: mpiexec did not end after a rank stalled (its daemons wait on a lost "
+              "node or link): it was ended with all it started", file=sys.stderr, flush=True)
+        return STALLED_EXIT_CODE
     if code != 0 and not finished:
         how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with {code}"
         print(f"linalg-io: error: mpiexec {how} before the ranks finished (the job was "

@@ -45,6 +45,11 @@ class PhaseClock:
         self._current = OTHER
         self._first = self._last = perf_counter()
 
+    @property
+    def current(self) -> str:
+        """The running phase."""
+        return self._current
+
     def switch(self, name: str) -> str:
         """Charge the time since the last change to the running phase, run `name`;
         returns the phase that was running."""
