@@ -1,0 +1,95 @@
+"""Ranks x threads on this machine: the time model against measured time, both splits.
+
+    flock /tmp/linalg-io-bench.lock .venv/bin/python bench/threads_check.py \\
+        [--calibrate] [--profile results/threads_profile.json] [--n 8192] [--rounds 2] \\
+        [--out results/threads_check.jsonl]
+
+--calibrate first runs `linalg-io calibrate --np 2 --threads 2 --write PROFILE` (one
+thread's rates and a 2-thread rank's, `at_threads`). Then, each round, the 2D LU and
+the 2.5D LU (COnfLUX, the grid and tile a run picks) at N as 2 ranks x 1 thread and as
+1 rank x 2 threads (`--profile PROFILE --out OUT`), one after the other so the two
+splits see the same machine. Prints, per algorithm and split, the measured time
+(median over the rounds of each run's median) and the run record's own prediction
+(model.time_s: its threads' rates, `MachineProfile.at_threads`), their ratio, and the
+faster split by each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+CLI = [sys.executable, "-m", "linalg_io"]
+SPLITS = ((2, 1), (1, 2))          # (ranks, threads per rank)
+ALGOS = ("2d", "conflux")
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.calibrate:
+        subprocess.run(CLI + ["calibrate", "--np", "2", "--threads", "2", "--write",
+                              args.profile], check=True)
+    for _ in range(args.rounds):
+        for algo in ALGOS:
+            for ranks, threads in SPLITS:
+                subprocess.run(CLI + ["lu", "--np", str(ranks), "--threads", str(threads),
+                                      "--algo", algo, "--n", str(args.n), "--reps",
+                                      str(args.reps), "--warmup", "1", "--profile",
+                                      args.profile, "--out", args.out], check=True)
+
+
+def table(out: str, n: int) -> str:
+    by = defaultdict(list)
+    for line in Path(out).read_text().splitlines():
+        record = json.loads(line)
+        if record["kernel"] == "lu" and record["params"]["n"] == n:
+            key = (record["algo"], record["nranks"], record["threads_per_rank"])
+            by[key].append(record)
+    lines = [f"N={n}: measured (median of the runs' medians) against the record's model",
+             (f"{'algo':<8} {'split':<18} {'grid':<8} {'v/NB':>5} {'runs':>4} "
+              f"{'measured s':>10} {'model s':>8} {'model/meas':>10}")]
+    for algo in ALGOS:
+        times = {}
+        for ranks, threads in SPLITS:
+            records = by.get((algo, ranks, threads), [])
+            if not records:
+                continue
+            last = records[-1]
+            measured = float(np.median([r["time_s"] for r in records]))
+            model = float(np.median([r["model"]["time_s"] for r in records]))
+            times[(ranks, threads)] = (measured, model)
+            grid = "x".join(map(str, last["params"]["grid"]))
+            lines.append(f"{algo:<8} {f'{ranks} rank(s) x {threads}':<18} {grid:<8} "
+                         f"{last['params']['nb']:>5} {len(records):>4} {measured:>10.3f} "
+                         f"{model:>8.3f} {model / measured:>10.2f}")
+        if len(times) == 2:
+            fastest = [min(times, key=lambda k: times[k][i]) for i in (0, 1)]
+            lines.append(f"{'':<8} faster split: measured {fastest[0][0]}x{fastest[0][1]}, "
+                         f"model {fastest[1][0]}x{fastest[1][1]}"
+                         + ("" if fastest[0] == fastest[1] else "  (DISAGREE)"))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--profile", default="results/threads_profile.json")
+    parser.add_argument("--out", default="results/threads_check.jsonl")
+    parser.add_argument("--n", type=int, default=8192)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--table-only", action="store_true", help="print the table of OUT")
+    args = parser.parse_args()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    if not args.table_only:
+        run(args)
+    print(table(args.out, args.n))
+
+
+if __name__ == "__main__":
+    main()
