@@ -10,8 +10,9 @@ paper's grids, at the machine file's ranks and
 threads per node (`models/machine_piz_daint_mc.json`, `models/machine_lumi_c.json`:
 published hardware figures only). Beside each: the compute and the communication the
 prediction holds (the time left when the network and messages are set free, and when
-the compute is), and the time the COnfLUX repository records for that grid (PUBLISHED),
-with published / predicted.
+the compute is), the share of the ranks' peak, and, on the paper's machine
+(piz_daint_mc), the time the COnfLUX repository records for that grid (PUBLISHED), with
+published / predicted and the excess per step, (published - predicted) / (N / v).
 
 PUBLISHED: github.com/eth-cscs/conflux, benchmarks/benchmarks.csv at commit
 951bc790329385e054ae66e5c8f3ec0dcb1d543e (2021-05-23; the file left the repository
@@ -34,6 +35,7 @@ from linalg_io.lu.hpl import hpl_flops
 from linalg_io.lu.model_verdict import row_2d
 
 FREE = 1e30
+PAPER_MACHINE = "piz_daint_mc"
 GRIDS_25D = {64: (4, 4, 4), 256: (8, 8, 4), 1024: (16, 16, 4)}
 GRIDS_2D = {64: (8, 8), 256: (16, 16), 1024: (32, 32)}
 # (N, P, algo) -> [(library, grid, seconds, tile or block size)] (module doc)
@@ -96,26 +98,32 @@ def rows(profile: MachineProfile) -> list[dict]:
     return out
 
 
-def text(profile: MachineProfile, table: list[dict], markdown: bool) -> str:
+def text(profile: MachineProfile, table: list[dict], markdown: bool, published: bool) -> str:
     placement = profile.placement(64)
     head = (f"machine {profile.name}: {placement.ranks_per_node} ranks x "
             f"{profile.threads_per_rank} threads per node, dgemm "
             f"{profile.gamma_flops / 1e9:.1f} GFLOP/s per rank")
     lines = [head, ""]
     if markdown:
-        lines += [("| N | P (nodes) | LU | grid | v or NB | predicted s | compute s | "
-                   "messages s | % of peak | published s (library, grid, v) | "
-                   "published / predicted |"),
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        columns = ["N", "P (nodes)", "LU", "grid", "v or NB", "predicted s", "compute s",
+                   "messages s", "% of peak"]
+        if published:
+            columns += ["published s (library, grid, v)", "published / predicted",
+                        "excess ms per step"]
+        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in table:
         nodes = profile.placement(r["p"]).nodes
         peak = profile.gamma_flops * r["p"]
         share = 100 * hpl_flops(r["n"]) / r["time_s"] / peak
-        pubs = "; ".join(f"{s:.3g} ({lib}, {grid}, {b})" for lib, grid, s, b in r["published"])
-        ratios = "; ".join(f"{s / r['time_s']:.2f}" for _, _, s, _ in r["published"])
         cells = [str(r["n"]), f"{r['p']} ({nodes})", "2.5D" if r["algo"] == "conflux" else "2D",
                  r["grid"], str(r["block"]), f"{r['time_s']:.3g}", f"{r['compute_s']:.3g}",
-                 f"{r['comm_s']:.3g}", f"{share:.0f}", pubs, ratios]
+                 f"{r['comm_s']:.3g}", f"{share:.0f}"]
+        if published:
+            runs = r["published"]
+            cells += ["; ".join(f"{s:.3g} ({lib}, {grid}, {b})" for lib, grid, s, b in runs),
+                      "; ".join(f"{s / r['time_s']:.2f}" for _, _, s, _ in runs),
+                      "; ".join(f"{1e3 * (s - r['time_s']) / (r['n'] / b):.1f}"
+                                for _, _, s, b in runs)]
         lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(cells))
     return "\n".join(lines)
 
@@ -128,7 +136,7 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     args = parser.parse_args()
     profile = load_profile(args.machine, args.threads)
-    print(text(profile, rows(profile), args.markdown))
+    print(text(profile, rows(profile), args.markdown, args.machine == PAPER_MACHINE))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,17 @@
 """Ranks x threads on this machine: the time model against measured time, both splits.
 
     flock /tmp/linalg-io-bench.lock .venv/bin/python bench/threads_check.py \\
-        [--calibrate] [--profile results/threads_profile.json] [--n 8192] [--rounds 2] \\
-        [--out results/threads_check.jsonl]
+        [--n 8192] [--rounds 2] [--out results/threads_check.jsonl]
 
---calibrate first runs `linalg-io calibrate --np 2 --threads 2 --write PROFILE` (one
-thread's rates and a 2-thread rank's, `at_threads`). Then, each round, the 2D LU and
-the 2.5D LU (COnfLUX, the grid and tile a run picks) at N as 2 ranks x 1 thread and as
-1 rank x 2 threads (`--profile PROFILE --out OUT`), one after the other so the two
-splits see the same machine. Prints, per algorithm and split, the measured time
-(median over the rounds of each run's median) and the run record's own prediction
-(model.time_s: its threads' rates, `MachineProfile.at_threads`), their ratio, and the
-faster split by each.
+Each round first runs `linalg-io calibrate --np 2 --threads 2 --write OUT.roundK.json`
+(one thread's rates and a 2-thread rank's, `at_threads`; a round's own, as other jobs
+on a shared machine change the rates between rounds), then the 2D LU and the 2.5D LU
+(COnfLUX, the grid and tile a run picks) at N as 2 ranks x 1 thread and as 1 rank x 2
+threads (`--profile OUT.roundK.json --out OUT`), one after the other so the two splits
+see the same machine, with the load average before each. Prints, per algorithm and
+split, the measured time (median over the rounds of each run's median) and the run
+record's own prediction (model.time_s: its threads' rates, `MachineProfile.at_threads`),
+their ratio, and the faster split by each.
 """
 
 from __future__ import annotations
@@ -31,16 +31,18 @@ ALGOS = ("2d", "conflux")
 
 
 def run(args: argparse.Namespace) -> None:
-    if args.calibrate:
-        subprocess.run(CLI + ["calibrate", "--np", "2", "--threads", "2", "--write",
-                              args.profile], check=True)
-    for _ in range(args.rounds):
+    for k in range(args.rounds):
+        profile = f"{args.out}.round{k}.json"
+        subprocess.run(CLI + ["calibrate", "--np", "2", "--threads", "2", "--write", profile],
+                       check=True)
         for algo in ALGOS:
             for ranks, threads in SPLITS:
+                print(f"load average {Path('/proc/loadavg').read_text().split()[0]}",
+                      flush=True)
                 subprocess.run(CLI + ["lu", "--np", str(ranks), "--threads", str(threads),
                                       "--algo", algo, "--n", str(args.n), "--reps",
                                       str(args.reps), "--warmup", "1", "--profile",
-                                      args.profile, "--out", args.out], check=True)
+                                      profile, "--out", args.out], check=True)
 
 
 def table(out: str, n: int) -> str:
@@ -77,8 +79,6 @@ def table(out: str, n: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calibrate", action="store_true")
-    parser.add_argument("--profile", default="results/threads_profile.json")
     parser.add_argument("--out", default="results/threads_check.jsonl")
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--rounds", type=int, default=2)
