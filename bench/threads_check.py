@@ -12,6 +12,11 @@ see the same machine, with the load average before each. Prints, per algorithm a
 split, the measured time (median over the rounds of each run's median) and the run
 record's own prediction (model.time_s: its threads' rates, `MachineProfile.at_threads`),
 their ratio, and the faster split by each.
+
+--kernels instead measures, here and in this process, what the model assumes of a rank
+of T threads: its dgemm rate at inner dimensions 64..1024 relative to its own square
+dgemm (`gemm_efficiency`, the same curve at every T) and its panel getrf (N x 128)
+relative to it (PANEL_RATE, the same at every T), at 1 and 2 threads.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -43,6 +49,40 @@ def run(args: argparse.Namespace) -> None:
                                       "--algo", algo, "--n", str(args.n), "--reps",
                                       str(args.reps), "--warmup", "1", "--profile",
                                       profile, "--out", args.out], check=True)
+
+
+def best_seconds(action, repeats: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def kernels(n: int) -> str:
+    """The --kernels table (module doc)."""
+    from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+    from scipy.linalg.lapack import dgetrf
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    square = rng.random((1024, 1024))
+    panel = rng.random((n, 128), order="F")
+    lines = [(f"{'threads':>7} {'dgemm GF/s':>10}  k: measured/square (model)"
+              f"{'':<30} getrf {n}x128 / dgemm (model {PANEL_RATE})")]
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            gamma = 2 * 1024**3 / best_seconds(lambda: square @ square)
+            cells = []
+            for k in (64, 128, 256, 1024):
+                a, b = rng.random((2048, k)), rng.random((k, 2048))
+                rate = 2 * 2048 * 2048 * k / best_seconds(lambda a=a, b=b: a @ b)
+                cells.append(f"{k}: {rate / gamma:.2f} ({float(gemm_efficiency(k)):.2f})")
+            flops = n * 128**2 - 128**3 / 3
+            getrf = flops / best_seconds(lambda: dgetrf(panel.copy(order="F")))
+        lines.append(f"{threads:>7} {gamma / 1e9:>10.1f}  {'  '.join(cells)}  {getrf / gamma:.2f}")
+    return "\n".join(lines)
 
 
 def table(out: str, n: int) -> str:
@@ -84,7 +124,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--table-only", action="store_true", help="print the table of OUT")
+    parser.add_argument("--kernels", action="store_true", help="the kernel rates (module doc)")
     args = parser.parse_args()
+    if args.kernels:
+        print(kernels(args.n))
+        return
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     if not args.table_only:
         run(args)
