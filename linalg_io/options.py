@@ -214,12 +214,13 @@ def _model_family(family: str, problem: tuple[Option, ...]) -> Command:
         Option("machine", "machine file (nodes, ranks and cores per node, links; schema in the "
                "README) or profile for the times (default: the shipped one, this machine)",
                metavar="MACHINE.json", aliases=("--profile",), dest="profile"),
-        Option("threads", "threads per rank: the machine's rates for a rank of T threads, "
-               "its T cores (default: the machine file's threads_per_rank, else 1)",
-               positive_int, metavar="T"),
         Option("scan", scan_help, choices=SCANS[family]),
         Option("out", "with --scan: append the records here", metavar="FILE.jsonl"),
     )
+    if family != "sptrsv":   # its local solves run one thread per rank
+        options += (Option("threads", "threads per rank: the machine's rates for a rank of T "
+                           "threads, its T cores (default: the machine file's "
+                           "threads_per_rank, else 1)", positive_int, metavar="T"),)
     if family == "lu":
         options += (Option("all", "list every candidate (default: the best 10 of each "
                            "algorithm, and the one `lu --grid auto` runs)", flag=True),
