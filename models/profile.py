@@ -184,8 +184,7 @@ class MachineProfile:
         cores = this_machine_cores()
         if self.cores_per_node is not None and self.inter_node is not None:
             cores = min(cores, self.cores_per_node)   # nodes that share one machine
-        return replace(self, ranks_per_node=ranks_per_node,
-                       cores_per_node=cores, nodes=None)
+        return replace(self, ranks_per_node=ranks_per_node, cores_per_node=cores, nodes=None)
 
     def to_json(self) -> str:
         """The machine file (module doc): one thread's rates at the top, the others
