@@ -102,7 +102,7 @@ def table(out: str, n: int) -> str:
             if not records:
                 continue
             last = records[-1]
-            measured = float(np.median([r["time_s"] for r in records]))
+            measured = float(np.median([r["time_s"]["median"] for r in records]))
             model = float(np.median([r["model"]["time_s"] for r in records]))
             times[(ranks, threads)] = (measured, model)
             grid = "x".join(map(str, last["params"]["grid"]))
