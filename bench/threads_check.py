@@ -68,7 +68,7 @@ def kernels(n: int) -> str:
 
     rng = np.random.default_rng(0)
     square = rng.random((1024, 1024))
-    panel = rng.random((n, 128), order="F")
+    panel = np.asfortranarray(rng.random((n, 128)))
     lines = [(f"{'threads':>7} {'dgemm GF/s':>10}  k: measured/square (model)"
               f"{'':<30} getrf {n}x128 / dgemm (model {PANEL_RATE})")]
     for threads in (1, 2):
