@@ -42,9 +42,10 @@ def test_calibrate_threads_and_a_run_predicted_at_its_threads(tmp_path):
     under at_threads; a run's record predicts with its own --threads' rates: one rank,
     no messages, the 2D LU's model time scales by gamma(1) / gamma(2)."""
 
-    from linalg_io.lu.model_verdict import row_2d
     from linalg_io.models.profile import load_profile
     from mpi_harness import run_cli
+
+    from linalg_io.lu.model_verdict import row_2d
 
     path = tmp_path / "machine.json"
     run_cli(2, ["calibrate", "--reps", "2", "--threads", "2", "--write", str(path), "--quiet"])
