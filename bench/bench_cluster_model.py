@@ -112,6 +112,7 @@ def linalg_io(ranks: int, args: list[str]) -> dict:
 def model_time(record: dict, profile) -> float:
     """The record's prediction again, on `profile` (at the run's layout)."""
     p, params = record["nranks"], record["params"]
+    profile = profile.at_threads(record.get("threads_per_rank", 1))   # the run's threads
     placement = profile.for_run(p // len(record["hosts"])).placement(p)
     if record["kernel"] == "tsgemm":
         return tsgemm.model_block(params["variant"], params["m"], params["n"], params["k"], p,

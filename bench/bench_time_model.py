@@ -80,12 +80,13 @@ def predicted(record: dict, profile) -> float:
 
 def terms(record: dict, profile) -> dict[str, float]:
     """Seconds of the prediction each term accounts for (the loss when set free)."""
-    here = profile.for_run(record["nranks"])
+    threads = record.get("threads_per_rank", 1)
+    here = profile.at_threads(threads).for_run(record["nranks"])
     total = predicted(record, here)
     variants = {"alpha": replace(here, alpha_s=0.0),
                 "beta": replace(here, beta_s_per_byte=0.0),
                 "compute": replace(here, gamma_flops=FREE, mem_bw_bytes_per_s=FREE),
-                "sharing": replace(here, cores_per_node=max(record["nranks"], 1))}
+                "sharing": replace(here, cores_per_node=max(record["nranks"], 1) * threads)}
     return {"total": total, **{name: total - predicted(record, variant)
                                for name, variant in variants.items()}}
 

@@ -25,6 +25,7 @@ from linalg_io.argtypes import byte_size, seed
 from linalg_io.options import (
     EVERY_COMMON,
     LU_RUN,
+    MODEL_THREADS,
     PINGPONG_OPTIONS,
     SPTRSV_PROBLEM,
     TSGEMM_PROBLEM,
@@ -94,7 +95,8 @@ LU = Family(
     timed="factorization only", sizes=("n",),
     configuration=("nb", "objective", "input_layout", "redist_mem"),
     model_problem=lu_problem(algo_default=None),   # both algorithms unless told
-    model_extra=(Option("all", "list every candidate (default: the best 10 of each "
+    model_extra=(MODEL_THREADS,
+                 Option("all", "list every candidate (default: the best 10 of each "
                         "algorithm, and the one `lu --grid auto` runs)", flag=True),
                  Option("mem-per-rank", "--scan weak: bytes of the matrix per rank (N grows "
                         "as sqrt(P))", byte_size, metavar="BYTES")),
@@ -105,7 +107,8 @@ TSGEMM = Family(
     "tsgemm", "tall-and-skinny GEMM (TSM2R, TSM2L, A^T B, A B), checked against NumPy",
     TSGEMM_PROBLEM, "linalg_io.tsgemm.case:make_case", timed="the product only",
     sizes=("m", "n", "k"), configuration=("order", "dist"),   # dist: its distribution of A
-    model_problem=TSGEMM_PROBLEM, model_table="linalg_io.tsgemm.model_table:model_table",
+    model_problem=TSGEMM_PROBLEM, model_extra=(MODEL_THREADS,),
+    model_table="linalg_io.tsgemm.model_table:model_table",
     scans=("strong", "weak"), scan_help="; weak: --m rows per rank")
 
 SPTRSV = Family(

@@ -220,6 +220,11 @@ def model_options(scans: tuple[str, ...], scan_help: str) -> tuple[Option, ...]:
         Option("out", "with --scan: append the records here", metavar="FILE.jsonl"),
     )
 
+# `model lu` and `model tsgemm` (sptrsv's local solves run one thread per rank)
+MODEL_THREADS = Option("threads", "threads per rank: the machine's rates for a rank of T "
+                       "threads, its T cores (default: the machine file's threads_per_rank, "
+                       "else 1)", positive_int, metavar="T")
+
 
 PINGPONG_OPTIONS = (
     Option("min-bytes", "smallest message (8); the sizes grow 4x from it: 8, 32, 128 ...",

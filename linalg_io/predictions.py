@@ -3,11 +3,11 @@
 A prediction record has the schema of a run's (docs/records.md#predictions) where the two share a
 meaning (kernel, algo, params, nranks, model, lower_bound), `"prediction": true`, and
 instead of the measured fields (times, verify, traffic) the machine it was predicted
-for: {name, example, nodes, ranks_per_node, shared_cores, memory_per_rank}. Its `model`
-block has the shape of a run's (bytes sent, received and on the wire, max and mean per
-rank, messages, flops, time_s and the formulas) without the per-rank lists (P reaches
-10^4), plus `memory_bytes` (what the layout needs per rank) and `fits` (whether that is
-within the memory per rank the scan allowed). `gflops` is the predicted rate.
+for: {name, example, nodes, ranks_per_node, threads_per_rank, shared_cores,
+memory_per_rank}. Its `model` block has the shape of a run's (bytes sent, received and
+on the wire, max and mean per rank, messages, flops, time_s and the formulas) without
+the per-rank lists (P reaches 10^4), plus `memory_bytes` (what the layout needs per
+rank) and `fits` (whether that is within the memory per rank the scan allowed). `gflops` is the predicted rate.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def prediction_record(kernel: str, algo: str, params: dict, nranks: int, model: 
         "nranks": nranks,
         "machine": {"name": profile.name, "example": profile.example,
                     "nodes": placement.nodes, "ranks_per_node": placement.ranks_per_node,
+                    "threads_per_rank": profile.threads_per_rank,
                     "shared_cores": placement.shared_cores,
                     "memory_per_rank": placement.memory_per_rank},
         "model": without_per_rank(model),

@@ -32,7 +32,8 @@ s_l), the schedules of `linalg_io.lu.conflux`:
                        the rows (b x s_l), U slices down the columns (c > 1, s_l x t);
   update               2 b s_l t.
 2D: the per-phase bytes and messages of `linalg_io.models.lu2d.lu2d_plan_counts`, each
-part on the link it crosses (`linalg_io.models.lu2d.lu2d_phase_links`), the panels' getrf in panel, the dgemm and the dtrsm of U in update.
+part on the link it crosses (`linalg_io.models.lu2d.lu2d_phase_links`), the panels'
+getrf in panel, the dgemm and the dtrsm of U in update.
 """
 
 from __future__ import annotations

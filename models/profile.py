@@ -6,12 +6,25 @@ A profile JSON holds four rates (what `linalg-io calibrate` measures):
   gamma_flops                dgemm flop/s of one core (of one rank computing on one core);
   mem_bw_bytes_per_s         streaming-copy bytes/s of one core while every core streams.
 Without more, the ranks share one node: this machine (its cores and memory), as every
-local `--np P` run does. A *machine* file (`--machine`, schema in the README) is a
+local `--np P` run does.
+
+Threads per rank (`at_threads`): a rank of T threads computes at the rates of an
+`at_threads` entry {"T": {gamma_flops, mem_bw_bytes_per_s}} where the file has one (one
+rank's rates with its T threads, every rank at once: `linalg-io calibrate --threads T`),
+else at T times one core's (each thread a core at the rate one core keeps while every
+core is busy). The time models take every rate relative to gamma (the dgemm's
+efficiency at its inner dimension, the panel's PANEL_RATE: `linalg_io.models.rates`),
+so those follow the rank's gamma at T threads. `threads_per_rank` (default 1) is the
+threads of the machine's runs: what `load_profile` returns the rates at and `model`
+predicts for without `--threads`; a run's record takes its own `--threads`.
+
+A *machine* file (`--machine`, schema in the README) is a
 profile plus the layout of a cluster, for predictions of jobs that do not run here:
   ranks_per_node, cores_per_node, memory_per_node_bytes, nodes (the cluster's size),
   inter_node {latency_s, bandwidth_bytes_per_s, links_per_node, overlap}: the network
   between nodes; a node's ranks share its links; overlap (default true): whether a
   transfer moves while its ends compute and test it (`MachineProfile.overlaps`);
+  threads_per_rank, at_threads: the threads of each rank and their rates (above);
   note, example: what the numbers are (shipped examples say they are examples).
 On a GPU node a "core" is what a rank computes on (one GPU): gamma_flops and
 mem_bw_bytes_per_s are then one GPU's, memory_per_node_bytes the GPUs' memory.
@@ -25,7 +38,9 @@ latency and the link's seconds per byte times the ranks sharing it,
 max(1, ranks_per_node / links_per_node).
 `default_profile.json` beside this file was calibrated on the 2-core development machine;
 `machine_example_cpu.json` and `machine_example_gpu.json` (`--machine example_cpu`,
-`--machine example_gpu`) are examples of ordinary cluster nodes, marked as such.
+`--machine example_gpu`) are examples of ordinary cluster nodes, marked as such;
+`machine_piz_daint_mc.json` and `machine_lumi_c.json` are two published machines, from
+their vendors' and centres' figures only (examples too: nothing measured there).
 """
 
 from __future__ import annotations
@@ -62,9 +77,19 @@ class InterNode:
 
 
 @dataclass(frozen=True)
+class ThreadRates:
+    """One rank's dgemm and copy rates with `threads` threads, every rank at once."""
+
+    threads: int
+    gamma_flops: float
+    mem_bw_bytes_per_s: float
+
+
+@dataclass(frozen=True)
 class Placement:
     """Where the p ranks of one job sit: ranks per node, nodes used, the cores they share
-    (None: at least one core per rank) and each rank's memory."""
+    in ranks' worth (cores over threads per rank; None: each rank has its threads' cores)
+    and each rank's memory."""
 
     p: int
     ranks_per_node: int
@@ -89,6 +114,9 @@ class MachineProfile:
     inter_node: InterNode | None = None
     note: str = ""
     example: bool = False
+    threads_per_rank: int = 1
+    # measured rates per thread count, one thread's among them once loaded (module doc)
+    thread_rates: tuple[ThreadRates, ...] = ()
 
     def placement(self, p: int) -> Placement:
         """Where `p` ranks sit: blocks of ranks_per_node on as many nodes as they need (one
@@ -100,9 +128,10 @@ class MachineProfile:
             raise InputError(f"{p} ranks at {per_node} per node need {nodes} nodes; machine "
                              f"{self.name!r} has {self.nodes}")
         cores = (self.cores_per_node or this_machine_cores()) * nodes
+        at_once = max(1, cores // self.threads_per_rank)   # ranks computing at full rate
         memory = self.memory_per_node_bytes or physical_memory()
         return Placement(p=p, ranks_per_node=per_node, nodes=nodes,
-                         shared_cores=cores if cores < p else None,
+                         shared_cores=at_once if at_once < p else None,
                          memory_per_rank=memory / per_node)
 
     def link(self, span: int, placement: Placement,
@@ -131,19 +160,44 @@ class MachineProfile:
         return (self.inter_node is None or self.inter_node.overlap
                 or not crossing_links(span, placement))
 
+    def at_threads(self, threads: int) -> MachineProfile:
+        """This profile with `threads` threads per rank: a rank's gamma_flops and
+        mem_bw_bytes_per_s at that count, measured (`thread_rates`) or T times one
+        core's (module doc)."""
+        rates = {r.threads: r for r in self.thread_rates}
+        one = rates.get(1) or ThreadRates(1, self.gamma_flops / self.threads_per_rank,
+                                          self.mem_bw_bytes_per_s / self.threads_per_rank)
+        rates[1] = one
+        own = rates.get(threads) or ThreadRates(threads, one.gamma_flops * threads,
+                                                one.mem_bw_bytes_per_s * threads)
+        return replace(self, gamma_flops=own.gamma_flops,
+                       mem_bw_bytes_per_s=own.mem_bw_bytes_per_s, threads_per_rank=threads,
+                       thread_rates=tuple(rates[t] for t in sorted(rates)))
+
     def for_run(self, ranks_per_node: int) -> MachineProfile:
         """This profile's rates at a run's own layout (the ranks per node it was launched
-        with, the cores of this node, the nodes taken alike), for the record's
-        prediction and the run's choices. A cluster file with fewer cores per node than
-        this node has (calibrated on nodes that share one machine, as an emulated
-        cluster's) keeps its own count."""
+        with, the cores of this node, the nodes taken alike; the threads per rank are
+        the profile's: load it at the run's --threads), for the record's prediction and
+        the run's choices. A cluster file with fewer cores per node than this node has
+        (calibrated on nodes that share one machine, as an emulated cluster's) keeps its
+        own count."""
         cores = this_machine_cores()
         if self.cores_per_node is not None and self.inter_node is not None:
             cores = min(cores, self.cores_per_node)   # nodes that share one machine
         return replace(self, ranks_per_node=ranks_per_node, cores_per_node=cores, nodes=None)
 
     def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if v is not None}
+        """The machine file (module doc): one thread's rates at the top, the others
+        under at_threads."""
+        one = self.at_threads(1)
+        data = {k: v for k, v in asdict(one).items()
+                if v is not None and k not in ("thread_rates", "threads_per_rank")}
+        data["threads_per_rank"] = self.threads_per_rank
+        others = {str(r.threads): {"gamma_flops": r.gamma_flops,
+                                   "mem_bw_bytes_per_s": r.mem_bw_bytes_per_s}
+                  for r in one.thread_rates if r.threads != 1}
+        if others:
+            data["at_threads"] = others
         return json.dumps(data, indent=2)
 
 
@@ -156,17 +210,19 @@ def crossing_links(span: int, placement: Placement) -> bool:
 
 # the rates: every field without a default
 NUMBERS = tuple(f.name for f in fields(MachineProfile) if f.default is MISSING)
-LAYOUT_INTS = ("ranks_per_node", "cores_per_node", "nodes")
+LAYOUT_INTS = ("ranks_per_node", "cores_per_node", "nodes", "threads_per_rank")
 
 
 def _positive(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
 
 
-def load_profile(path: str | Path | None = None) -> MachineProfile:
+def load_profile(path: str | Path | None = None, threads: int | None = None
+                 ) -> MachineProfile:
     """Read a profile or machine JSON (the shipped default when `path` is None; a name
-    like "example_cpu" is the shipped `machine_example_cpu.json`); InputError when it is
-    not a JSON object with the four rates as positive numbers, or its layout (module
+    like "example_cpu" is the shipped `machine_example_cpu.json`) at `threads` per rank
+    (None: the file's threads_per_rank, default 1); InputError when it is not a JSON
+    object with the four rates as positive numbers, or its layout or at_threads (module
     doc) is malformed."""
     source = Path(path) if path is not None else DEFAULT_PROFILE_PATH
     shipped = DEFAULT_PROFILE_PATH.with_name(f"machine_{source.name}.json")
@@ -193,12 +249,31 @@ def load_profile(path: str | Path | None = None) -> MachineProfile:
     if bad:
         raise InputError(f"machine profile {source}: {', '.join(dict.fromkeys(bad))} must be "
                          "positive numbers" + (" (integers: ranks_per_node, cores_per_node, "
-                                               "nodes)" if set(bad) & set(LAYOUT_INTS) else ""))
-    known = {f.name for f in fields(MachineProfile)}
+                                               "nodes, threads_per_rank)"
+                                               if set(bad) & set(LAYOUT_INTS) else ""))
+    known = {f.name for f in fields(MachineProfile)} - {"thread_rates"}
     values = {k: v for k, v in data.items() if k in known}
     if "inter_node" in data:
         values["inter_node"] = _inter_node(source, data["inter_node"])
-    return MachineProfile(**values)
+    one = ThreadRates(1, data["gamma_flops"], data["mem_bw_bytes_per_s"])
+    rates = (one,) + _thread_rates(source, data.get("at_threads", {}))
+    profile = MachineProfile(**{**values, "threads_per_rank": 1}, thread_rates=rates)
+    return profile.at_threads(threads or values.get("threads_per_rank", 1))
+
+
+def _thread_rates(source: Path, data) -> tuple[ThreadRates, ...]:
+    """The at_threads entries (module doc), by thread count."""
+    def entry(key, rates) -> bool:
+        return (isinstance(key, str) and key.isdigit() and int(key) > 1
+                and isinstance(rates, dict)
+                and all(_positive(rates.get(k)) for k in ("gamma_flops", "mem_bw_bytes_per_s")))
+
+    if not isinstance(data, dict) or not all(entry(k, v) for k, v in data.items()):
+        raise InputError(f"machine profile {source}: at_threads must map thread counts > 1 "
+                         'to positive gamma_flops and mem_bw_bytes_per_s, e.g. {"2": '
+                         '{"gamma_flops": 1.2e11, "mem_bw_bytes_per_s": 2e10}}')
+    return tuple(ThreadRates(int(k), v["gamma_flops"], v["mem_bw_bytes_per_s"])
+                 for k, v in sorted(data.items(), key=lambda kv: int(kv[0])))
 
 
 def _inter_node(source: Path, data) -> InterNode:

@@ -1,7 +1,8 @@
 """Inter-node traffic on the emulated cluster (2 nodes x 2 ranks): every rank's wire
 bytes to and from the other node, and within its own, as Open MPI's monitoring counted
 them, equal the model's split from the placement, rank by rank (2D LU, COnfLUX c = 1
-and c = 2, the 2D LU with a process row or a column across the nodes, TS-GEMM atb on a chain and on a tree, ab, tsm2r 1D and 2D).
+and c = 2, the 2D LU with a process row or a column across the nodes, TS-GEMM atb on a
+chain and on a tree, ab, tsm2r 1D and 2D).
 
 Needs root and network namespaces (tests/emulated_cluster.py): skipped with the reason
 without them, failed under LINALG_IO_REQUIRE_NETNS=1."""

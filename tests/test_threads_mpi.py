@@ -35,3 +35,33 @@ def test_threads_hold_under_a_plain_mpiexec(tmp_path):
     assert {pool["internal_api"] for pool in gemm["env"]["blas"]} >= {"openblas", "openmp"}
     facts = json.loads(plain_mpiexec(2, ["info", "--json"]).stdout)
     assert facts["blas_threads_per_rank"] == [1, 1]
+
+
+def test_calibrate_threads_and_a_run_predicted_at_its_threads(tmp_path):
+    """`calibrate --threads 2` writes one thread's rates at the top and a 2-thread rank's
+    under at_threads; a run's record predicts with its own --threads' rates: one rank,
+    no messages, the 2D LU's model time scales by gamma(1) / gamma(2)."""
+
+    from linalg_io.models.profile import load_profile
+    from mpi_harness import run_cli
+
+    from linalg_io.lu.model_verdict import row_2d
+
+    path = tmp_path / "machine.json"
+    run_cli(2, ["calibrate", "--reps", "2", "--threads", "2", "--write", str(path), "--quiet"])
+    data = json.loads(path.read_text())
+    assert data["threads_per_rank"] == 2 and set(data["at_threads"]) == {"2"}
+    assert 1e8 < data["at_threads"]["2"]["gamma_flops"] < 1e13
+    one, two = load_profile(path, 1), load_profile(path, 2)
+    assert (one.gamma_flops, two.gamma_flops) == (data["gamma_flops"],
+                                                  data["at_threads"]["2"]["gamma_flops"])
+    out = tmp_path / "r.jsonl"
+    for t in (1, 2):
+        run_cli(1, ["lu", "--algo", "2d", "--n", "512", "--reps", "1", "--warmup", "0",
+                    "--threads", str(t), "--profile", str(path), "--out", str(out)])
+    records = read_records([out])
+    assert [r["threads_per_rank"] for r in records] == [1, 2]
+    for record, profile in zip(records, (one, two)):
+        here = profile.for_run(1)
+        expected = row_2d(512, here, here.placement(1), (1, 1, record["params"]["nb"]))
+        assert record["model"]["time_s"] == expected["time_s"]

@@ -2,7 +2,8 @@
 (SIGSTOP) is caught by the other rank's watchdog: the job ends within the deadline
 plus a few seconds, exit 5, one line naming rank 0 and where it was, no record, no
 process left (the rank is stopped once the runner is under way: a rank stopped in
-MPI's start-up, before the runner, is outside the watchdog); `--stall-timeout off` runs as before; a bad value is one usage line."""
+MPI's start-up, before the runner, is outside the watchdog); `--stall-timeout off` runs
+as before; a bad value is one usage line."""
 
 import os
 import signal

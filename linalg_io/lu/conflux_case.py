@@ -47,7 +47,7 @@ class ConfluxCase:
     def __init__(self, comm: CountedComm, config) -> None:
         opts = config.options
         self.comm = comm
-        self.profile = load_profile(config.profile)
+        self.profile = load_profile(config.profile, config.threads)
         self.source = open_source(opts.get("dist", "random"), opts.get("n"), config.seed,
                                   opts.get("file"))
         self.n = n = self.source.n

@@ -65,8 +65,9 @@ class DropInCase:
         pr, pc = square_2d(comm.size)
         self.desc = Descriptor(n, n, mb, nb, pr, pc)
         _, ranks_on_node = node_rank_and_size(comm.comm)
-        self.choice = agreed_choice(comm, "conflux", n, options, load_profile(config.profile),
-                                ranks_on_node)
+        self.choice = agreed_choice(comm, "conflux", n, options,
+                                    load_profile(config.profile, config.threads),
+                                    ranks_on_node)
         self.dropin = DropInLU(self.desc, comm, self.choice.shape, relabel=True,
                                mem_fraction=options.get("redist_mem"))
         self.rows, self.cols = self.desc.layout().local_indices(comm.rank)
@@ -134,7 +135,7 @@ class DropInCase:
 
     def model(self) -> dict:
         costs, moved = self._costs()
-        block = costs.record_block(load_profile(self.config.profile))
+        block = costs.record_block(load_profile(self.config.profile, self.config.threads))
         block["redistribution"] = {
             name: {"bytes_sent": {"max": float(s.max()), "mean": float(s.mean())},
                    "bytes_recv": {"max": float(r.max()), "mean": float(r.mean())},

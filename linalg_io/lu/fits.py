@@ -27,7 +27,7 @@ def check_model_memory(args) -> None:
     if args.n is None or args.scan:
         return
     algos = (args.algo,) if args.algo else ("2d", "conflux")
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, args.threads)
     placement = profile.placement(args.p)
     source = ("--mem" if args.mem else
               f"the memory of machine {profile.name!r} over its {placement.ranks_per_node} "

@@ -41,7 +41,7 @@ class LU2DCase:
                                                        options.get("n"), config.seed,
                                                        options.get("file")))
         n = source.n
-        self.profile = load_profile(config.profile)
+        self.profile = load_profile(config.profile, config.threads)
         _, self.ranks_on_node = node_rank_and_size(comm.comm)
         self.choice = agreed_choice(comm, self.algo, n, options, self.profile, self.ranks_on_node)
         (pr, pc), nb = self.choice.grid, self.choice.nb

@@ -46,7 +46,7 @@ def problem_size(args, p: int) -> int:
 
 
 def scan(args) -> str:
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, args.threads)
     records = []
     emit(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
          f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")

@@ -35,12 +35,16 @@ WORD = 8
 
 
 def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> str:
-    """'machine NAME: 4 nodes x 128 ranks, memory 0.50 GiB per rank, cores shared: no'."""
+    """'machine NAME: 4 nodes x 128 ranks x 1 thread(s), dgemm 30.0 GFLOP/s per rank,
+    memory 0.50 GiB per rank, cores shared: no'."""
+    threads = profile.threads_per_rank
     shared = ("no" if placement.shared_cores is None
-              else f"{placement.p} ranks on {placement.shared_cores} cores")
+              else f"{placement.p} ranks on {placement.shared_cores * threads} cores")
     example = " (an EXAMPLE, not measured)" if profile.example else ""
     return (f"machine {profile.name}{example}: {placement.nodes} node(s) x "
-            f"{placement.ranks_per_node} ranks, memory {mem / 2**30:.2f} GiB per rank "
+            f"{placement.ranks_per_node} ranks x {threads} thread(s), dgemm "
+            f"{profile.gamma_flops / 1e9:.1f} GFLOP/s per rank, "
+            f"memory {mem / 2**30:.2f} GiB per rank "
             f"(--mem, else the node's over its ranks), cores shared: {shared}")
 
 
@@ -53,7 +57,7 @@ def model_table(args) -> str:
         raise InputError("model lu needs --n")
     check_model_memory(args)   # a size that cannot fit, refused before the grid search
     n, p = args.n, args.p
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, args.threads)
     placement = profile.placement(p)
     mem = args.mem or placement.memory_per_rank
     algos = (args.algo,) if args.algo else ("conflux", "2d")

@@ -3,11 +3,11 @@
 The headline names the 2D and the 2.5D configuration that `lu --grid auto` would run
 (`*` in the tables below it), each with its predicted time, the bytes the busiest rank
 receives and moves on the wire (sent / received), the predicted GFLOP/s and its share
-of the machine's peak (gamma_flops times the cores the P ranks compute on), and the
-ratio 2.5D / 2D of time and of received bytes. The tables then list the best `limit`
-candidates of each algorithm (every one with `--all`), columns aligned, the chosen row
-always among them. Rows are dicts: the 2.5D ones of `models.conflux.candidate_table`,
-the 2D ones of `row_2d`.
+of the machine's peak (a rank's gamma_flops at its threads times the ranks computing
+at once), and the ratio 2.5D / 2D of time and of received bytes. The tables then list
+the best `limit` candidates of each algorithm (every one with `--all`), columns
+aligned, the chosen row always among them. Rows are dicts: the 2.5D ones of
+`models.conflux.candidate_table`, the 2D ones of `row_2d`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def row_2d(n: int, profile: MachineProfile, placement: Placement,
 
 
 def peak_flops(profile: MachineProfile, placement: Placement) -> float:
-    """The flop/s of the cores the ranks compute on: one core per rank, or the cores
-    they share."""
+    """The flop/s of the cores the ranks compute on: a rank's gamma (at its threads) per
+    rank, or per rank the shared cores hold at once."""
     cores = placement.p if placement.shared_cores is None else placement.shared_cores
     return profile.gamma_flops * cores
 

@@ -153,7 +153,8 @@ class SptrsvCase:
     def model(self) -> dict:
         costs = sptrsv_costs(self.lower.indptr, self.lower.indices, self.levels, self.owner,
                              self.comm.size, self.nrhs, self.algo, self.ranks_on_node)
-        profile = load_profile(self.profile).for_run(self.ranks_on_node)
+        # its local solves run one thread whatever --threads (the rates of one)
+        profile = load_profile(self.profile, 1).for_run(self.ranks_on_node)
         return costs.record_block(profile, profile.placement(self.comm.size))
 
     def lower_bound(self) -> dict:

@@ -34,7 +34,7 @@ def _lower(args: argparse.Namespace):
 def model_table(args: argparse.Namespace) -> str:
     """A text table: one line per (algorithm, rank), then the totals and the lower bound."""
     lower, levels = _lower(args)
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, 1)   # one-thread local solves
     if args.scan:
         return scan(args, profile, lower, levels)
     placement = profile.placement(args.p)

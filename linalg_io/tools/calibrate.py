@@ -5,7 +5,10 @@ t(n) = alpha + beta n between ranks 0 and 1 (Hockney fit, see fit_alpha_beta); g
 dgemm rate of one rank while every rank runs dgemm at once (the condition of a
 trailing update; at most as many ranks as the machine has cores, `computes_at_once`),
 the median over ranks; mem_bw is the STREAM-like copy rate
-(read + write bytes per second), again with every rank copying at once. The file is this
+(read + write bytes per second), again with every rank copying at once. Both at one
+thread per rank; with `--threads T` (T > 1) again at T threads per rank, on as many ranks
+of the machine as have T cores each (`computes_at_once`), written under `at_threads`
+with threads_per_rank T (`linalg_io.models.profile`). The file is this
 machine as a one-node machine (`linalg_io.models.profile`): the rates, its cores and its
 memory, no network; every rank of a `--np P` run sits on it.
 
@@ -40,7 +43,7 @@ from linalg_io.comm.waiting import IDLE
 from linalg_io.comm.wire import node_names
 from linalg_io.errors import InputError
 from linalg_io.models.memory import physical_memory
-from linalg_io.models.profile import InterNode, MachineProfile, this_machine_cores
+from linalg_io.models.profile import InterNode, MachineProfile, ThreadRates, this_machine_cores
 from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
@@ -247,24 +250,37 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
                                   "memory" if sharing > 1 else "")))
 
 
-def computes_at_once(world: MPI.Comm) -> bool:
-    """Whether this rank takes part in the dgemm and copy measurements: every rank,
-    unless the machine holds more ranks than cores (nodes sharing one machine), then
-    the first `this_machine_cores()` ranks of the machine, so the rates stay one
-    core's (collective)."""
+def computes_at_once(world: MPI.Comm, threads: int = 1) -> bool:
+    """Whether this rank takes part in the dgemm and copy measurements at `threads`
+    threads per rank: every rank, unless the machine holds more ranks x threads than
+    cores (nodes sharing one machine, or T threads per rank), then the first
+    cores / threads ranks of the machine, so the rates stay those of a rank on its own
+    cores (collective)."""
     kernel = boot_id()
     mine = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
-    return mine.index(world.Get_rank()) < this_machine_cores()
+    return mine.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
 
 
-def calibrate(reps: int) -> dict | None:
-    """Collective over COMM_WORLD; rank 0 returns the profile dict with the raw data."""
+def rates_at(world: MPI.Comm, threads: int) -> tuple[list[float], list[float]]:
+    """(dgemm flop/s, copy bytes/s) of each measuring rank at `threads` BLAS threads
+    per rank (`computes_at_once`), on rank 0 (collective)."""
+    from threadpoolctl import threadpool_limits
+
+    busy = computes_at_once(world, threads)
+    with threadpool_limits(limits=threads):
+        gamma = [g for g in world.gather(dgemm_rate(busy=busy), root=0) or [] if g]
+        bandwidth = [b for b in world.gather(copy_bandwidth(busy=busy), root=0) or [] if b]
+    return gamma, bandwidth
+
+
+def calibrate(reps: int, threads: int = 1) -> dict | None:
+    """Collective over COMM_WORLD; rank 0 returns the profile dict with the raw data
+    (module doc: the rates at one thread per rank, and at `threads` when more)."""
     world = MPI.COMM_WORLD
     net = network(reps)
     rows = run_pingpong(8, 16 * 2**20, reps)[0] if net is None else net["intra"]
-    busy = computes_at_once(world)
-    gamma = [g for g in world.gather(dgemm_rate(busy=busy), root=0) or [] if g]
-    bandwidth = [b for b in world.gather(copy_bandwidth(busy=busy), root=0) or [] if b]
+    gamma, bandwidth = rates_at(world, 1)
+    threaded = rates_at(world, threads) if threads > 1 else None
     if world.Get_rank() != 0:
         return None
     alpha, beta = fit_alpha_beta(rows)
@@ -276,11 +292,18 @@ def calibrate(reps: int) -> dict | None:
         name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
         nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
         note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
-              f"{GEMM_ORDER} and a copy on {len(gamma)} ranks at once"))
+              f"{GEMM_ORDER} and a copy on {len(gamma)} ranks at once"
+              + (f" at one thread and on {len(threaded[0])} ranks of {threads} threads"
+                 if threaded else "")))
+    if threaded:
+        rates = (ThreadRates(1, profile.gamma_flops, profile.mem_bw_bytes_per_s),
+                 ThreadRates(threads, float(np.median(threaded[0])),
+                             float(np.median(threaded[1]))))
+        profile = replace(profile, thread_rates=rates).at_threads(threads)
     if net is not None:
         profile = network_profile(profile, net, len(gamma))
     return {"profile": profile, "pingpong": rows, "gamma_per_rank": gamma,
-            "mem_bw_per_rank": bandwidth, "network": net}
+            "mem_bw_per_rank": bandwidth, "network": net, "threaded": threaded}
 
 
 def check_writable(path: str) -> None:
@@ -300,7 +323,7 @@ def main(args, argv: list[str]) -> int:
 
     world = MPI.COMM_WORLD
     agreed(world, lambda: world.Get_rank() == 0 and check_writable(args.write))
-    result = agreed(world, lambda: calibrate(args.reps))
+    result = agreed(world, lambda: calibrate(args.reps, args.threads))
     if world.Get_rank() != 0:
         return 0
     profile = result["profile"]
@@ -310,9 +333,16 @@ def main(args, argv: list[str]) -> int:
         print(f"alpha  {profile.alpha_s * 1e6:10.3f} us per message")
         print(f"beta   {profile.beta_s_per_byte * 1e9:10.4f} ns per byte "
               f"({1 / profile.beta_s_per_byte / 1e9:.2f} GB/s)")
-        print(f"gamma  {profile.gamma_flops / 1e9:10.2f} GFLOP/s per rank (dgemm {GEMM_ORDER}, "
+        one = profile.at_threads(1)
+        print(f"gamma  {one.gamma_flops / 1e9:10.2f} GFLOP/s per rank (dgemm {GEMM_ORDER}, "
               f"{len(result['gamma_per_rank'])} ranks at once)")
-        print(f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:10.2f} GB/s per rank (copy, all ranks)")
+        print(f"mem_bw {one.mem_bw_bytes_per_s / 1e9:10.2f} GB/s per rank (copy, all ranks)")
+        if result["threaded"]:
+            t, ranks = profile.threads_per_rank, len(result["threaded"][0])
+            gain = profile.gamma_flops / one.gamma_flops
+            print(f"at {t} threads per rank ({ranks} ranks at once): gamma "
+                  f"{profile.gamma_flops / 1e9:.2f} GFLOP/s ({gain:.2f} x one thread's), "
+                  f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:.2f} GB/s")
         if profile.inter_node is not None:
             net, shared = profile.inter_node, result["network"]["shared_Bps"]
             print(f"inter-node latency {net.latency_s * 1e6:10.3f} us, bandwidth "

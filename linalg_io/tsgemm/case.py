@@ -47,7 +47,7 @@ class TsgemmCase:
         self.threads = config.threads
         self.reps = config.reps
         self.seed = config.seed
-        self.profile = load_profile(config.profile)
+        self.profile = load_profile(config.profile, config.threads)
         self.placement = self.profile.for_run(node_rank_and_size(comm.comm)[1]).placement(
             comm.size)
         if self.variant not in model.VARIANTS:

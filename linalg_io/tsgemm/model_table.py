@@ -18,7 +18,7 @@ from linalg_io.predictions import emit, prediction_record, write_predictions
 
 def model_table(args: argparse.Namespace) -> str:
     """One line per distribution considered (tsm2r: 1D and 2D, the chosen one marked)."""
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, args.threads)
     top = max(args.p) if args.scan == "weak" else 1   # weak: m grows to --m P
     model.check_sizes(args.variant, args.m * top, args.n, args.k, np.dtype(args.dtype).itemsize)
     if args.scan:

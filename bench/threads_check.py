@@ -1,0 +1,139 @@
+"""Ranks x threads on this machine: the time model against measured time, both splits.
+
+    flock /tmp/linalg-io-bench.lock .venv/bin/python bench/threads_check.py \\
+        [--n 8192] [--rounds 2] [--out results/threads_check.jsonl]
+
+Each round first runs `linalg-io calibrate --np 2 --threads 2 --write OUT.roundK.json`
+(one thread's rates and a 2-thread rank's, `at_threads`; a round's own, as other jobs
+on a shared machine change the rates between rounds), then the 2D LU and the 2.5D LU
+(COnfLUX, the grid and tile a run picks) at N as 2 ranks x 1 thread and as 1 rank x 2
+threads (`--profile OUT.roundK.json --out OUT`), one after the other so the two splits
+see the same machine, with the load average before each. Prints, per algorithm and
+split, the measured time (median over the rounds of each run's median) and the run
+record's own prediction (model.time_s: its threads' rates, `MachineProfile.at_threads`),
+their ratio, and the faster split by each.
+
+--kernels instead measures, here and in this process, what the model assumes of a rank
+of T threads: its dgemm rate at inner dimensions 64..1024 relative to its own square
+dgemm (`gemm_efficiency`, the same curve at every T) and its panel getrf (N x 128)
+relative to it (PANEL_RATE, the same at every T), at 1 and 2 threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+CLI = [sys.executable, "-m", "linalg_io"]
+SPLITS = ((2, 1), (1, 2))          # (ranks, threads per rank)
+ALGOS = ("2d", "conflux")
+
+
+def run(args: argparse.Namespace) -> None:
+    for k in range(args.rounds):
+        profile = f"{args.out}.round{k}.json"
+        subprocess.run(CLI + ["calibrate", "--np", "2", "--threads", "2", "--write", profile],
+                       check=True)
+        for algo in ALGOS:
+            for ranks, threads in SPLITS:
+                print(f"load average {Path('/proc/loadavg').read_text().split()[0]}",
+                      flush=True)
+                subprocess.run(CLI + ["lu", "--np", str(ranks), "--threads", str(threads),
+                                      "--algo", algo, "--n", str(args.n), "--reps",
+                                      str(args.reps), "--warmup", "1", "--profile",
+                                      profile, "--out", args.out], check=True)
+
+
+def best_seconds(action, repeats: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def kernels(n: int) -> str:
+    """The --kernels table (module doc)."""
+    from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+    from scipy.linalg.lapack import dgetrf
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    square = rng.random((1024, 1024))
+    panel = np.asfortranarray(rng.random((n, 128)))
+    lines = [(f"{'threads':>7} {'dgemm GF/s':>10}  k: measured/square (model)"
+              f"{'':<30} getrf {n}x128 / dgemm (model {PANEL_RATE})")]
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            gamma = 2 * 1024**3 / best_seconds(lambda: square @ square)
+            cells = []
+            for k in (64, 128, 256, 1024):
+                a, b = rng.random((2048, k)), rng.random((k, 2048))
+                rate = 2 * 2048 * 2048 * k / best_seconds(lambda a=a, b=b: a @ b)
+                cells.append(f"{k}: {rate / gamma:.2f} ({float(gemm_efficiency(k)):.2f})")
+            flops = n * 128**2 - 128**3 / 3
+            getrf = flops / best_seconds(lambda: dgetrf(panel.copy(order="F")))
+        lines.append(f"{threads:>7} {gamma / 1e9:>10.1f}  {'  '.join(cells)}  {getrf / gamma:.2f}")
+    return "\n".join(lines)
+
+
+def table(out: str, n: int) -> str:
+    by = defaultdict(list)
+    for line in Path(out).read_text().splitlines():
+        record = json.loads(line)
+        if record["kernel"] == "lu" and record["params"]["n"] == n:
+            key = (record["algo"], record["nranks"], record["threads_per_rank"])
+            by[key].append(record)
+    lines = [f"N={n}: measured (median of the runs' medians) against the record's model",
+             (f"{'algo':<8} {'split':<18} {'grid':<8} {'v/NB':>5} {'runs':>4} "
+              f"{'measured s':>10} {'model s':>8} {'model/meas':>10}")]
+    for algo in ALGOS:
+        times = {}
+        for ranks, threads in SPLITS:
+            records = by.get((algo, ranks, threads), [])
+            if not records:
+                continue
+            last = records[-1]
+            measured = float(np.median([r["time_s"]["median"] for r in records]))
+            model = float(np.median([r["model"]["time_s"] for r in records]))
+            times[(ranks, threads)] = (measured, model)
+            grid = "x".join(map(str, last["params"]["grid"]))
+            lines.append(f"{algo:<8} {f'{ranks} rank(s) x {threads}':<18} {grid:<8} "
+                         f"{last['params']['nb']:>5} {len(records):>4} {measured:>10.3f} "
+                         f"{model:>8.3f} {model / measured:>10.2f}")
+        if len(times) == 2:
+            fastest = [min(times, key=lambda k: times[k][i]) for i in (0, 1)]
+            lines.append(f"{'':<8} faster split: measured {fastest[0][0]}x{fastest[0][1]}, "
+                         f"model {fastest[1][0]}x{fastest[1][1]}"
+                         + ("" if fastest[0] == fastest[1] else "  (DISAGREE)"))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="results/threads_check.jsonl")
+    parser.add_argument("--n", type=int, default=8192)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--table-only", action="store_true", help="print the table of OUT")
+    parser.add_argument("--kernels", action="store_true", help="the kernel rates (module doc)")
+    args = parser.parse_args()
+    if args.kernels:
+        print(kernels(args.n))
+        return
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    if not args.table_only:
+        run(args)
+    print(table(args.out, args.n))
+
+
+if __name__ == "__main__":
+    main()
