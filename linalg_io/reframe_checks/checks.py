@@ -28,10 +28,17 @@ import json
 import math
 import os
 import sys
+from typing import ClassVar
 
 import reframe as rfm
-from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
-                                   sanity_function, variable)
+from reframe.core.builtins import (
+    parameter,
+    performance_function,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
 from reframe.core.exceptions import SanityError
 
 RECORD = "record.jsonl"
@@ -51,7 +58,8 @@ def read_record(stagedir: str) -> dict:
     path = os.path.join(stagedir, RECORD)
     if not os.path.exists(path):
         raise SanityError(f"the run wrote no record ({RECORD}): see its stderr")
-    lines = [line for line in open(path, encoding="utf-8").read().splitlines() if line]
+    with open(path, encoding="utf-8") as file:
+        lines = [line for line in file.read().splitlines() if line]
     if len(lines) != 1:
         raise SanityError(f"{RECORD} has {len(lines)} records, not 1")
     return json.loads(lines[0])
@@ -82,8 +90,8 @@ def wire_mismatches(record: dict) -> list[str]:
 class LinalgIOCheck(rfm.RunOnlyRegressionTest):
     """One linalg-io run under the partition's launcher; subclasses give the command."""
 
-    valid_systems = ["*"]
-    valid_prog_environs = ["*"]
+    valid_systems: ClassVar[list[str]] = ["*"]
+    valid_prog_environs: ClassVar[list[str]] = ["*"]
     nodes = parameter([1])
     ranks_per_node = parameter([4])
     threads_per_rank = parameter([1])
@@ -92,7 +100,7 @@ class LinalgIOCheck(rfm.RunOnlyRegressionTest):
     machine_file = variable(str, value="")
     time_tolerance = variable(float, type(None), value=None)
     reference_scale = variable(float, value=1.0)
-    tags = {"linalg-io"}
+    tags: ClassVar[set[str]] = {"linalg-io"}
 
     def command(self) -> list[str]:
         raise NotImplementedError
@@ -124,6 +132,10 @@ class LinalgIOCheck(rfm.RunOnlyRegressionTest):
         if record["nranks"] != self.num_tasks:
             raise SanityError(f"the record has {record['nranks']} ranks, the job "
                               f"{self.num_tasks}: the launcher did not start one MPI job")
+        if self.job.scheduler.registered_name in ("slurm", "squeue"):
+            job = (record.get("slurm") or {}).get("job_id")
+            if job != str(self.job.jobid):
+                raise SanityError(f"the record names Slurm job {job}, not {self.job.jobid}")
         mismatches = wire_mismatches(record)
         if mismatches:
             raise SanityError("wire bytes differ from the model's: " + "; ".join(mismatches))
