@@ -30,14 +30,15 @@ PERF_VARS = ("time", "gflops", "recv_MB", "wire_sent_MB", "wire_recv_MB", "time_
              "recv_over_lower_bound")
 
 
-def run_reframe(tmp_path: Path, config: str, *options: str, env=None, timeout=900):
+def run_reframe(tmp_path: Path, config: str, *options: str, env=None, timeout=900,
+                action: str = "-r"):
     if not REFRAME.exists():
         pytest.fail(f"no {REFRAME}: reframe-hpc is in the test extra (pip install -e '.[test]')")
     prefix = tmp_path / "rfm"
     env = dict(env or os.environ, TMPDIR=str(tmp_path))
     return subprocess.run([str(REFRAME), "-C", str(FILES[config]), "-c", str(FILES["checks"]),
                            "--prefix", str(prefix), "--report-file", str(tmp_path / "report.json"),
-                           *options, "-r"],
+                           *options, action],
                           cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=timeout, check=False)
 
@@ -109,6 +110,21 @@ def test_a_reference_ten_times_tighter_fails_and_prints_the_ratio(tmp_path):
     assert row["result"] == "fail" and row["time_over_model_ref"] == "0.1"
     assert float(found.group(1)) == float(row["time_over_model_value"]) > 0.1
 
+
+
+def test_one_file_covers_a_scaling_study_through_parameters(tmp_path):
+    """-P sets the parameters: ranks per node x N gives every LU case, and a grid that is
+    not the ranks' is left out."""
+    done = run_reframe(tmp_path, "local", "-n", "LinalgIOLU", "-P", "ranks_per_node=2,4",
+                       "-P", "n=1024,2048", action="-l")
+    assert done.returncode == 0, done.stderr[-2000:]
+    cases = sorted(re.findall(r"^- LinalgIOLU %nodes=1 %ranks_per_node=(\d) "
+                              r"%threads_per_rank=1 %algo=(\w+) %n=(\d+) %grid=(\S+) ",
+                              done.stdout, flags=re.MULTILINE))
+    expected = [(str(r), algo, str(n), grid) for r in (2, 4) for algo in ("2d", "conflux")
+                for n in (1024, 2048) for grid in ("auto", "2x1x2")
+                if not (grid == "2x1x2" and (algo == "2d" or r == 2))]
+    assert cases == sorted(expected) and len(cases) == 10
 
 # The sanity's helpers on a record made up here: what they find and what they let pass.
 RECORD = {

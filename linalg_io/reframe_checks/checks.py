@@ -92,9 +92,9 @@ class LinalgIOCheck(rfm.RunOnlyRegressionTest):
 
     valid_systems: ClassVar[list[str]] = ["*"]
     valid_prog_environs: ClassVar[list[str]] = ["*"]
-    nodes = parameter([1])
-    ranks_per_node = parameter([4])
-    threads_per_rank = parameter([1])
+    nodes = parameter([1], type=int)
+    ranks_per_node = parameter([4], type=int)
+    threads_per_rank = parameter([1], type=int)
     reps = variable(int, value=3)
     linalg_io_command = variable(str, value=default_command())
     machine_file = variable(str, value="")
@@ -202,9 +202,9 @@ class LinalgIOLU(LinalgIOCheck):
     of three factors with c > 1 is 2.5D only; a grid whose factors do not multiply to
     the ranks is skipped."""
 
-    algo = parameter(["2d", "conflux"])
-    n = parameter([1024])
-    grid = parameter(["auto", "2x1x2"])
+    algo = parameter(["2d", "conflux"], type=str)
+    n = parameter([1024], type=int)
+    grid = parameter(["auto", "2x1x2"], type=str)
 
     @run_after("init")
     def skip_grids_that_do_not_fit(self):
@@ -224,8 +224,8 @@ class LinalgIOLU(LinalgIOCheck):
 class LinalgIOTSGEMM(LinalgIOCheck):
     """`linalg-io tsgemm`: C = A^T B with A m x k and B m x n (atb)."""
 
-    variant = parameter(["atb"])
-    m = parameter([262144])
+    variant = parameter(["atb"], type=str)
+    m = parameter([262144], type=int)
     n = variable(int, value=16)
     k = variable(int, value=16)
 
@@ -238,8 +238,8 @@ class LinalgIOTSGEMM(LinalgIOCheck):
 class LinalgIOSpTRSV(LinalgIOCheck):
     """`linalg-io sptrsv`: level-set and synchronisation-free triangular solves."""
 
-    algo = parameter(["levelset", "syncfree"])
-    matrix = parameter(["lap2d:64"])
+    algo = parameter(["levelset", "syncfree"], type=str)
+    matrix = parameter(["lap2d:64"], type=str)
 
     def command(self) -> list[str]:
         return ["sptrsv", "--matrix", self.matrix, "--algo", self.algo]
