@@ -39,8 +39,8 @@ site_configuration = {
                 # more ranks than cores: Open MPI then yields while waiting
                 "linalg_io_launcher_options": ["--oversubscribe", "--bind-to", "none"],
                 "linalg_io_machine": os.environ.get("LINALG_IO_MACHINE", ""),
-                # a 2-core VM shared with other jobs, 4 ranks on it, against the default
-                # profile's rates: runs take tens of times the model's prediction
+                # 4 ranks on a shared 2-core VM against the default profile (2 ranks on
+                # it, unloaded): runs take tens of times its prediction (docs/REFRAME.md)
                 "linalg_io_time_tolerance": 499.0,
             },
         }],
