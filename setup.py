@@ -16,6 +16,11 @@ OPENMP = ["-fopenmp"]
 
 
 def kernel_extensions() -> list[Extension]:
+    sources = sorted(Path("cython").glob("*.pyx"))
+    if not sources:
+        # a source tree without the kernels' sources would install a package that
+        # cannot run; stop the build instead (MANIFEST.in puts them in the sdist)
+        raise SystemExit("setup.py: no cython/*.pyx here: the compiled kernels cannot be built")
     return [
         Extension(
             f"linalg_io._kernels.{pyx.stem}",
@@ -26,7 +31,7 @@ def kernel_extensions() -> list[Extension]:
             extra_compile_args=OPT_FLAGS + OPENMP,
             extra_link_args=OPENMP,
         )
-        for pyx in sorted(Path("cython").glob("*.pyx"))
+        for pyx in sources
     ]
 
 
