@@ -7,7 +7,8 @@ for: {name, example, nodes, ranks_per_node, threads_per_rank, shared_cores,
 memory_per_rank}. Its `model` block has the shape of a run's (bytes sent, received and
 on the wire, max and mean per rank, messages, flops, time_s and the formulas) without
 the per-rank lists (P reaches 10^4), plus `memory_bytes` (what the layout needs per
-rank) and `fits` (whether that is within the memory per rank the scan allowed). `gflops` is the predicted rate.
+rank) and `fits` (whether that is within the memory per rank the scan allowed).
+`gflops` is the predicted rate.
 """
 
 from __future__ import annotations
