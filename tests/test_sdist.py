@@ -29,6 +29,7 @@ def run(command: list[str], cwd: Path, timeout: float, env: dict | None = None):
 
 
 @pytest.mark.slow
+@pytest.mark.package
 def test_the_sdist_installs_into_a_fresh_venv_and_runs(tmp_path):
     dist = tmp_path / "dist"
     run([sys.executable, "-m", "build", "--sdist", "--outdir", str(dist), str(ROOT)],
