@@ -53,7 +53,9 @@ scalapack:
 # package of HPC Challenge (hpcc), built with the venv's mpicc and Debian's OpenBLAS into
 # .venv/lib/hpl (hpl/make_hpl.sh). Elsewhere it says so and does nothing: build HPL with
 # hpl/build.sh and give `lu --hpl PATH`.
-hpl: $(STAMP)
+hpl: $(VENV)/lib/hpl/libhpl-linalg-io.so
+
+$(VENV)/lib/hpl/libhpl-linalg-io.so: $(STAMP) $(wildcard hpl/*.c hpl/*.sh)
 	hpl/make_hpl.sh $(VENV)
 
 # Debian's headless Chromium for tests/test_browser.py (opens the report's index.html;

@@ -13,9 +13,6 @@ set -eu
 venv=$1
 here=$(cd "$(dirname "$0")" && pwd)
 out="$venv/lib/hpl"
-if [ -f "$out/libhpl-linalg-io.so" ] && [ -x "$out/xhpl" ]; then
-  exit 0
-fi
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "make hpl: no apt-get here; build HPL with hpl/build.sh HPL-SOURCE.tar.gz DIR (MPICC=your mpicc) and use --hpl DIR"
   exit 0
@@ -28,7 +25,7 @@ $sudo apt-get install -y -qq --no-install-recommends libopenblas-dev gcc libc6-d
 src="$(pwd)/build/hpl-source"
 mkdir -p "$src"
 fetch() { (cd "$src" && apt-get source --download-only hpcc >/dev/null 2>&1) || true; }
-fetch
+ls "$src"/hpcc_*.orig.tar.gz >/dev/null 2>&1 || fetch
 if ! ls "$src"/hpcc_*.orig.tar.gz >/dev/null 2>&1; then
   . /etc/os-release
   if [ "${ID:-}" = ubuntu ]; then

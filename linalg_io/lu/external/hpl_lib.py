@@ -82,7 +82,7 @@ class HPLLibrary(InProcessLU):
 
         try:
             self.lib = ctypes.CDLL(path)
-            for symbol in ("lio_hpl_setup", "lio_hpl_factor", "HPL_pdgesv", "MPI_Comm_rank"):
+            for symbol in ("lio_hpl_grid", "lio_hpl_factor", "HPL_pdgesv", "MPI_Comm_rank"):
                 getattr(self.lib, symbol)
         except (OSError, AttributeError) as error:
             raise EnvironmentProblem(f"HPL {path} cannot be used: {error}") from None
@@ -97,33 +97,47 @@ class HPLLibrary(InProcessLU):
         self.version = self.lib.lio_hpl_version().decode()
         handle = ctypes.c_int if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_int) \
             else ctypes.c_void_p
-        self.lib.lio_hpl_setup.argtypes = [handle] + [ctypes.c_int] * 4
+        self.lib.lio_hpl_grid.argtypes = [handle, ctypes.c_int, ctypes.c_int]
+        self.lib.lio_hpl_allocate.argtypes = [ctypes.c_int, ctypes.c_int]
         self.lib.lio_hpl_factor.argtypes = [ctypes.c_void_p]
         self.lib.lio_hpl_check.argtypes = [ctypes.c_void_p]
         self._comm = None
 
     def setup(self, comm, n: int, nb: int, pr: int, pc: int) -> None:
+        self.open_grid(comm, pr, pc)
+        self.allocate(n, nb)
+
+    def open_grid(self, comm, pr: int, pc: int) -> None:
+        """Collective: HPL's Pr x Pc grid over `comm` (kept alive here) and HPL's eps."""
         from mpi4py import MPI
 
         self._comm = comm
-        status = self.lib.lio_hpl_setup(MPI._handleof(comm), n, nb, pr, pc)
+        if self.lib.lio_hpl_grid(MPI._handleof(comm), pr, pc) != 0:
+            raise RuntimeError(f"HPL's grid {pr}x{pc} could not be made on {comm.size} ranks")
+
+    def allocate(self, n: int, nb: int) -> None:
+        """Collective: HPL_pdtest's local A | b | x for N and NB."""
+        status = self.lib.lio_hpl_allocate(n, nb)
         if status == -3:
             raise EnvironmentProblem(f"HPL could not allocate its N={n} matrix on some rank")
         if status != 0:
-            raise RuntimeError(f"HPL's set-up failed ({status}) for N={n} NB={nb} "
-                               f"grid {pr}x{pc}")
+            raise RuntimeError(f"HPL's matrix N={n} NB={nb}: allocated already or no grid")
+
+    def release(self) -> None:
+        """Free the matrix (the grid stays)."""
+        self.lib.lio_hpl_release()
 
     def prepare(self) -> None:
         self.lib.lio_hpl_generate()
 
     def factor(self) -> Factored:
-        out = np.zeros(8)
+        out = np.zeros(14)
         info = self.lib.lio_hpl_factor(out.ctypes.data)
         if info != 0:
             from linalg_io.errors import SingularMatrixError
 
             raise SingularMatrixError(f"HPL_pdgesv: matrix is singular (info = {info})")
-        rpfact, _pfact, _mxswp, update, laswp, ptrsv = (float(t) for t in out[2:])
+        rpfact, _pfact, _mxswp, update, laswp, ptrsv = (float(t) for t in out[2:8])
         phases = {"panel": rpfact, "swap": laswp, "update": update - laswp, "solve": ptrsv}
         return Factored(float(out[0]), float(out[1]), phases if rpfact >= 0 else {})
 
