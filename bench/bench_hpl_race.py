@@ -21,7 +21,6 @@ cluster is LIO_CLUSTER (default lio26) on LIO_CLUSTER_SUBNET (default 10.213.0).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -86,8 +85,8 @@ def _phases(record: dict) -> str:
 def report(out_dir: Path) -> str:
     from linalg_io.records import read_records
 
-    lines = ["| layout | N | algo | grid, NB/v | runs | best s | median s | HPL's own best s | "
-             "wire sent / recv MB (busiest) | ratio to HPL (best) |",
+    lines = [("| layout | N | algo | grid, NB/v | runs | best s | median s | HPL's own best s | "
+              "wire sent / recv MB (busiest) | ratio to HPL (best) |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
     phase_lines = ["| layout | N | algo | time per phase, max over ranks, s (median run) |",
                    "|---|---|---|---|"]
