@@ -189,3 +189,17 @@ def test_monitoring_dump_reader(tmp_path):
     assert traffic.bytes_recv.tolist() == [7, 100, 40]
     with pytest.raises(EnvironmentProblem, match="wrote 3 of 4 files"):
         read_dump(str(prefix), 4)
+
+
+def test_report_labels_every_library_with_its_version():
+    import pandas as pd
+
+    from linalg_io.report.tables import libraries
+
+    frame = pd.DataFrame({"params.library_version": ["HPL 2.0 (hpcc-1.5.0)", None, None],
+                          "params.scalapack_lib": [None, "/usr/lib/libscalapack-openmpi.so.2.2",
+                                                   None],
+                          "git_commit": ["b57b839aa", "b57b839aa", "b57b839aa"]})
+    assert libraries(frame).tolist() == ["HPL 2.0 (hpcc-1.5.0)",
+                                         "ScaLAPACK libscalapack-openmpi.so.2.2",
+                                         "linalg-io b57b839"]
