@@ -77,8 +77,8 @@ def run(layouts: list[str], sizes: list[int], rounds: int, out_dir: Path) -> Non
 
 def _phases(record: dict) -> str:
     phases = record.get("time_by_phase")
-    if not phases:
-        return ""
+    if not phases or not any(phases["max"].values()):
+        return "(no phase timers)"
     return ", ".join(f"{name} {phases['max'][name]:.2f}" for name in phases["phases"])
 
 
