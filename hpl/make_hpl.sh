@@ -4,9 +4,9 @@
 #   hpl/make_hpl.sh VENV
 #
 # Installs OpenBLAS and a C compiler, fetches the source package of HPC Challenge
-# (hpcc, whose tarball carries HPL 2.0) with `apt-get source --download-only` (adding a
-# deb-src line in /etc/apt/sources.list.d/linalg-io-deb-src.sources when there is none;
-# only the orig tarball is needed, a missing debian.tar.xz does not matter), and builds
+# (hpcc, whose tarball carries HPL 2.0) with `apt-get source --download-only` (adding
+# deb-src twins of the system's deb entries in /etc/apt/sources.list.d/ when there are
+# none; only the orig tarball is needed, a missing debian.tar.xz does not matter), builds
 # it with hpl/build.sh against the venv's mpicc into VENV/lib/hpl. Without apt-get it
 # says what to do instead and does nothing.
 set -eu
@@ -27,15 +27,19 @@ mkdir -p "$src"
 fetch() { (cd "$src" && apt-get source --download-only hpcc >/dev/null 2>&1) || true; }
 ls "$src"/hpcc_*.orig.tar.gz >/dev/null 2>&1 || fetch
 if ! ls "$src"/hpcc_*.orig.tar.gz >/dev/null 2>&1; then
-  . /etc/os-release
-  if [ "${ID:-}" = ubuntu ]; then
-    uri=http://archive.ubuntu.com/ubuntu components="main universe"
-  else
-    uri=http://deb.debian.org/debian components=main
+  # deb-src twins of the system's own deb entries (same mirrors, suites and Signed-By,
+  # which apt requires to agree for one source)
+  system=""
+  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list.d/ubuntu.sources; do
+    [ -f "$f" ] && system=$f && break
+  done
+  if [ -n "$system" ]; then
+    sed 's/^Types: deb$/Types: deb-src/' "$system" |
+      $sudo tee /etc/apt/sources.list.d/linalg-io-deb-src.sources >/dev/null
+  elif [ -f /etc/apt/sources.list ]; then
+    sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list |
+      $sudo tee /etc/apt/sources.list.d/linalg-io-deb-src.list >/dev/null
   fi
-  printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\n' "$uri" \
-    "$VERSION_CODENAME" "$components" |
-    $sudo tee /etc/apt/sources.list.d/linalg-io-deb-src.sources >/dev/null
   $sudo apt-get update -qq
   fetch
 fi
