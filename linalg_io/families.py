@@ -91,7 +91,7 @@ class Family:
 
 LU = Family(
     "lu", "distributed LU factorization, verified with the HPL scaled residual",
-    lu_problem(("2d", "conflux", "scalapack")) + LU_RUN, "linalg_io.lu.case:make_case",
+    lu_problem(("2d", "conflux", "scalapack", "hpl")) + LU_RUN, "linalg_io.lu.case:make_case",
     timed="factorization only", sizes=("n",),
     configuration=("nb", "objective", "input_layout", "redist_mem"),
     model_problem=lu_problem(algo_default=None),   # both algorithms unless told

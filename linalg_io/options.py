@@ -146,7 +146,9 @@ def lu_problem(algos: tuple[str, ...] = ("2d", "conflux"), algo_default: str | N
         Option("algo", "2d: block-cyclic partial pivoting (ScaLAPACK pdgetrf scheme); "
                "conflux: 2.5D LU with tournament pivoting"
                + ("; scalapack: the site's pdgetrf (ctypes) on 2d's matrix"
-                  if "scalapack" in algos else ""),
+                  if "scalapack" in algos else "")
+               + ("; hpl: HPL (make hpl) in-process with 2d's N, NB and grid"
+                  if "hpl" in algos else ""),
                choices=algos, default=algo_default),
         Option("n", "matrix order" + (" (from the file with --dist file)"
                                       if "scalapack" in algos else ""), positive_int),
@@ -192,6 +194,8 @@ SPTRSV_PROBLEM = (
 )
 
 LU_RUN = (
+    Option("hpl", "--algo hpl: HPL's library (default: libhpl-linalg-io.so of `make hpl` in "
+           "the venv, then through ldconfig)", metavar="PATH"),
     Option("scalapack-lib", "--algo scalapack: the ScaLAPACK library (default: "
            "libscalapack-openmpi/-mpich, then libscalapack, through ldconfig)", metavar="PATH"),
     Option("input-layout", "--algo conflux as a drop-in for pdgetrf: the matrix starts "

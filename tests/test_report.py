@@ -136,13 +136,13 @@ def test_report_markdown_plots_and_page(report):
     assert rows[0] == "| " + " | ".join(tables.LEAD_COLUMNS) + " |"
     # the time beside the model's (0.4 s) and their ratio; no cores in the record: '?';
     # one number format per column (0.25 s in the same column: four decimals)
-    assert "| 2d grid=2x2 dist=random P=4 | 4 | 1 | ? | 0.5000 | 0.4000 | 1.2500 | 2.000 | " \
-           "3.000 | 2.500 | 5.000 | 4.500 | 4.000 | 4.000 | 1.0000 | 3.000 | " \
+    assert "| 2d grid=2x2 dist=random P=4 | linalg-io abc123 | 4 | 1 | ? | 0.5000 | 0.4000 | " \
+           "1.2500 | 2.000 | 3.000 | 2.500 | 5.000 | 4.500 | 4.000 | 4.000 | 1.0000 | 3.000 | " \
            "hpl_residual=0.25 PASSED |" in rows
     assert markdown[-1] == "Every column of every run: lu.csv"
     gemm = (out / "tsgemm.md").read_text()
-    assert "| atb P=2 | 2 | 1 | ? | 0.5000 | 0.4000 | 1.250 | 2.000 | 3.000 | 2.500 | n/a | " \
-           "4.500 | n/a | 4.000 | n/a | n/a |" in gemm
+    assert "| atb P=2 | linalg-io abc123 | 2 | 1 | ? | 0.5000 | 0.4000 | 1.250 | 2.000 | " \
+           "3.000 | 2.500 | n/a | 4.500 | n/a | 4.000 | n/a | n/a |" in gemm
     assert "wire bytes n/a: MPICH: no monitoring component" in gemm
     expected = {"time_lu", "bytes_lu", "gflops_lu", "phases_lu", "balance_lu",
                 "time_tsgemm", "bytes_tsgemm", "gflops_tsgemm", "balance_tsgemm"}  # no phases

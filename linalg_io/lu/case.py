@@ -1,6 +1,7 @@
 """The runner's view of an LU run (`linalg-io lu`): `make_case` picks the case of --algo
 (2d: `linalg_io.lu.lu2d_case`, conflux: `conflux_case`, its drop-in for pdgetrf:
-`dropin_case`, scalapack: `scalapack_case`), after refusing a size that cannot fit.
+`dropin_case`, scalapack: `scalapack_case`, hpl and other libraries: `external.case`),
+after refusing a size that cannot fit.
 The 2D case loads with this module, as the runner imports it before it times the
 set-up; the others load when asked for.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from linalg_io.comm.counting import CountedComm
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.lu.external import ADAPTERS
 from linalg_io.lu.lu2d_case import make_lu2d_case
 
 
@@ -24,6 +26,12 @@ def make_case(comm: CountedComm, config: RunConfig):
         raise InputError("--input-layout goes with --algo conflux (the drop-in for pdgetrf)")
     if options.get("redist_mem") and not options.get("input_layout"):
         raise InputError("--redist-mem goes with --input-layout")
+    if options.get("hpl") and algo != "hpl":
+        raise InputError("--hpl goes with --algo hpl")
+    if algo in ADAPTERS:
+        from linalg_io.lu.external.case import make_external_case
+
+        return make_external_case(comm, config)
     if algo == "scalapack":
         from linalg_io.lu.scalapack_case import make_scalapack_case
 
@@ -56,6 +64,8 @@ def check_memory(comm: CountedComm, config: RunConfig) -> None:
         available, source = memory_per_rank(comm.comm)
         source += "; --mem sets it"
     algo = options.get("algo") or "2d"
+    if algo in ADAPTERS:
+        algo = "2d"     # the other libraries' LU is 2D block-cyclic
     if algo == "conflux" and options.get("input_layout"):
         algo = "dropin"
     agreed(comm.comm, lambda: check_lu_memory(int(options["n"]), comm.size, (algo,),

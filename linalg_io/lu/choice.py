@@ -9,7 +9,7 @@ choice ranks, each with its predicted costs (`linalg_io.models.conflux.candidate
 for the 2.5D LU). A run takes the choice rank 0 made (`linalg_io.lu.run_choice`);
 `model lu` marks the candidate equal to it. No MPI here.
 
-2D (`2d`, `scalapack`): --grid PrxPc, else the squarest Pr <= Pc; --nb, else
+2D (`2d`, `scalapack`, `hpl`): --grid PrxPc, else the squarest Pr <= Pc; --nb, else
 `default_nb`. 2.5D (`conflux`): with --grid PxxPyxC and --nb v both given, that; else
 the candidate best for the objective among those within the memory per rank
 (`ranked`), a fixed grid falling back to tiles of min(N, 128) when none fits.
@@ -27,7 +27,7 @@ from linalg_io.layout.grid_shapes import divisors, parse_grid, square_2d
 from linalg_io.models import conflux
 from linalg_io.models.profile import MachineProfile, Placement
 
-BLOCK_CYCLIC = ("2d", "scalapack")
+BLOCK_CYCLIC = ("2d", "scalapack", "hpl")
 TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
 OBJECTIVES = ("time", "volume")

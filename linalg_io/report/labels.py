@@ -28,7 +28,7 @@ def missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-TWO_D = ("2d", "scalapack")
+TWO_D = ("2d", "scalapack", "hpl")
 
 
 def format_grid(value: Any, algo: Any = None) -> str:

@@ -24,6 +24,7 @@ MB = 1e6
 LEAD_COLUMNS = {
     "config": "the run: algorithm, the parameters that differ between the runs (resolved; "
               "'(auto)' where the run chose the value itself), P ranks and T threads per rank",
+    "library": "whose LU: linalg-io (its commit), or the library and its version",
     "P": "MPI ranks",
     "T": "BLAS/OpenMP threads per rank (read back from the pools)",
     "oversubscribed": "yes where the ranks x threads outnumber the cores of the hosts "
@@ -81,6 +82,9 @@ OTHER_COLUMNS = {
     "model_bandwidth_s": "the model's bandwidth term, beta x max(bytes sent, received), of "
                          "that rank",
     "model_compute_s": "the model's compute term, flops / gamma, of that rank",
+    "library_time_s": "the library's own time (median; HPL: its timer around HPL_pdgesv, the "
+                      "LU with the triangular solve)",
+    "library_gflops": "GFLOP/s at the library's own time",
     "cores": "cores of the hosts the run used (env.cores x hosts)",
     "run_id": "record id",
 }
@@ -142,6 +146,18 @@ def verdicts(frame: pd.DataFrame) -> list[str]:
         passed, _text_column(frame, "verify.metric"), column(frame, "verify.value"))]
 
 
+def libraries(frame: pd.DataFrame) -> pd.Series:
+    """'HPL 2.0 (hpcc-1.5.0)', 'ScaLAPACK libscalapack-openmpi.so.2.2' or 'linalg-io
+    054a9f0' per row: whose LU ran, and which version."""
+    version = _text_column(frame, "params.library_version")
+    scalapack = _text_column(frame, "params.scalapack_lib")
+    commit = _text_column(frame, "git_commit")
+    return pd.Series([v or (f"ScaLAPACK {s.rsplit('/', 1)[-1]}" if s else
+                            f"linalg-io {c[:7]}".strip())
+                      for v, s, c in zip(version, scalapack, commit)],
+                     index=frame.index, dtype=object)
+
+
 def wire_notes(frame: pd.DataFrame) -> pd.Series:
     """The wire counter's source, or why the record has no wire bytes."""
     source = _text_column(frame, "traffic.wire.source")
@@ -163,6 +179,7 @@ def run_table(frame: pd.DataFrame, keep_index: bool = False) -> pd.DataFrame:
     table["grid"] = ([format_grid(g, a) for g, a in zip(frame["params.grid"], table["algo"])]
                      if "params.grid" in frame else "")
     table["config"] = run_labels(frame, limit=None)
+    table["library"] = libraries(frame)
     table["P"] = column(frame, "nranks").astype("Int64")
     table["T"] = column(frame, "threads_per_rank").astype("Int64")
     table["backend"] = _text_column(frame, "backend")
@@ -174,6 +191,8 @@ def run_table(frame: pd.DataFrame, keep_index: bool = False) -> pd.DataFrame:
     for term in ("latency", "bandwidth", "compute"):
         table[f"model_{term}_s"] = column(frame, f"model.time_terms_s.{term}")
     table["gflops"] = column(frame, "gflops")
+    table["library_time_s"] = column(frame, "library.time_s")
+    table["library_gflops"] = column(frame, "library.gflops")
     traffic = traffic_columns(frame)
     table[list(traffic.columns)] = traffic
     recv_max = column(frame, "traffic.bytes_recv.max")

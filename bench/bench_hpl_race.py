@@ -1,0 +1,140 @@
+"""The LU race where bytes cost: the 2D LU, the 2.5D LU (--grid auto --nb auto),
+ScaLAPACK and HPL on the same cores, in interleaved rounds, one node and the emulated
+cluster (bench/emulated_cluster.sh).
+
+    sudo .venv/bin/python bench/bench_hpl_race.py [--layouts node2,node4,2x1@1gbit,
+         2x1@300mbit,2x2@300mbit] [--n 8192,16384] [--rounds 3]
+         [--out results/hpl_race]
+    .venv/bin/python bench/bench_hpl_race.py --report results/hpl_race
+
+A layout is nodeP (P local ranks, `linalg-io lu --np P`) or KxR@RATE (K emulated nodes
+of R ranks, each node's link shaped to RATE; no machine file: the auto choices take
+the shipped profile). Per layout (the cluster up once), round after round, every
+algorithm and N is launched once with --reps 1 --warmup 0; each launch appends its
+record to OUT/LAYOUT.jsonl. The report: per layout, N and algorithm, the best and
+median time over the rounds, HPL's own time for HPL, and the wire bytes per rank
+(busiest rank, sent / received; the same every round); then the times per phase
+(max over ranks, median round) of every run, which say where the time goes. The
+cluster is LIO_CLUSTER (default lio26) on LIO_CLUSTER_SUBNET (default 10.213.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+ALGOS = {"2d": [], "conflux": ["--grid", "auto", "--nb", "auto"], "scalapack": [], "hpl": []}
+
+
+def parse_layout(text: str) -> tuple[int, int, str | None]:
+    """'node4' -> (1, 4, None); '2x1@300mbit' -> (2, 1, '300mbit')."""
+    if text.startswith("node"):
+        return 1, int(text[4:]), None
+    shape, rate = text.split("@")
+    nodes, per_node = (int(v) for v in shape.split("x"))
+    return nodes, per_node, rate
+
+
+def launch(layout: str, algo: str, n: int, out: Path) -> None:
+    nodes, per_node, _ = parse_layout(layout)
+    args = ["lu", "--algo", algo, "--n", str(n), *ALGOS[algo], "--reps", "1", "--warmup", "0",
+            "--quiet", "--out", str(out)]
+    if nodes == 1:
+        command = [sys.executable, "-m", "linalg_io", *args, "--np", str(per_node)]
+        subprocess.run(command, check=False, timeout=3600)
+    else:
+        from bench_cluster_model import cluster
+
+        cluster("run", str(nodes * per_node), "--", sys.executable, "-m", "linalg_io", *args,
+                timeout=3600)
+
+
+def run(layouts: list[str], sizes: list[int], rounds: int, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for layout in layouts:
+        nodes, _, rate = parse_layout(layout)
+        if nodes > 1:
+            from bench_cluster_model import cluster
+
+            cluster("up", str(nodes), rate)
+        try:
+            for round_ in range(rounds):
+                for n in sizes:
+                    for algo in ALGOS:
+                        launch(layout, algo, n, out_dir / f"{layout}.jsonl")
+                        print(f"{layout} round {round_ + 1} N={n} {algo} done", flush=True)
+        finally:
+            if nodes > 1:
+                cluster("down")
+
+
+def _phases(record: dict) -> str:
+    phases = record.get("time_by_phase")
+    if not phases or not any(phases["max"].values()):
+        return "(no phase timers)"
+    return ", ".join(f"{name} {phases['max'][name]:.2f}" for name in phases["phases"])
+
+
+def report(out_dir: Path) -> str:
+    from linalg_io.records import read_records
+
+    lines = [("| layout | N | algo | grid, NB/v | runs | best s | median s | HPL's own best s | "
+              "wire sent / recv MB (busiest) | ratio to HPL (best) |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    phase_lines = ["| layout | N | algo | time per phase, max over ranks, s (median run) |",
+                   "|---|---|---|---|"]
+    for path in sorted(out_dir.glob("*.jsonl")):
+        layout = path.stem
+        records = read_records([path])
+        groups: dict[tuple[int, str], list[dict]] = {}
+        for record in records:
+            groups.setdefault((record["params"]["n"], record["algo"]), []).append(record)
+        for n in sorted({key[0] for key in groups}):
+            hpl = groups.get((n, "hpl"))
+            hpl_best = min(r["time_s"]["min"] for r in hpl) if hpl else None
+            for algo in ALGOS:
+                runs = groups.get((n, algo))
+                if not runs:
+                    continue
+                times = [r["time_s"]["min"] for r in runs]
+                wire = runs[-1]["traffic"]["wire"]
+                own = (f"{min(r['library']['best_s'] for r in runs):.2f}"
+                       if algo == "hpl" else "")
+                grid = "x".join(str(d) for d in runs[-1]["params"]["grid"])
+                ratio = f"{min(times) / hpl_best:.2f}" if hpl_best else ""
+                lines.append(
+                    f"| {layout} | {n} | {algo} | {grid}, {runs[-1]['params']['nb']} | "
+                    f"{len(runs)} | {min(times):.2f} | {statistics.median(times):.2f} | "
+                    f"{own} | {wire['bytes_sent']['max'] / 1e6:.1f} / "
+                    f"{wire['bytes_recv']['max'] / 1e6:.1f} | {ratio} |")
+                middle = sorted(runs, key=lambda r: r["time_s"]["min"])[len(runs) // 2]
+                phase_lines.append(f"| {layout} | {n} | {algo} | {_phases(middle)} |")
+    return "\n".join(lines) + "\n\n" + "\n".join(phase_lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layouts", default="node2,node4,2x1@1gbit,2x1@300mbit,2x2@300mbit")
+    parser.add_argument("--n", default="8192,16384")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default="results/hpl_race")
+    parser.add_argument("--report", metavar="DIR", help="print the tables of a finished race")
+    args = parser.parse_args()
+    if args.report:
+        print(report(Path(args.report)))
+        return 0
+    run(args.layouts.split(","), [int(v) for v in args.n.split(",")], args.rounds,
+        Path(args.out))
+    print(report(Path(args.out)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
