@@ -3,7 +3,7 @@ at two link rates and two layouts (2 nodes x 1 rank, 2 nodes x 2 ranks), for the
 COnfLUX c = 1 and c = 2 and TS-GEMM atb.
 
     sudo .venv/bin/python bench/bench_cluster_model.py [--rates none,300mbit] [--rounds 3]
-         [--base MACHINE] [--out results/cluster_model.jsonl]
+         [--base MACHINE] [--only "2d 1x4,2d 2x2,..."] [--out results/cluster_model.jsonl]
     .venv/bin/python bench/bench_cluster_model.py --report results/cluster_model.jsonl
 
 Per rate: the cluster up, `linalg-io calibrate` on 2 x 2 ranks writes the machine file
@@ -45,6 +45,7 @@ from linalg_io.models.profile import InterNode, load_profile
 ENV = {"LIO_CLUSTER": os.environ.get("LIO_CLUSTER", "lio26"),
        "LIO_CLUSTER_SUBNET": os.environ.get("LIO_CLUSTER_SUBNET", "10.213.0")}
 LU_N = 4096
+ONLY: set[str] = set()     # --only: the configurations to run
 CONFIGS = {   # name: (ranks, CLI arguments)
     "2d 1x2": (2, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "1x2"]),
     "conflux 2x1x1": (2, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "2x1x1"]),
@@ -56,6 +57,11 @@ CONFIGS = {   # name: (ranks, CLI arguments)
     "conflux 1x2x2": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "1x2x2"]),
     "atb P=4": (4, ["tsgemm", "--variant", "atb", "--m", "16384", "--n", "1024",
                     "--k", "1024"]),
+    # a process row, then a process column, across the two nodes
+    "2d 1x4": (4, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "1x4"]),
+    "2d 4x1": (4, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "4x1"]),
+    "conflux 1x4x1": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "1x4x1"]),
+    "conflux 4x1x1": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "4x1x1"]),
 }
 
 
@@ -153,6 +159,8 @@ def run_rate(rate: str, rounds: int, out: Path, base=None) -> list[dict]:
         records = []
         for round_ in range(rounds):
             for name, (ranks, args) in CONFIGS.items():
+                if ONLY and name not in ONLY:
+                    continue
                 part = out.with_name(f"{out.stem}_{rate}_{round_}.jsonl")
                 part.unlink(missing_ok=True)
                 load = linalg_io(ranks, args + ["--reps", "1", "--warmup", "1", "--quiet",
@@ -226,9 +234,11 @@ def main() -> int:
     parser.add_argument("--out", default="results/cluster_model.jsonl")
     parser.add_argument("--base", help="machine file whose rates (all but the network) "
                         "every rate takes (default: the first rate's calibration)")
+    parser.add_argument("--only", help="comma-separated configuration names (default: all)")
     parser.add_argument("--report", nargs="+", metavar="JSONL",
                         help="no runs: the table of these files' runs, predicted again")
     args = parser.parse_args()
+    ONLY.update(args.only.split(",") if args.only else ())
     if args.report:
         records = [json.loads(line) for path in args.report
                    for line in Path(path).read_text().splitlines() if line.strip()]
