@@ -42,6 +42,7 @@ from functools import lru_cache, partial
 import numpy as np
 from linalg_io.models.costs import RankCosts, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.rank_classes import StepClasses, step_classes
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
@@ -216,7 +217,6 @@ TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1
                 "column's first NB columns of U_k and F_{k+1}; messages at alpha msgs + "
                 "beta max(sent, recv) per collective of the link they cross; M = slowest rank, or the "
                 "makespan when ranks share cores")
-STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
 
 
 def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: MachineProfile,
@@ -276,38 +276,55 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         panel = panel + search_work
     arrival = _l_arrival(plan, pc, row_alpha, row_beta)
     column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
-    solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     steps = len(plan.starts)
     on_first = np.arange(pc) == 0
     total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
                                     (panel_wait[0][:, None] * on_first).reshape(1, -1),
                                     cores)[0]) + float(arrival[0])
-    chunk = max(1, STEP_CHUNK // (pr * pc))
-    for first in range(0, steps, chunk):
-        k = np.arange(first, min(steps, first + chunk))
-        update = 2.0 * below[k][:, :, None] * kb[k][:, :, None] * trail[k][:, None, :] / rate
-        ahead = np.minimum(k + 1, steps - 1)
-        has_next = (k + 1 < steps)[:, None, None]
-        la = (np.arange(pc)[None, :] == (ahead % pc)[:, None])[:, None, :]   # [k, 1, pc]
-        f_next = panel[ahead][:, :, None] * la * has_next
-        f_wait = panel_wait[ahead][:, :, None] * la * has_next
-        first_cols = np.minimum(kb[ahead][:, 0], trail[k, ahead % pc])
-        share = first_cols / np.maximum(trail[k, ahead % pc], 1.0)
-        lead = (((update * la).max(axis=2) * share[:, None] + panel[ahead]) * slow
-                + panel_wait[ahead]).max(axis=1)
-        after = np.where(has_next[:, 0, 0], arrival[ahead], 0.0)
-        swap_work, s_wait = _work_or_wait(column(k), col_net)   # [k, pr, pc]
-        s_work = solve[k] + swap_work
-        s_k = waiting_makespans(s_work.reshape(len(k), -1), s_wait.reshape(len(k), -1), cores)
-        u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
-                                np.broadcast_to(f_wait, update.shape).reshape(len(k), -1), cores)
-        if row_overlap:
-            step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0) + after)
-        else:   # L_{k+1} moves once the receivers are back in MPI, after their update
-            step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0)) + after
-        total += float((s_k + step).sum())
-    return total
+    k = np.arange(steps)
+    ahead = np.minimum(k + 1, steps - 1)
+    has_next = k + 1 < steps
+    la = np.arange(pc)[None, :] == (ahead % pc)[:, None]                  # [k, pc]
+    # per step, the process rows and columns whose features are equal cost alike: one
+    # evaluation per (row class, column class), weighted by the ranks it stands for
+    row_features = [below, panel[ahead], panel_wait[ahead]]
+    if pr > 1:
+        row_features += [column.msgs, column.bytes]
+    rows = step_classes(row_features)
+    cols = step_classes([trail, la.astype(float)])
+    at = k[:, None]
+
+    def per_row(values: np.ndarray) -> np.ndarray:      # [k, pr] -> [k, row class, 1]
+        return values[at, rows.rep][:, :, None]
+
+    def per_col(values: np.ndarray) -> np.ndarray:      # [k, pc] -> [k, 1, column class]
+        return values[at, cols.rep][:, None, :]
+
+    weights = (rows.count[:, :, None] * cols.count[:, None, :]).reshape(steps, -1)
+    t = per_col(trail)
+    update = 2.0 * per_row(below) * kb[:, :, None] * t / rate
+    f_next = per_row(panel[ahead]) * per_col(la) * has_next[:, None, None]
+    f_wait = per_row(panel_wait[ahead]) * per_col(la) * has_next[:, None, None]
+    first_cols = np.minimum(kb[ahead][:, 0], trail[k, ahead % pc])
+    share = first_cols / np.maximum(trail[k, ahead % pc], 1.0)
+    ahead_update = 2.0 * below[at, rows.rep] * kb * trail[k, ahead % pc][:, None] / rate
+    lead = ((ahead_update * share[:, None] + panel[ahead][at, rows.rep]) * slow
+            + panel_wait[ahead][at, rows.rep]).max(axis=1)
+    after = np.where(has_next, arrival[ahead], 0.0)
+    swap_work, s_wait = _work_or_wait(column.classes(rows, t), col_net)   # [k, row, col]
+    s_work = per_col(kb * kb * trail / (PANEL_RATE * gamma)) + swap_work
+    s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(steps, -1),
+                            np.broadcast_to(s_wait, update.shape).reshape(steps, -1), cores,
+                            weights)
+    u_k = waiting_makespans((update + f_next).reshape(steps, -1),
+                            np.broadcast_to(f_wait, update.shape).reshape(steps, -1), cores,
+                            weights)
+    if row_overlap:
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0) + after)
+    else:   # L_{k+1} moves once the receivers are back in MPI, after their update
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
+    return total + float((s_k + step).sum())
 
 
 def _work_or_wait(seconds: np.ndarray, on_network: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -335,8 +352,8 @@ def _l_arrival(plan: _Plan, pc: int, alpha: float, beta: float) -> np.ndarray:
 
 class _ColumnSeconds:
     """The link time of each step's swap and bcast_U per rank (the counts of
-    `lu2d_plan_counts`, step by step), [step, process row, process column] for the
-    steps asked."""
+    `lu2d_plan_counts`, step by step): `msgs` and `bytes` [step, process row], timed on a
+    process column's trailing columns by `classes`."""
 
     def __init__(self, plan: _Plan, nb: int, pr: int, pivoting, alpha: float,
                  beta: float) -> None:
@@ -357,12 +374,15 @@ class _ColumnSeconds:
                       + np.maximum(plan.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
         self.msgs = messages + plan.diag * (remote > 0).sum(axis=1, keepdims=True)
 
-    def __call__(self, k: np.ndarray) -> np.ndarray:
-        trail = self.plan.trail[k][:, None, :]
+    def classes(self, rows: StepClasses, trail: np.ndarray) -> np.ndarray:
+        """[step, row class, column class] seconds, for the process rows `rows` (step
+        classes of the features that include msgs and bytes) and the classes' trailing
+        columns `trail` [step, 1, column class]."""
         if self.pr == 1:
-            return np.zeros(trail.shape)
-        return (self.alpha * self.msgs[k][:, :, None] * (trail > 0)
-                + self.beta * self.bytes[k][:, :, None] * trail)
+            return np.zeros((len(rows.rep), rows.size, trail.shape[2]))
+        at = np.arange(len(rows.rep))[:, None]
+        return (self.alpha * self.msgs[at, rows.rep][:, :, None] * (trail > 0)
+                + self.beta * self.bytes[at, rows.rep][:, :, None] * trail)
 
 
 def closed_form_words(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> dict:
