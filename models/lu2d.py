@@ -342,12 +342,13 @@ def _l_arrival(plan: _Plan, pc: int, alpha: float, beta: float) -> np.ndarray:
         return np.zeros(len(plan.kb))
     size = ((plan.kb * (plan.kb - 1) // 2 + plan.kb + 1 + plan.below * plan.kb) * WORD).max(
         axis=1, keepdims=True)
-    q = plan.position
-    chain = beta * size + alpha * chunk_count(size) + np.maximum(q - 1, 0) * (
+    # every step has a rank at each position q = 1 .. Pc-1 of the row; a chain's last
+    # arrives at q = Pc-1, a tree's at the deepest q (the most bits set)
+    chain = beta * size + alpha * chunk_count(size) + (pc - 2) * (
         alpha + beta * np.minimum(size, CHUNK_BYTES))
-    depth = np.array([i.bit_count() for i in range(pc)])[q]
+    depth = max(q.bit_count() for q in range(1, pc))
     tree = depth * (alpha + beta * size)
-    return (np.where(size > SMALL_BYTES, chain, tree) * (q > 0)).max(axis=1)
+    return np.where(size > SMALL_BYTES, chain, tree)[:, 0]
 
 
 class _ColumnSeconds:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 from linalg_io.models.costs import waiting_makespans
-from linalg_io.models.lu2d import WORD, _ColumnSeconds, _l_arrival, _plan, _work_or_wait
+from linalg_io.models.lu2d import WORD, _ColumnSeconds, _plan, _work_or_wait
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
-from linalg_io.layout.schedules import allgatherv_one_costs
+from linalg_io.layout.schedules import CHUNK_BYTES, SMALL_BYTES, allgatherv_one_costs, chunk_count
 
 STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
 
@@ -71,7 +71,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
         search_work, panel_wait = _work_or_wait(search, col_net)
         panel = panel + search_work
-    arrival = _l_arrival(plan, pc, row_alpha, row_beta)
+    arrival = l_arrival(plan, pc, row_alpha, row_beta)
     column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
     solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
@@ -115,3 +115,17 @@ def _column_seconds(column: _ColumnSeconds, k: np.ndarray) -> np.ndarray:
         return np.zeros(trail.shape)
     return (column.alpha * column.msgs[k][:, :, None] * (trail > 0)
             + column.beta * column.bytes[k][:, :, None] * trail)
+
+
+def l_arrival(plan, pc: int, alpha: float, beta: float) -> np.ndarray:
+    """`_l_arrival` of 5b96ce3: the max over every position of the row, step by step."""
+    if pc == 1:
+        return np.zeros(len(plan.kb))
+    size = ((plan.kb * (plan.kb - 1) // 2 + plan.kb + 1 + plan.below * plan.kb) * WORD).max(
+        axis=1, keepdims=True)
+    q = plan.position
+    chain = beta * size + alpha * chunk_count(size) + np.maximum(q - 1, 0) * (
+        alpha + beta * np.minimum(size, CHUNK_BYTES))
+    depth = np.array([i.bit_count() for i in range(pc)])[q]
+    tree = depth * (alpha + beta * size)
+    return (np.where(size > SMALL_BYTES, chain, tree) * (q > 0)).max(axis=1)
