@@ -45,7 +45,7 @@ from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import StepClasses, step_classes
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
-from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
+from linalg_io.layout.blockcyclic import counts_from, numroc, pivot_rows_by_owner
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
     SMALL_BYTES,
@@ -100,8 +100,12 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
     column's (its trailing columns, its position in the L broadcast, ...), so every
     rank's total over the steps is a sum of matrix products F^T G, [step, row] by [step,
-    column]: O(steps (Pr + Pc)) to build, O(steps P) multiply-adds in BLAS. The same
-    numbers as walking every rank and step (tests/lu2d_walk.py), to rounding.
+    column]. A column's factors are its trailing columns (the widths of its blocks right
+    of the step's), whether it has any, or a function of its position (c - k) mod Pc,
+    so the sums over the steps fold the rows' factors (prefix sums over the steps,
+    sums over the steps of one position) instead of building [step, column] arrays:
+    O(steps Pr + P). The same numbers as walking every rank and step
+    (tests/lu2d_walk.py), to rounding (integer counts exactly).
     """
     if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
@@ -117,20 +121,20 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
         owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
         # a Bruck window is linear in the blocks and the same every step: the windows of
         # sum_k owned_k trail_k (one product) are the sum of the steps' windows
-        spread_sent, spread_recv, _ = allgatherv_costs(_outer_sum(owned, plan.trail).T)
+        spread_sent, spread_recv, _ = allgatherv_costs(plan.by_trail(owned).T)
         out["sent"]["bcast_U"] += spread_sent.T * WORD
         out["recv"]["bcast_U"] += spread_recv.T * WORD
         if isinstance(pivoting, str) and pivoting == "none":   # the diagonal row's kb
             messages = allgatherv_one_costs(pr, 0.0, plan.kb[:, 0], plan.diag_row)[2]
         else:
             messages = bruck_messages(owned > 0)
-        out["msgs_by_phase"]["bcast_U"] += _outer_sum(messages, plan.trail > 0)
+        out["msgs_by_phase"]["bcast_U"] += plan.by_trailing(messages)
         remote = displaced * ~plan.diag                # the diagonal row's own: a copy
-        out["sent"]["swap"] += _outer_sum(plan.diag * remote.sum(axis=1, keepdims=True) * WORD,
-                                          plan.trail)
-        out["recv"]["swap"] += _outer_sum(remote * WORD, plan.trail)
-        out["msgs_by_phase"]["swap"] += _outer_sum(
-            plan.diag * (remote > 0).sum(axis=1, keepdims=True), plan.trail > 0)
+        out["sent"]["swap"] += plan.by_trail(plan.diag * remote.sum(axis=1, keepdims=True)
+                                             * WORD)
+        out["recv"]["swap"] += plan.by_trail(remote * WORD)
+        out["msgs_by_phase"]["swap"] += plan.by_trailing(
+            plan.diag * (remote > 0).sum(axis=1, keepdims=True))
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
             "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
@@ -145,16 +149,64 @@ def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Plan:
-    """Per block column k ([step, process row] / [step, process column] arrays)."""
+    """Per block column k: [step, process row] arrays, and the process columns' factors
+    as functions (no [step, process column] array: `by_trail`, `by_trailing`,
+    `by_position`, `trail_at`)."""
 
+    n: int
+    nb: int
+    pc: int
     starts: np.ndarray
     widths: np.ndarray
     kb: np.ndarray          # [step, 1]
     below: np.ndarray       # rows of each process row below the block
-    trail: np.ndarray       # columns of each process column right of it
     diag: np.ndarray        # the process row k mod Pr
     diag_row: np.ndarray    # [step]: k mod Pr
-    position: np.ndarray    # (c - k) mod Pc, the position in the L broadcast
+
+    def trail_at(self, columns: np.ndarray) -> np.ndarray:
+        """[step, i]: the columns right of block k of process column columns[k, i]."""
+        ends = (self.starts + self.widths)[:, None]
+        return (numroc(self.n, self.nb, columns, self.pc)
+                - numroc(ends, self.nb, columns, self.pc)).astype(float)
+
+    def by_trail(self, rows: np.ndarray) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] times column c's trailing columns.
+        These are the widths of c's blocks b > k, so the sum is, over c's blocks b, the
+        width of b times rows summed over the steps before b."""
+        rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
+        before = np.cumsum(rows, axis=0) - rows
+        return _fold(self.widths[:, None] * before, self.pc).T
+
+    def by_trailing(self, rows: np.ndarray) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
+        columns, that is before c's last block."""
+        steps = len(self.starts)
+        rows = _steps_by_rows(rows, steps, self.below.shape[1])
+        before = np.concatenate([np.zeros((1, rows.shape[1])), np.cumsum(rows, axis=0)])
+        last = steps - 1 - (steps - 1 - np.arange(self.pc)) % self.pc   # c's last block
+        return before[np.maximum(last, 0)].T
+
+    def by_position(self, rows: np.ndarray, positions: str) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] where column c is at `positions`
+        ("first", "not first", "not last") of (c - k) mod Pc."""
+        rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
+        at = _fold(rows, self.pc)                  # [position of step k = k mod Pc, r]
+        if positions == "first":
+            return at.T
+        total = rows.sum(axis=0)[:, None]
+        shift = 0 if positions == "not first" else 1    # the last is c = k - 1 mod Pc
+        return total - np.roll(at, -shift, axis=0).T
+
+
+def _steps_by_rows(rows, steps: int, pr: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(rows, dtype=float), (steps, pr))
+
+
+def _fold(values: np.ndarray, period: int) -> np.ndarray:
+    """[period, ...]: values[k] summed over the k of each residue mod period."""
+    pad = -len(values) % period
+    padded = np.concatenate([values, np.zeros((pad,) + values.shape[1:])])
+    return padded.reshape((-1, period) + values.shape[1:]).sum(axis=0)
 
 
 @lru_cache(maxsize=4)
@@ -162,42 +214,43 @@ def _plan(n: int, nb: int, pr: int, pc: int) -> _Plan:
     k = np.arange((n + nb - 1) // nb)
     starts = k * nb
     widths = np.minimum(nb, n - starts)
-    return _Plan(starts=starts, widths=widths, kb=widths.astype(float)[:, None],
+    return _Plan(n=n, nb=nb, pc=pc, starts=starts, widths=widths,
+                 kb=widths.astype(float)[:, None],
                  below=counts_from(starts + widths, n, nb, pr).astype(float),
-                 trail=counts_from(starts + widths, n, nb, pc).astype(float),
-                 diag=np.arange(pr)[None, :] == (k % pr)[:, None], diag_row=k % pr,
-                 position=(np.arange(pc)[None, :] - (k % pc)[:, None]) % pc)
+                 diag=np.arange(pr)[None, :] == (k % pr)[:, None], diag_row=k % pr)
 
 
 @lru_cache(maxsize=4)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
     plan = _plan(n, nb, pr, pc)
-    kb, below, trail, position = plan.kb, plan.below, plan.trail, plan.position
-    in_pcol = position == 0
+    kb, below = plan.kb, plan.below
     out = {key: {ph: np.zeros((pr, pc)) for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     # bcast_L: (r, k mod Pc) along process row r, a chain or, small, a binomial tree
     size = (kb * (kb - 1) // 2 + kb + 1 + below * kb) * WORD
     if pc > 1:
         chain = size > SMALL_BYTES
-        last = position < pc - 1
-        children = binomial_children(np.arange(pc), pc)[position]
-        out["sent"]["bcast_L"] += _outer_sum(size * chain, last)
-        out["recv"]["bcast_L"] += _outer_sum(size, position > 0)
-        out["msgs_by_phase"]["bcast_L"] += _outer_sum(chunk_count(size) * chain, last)
-        if not chain.all():
-            out["sent"]["bcast_L"] += _outer_sum(size * ~chain, children)
-            out["msgs_by_phase"]["bcast_L"] += _outer_sum((size > 0) * ~chain, children)
+        out["sent"]["bcast_L"] += plan.by_position(size * chain, "not last")
+        out["recv"]["bcast_L"] += plan.by_position(size, "not first")
+        out["msgs_by_phase"]["bcast_L"] += plan.by_position(chunk_count(size) * chain,
+                                                            "not last")
+        tree = np.flatnonzero(~chain.all(axis=1))     # steps where some row's L is small
+        if len(tree):
+            position = (np.arange(pc)[None, :] - (tree % pc)[:, None]) % pc
+            children = binomial_children(np.arange(pc), pc)[position]
+            out["sent"]["bcast_L"] += _outer_sum((size * ~chain)[tree], children)
+            out["msgs_by_phase"]["bcast_L"] += _outer_sum(((size > 0) * ~chain)[tree],
+                                                          children)
     if pr > 1:
         # panel: kb Allgatherv (Bruck) of the candidates in process column k mod Pc
         candidates = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
                                           plan.diag_row)
         for key, cost in zip(("sent", "recv", "msgs_by_phase"), candidates):
-            out[key]["panel"] += _outer_sum(kb * cost, in_pcol)
-    panel = _outer_sum((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, in_pcol)
-    solve = _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
-    update = _outer_sum(2.0 * below * kb, trail)
+            out[key]["panel"] += plan.by_position(kb * cost, "first")
+    panel = plan.by_position((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, "first")
+    solve = plan.by_trail(kb * kb)
+    update = plan.by_trail(2.0 * below * kb)
     out["flops"] = panel + solve + update
     out["flops_by_phase"] = {"panel": panel, "solve": solve, "dgemm": update}
     # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
@@ -262,7 +315,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                            max(1, placement.ranks_per_node // pc))
     cores = placement.shared_cores
     slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
-    kb, below, trail = plan.kb, plan.below, plan.trail
+    kb, below = plan.kb, plan.below
     # a process column's messages: work on the rank's core on a node, a wait (no core)
     # on the network (`waiting_makespans`)
     col_net = profile.on_network(pr * pc, placement)
@@ -285,35 +338,35 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     k = np.arange(steps)
     ahead = np.minimum(k + 1, steps - 1)
     has_next = k + 1 < steps
-    la = np.arange(pc)[None, :] == (ahead % pc)[:, None]                  # [k, pc]
     # per step, the process rows and columns whose features are equal cost alike: one
-    # evaluation per (row class, column class), weighted by the ranks it stands for
+    # evaluation per (row class, column class), weighted by the ranks it stands for; a
+    # column's features (its trailing columns, whether it is the look-ahead's) change
+    # only at a few columns of each step (`_column_segments`)
     row_features = [below, panel[ahead], panel_wait[ahead]]
     if pr > 1:
         row_features += [column.msgs, column.bytes]
     rows = step_classes(row_features)
-    cols = step_classes([trail, la.astype(float)])
+    cols, col_count = _column_segments(plan, ahead % pc)
     at = k[:, None]
 
     def per_row(values: np.ndarray) -> np.ndarray:      # [k, pr] -> [k, row class, 1]
         return values[at, rows.rep][:, :, None]
 
-    def per_col(values: np.ndarray) -> np.ndarray:      # [k, pc] -> [k, 1, column class]
-        return values[at, cols.rep][:, None, :]
-
-    weights = (rows.count[:, :, None] * cols.count[:, None, :]).reshape(steps, -1)
-    t = per_col(trail)
+    weights = (rows.count[:, :, None] * col_count[:, None, :]).reshape(steps, -1)
+    t = plan.trail_at(cols)[:, None, :]                  # [k, 1, column class]
+    la = (cols == (ahead % pc)[:, None])[:, None, :]
     update = 2.0 * per_row(below) * kb[:, :, None] * t / rate
-    f_next = per_row(panel[ahead]) * per_col(la) * has_next[:, None, None]
-    f_wait = per_row(panel_wait[ahead]) * per_col(la) * has_next[:, None, None]
-    first_cols = np.minimum(kb[ahead][:, 0], trail[k, ahead % pc])
-    share = first_cols / np.maximum(trail[k, ahead % pc], 1.0)
-    ahead_update = 2.0 * below[at, rows.rep] * kb * trail[k, ahead % pc][:, None] / rate
+    f_next = per_row(panel[ahead]) * la * has_next[:, None, None]
+    f_wait = per_row(panel_wait[ahead]) * la * has_next[:, None, None]
+    ahead_trail = plan.trail_at((ahead % pc)[:, None])[:, 0]
+    first_cols = np.minimum(kb[ahead][:, 0], ahead_trail)
+    share = first_cols / np.maximum(ahead_trail, 1.0)
+    ahead_update = 2.0 * below[at, rows.rep] * kb * ahead_trail[:, None] / rate
     lead = ((ahead_update * share[:, None] + panel[ahead][at, rows.rep]) * slow
             + panel_wait[ahead][at, rows.rep]).max(axis=1)
     after = np.where(has_next, arrival[ahead], 0.0)
     swap_work, s_wait = _work_or_wait(column.classes(rows, t), col_net)   # [k, row, col]
-    s_work = per_col(kb * kb * trail / (PANEL_RATE * gamma)) + swap_work
+    s_work = (kb * kb * t[:, 0, :] / (PANEL_RATE * gamma))[:, None, :] + swap_work
     s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(steps, -1),
                             np.broadcast_to(s_wait, update.shape).reshape(steps, -1), cores,
                             weights)
@@ -325,6 +378,23 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     else:   # L_{k+1} moves once the receivers are back in MPI, after their update
         step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
     return total + float((s_k + step).sum())
+
+
+def _column_segments(plan: _Plan, look_ahead: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([step, segment] first column, [step, segment] columns) of the runs of process
+    columns with equal features at each step: a column's trailing columns (`numroc` of
+    N and of the block's end) change only at the owners of the blocks those end in and
+    the next column, whether it is the look-ahead's at that column and the next; empty
+    segments (0 columns) are padding."""
+    pc = plan.pc
+    ends = plan.starts + plan.widths
+    cuts = [np.zeros_like(ends)]
+    for column in ((ends // plan.nb) % pc, np.full_like(ends, (plan.n // plan.nb) % pc),
+                   look_ahead):
+        cuts += [column, column + 1]
+    cuts = np.sort(np.minimum(np.stack(cuts, axis=1), pc), axis=1)
+    count = np.diff(cuts, axis=1, append=pc)
+    return np.minimum(cuts, pc - 1), count
 
 
 def _work_or_wait(seconds: np.ndarray, on_network: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from linalg_io.models.lu2d import WORD, _ColumnSeconds, _plan, _work_or_wait
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
+from linalg_io.layout.blockcyclic import counts_from
 from linalg_io.layout.schedules import CHUNK_BYTES, SMALL_BYTES, allgatherv_one_costs, chunk_count
 
 STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
@@ -59,7 +60,8 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                            max(1, placement.ranks_per_node // pc))
     cores = placement.shared_cores
     slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
-    kb, below, trail = plan.kb, plan.below, plan.trail
+    kb, below = plan.kb, plan.below
+    trail = counts_from(plan.starts + plan.widths, n, nb, pc).astype(float)
     # a process column's messages: work on the rank's core on a node, a wait (no core)
     # on the network (`waiting_makespans`)
     col_net = profile.on_network(pr * pc, placement)
@@ -94,7 +96,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         lead = (((update * la).max(axis=2) * share[:, None] + panel[ahead]) * slow
                 + panel_wait[ahead]).max(axis=1)
         after = np.where(has_next[:, 0, 0], arrival[ahead], 0.0)
-        swap_work, s_wait = _work_or_wait(_column_seconds(column, k), col_net)   # [k, pr, pc]
+        swap_work, s_wait = _work_or_wait(_column_seconds(column, trail, k), col_net)   # [k, pr, pc]
         s_work = solve[k] + swap_work
         s_k = waiting_makespans(s_work.reshape(len(k), -1), s_wait.reshape(len(k), -1), cores)
         u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
@@ -107,10 +109,10 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     return total
 
 
-def _column_seconds(column: _ColumnSeconds, k: np.ndarray) -> np.ndarray:
+def _column_seconds(column: _ColumnSeconds, trail: np.ndarray, k: np.ndarray) -> np.ndarray:
     """[step, process row, process column] link seconds of the swap and bcast_U at the
     steps k (the `_ColumnSeconds.__call__` of 5b96ce3)."""
-    trail = column.plan.trail[k][:, None, :]
+    trail = trail[k][:, None, :]
     if column.pr == 1:
         return np.zeros(trail.shape)
     return (column.alpha * column.msgs[k][:, :, None] * (trail > 0)
@@ -123,7 +125,8 @@ def l_arrival(plan, pc: int, alpha: float, beta: float) -> np.ndarray:
         return np.zeros(len(plan.kb))
     size = ((plan.kb * (plan.kb - 1) // 2 + plan.kb + 1 + plan.below * plan.kb) * WORD).max(
         axis=1, keepdims=True)
-    q = plan.position
+    k = np.arange(len(plan.kb))
+    q = (np.arange(pc)[None, :] - (k % pc)[:, None]) % pc
     chain = beta * size + alpha * chunk_count(size) + np.maximum(q - 1, 0) * (
         alpha + beta * np.minimum(size, CHUNK_BYTES))
     depth = np.array([i.bit_count() for i in range(pc)])[q]

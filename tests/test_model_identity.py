@@ -2,14 +2,18 @@
 tests as the reference: on a sample of configurations up to P = 16384 (square and
 extreme grids, N a multiple of the block or not, every pivoting, a node's shared cores
 and a network that does not overlap), the 2D critical path gives the same seconds to
-float rounding (relative 1e-12; the sums run over the steps in another order)."""
+float rounding (relative 1e-12; the sums run over the steps in another order), and the
+2D counts of every rank equal the per-rank walk (tests/lu2d_walk.py): bytes and messages
+exactly where they are whole numbers (no swaps, worst case), else to relative 1e-12."""
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
-from linalg_io.models.lu2d import critical_path_time
+from linalg_io.models.lu2d import PHASES, critical_path_time, lu2d_plan_counts
 from linalg_io.models.profile import InterNode, load_profile
 from lu2d_path_reference import critical_path_time as reference_path
+from lu2d_walk import walk as lu2d_walk
 
 from linalg_io.layout.grid_shapes import divisors
 
@@ -44,3 +48,24 @@ def test_lu2d_critical_path_equals_the_reference(profile, ranks):
                     assert new == pytest.approx(old, rel=TIME_RTOL), (p, n, nb, pr, pivoting)
                     checked += 1
     assert checked >= 45
+
+
+@pytest.mark.parametrize("p", [256, 1024, 4096, 16384])
+def test_lu2d_counts_equal_the_walk_at_scale(p):
+    for n, nb in ((777, 64), (1000, 16)):
+        for pr in sample_grids(p):
+            for pivoting in ("none", "worst", "expected"):
+                walked = lu2d_walk(n, nb, pr, p // pr, pivoting)
+                fast = lu2d_plan_counts(n, nb, pr, p // pr, pivoting)
+                what = f"N={n} NB={nb} {pr}x{p // pr} {pivoting}"
+                pairs = [(walked[key][phase], fast[key][phase], f"{key} {phase}")
+                         for key in ("sent", "recv") for phase in PHASES]
+                pairs.append((walked["msgs"], fast["msgs"], "msgs"))
+                for old, new, name in pairs:
+                    if pivoting == "expected":
+                        np.testing.assert_allclose(new, old, rtol=TIME_RTOL, atol=1e-9,
+                                                   err_msg=f"{name}, {what}")
+                    else:
+                        np.testing.assert_array_equal(new, old, err_msg=f"{name}, {what}")
+                np.testing.assert_allclose(fast["flops"], walked["flops"], rtol=TIME_RTOL,
+                                           err_msg=f"flops, {what}")
