@@ -86,6 +86,7 @@ def _pivot_rows(pivoting, starts: np.ndarray, widths: np.ndarray, nb: int, pr: i
 
 
 PHASES = ("panel", "bcast_L", "bcast_U", "swap")
+ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
 
 
 def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
@@ -163,9 +164,9 @@ class _Plan:
     diag: np.ndarray        # the process row k mod Pr
     diag_row: np.ndarray    # [step]: k mod Pr
 
-    def trail_at(self, columns: np.ndarray) -> np.ndarray:
-        """[step, i]: the columns right of block k of process column columns[k, i]."""
-        ends = (self.starts + self.widths)[:, None]
+    def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
+        ends = (self.starts[k] + self.widths[k])[:, None]
         return (numroc(self.n, self.nb, columns, self.pc)
                 - numroc(ends, self.nb, columns, self.pc)).astype(float)
 
@@ -335,59 +336,74 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
                                     (panel_wait[0][:, None] * on_first).reshape(1, -1),
                                     cores)[0]) + float(arrival[0])
-    k = np.arange(steps)
-    ahead = np.minimum(k + 1, steps - 1)
-    has_next = k + 1 < steps
     # per step, the process rows and columns whose features are equal cost alike: one
     # evaluation per (row class, column class), weighted by the ranks it stands for; a
     # column's features (its trailing columns, whether it is the look-ahead's) change
-    # only at a few columns of each step (`_column_segments`)
+    # only at a few columns of each step (`_column_segments`); the steps in chunks of
+    # ROW_CHUNK [step, process row] entries (the classes' memory)
+    chunk = max(1, ROW_CHUNK // pr)
+    for first in range(0, steps, chunk):
+        k = np.arange(first, min(steps, first + chunk))
+        total += _steps_seconds(plan, k, panel, panel_wait, arrival, column, rate, slow,
+                                gamma, cores, col_net, row_overlap)
+    return total
+
+
+def _steps_seconds(plan: _Plan, k: np.ndarray, panel: np.ndarray, panel_wait: np.ndarray,
+                   arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
+                   gamma: float, cores, col_net: bool, row_overlap: bool) -> float:
+    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`)."""
+    steps, pc = len(plan.starts), plan.pc
+    kb, below = plan.kb[k], plan.below[k]
+    ahead = np.minimum(k + 1, steps - 1)
+    has_next = k + 1 < steps
     row_features = [below, panel[ahead], panel_wait[ahead]]
-    if pr > 1:
-        row_features += [column.msgs, column.bytes]
+    if column.pr > 1:
+        row_features += [column.msgs[k], column.bytes[k]]
     rows = step_classes(row_features)
-    cols, col_count = _column_segments(plan, ahead % pc)
-    at = k[:, None]
+    cols, col_count = _column_segments(plan, k, ahead % pc)
+    at = np.arange(len(k))[:, None]
 
     def per_row(values: np.ndarray) -> np.ndarray:      # [k, pr] -> [k, row class, 1]
         return values[at, rows.rep][:, :, None]
 
-    weights = (rows.count[:, :, None] * col_count[:, None, :]).reshape(steps, -1)
-    t = plan.trail_at(cols)[:, None, :]                  # [k, 1, column class]
+    weights = (rows.count[:, :, None] * col_count[:, None, :]).reshape(len(k), -1)
+    t = plan.trail_at(cols, k)[:, None, :]               # [k, 1, column class]
     la = (cols == (ahead % pc)[:, None])[:, None, :]
     update = 2.0 * per_row(below) * kb[:, :, None] * t / rate
     f_next = per_row(panel[ahead]) * la * has_next[:, None, None]
     f_wait = per_row(panel_wait[ahead]) * la * has_next[:, None, None]
-    ahead_trail = plan.trail_at((ahead % pc)[:, None])[:, 0]
-    first_cols = np.minimum(kb[ahead][:, 0], ahead_trail)
+    ahead_trail = plan.trail_at((ahead % pc)[:, None], k)[:, 0]
+    first_cols = np.minimum(plan.kb[ahead][:, 0], ahead_trail)
     share = first_cols / np.maximum(ahead_trail, 1.0)
     ahead_update = 2.0 * below[at, rows.rep] * kb * ahead_trail[:, None] / rate
     lead = ((ahead_update * share[:, None] + panel[ahead][at, rows.rep]) * slow
             + panel_wait[ahead][at, rows.rep]).max(axis=1)
     after = np.where(has_next, arrival[ahead], 0.0)
-    swap_work, s_wait = _work_or_wait(column.classes(rows, t), col_net)   # [k, row, col]
+    swap_work, s_wait = _work_or_wait(column.classes(rows, t, k), col_net)  # [k, row, col]
     s_work = (kb * kb * t[:, 0, :] / (PANEL_RATE * gamma))[:, None, :] + swap_work
-    s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(steps, -1),
-                            np.broadcast_to(s_wait, update.shape).reshape(steps, -1), cores,
+    s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(len(k), -1),
+                            np.broadcast_to(s_wait, update.shape).reshape(len(k), -1), cores,
                             weights)
-    u_k = waiting_makespans((update + f_next).reshape(steps, -1),
-                            np.broadcast_to(f_wait, update.shape).reshape(steps, -1), cores,
+    u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
+                            np.broadcast_to(f_wait, update.shape).reshape(len(k), -1), cores,
                             weights)
     if row_overlap:
         step = np.maximum(u_k, np.where(has_next, lead, 0.0) + after)
     else:   # L_{k+1} moves once the receivers are back in MPI, after their update
         step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
-    return total + float((s_k + step).sum())
+    return float((s_k + step).sum())
 
 
-def _column_segments(plan: _Plan, look_ahead: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _column_segments(plan: _Plan, k: np.ndarray,
+                     look_ahead: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """([step, segment] first column, [step, segment] columns) of the runs of process
     columns with equal features at each step: a column's trailing columns (`numroc` of
     N and of the block's end) change only at the owners of the blocks those end in and
     the next column, whether it is the look-ahead's at that column and the next; empty
-    segments (0 columns) are padding."""
+    segments (0 columns) are padding. k: the steps."""
     pc = plan.pc
-    ends = plan.starts + plan.widths
+    ends = plan.starts[k] + plan.widths[k]
     cuts = [np.zeros_like(ends)]
     for column in ((ends // plan.nb) % pc, np.full_like(ends, (plan.n // plan.nb) % pc),
                    look_ahead):
@@ -445,13 +461,13 @@ class _ColumnSeconds:
                       + np.maximum(plan.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
         self.msgs = messages + plan.diag * (remote > 0).sum(axis=1, keepdims=True)
 
-    def classes(self, rows: StepClasses, trail: np.ndarray) -> np.ndarray:
-        """[step, row class, column class] seconds, for the process rows `rows` (step
-        classes of the features that include msgs and bytes) and the classes' trailing
-        columns `trail` [step, 1, column class]."""
+    def classes(self, rows: StepClasses, trail: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """[step, row class, column class] seconds at the steps k, for the process rows
+        `rows` (step classes of the features that include msgs and bytes) and the
+        classes' trailing columns `trail` [step, 1, column class]."""
         if self.pr == 1:
-            return np.zeros((len(rows.rep), rows.size, trail.shape[2]))
-        at = np.arange(len(rows.rep))[:, None]
+            return np.zeros((len(k), rows.size, trail.shape[2]))
+        at = k[:, None]
         return (self.alpha * self.msgs[at, rows.rep][:, :, None] * (trail > 0)
                 + self.beta * self.bytes[at, rows.rep][:, :, None] * trail)
 
