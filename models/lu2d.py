@@ -86,6 +86,9 @@ def _pivot_rows(pivoting, starts: np.ndarray, widths: np.ndarray, nb: int, pr: i
 
 
 PHASES = ("panel", "bcast_L", "bcast_U", "swap")
+# up to this Pc the column sums are matrix products with [step, Pc] arrays (cheaper than
+# folding the rows' [step, Pr] factors)
+FEW_COLUMNS = 32
 ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
 
 
@@ -170,10 +173,18 @@ class _Plan:
         return (numroc(self.n, self.nb, columns, self.pc)
                 - numroc(ends, self.nb, columns, self.pc)).astype(float)
 
+    def _trail(self) -> np.ndarray:
+        """[step, process column] trailing columns (few columns: a small array)."""
+        steps = len(self.starts)
+        return self.trail_at(np.broadcast_to(np.arange(self.pc), (steps, self.pc)),
+                             np.arange(steps))
+
     def by_trail(self, rows: np.ndarray) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] times column c's trailing columns.
         These are the widths of c's blocks b > k, so the sum is, over c's blocks b, the
         width of b times rows summed over the steps before b."""
+        if self.pc <= FEW_COLUMNS:
+            return _outer_sum(rows, self._trail())
         rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
         before = np.cumsum(rows, axis=0) - rows
         return _fold(self.widths[:, None] * before, self.pc).T
@@ -181,6 +192,8 @@ class _Plan:
     def by_trailing(self, rows: np.ndarray) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
         columns, that is before c's last block."""
+        if self.pc <= FEW_COLUMNS:
+            return _outer_sum(rows, self._trail() > 0)
         steps = len(self.starts)
         rows = _steps_by_rows(rows, steps, self.below.shape[1])
         before = np.concatenate([np.zeros((1, rows.shape[1])), np.cumsum(rows, axis=0)])
@@ -190,6 +203,11 @@ class _Plan:
     def by_position(self, rows: np.ndarray, positions: str) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c is at `positions`
         ("first", "not first", "not last") of (c - k) mod Pc."""
+        if self.pc <= FEW_COLUMNS:
+            k = np.arange(len(self.starts))
+            q = (np.arange(self.pc)[None, :] - (k % self.pc)[:, None]) % self.pc
+            at_positions = {"first": q == 0, "not first": q > 0, "not last": q < self.pc - 1}
+            return _outer_sum(rows, at_positions[positions])
         rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
         at = _fold(rows, self.pc)                  # [position of step k = k mod Pc, r]
         if positions == "first":
