@@ -42,9 +42,10 @@ from functools import lru_cache, partial
 import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
+from linalg_io.models.rank_classes import StepClasses, step_classes
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
-from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
+from linalg_io.layout.blockcyclic import counts_from, numroc, pivot_rows_by_owner
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
     SMALL_BYTES,
@@ -88,6 +89,10 @@ def _pivot_rows(pivoting, starts: np.ndarray, widths: np.ndarray, nb: int, pr: i
 
 
 PHASES = ("panel", "bcast_L", "bcast_U", "swap")
+# up to this Pc the column sums are matrix products with [step, Pc] arrays (cheaper than
+# folding the rows' [step, Pr] factors)
+FEW_COLUMNS = 32
+ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
 
 
 def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
@@ -102,8 +107,12 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
     column's (its trailing columns, its position in the L broadcast, ...), so every
     rank's total over the steps is a sum of matrix products F^T G, [step, row] by [step,
-    column]: O(steps (Pr + Pc)) to build, O(steps P) multiply-adds in BLAS. The same
-    numbers as walking every rank and step (tests/lu2d_walk.py), to rounding.
+    column]. A column's factors are its trailing columns (the widths of its blocks right
+    of the step's), whether it has any, or a function of its position (c - k) mod Pc,
+    so the sums over the steps fold the rows' factors (prefix sums over the steps,
+    sums over the steps of one position) instead of building [step, column] arrays:
+    O(steps Pr + P). The same numbers as walking every rank and step
+    (tests/lu2d_walk.py), to rounding (integer counts exactly).
     """
     if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
@@ -119,20 +128,20 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
         owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
         # a Bruck window is linear in the blocks and the same every step: the windows of
         # sum_k owned_k trail_k (one product) are the sum of the steps' windows
-        spread_sent, spread_recv, _ = allgatherv_costs(_outer_sum(owned, plan.trail).T)
+        spread_sent, spread_recv, _ = allgatherv_costs(plan.by_trail(owned).T)
         out["sent"]["bcast_U"] += spread_sent.T * WORD
         out["recv"]["bcast_U"] += spread_recv.T * WORD
         if isinstance(pivoting, str) and pivoting == "none":   # the diagonal row's kb
             messages = allgatherv_one_costs(pr, 0.0, plan.kb[:, 0], plan.diag_row)[2]
         else:
             messages = bruck_messages(owned > 0)
-        out["msgs_by_phase"]["bcast_U"] += _outer_sum(messages, plan.trail > 0)
+        out["msgs_by_phase"]["bcast_U"] += plan.by_trailing(messages)
         remote = displaced * ~plan.diag                # the diagonal row's own: a copy
-        out["sent"]["swap"] += _outer_sum(plan.diag * remote.sum(axis=1, keepdims=True) * WORD,
-                                          plan.trail)
-        out["recv"]["swap"] += _outer_sum(remote * WORD, plan.trail)
-        out["msgs_by_phase"]["swap"] += _outer_sum(
-            plan.diag * (remote > 0).sum(axis=1, keepdims=True), plan.trail > 0)
+        out["sent"]["swap"] += plan.by_trail(plan.diag * remote.sum(axis=1, keepdims=True)
+                                             * WORD)
+        out["recv"]["swap"] += plan.by_trail(remote * WORD)
+        out["msgs_by_phase"]["swap"] += plan.by_trailing(
+            plan.diag * (remote > 0).sum(axis=1, keepdims=True))
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
             "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
@@ -147,16 +156,79 @@ def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Plan:
-    """Per block column k ([step, process row] / [step, process column] arrays)."""
+    """Per block column k: [step, process row] arrays, and the process columns' factors
+    as functions (no [step, process column] array: `by_trail`, `by_trailing`,
+    `by_position`, `trail_at`)."""
 
+    n: int
+    nb: int
+    pc: int
     starts: np.ndarray
     widths: np.ndarray
     kb: np.ndarray          # [step, 1]
     below: np.ndarray       # rows of each process row below the block
-    trail: np.ndarray       # columns of each process column right of it
     diag: np.ndarray        # the process row k mod Pr
     diag_row: np.ndarray    # [step]: k mod Pr
-    position: np.ndarray    # (c - k) mod Pc, the position in the L broadcast
+
+    def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
+        ends = (self.starts[k] + self.widths[k])[:, None]
+        return (numroc(self.n, self.nb, columns, self.pc)
+                - numroc(ends, self.nb, columns, self.pc)).astype(float)
+
+    def _trail(self) -> np.ndarray:
+        """[step, process column] trailing columns (few columns: a small array)."""
+        steps = len(self.starts)
+        return self.trail_at(np.broadcast_to(np.arange(self.pc), (steps, self.pc)),
+                             np.arange(steps))
+
+    def by_trail(self, rows: np.ndarray) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] times column c's trailing columns.
+        These are the widths of c's blocks b > k, so the sum is, over c's blocks b, the
+        width of b times rows summed over the steps before b."""
+        if self.pc <= FEW_COLUMNS:
+            return _outer_sum(rows, self._trail())
+        rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
+        before = np.cumsum(rows, axis=0) - rows
+        return _fold(self.widths[:, None] * before, self.pc).T
+
+    def by_trailing(self, rows: np.ndarray) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
+        columns, that is before c's last block."""
+        if self.pc <= FEW_COLUMNS:
+            return _outer_sum(rows, self._trail() > 0)
+        steps = len(self.starts)
+        rows = _steps_by_rows(rows, steps, self.below.shape[1])
+        before = np.concatenate([np.zeros((1, rows.shape[1])), np.cumsum(rows, axis=0)])
+        last = steps - 1 - (steps - 1 - np.arange(self.pc)) % self.pc   # c's last block
+        return before[np.maximum(last, 0)].T
+
+    def by_position(self, rows: np.ndarray, positions: str) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] where column c is at `positions`
+        ("first", "not first", "not last") of (c - k) mod Pc."""
+        if self.pc <= FEW_COLUMNS:
+            k = np.arange(len(self.starts))
+            q = (np.arange(self.pc)[None, :] - (k % self.pc)[:, None]) % self.pc
+            at_positions = {"first": q == 0, "not first": q > 0, "not last": q < self.pc - 1}
+            return _outer_sum(rows, at_positions[positions])
+        rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
+        at = _fold(rows, self.pc)                  # [position of step k = k mod Pc, r]
+        if positions == "first":
+            return at.T
+        total = rows.sum(axis=0)[:, None]
+        shift = 0 if positions == "not first" else 1    # the last is c = k - 1 mod Pc
+        return total - np.roll(at, -shift, axis=0).T
+
+
+def _steps_by_rows(rows, steps: int, pr: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(rows, dtype=float), (steps, pr))
+
+
+def _fold(values: np.ndarray, period: int) -> np.ndarray:
+    """[period, ...]: values[k] summed over the k of each residue mod period."""
+    pad = -len(values) % period
+    padded = np.concatenate([values, np.zeros((pad,) + values.shape[1:])])
+    return padded.reshape((-1, period) + values.shape[1:]).sum(axis=0)
 
 
 @lru_cache(maxsize=4)
@@ -164,42 +236,43 @@ def _plan(n: int, nb: int, pr: int, pc: int) -> _Plan:
     k = np.arange((n + nb - 1) // nb)
     starts = k * nb
     widths = np.minimum(nb, n - starts)
-    return _Plan(starts=starts, widths=widths, kb=widths.astype(float)[:, None],
+    return _Plan(n=n, nb=nb, pc=pc, starts=starts, widths=widths,
+                 kb=widths.astype(float)[:, None],
                  below=counts_from(starts + widths, n, nb, pr).astype(float),
-                 trail=counts_from(starts + widths, n, nb, pc).astype(float),
-                 diag=np.arange(pr)[None, :] == (k % pr)[:, None], diag_row=k % pr,
-                 position=(np.arange(pc)[None, :] - (k % pc)[:, None]) % pc)
+                 diag=np.arange(pr)[None, :] == (k % pr)[:, None], diag_row=k % pr)
 
 
 @lru_cache(maxsize=4)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
     plan = _plan(n, nb, pr, pc)
-    kb, below, trail, position = plan.kb, plan.below, plan.trail, plan.position
-    in_pcol = position == 0
+    kb, below = plan.kb, plan.below
     out = {key: {ph: np.zeros((pr, pc)) for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     # bcast_L: (r, k mod Pc) along process row r, a chain or, small, a binomial tree
     size = (kb * (kb - 1) // 2 + kb + 1 + below * kb) * WORD
     if pc > 1:
         chain = size > SMALL_BYTES
-        last = position < pc - 1
-        children = binomial_children(np.arange(pc), pc)[position]
-        out["sent"]["bcast_L"] += _outer_sum(size * chain, last)
-        out["recv"]["bcast_L"] += _outer_sum(size, position > 0)
-        out["msgs_by_phase"]["bcast_L"] += _outer_sum(chunk_count(size) * chain, last)
-        if not chain.all():
-            out["sent"]["bcast_L"] += _outer_sum(size * ~chain, children)
-            out["msgs_by_phase"]["bcast_L"] += _outer_sum((size > 0) * ~chain, children)
+        out["sent"]["bcast_L"] += plan.by_position(size * chain, "not last")
+        out["recv"]["bcast_L"] += plan.by_position(size, "not first")
+        out["msgs_by_phase"]["bcast_L"] += plan.by_position(chunk_count(size) * chain,
+                                                            "not last")
+        tree = np.flatnonzero(~chain.all(axis=1))     # steps where some row's L is small
+        if len(tree):
+            position = (np.arange(pc)[None, :] - (tree % pc)[:, None]) % pc
+            children = binomial_children(np.arange(pc), pc)[position]
+            out["sent"]["bcast_L"] += _outer_sum((size * ~chain)[tree], children)
+            out["msgs_by_phase"]["bcast_L"] += _outer_sum(((size > 0) * ~chain)[tree],
+                                                          children)
     if pr > 1:
         # panel: kb Allgatherv (Bruck) of the candidates in process column k mod Pc
         candidates = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
                                           plan.diag_row)
         for key, cost in zip(("sent", "recv", "msgs_by_phase"), candidates):
-            out[key]["panel"] += _outer_sum(kb * cost, in_pcol)
-    panel = _outer_sum((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, in_pcol)
-    solve = _outer_sum(np.ones((len(kb), pr)), kb * kb * trail)
-    update = _outer_sum(2.0 * below * kb, trail)
+            out[key]["panel"] += plan.by_position(kb * cost, "first")
+    panel = plan.by_position((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, "first")
+    solve = plan.by_trail(kb * kb)
+    update = plan.by_trail(2.0 * below * kb)
     out["flops"] = panel + solve + update
     out["flops_by_phase"] = {"panel": panel, "solve": solve, "dgemm": update}
     # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
@@ -219,7 +292,6 @@ TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1
                 "column's first NB columns of U_k and F_{k+1}; messages at alpha msgs + "
                 "beta max(sent, recv) per collective of the link they cross; M = slowest rank, "
                 "or the makespan when ranks share cores")
-STEP_CHUNK = 1 << 22      # [step, Pr, Pc] entries evaluated at once
 
 
 def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: MachineProfile,
@@ -264,7 +336,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                            max(1, placement.ranks_per_node // pc))
     cores = placement.shared_cores
     slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
-    kb, below, trail = plan.kb, plan.below, plan.trail
+    kb, below = plan.kb, plan.below
     # a process column's messages: work on the rank's core on a node, a wait (no core)
     # on the network (`waiting_makespans`)
     col_net = profile.on_network(pr * pc, placement)
@@ -278,38 +350,87 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         panel = panel + search_work
     arrival = _l_arrival(plan, pc, *row_hops(pc, profile, placement))
     column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
-    solve = (kb * kb * trail / (PANEL_RATE * gamma))[:, None, :]
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     steps = len(plan.starts)
     on_first = np.arange(pc) == 0
     total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
                                     (panel_wait[0][:, None] * on_first).reshape(1, -1),
                                     cores)[0]) + float(arrival[0])
-    chunk = max(1, STEP_CHUNK // (pr * pc))
+    # per step, the process rows and columns whose features are equal cost alike: one
+    # evaluation per (row class, column class), weighted by the ranks it stands for; a
+    # column's features (its trailing columns, whether it is the look-ahead's) change
+    # only at a few columns of each step (`_column_segments`); the steps in chunks of
+    # ROW_CHUNK [step, process row] entries (the classes' memory)
+    chunk = max(1, ROW_CHUNK // pr)
     for first in range(0, steps, chunk):
         k = np.arange(first, min(steps, first + chunk))
-        update = 2.0 * below[k][:, :, None] * kb[k][:, :, None] * trail[k][:, None, :] / rate
-        ahead = np.minimum(k + 1, steps - 1)
-        has_next = (k + 1 < steps)[:, None, None]
-        la = (np.arange(pc)[None, :] == (ahead % pc)[:, None])[:, None, :]   # [k, 1, pc]
-        f_next = panel[ahead][:, :, None] * la * has_next
-        f_wait = panel_wait[ahead][:, :, None] * la * has_next
-        first_cols = np.minimum(kb[ahead][:, 0], trail[k, ahead % pc])
-        share = first_cols / np.maximum(trail[k, ahead % pc], 1.0)
-        lead = (((update * la).max(axis=2) * share[:, None] + panel[ahead]) * slow
-                + panel_wait[ahead]).max(axis=1)
-        after = np.where(has_next[:, 0, 0], arrival[ahead], 0.0)
-        swap_work, s_wait = _work_or_wait(column(k), col_net)   # [k, pr, pc]
-        s_work = solve[k] + swap_work
-        s_k = waiting_makespans(s_work.reshape(len(k), -1), s_wait.reshape(len(k), -1), cores)
-        u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
-                                np.broadcast_to(f_wait, update.shape).reshape(len(k), -1), cores)
-        if row_overlap:
-            step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0) + after)
-        else:   # L_{k+1} moves once the receivers are back in MPI, after their update
-            step = np.maximum(u_k, np.where(has_next[:, 0, 0], lead, 0.0)) + after
-        total += float((s_k + step).sum())
+        total += _steps_seconds(plan, k, panel, panel_wait, arrival, column, rate, slow,
+                                gamma, cores, col_net, row_overlap)
     return total
+
+
+def _steps_seconds(plan: _Plan, k: np.ndarray, panel: np.ndarray, panel_wait: np.ndarray,
+                   arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
+                   gamma: float, cores, col_net: bool, row_overlap: bool) -> float:
+    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`)."""
+    steps, pc = len(plan.starts), plan.pc
+    kb, below = plan.kb[k], plan.below[k]
+    ahead = np.minimum(k + 1, steps - 1)
+    has_next = k + 1 < steps
+    row_features = [below, panel[ahead], panel_wait[ahead]]
+    if column.pr > 1:
+        row_features += [column.msgs[k], column.bytes[k]]
+    rows = step_classes(row_features)
+    cols, col_count = _column_segments(plan, k, ahead % pc)
+    at = np.arange(len(k))[:, None]
+
+    def per_row(values: np.ndarray) -> np.ndarray:      # [k, pr] -> [k, row class, 1]
+        return values[at, rows.rep][:, :, None]
+
+    weights = (rows.count[:, :, None] * col_count[:, None, :]).reshape(len(k), -1)
+    t = plan.trail_at(cols, k)[:, None, :]               # [k, 1, column class]
+    la = (cols == (ahead % pc)[:, None])[:, None, :]
+    update = 2.0 * per_row(below) * kb[:, :, None] * t / rate
+    f_next = per_row(panel[ahead]) * la * has_next[:, None, None]
+    f_wait = per_row(panel_wait[ahead]) * la * has_next[:, None, None]
+    ahead_trail = plan.trail_at((ahead % pc)[:, None], k)[:, 0]
+    first_cols = np.minimum(plan.kb[ahead][:, 0], ahead_trail)
+    share = first_cols / np.maximum(ahead_trail, 1.0)
+    ahead_update = 2.0 * below[at, rows.rep] * kb * ahead_trail[:, None] / rate
+    lead = ((ahead_update * share[:, None] + panel[ahead][at, rows.rep]) * slow
+            + panel_wait[ahead][at, rows.rep]).max(axis=1)
+    after = np.where(has_next, arrival[ahead], 0.0)
+    swap_work, s_wait = _work_or_wait(column.classes(rows, t, k), col_net)  # [k, row, col]
+    s_work = (kb * kb * t[:, 0, :] / (PANEL_RATE * gamma))[:, None, :] + swap_work
+    s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(len(k), -1),
+                            np.broadcast_to(s_wait, update.shape).reshape(len(k), -1), cores,
+                            weights)
+    u_k = waiting_makespans((update + f_next).reshape(len(k), -1),
+                            np.broadcast_to(f_wait, update.shape).reshape(len(k), -1), cores,
+                            weights)
+    if row_overlap:
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0) + after)
+    else:   # L_{k+1} moves once the receivers are back in MPI, after their update
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
+    return float((s_k + step).sum())
+
+
+def _column_segments(plan: _Plan, k: np.ndarray,
+                     look_ahead: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([step, segment] first column, [step, segment] columns) of the runs of process
+    columns with equal features at each step: a column's trailing columns (`numroc` of
+    N and of the block's end) change only at the owners of the blocks those end in and
+    the next column, whether it is the look-ahead's at that column and the next; empty
+    segments (0 columns) are padding. k: the steps."""
+    pc = plan.pc
+    ends = plan.starts[k] + plan.widths[k]
+    cuts = [np.zeros_like(ends)]
+    for column in ((ends // plan.nb) % pc, np.full_like(ends, (plan.n // plan.nb) % pc),
+                   look_ahead):
+        cuts += [column, column + 1]
+    cuts = np.sort(np.minimum(np.stack(cuts, axis=1), pc), axis=1)
+    count = np.diff(cuts, axis=1, append=pc)
+    return np.minimum(cuts, pc - 1), count
 
 
 def _work_or_wait(seconds: np.ndarray, on_network: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -347,7 +468,7 @@ def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
     fill = (crossing - slow_net) * net_hop + (hops - crossing - ~slow_net) * node_hop
     chain = stream + fill
     top = pc - 1                                    # the most levels a position is deep
-    depth = top.bit_length() - 1 + ((top + 1) & top == 0)
+    depth = top.bit_length() - 1 + (((top + 1) & top) == 0)
     slots = int(np.count_nonzero(cross_in))         # nodes along the row, when it crosses
     tree_cross = min(depth, (slots - 1).bit_length() if slots else 0)
     tree = (tree_cross * (across[0] + across[1] * size)
@@ -357,8 +478,8 @@ def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
 
 class _ColumnSeconds:
     """The link time of each step's swap and bcast_U per rank (the counts of
-    `lu2d_plan_counts`, step by step), [step, process row, process column] for the
-    steps asked."""
+    `lu2d_plan_counts`, step by step): `msgs` and `bytes` [step, process row], timed on a
+    process column's trailing columns by `classes`."""
 
     def __init__(self, plan: _Plan, nb: int, pr: int, pivoting, alpha: float,
                  beta: float) -> None:
@@ -379,12 +500,15 @@ class _ColumnSeconds:
                       + np.maximum(plan.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
         self.msgs = messages + plan.diag * (remote > 0).sum(axis=1, keepdims=True)
 
-    def __call__(self, k: np.ndarray) -> np.ndarray:
-        trail = self.plan.trail[k][:, None, :]
+    def classes(self, rows: StepClasses, trail: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """[step, row class, column class] seconds at the steps k, for the process rows
+        `rows` (step classes of the features that include msgs and bytes) and the
+        classes' trailing columns `trail` [step, 1, column class]."""
         if self.pr == 1:
-            return np.zeros(trail.shape)
-        return (self.alpha * self.msgs[k][:, :, None] * (trail > 0)
-                + self.beta * self.bytes[k][:, :, None] * trail)
+            return np.zeros((len(k), rows.size, trail.shape[2]))
+        at = k[:, None]
+        return (self.alpha * self.msgs[at, rows.rep][:, :, None] * (trail > 0)
+                + self.beta * self.bytes[at, rows.rep][:, :, None] * trail)
 
 
 def closed_form_words(n: int, nb: int, pr: int, pc: int, pivoting: str = "worst") -> dict:
@@ -576,10 +700,9 @@ def _bcast_l_crossing(n: int, nb: int, pr: int, pc: int, nodes_c: np.ndarray) ->
     column = np.arange(pc)
     cross_in = (nodes_c != nodes_c[(column - 1) % pc]).astype(float)      # from c - 1
     cross_out = (nodes_c != nodes_c[(column + 1) % pc]).astype(float)     # to c + 1
-    last = plan.position < pc - 1
-    sent = _outer_sum(size * chain, last) * cross_out
-    recv = _outer_sum(size * chain, plan.position > 0) * cross_in
-    msgs = _outer_sum(chunk_count(size) * chain, last) * cross_out
+    sent = plan.by_position(size * chain, "not last") * cross_out
+    recv = plan.by_position(size * chain, "not first") * cross_in
+    msgs = plan.by_position(chunk_count(size) * chain, "not last") * cross_out
     if not chain.all():
         tree = ~chain.all(axis=1)
         roots = np.flatnonzero(tree) % pc
@@ -608,19 +731,18 @@ def _column_crossing(n: int, nb: int, pr: int, pc: int, pivoting, nodes_r: np.nd
     if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
     owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
-    sent, recv = allgatherv_node_costs(_outer_sum(owned, plan.trail).T, nodes_r)
+    sent, recv = allgatherv_node_costs(plan.by_trail(owned).T, nodes_r)
     out["bcast_U"] = (sent.T * WORD, recv.T * WORD, totals["bcast_U"][2] * round_share)
     remote = displaced * ~plan.diag
     apart = nodes_r[None, :] != nodes_r[plan.diag_row][:, None]           # [step, row]
     moved = remote * apart
-    out["swap"] = (_outer_sum(plan.diag * moved.sum(axis=1, keepdims=True) * WORD, plan.trail),
-                   _outer_sum(moved * WORD, plan.trail),
-                   _outer_sum(plan.diag * ((remote > 0) & apart).sum(axis=1, keepdims=True),
-                              plan.trail > 0))
+    out["swap"] = (plan.by_trail(plan.diag * moved.sum(axis=1, keepdims=True) * WORD),
+                   plan.by_trail(moved * WORD),
+                   plan.by_trailing(plan.diag * ((remote > 0) & apart).sum(axis=1,
+                                                                           keepdims=True)))
     base, extra = (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD
     blocks = base[:, None] + extra[:, None] * plan.diag                    # [step, row]
     sent, recv = allgatherv_node_costs(blocks, nodes_r)
-    in_pcol = plan.position == 0
-    out["panel"] = (_outer_sum(kb * sent, in_pcol), _outer_sum(kb * recv, in_pcol),
+    out["panel"] = (plan.by_position(kb * sent, "first"), plan.by_position(kb * recv, "first"),
                     totals["panel"][2] * round_share)
     return out

@@ -109,9 +109,9 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
         if nb > n:
             raise InputError(f"--nb {nb} exceeds N={n}")
         return _choice(algorithm, n, shape, nb, objective, memory, placement)
-    if table is None:
+    if table is None:   # only the candidates within the memory: the others are never chosen
         table = candidates(algorithm, n, p, memory, profile, placement, grid, nb, objective,
-                           mapper)
+                           mapper, fitting_only=True)
     fitting = [candidate for candidate in table if candidate.costs["fits"]]
     if fitting:
         return fitting[0].choice
@@ -124,13 +124,13 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
 
 def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
                placement: Placement, grid: str = "auto", nb="auto", objective: str = "time",
-               mapper: Callable = map) -> list[Candidate]:
+               mapper: Callable = map, fitting_only: bool = False) -> list[Candidate]:
     """Every configuration `choose_lu` ranks, in `model lu`'s order. 2D: --grid, else
     every Pr x Pc whose process rows and columns all own a block (every shape when none
     does), NB as the run takes it. 2.5D: the grids and tiles of `busy_grids` (or --grid
     and --nb), evaluated by `mapper` (`linalg_io.parallel.core_map` spreads them over
     the cores), those within `memory` best first for `objective` (`ranked`), then the
-    others by time."""
+    others by time (`fitting_only`: the others left out, not evaluated)."""
     if _family(algorithm) == "2d":
         def nb_of(pr: int, pc: int) -> int:
             return default_nb(n, pr, pc) if nb == "auto" else int(nb)
@@ -145,7 +145,8 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
                 for pr, pc, b in shapes]
     tile_sizes = TILE_SIZES if nb == "auto" else (int(nb),)
     shapes = None if grid == "auto" else [parse_grid(grid, p, 3)]
-    rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper)
+    rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper,
+                           fitting_only)
     order = ranked(rows, objective) + sorted((r for r in rows if not r["fits"]),
                                              key=lambda r: r["time_s"])
     return [Candidate(_choice(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective, memory,
@@ -156,15 +157,19 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
                     placement: Placement | None = None,
                     shapes: Sequence[tuple[int, int, int]] | None = None,
-                    mapper: Callable = map) -> list[dict]:
+                    mapper: Callable = map, fitting_only: bool = False) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted bytes per rank, messages,
     memory and time (`conflux.candidate_row`; `placement`: where the p ranks sit,
-    default the profile's). `shapes`: the grids to consider, default `busy_grids`."""
+    default the profile's). `shapes`: the grids to consider, default `busy_grids`;
+    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits")."""
     placement = placement or profile.placement(p)
     tiles = [v for v in tile_sizes if v <= n] or [n]
     configs = [(px, py, c, v) for v in tiles
                for px, py, c in (busy_grids(n, v, p) if shapes is None else [
                    (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE])]
+    if fitting_only:
+        configs = [(px, py, c, v) for px, py, c, v in configs
+                   if conflux.memory_words(n, v, px, py, c) * conflux.WORD <= mem_bytes]
     rows = list(mapper(partial(conflux.candidate_row, n, mem_bytes, profile, placement),
                        configs))
     return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))

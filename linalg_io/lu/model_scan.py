@@ -23,6 +23,7 @@ from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
 from linalg_io.models.profile import load_profile
+from linalg_io.parallel import core_map
 from linalg_io.predictions import emit, prediction_record, write_predictions
 
 WEAK_MULTIPLE = 256
@@ -50,43 +51,51 @@ def scan(args) -> str:
     records = []
     emit(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
          f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")
-    for p in args.p:
-        placement = profile.placement(p)
-        n = problem_size(args, p)
-        mem = args.mem or placement.memory_per_rank
-        bound = lu_lower_bound(n, p, mem / 8, "the memory per rank allowed")
-        common = {"n": n, "scan": args.scan, "mem_per_rank": int(mem),
-                  "objective": args.objective}
-        if args.scan == "weak":
-            common["matrix_bytes_per_rank"] = args.mem_per_rank
-        ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
-               "objective": args.objective}
-        try:
-            chosen = choose_lu("conflux", **ask)
-        except InputError:   # no grid fits: the 2D record alone, and a line that says so
-            chosen = None
-        if chosen is not None:
-            block = conflux.record_block(n, chosen.nb, *chosen.grid, profile, "uniform",
-                                         placement)
-            block["memory_bytes"] = conflux.memory_words(n, chosen.nb, *chosen.grid) * WORD
-            block["fits"] = True
-            records.append(prediction_record(
-                "lu", "conflux", {**common, "nb": chosen.nb, "grid": list(chosen.grid)}, p,
-                block, bound, profile, placement, hpl_flops(n)))
-        choice_2d = choose_lu("2d", **ask)
-        (pr, pc), nb = choice_2d.grid, choice_2d.nb
-        block = lu2d_costs(n, nb, pr, pc, "expected").record_block(profile, placement)
-        block["memory_bytes"] = lu_bytes_per_rank(n, p, "2d")[0]
-        block["fits"] = block["memory_bytes"] <= mem
-        records.append(prediction_record("lu", "2d", {**common, "nb": nb, "grid": [pr, pc],
-                                                      "pivoting": "expected"},
-                                         p, block, bound, profile, placement, hpl_flops(n)))
-        for record in records[-2 if chosen else -1:]:
-            emit(_line(record))
-        if chosen is None:
-            emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
+    with core_map() as mapper:
+        for p in args.p:
+            records += _records_at(args, profile, p, mapper)
     write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""
+
+
+def _records_at(args, profile, p: int, mapper) -> list[dict]:
+    """The records of P = p (module doc), their lines emitted."""
+    records = []
+    placement = profile.placement(p)
+    n = problem_size(args, p)
+    mem = args.mem or placement.memory_per_rank
+    bound = lu_lower_bound(n, p, mem / 8, "the memory per rank allowed")
+    common = {"n": n, "scan": args.scan, "mem_per_rank": int(mem),
+              "objective": args.objective}
+    if args.scan == "weak":
+        common["matrix_bytes_per_rank"] = args.mem_per_rank
+    ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
+           "objective": args.objective}
+    try:
+        chosen = choose_lu("conflux", **ask, mapper=mapper)
+    except InputError:   # no grid fits: the 2D record alone, and a line that says so
+        chosen = None
+    if chosen is not None:
+        block = conflux.record_block(n, chosen.nb, *chosen.grid, profile, "uniform",
+                                     placement)
+        block["memory_bytes"] = conflux.memory_words(n, chosen.nb, *chosen.grid) * WORD
+        block["fits"] = True
+        records.append(prediction_record(
+            "lu", "conflux", {**common, "nb": chosen.nb, "grid": list(chosen.grid)}, p,
+            block, bound, profile, placement, hpl_flops(n)))
+    choice_2d = choose_lu("2d", **ask)
+    (pr, pc), nb = choice_2d.grid, choice_2d.nb
+    block = lu2d_costs(n, nb, pr, pc, "expected").record_block(profile, placement)
+    block["memory_bytes"] = lu_bytes_per_rank(n, p, "2d")[0]
+    block["fits"] = block["memory_bytes"] <= mem
+    records.append(prediction_record("lu", "2d", {**common, "nb": nb, "grid": [pr, pc],
+                                                  "pivoting": "expected"},
+                                     p, block, bound, profile, placement, hpl_flops(n)))
+    for record in records:
+        emit(_line(record))
+    if chosen is None:
+        emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
+    return records
 
 
 def _line(record: dict) -> str:

@@ -1,0 +1,71 @@
+"""`model lu`'s faster evaluation against the code it replaced (commit 5b96ce3), kept in
+tests as the reference: on a sample of configurations up to P = 16384 (square and
+extreme grids, N a multiple of the block or not, every pivoting, a node's shared cores
+and a network that does not overlap), the 2D critical path gives the same seconds to
+float rounding (relative 1e-12; the sums run over the steps in another order), and the
+2D counts of every rank equal the per-rank walk (tests/lu2d_walk.py): bytes and messages
+exactly where they are whole numbers (no swaps, worst case), else to relative 1e-12."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from linalg_io.models.lu2d import PHASES, critical_path_time, lu2d_plan_counts
+from linalg_io.models.profile import InterNode, load_profile
+from lu2d_path_reference import critical_path_time as reference_path
+from lu2d_walk import walk as lu2d_walk
+
+from linalg_io.layout.grid_shapes import divisors
+
+CPU = load_profile("example_cpu")
+CLUSTER = replace(load_profile(), name="test cluster", ranks_per_node=4, cores_per_node=2,
+                  inter_node=InterNode(latency_s=5e-6, bandwidth_bytes_per_s=2e9,
+                                       overlap=False))
+HERE = load_profile()
+TIME_RTOL = 1e-12
+
+
+def sample_grids(p: int) -> list[int]:
+    """Pr of the square, the two extreme and two intermediate grids of p ranks."""
+    pr = divisors(p)
+    return sorted({pr[0], pr[len(pr) // 4], pr[len(pr) // 2], pr[-1 - len(pr) // 4], pr[-1]})
+
+
+@pytest.mark.parametrize("profile, ranks", [
+    (CPU, (1, 2, 6, 64, 256, 1024, 4096, 16384)),
+    (CLUSTER, (4, 6, 16, 24, 64)),
+    (HERE, (3, 8, 16)),
+], ids=["example_cpu", "shared cores, no overlap", "this machine"])
+def test_lu2d_critical_path_equals_the_reference(profile, ranks):
+    checked = 0
+    for p in ranks:
+        placement = profile.placement(p)
+        for n, nb in ((200, 8), (777, 64), (4096, 128), (9000, 64)):
+            for pr in sample_grids(p):
+                for pivoting in ("expected", "none", "worst"):
+                    old = reference_path(n, nb, pr, p // pr, pivoting, profile, placement)
+                    new = critical_path_time(n, nb, pr, p // pr, pivoting, profile, placement)
+                    assert new == pytest.approx(old, rel=TIME_RTOL), (p, n, nb, pr, pivoting)
+                    checked += 1
+    assert checked >= 45
+
+
+@pytest.mark.parametrize("p", [256, 1024, 4096, 16384])
+def test_lu2d_counts_equal_the_walk_at_scale(p):
+    for n, nb in ((777, 64), (1000, 16)):
+        for pr in sample_grids(p):
+            for pivoting in ("none", "worst", "expected"):
+                walked = lu2d_walk(n, nb, pr, p // pr, pivoting)
+                fast = lu2d_plan_counts(n, nb, pr, p // pr, pivoting)
+                what = f"N={n} NB={nb} {pr}x{p // pr} {pivoting}"
+                pairs = [(walked[key][phase], fast[key][phase], f"{key} {phase}")
+                         for key in ("sent", "recv") for phase in PHASES]
+                pairs.append((walked["msgs"], fast["msgs"], "msgs"))
+                for old, new, name in pairs:
+                    if pivoting == "expected":
+                        np.testing.assert_allclose(new, old, rtol=TIME_RTOL, atol=1e-9,
+                                                   err_msg=f"{name}, {what}")
+                    else:
+                        np.testing.assert_array_equal(new, old, err_msg=f"{name}, {what}")
+                np.testing.assert_allclose(fast["flops"], walked["flops"], rtol=TIME_RTOL,
+                                           err_msg=f"flops, {what}")
