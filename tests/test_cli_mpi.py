@@ -122,7 +122,8 @@ def test_unwritable_out_and_unreadable_profile_fail_before_the_run_on_every_rank
               f"--out {a_file / 'r.jsonl'}: cannot create it under {a_file}"),
              (["sptrsv", "--matrix", "lap2d:8", "--profile", str(tmp_path / "none.json")],
               (f"machine file {tmp_path / 'none.json'}: no such file; shipped machines: "
-               "example_cpu, example_gpu (or the path of a JSON file, schema in the README)"))]
+               "example_cpu, example_gpu, lumi_c, piz_daint_mc (or the path of a JSON file, "
+               "schema in the README)"))]
     for args, message in cases:
         result = run_cli(2, args + ["--reps", "1"], timeout=60, check=False)
         assert result.returncode == 2, result.stderr

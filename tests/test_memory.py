@@ -73,7 +73,8 @@ def test_model_commands_refuse_at_once(capsys):
     assert lines[2].startswith("linalg-io: error: model sptrsv --matrix lap3d:5000 "
                                "(n=125000000000, nnz=499925000000) needs at least 7.28 TiB in "
                                "this process")
-    fits = argparse.Namespace(n=512, p=2, algo=None, mem=None, profile=None, scan=None)
+    fits = argparse.Namespace(n=512, p=2, algo=None, mem=None, profile=None, scan=None,
+                              threads=None)
     check_model_memory(fits)   # a size that fits goes on to the model table
     check_model_memory(argparse.Namespace(n=None, p=2, algo="2d", mem=None, profile=None,
-                                          scan=None))   # --dist file
+                                          scan=None, threads=None))   # --dist file

@@ -176,7 +176,8 @@ def test_help_describes_every_command_shows_defaults_and_lists_only_what_it_take
     assert main(["model", "lu", "--n", "1024", "--p", "4", "--machine", "nonexist"]) == 2
     assert capsys.readouterr().err.strip() == (
         "linalg-io: error: machine file nonexist: no such file; shipped machines: "
-        "example_cpu, example_gpu (or the path of a JSON file, schema in the README)")
+        "example_cpu, example_gpu, lumi_c, piz_daint_mc (or the path of a JSON file, "
+        "schema in the README)")
 
 
 def test_labels_show_what_differs_anywhere_in_the_section():
