@@ -4,7 +4,7 @@ to the record's `model` block."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
@@ -55,12 +55,16 @@ class RankCosts:
     # the links for a placement, where which of a communicator's messages cross nodes
     # depends on it (a process row's chain crosses only between its nodes); None: `links`
     placed_links: Callable[[Placement], Links] | None = None
+    # `placed_links` by placement: a record block asks for them three times
+    _links_by_placement: dict = field(default_factory=dict, repr=False, compare=False)
 
     def links_at(self, placement: Placement) -> Links:
         """The traffic per link for `placement` (`placed_links`, else `links`, else all
         of it within the whole job)."""
         if self.placed_links is not None:
-            return self.placed_links(placement)
+            if placement not in self._links_by_placement:
+                self._links_by_placement[placement] = self.placed_links(placement)
+            return self._links_by_placement[placement]
         return self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
 
     def inter_node(self, placement: Placement) -> tuple[np.ndarray, np.ndarray]:

@@ -652,7 +652,7 @@ def lu2d_phase_links(n: int, nb: int, pr: int, pc: int, pivoting,
     row_key, column_key = pc, pr * pc
     totals = {ph: tuple(counts[k][ph] for k in ("sent", "recv", "msgs_by_phase"))
               for ph in PHASES}
-    keys = {"bcast_L": row_key, "panel": (column_key, max(1, placement.ranks_per_node // pc)),
+    keys = {"bcast_L": row_key, "panel": (column_key, rows_per_node(pc, placement)),
             "bcast_U": column_key, "swap": column_key}
     nodes_r, nodes_c = column_nodes(pr, pc, placement), row_nodes(pc, placement)
     crossing = {}
