@@ -20,6 +20,8 @@ from linalg_io.lu import conflux, lu2d
 from linalg_io.lu.conflux import CONFLUX_PHASES
 from linalg_io.lu.lu2d import LU2D_PHASES
 
+SCHEDULER_SLICE_S = 0.004
+
 
 def test_clock_charges_every_interval_to_one_phase_and_restores_the_outer_one():
     clock = PhaseClock(("a", "b"))
@@ -51,8 +53,10 @@ def test_phase_times_add_up_to_the_factorization_on_every_rank(nranks, args, pha
     for rank, total in enumerate(totals):
         summed = sum(timing["per_rank"][name][rank] for name in timing["phases"])
         assert math.isclose(summed, total, rel_tol=1e-9)
-        # nothing of substance outside the named phases (only the loop's own steps)
-        assert timing["per_rank"][OTHER][rank] < 0.05 * total
+        # nothing of substance outside the named phases (only the loop's own steps); with
+        # more ranks than cores a rank can lose the core for a scheduler slice anywhere,
+        # named phase or not, hence the few milliseconds beside the 5%
+        assert timing["per_rank"][OTHER][rank] < 0.05 * total + SCHEDULER_SLICE_S
     # a rank's factorization is the runner's repetition (the slowest rank's, per rep)
     mean_rep = sum(record["times_s"]) / len(record["times_s"])
     assert 0.7 * mean_rep <= max(totals) <= mean_rep
