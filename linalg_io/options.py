@@ -155,8 +155,8 @@ def lu_problem(algos: tuple[str, ...] = ("2d", "conflux"), algo_default: str | N
         Option("nb", "block (2d) or tile size v (conflux); auto: 2d takes 128 when every rank "
                "holds >= 2048 rows and columns, else 64; conflux: the model's choice",
                int_or_auto, "auto"),
-        Option("grid", "PrxPc (2d), PxxPyxC (conflux) or auto (2d: the squarest Pr <= Pc; "
-               "conflux: the model's choice)", default="auto"),
+        Option("grid", "PrxPc (2d), PxxPyxC (conflux) or auto (the model's fastest grid; "
+               "2d: ties to the squarest Pr <= Pc, scalapack and hpl as 2d)", default="auto"),
         Option("mem", "memory per rank for the model's choice (default: node memory / ranks)",
                byte_size),
         Option("objective", "what conflux's auto grid and tile minimise: the predicted time "

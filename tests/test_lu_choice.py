@@ -9,7 +9,7 @@ from linalg_io.models.profile import load_profile
 
 from linalg_io.cli import main as cli_main
 from linalg_io.errors import InputError
-from linalg_io.lu.choice import LUChoice, candidates, choose_lu
+from linalg_io.lu.choice import LUChoice, candidates, choose_lu, fastest_2d, lu2d_seconds
 from linalg_io.lu.fits import check_lu_memory
 from linalg_io.records import read_records
 
@@ -108,3 +108,35 @@ def test_a_given_grid_or_block_is_the_choice_and_marked():
         choose_lu("2d", 2048, 8, 1e9, profile, placement, "auto", 4096)
     with pytest.raises(InputError, match="exceeds N=2048"):
         choose_lu("conflux", 2048, 8, 1e9, profile, placement, "2x2x2", 4096)
+
+
+@pytest.mark.parametrize("n, p, machine", [(131072, 1024, "example_cpu"), (1024, 4, None),
+                                           (4096, 4, None), (20000, 96, "example_gpu")])
+def test_2d_auto_runs_the_grid_the_2d_model_predicts_fastest(n, p, machine):
+    """`--algo 2d --grid auto` takes the least predicted time of every candidate grid
+    (e.g. 16x64 over 32x32 at N=131072 on 1024 ranks of example_cpu), ScaLAPACK and HPL the
+    same grid; --nb still as given."""
+    profile = load_profile(machine)
+    placement = profile.placement(p)
+    table = candidates("2d", n, p, 1e12, profile, placement)
+    times = {c.choice.grid: lu2d_seconds(profile, c.choice) for c in table}
+    chosen = choose_lu("2d", n, p, 1e12, profile, placement)
+    assert times[chosen.grid] == min(times.values())
+    assert {choose_lu(algo, n, p, 1e12, profile, placement).grid
+            for algo in ("scalapack", "hpl")} == {chosen.grid}
+    if (n, p) == (131072, 1024):
+        assert chosen.grid == (16, 64) and times[(16, 64)] < 0.95 * times[(32, 32)]
+    assert choose_lu("2d", n, p, 1e12, profile, placement, nb=32).nb == 32
+
+
+def test_2d_ties_go_to_the_squarest_grid_rows_first():
+    profile = load_profile()
+    placement = profile.placement(8)
+
+    def choice(pr: int, pc: int) -> LUChoice:
+        return choose_lu("2d", 4096, 8, 1e12, profile, placement, f"{pr}x{pc}")
+
+    tied = [(1.0, choice(1, 8)), (1.0005, choice(4, 2)), (1.0009, choice(2, 4)),
+            (1.5, choice(8, 1))]
+    assert fastest_2d(tied).grid == (2, 4)
+    assert fastest_2d([(1.0, choice(1, 8)), (1.01, choice(2, 4))]).grid == (1, 8)

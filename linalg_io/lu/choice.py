@@ -9,8 +9,10 @@ choice ranks, each with its predicted costs (`linalg_io.models.conflux.candidate
 for the 2.5D LU). A run takes the choice rank 0 made (`linalg_io.lu.run_choice`);
 `model lu` marks the candidate equal to it. No MPI here.
 
-2D (`2d`, `scalapack`, `hpl`): --grid PrxPc, else the squarest Pr <= Pc; --nb, else
-`default_nb`. 2.5D (`conflux`): with --grid PxxPyxC and --nb v both given, that; else
+2D (`2d`, `scalapack`, `hpl`, one choice for the three so that they run side by side):
+--grid PrxPc, else the 2D model's fastest of `candidates` (`fastest_2d`; within
+`TIE` of the fastest, the squarest); --nb, else `default_nb`. 2.5D (`conflux`): with
+--grid PxxPyxC and --nb v both given, that; else
 the candidate best for the objective among those within the memory per rank
 (`ranked`), a fixed grid falling back to tiles of min(N, 128) when none fits.
 """
@@ -23,14 +25,15 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
-from linalg_io.layout.grid_shapes import divisors, parse_grid, square_2d
-from linalg_io.models import conflux
+from linalg_io.layout.grid_shapes import divisors, parse_grid
+from linalg_io.models import conflux, lu2d
 from linalg_io.models.profile import MachineProfile, Placement
 
 BLOCK_CYCLIC = ("2d", "scalapack", "hpl")
 TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
 OBJECTIVES = ("time", "volume")
+TIE = 0.001     # relative: predicted times closer than this are one time
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,15 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
     if objective not in OBJECTIVES:
         raise InputError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if _family(algorithm) == "2d":
-        pr, pc = square_2d(p) if grid == "auto" else parse_grid(grid, p, 2)
-        block = default_nb(n, pr, pc) if nb == "auto" else int(nb)
-        if not 1 <= block <= n:
-            raise InputError(f"--nb must lie in 1..N = {n}, got {block}")
-        return _choice(algorithm, n, (pr, pc), block, objective, memory, placement)
+        if nb != "auto" and not 1 <= int(nb) <= n:
+            raise InputError(f"--nb must lie in 1..N = {n}, got {nb}")
+        if grid != "auto":
+            pr, pc = parse_grid(grid, p, 2)
+            block = default_nb(n, pr, pc) if nb == "auto" else int(nb)
+            return _choice(algorithm, n, (pr, pc), block, objective, memory, placement)
+        table = table or candidates(algorithm, n, p, memory, profile, placement, grid, nb,
+                                    objective)
+        return fastest_2d([(lu2d_seconds(profile, c.choice), c.choice) for c in table])
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
@@ -120,6 +127,26 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
     tiles = TILE_SIZES if nb == "auto" else (int(nb),)
     raise InputError(f"no {p}-rank grid with tiles {tiles} fits N={n} in "
                      f"{memory / 2**20:.0f} MiB per rank (--mem)")
+
+
+def fastest_2d(timed: Sequence[tuple[float, LUChoice]]) -> LUChoice:
+    """Of 2D candidates with their predicted seconds, the fastest; among those within
+    `TIE` of it, the squarest grid, Pr <= Pc first (the shape HPL's guidance and
+    `square_2d` take when nothing tells them apart)."""
+    best = min(seconds for seconds, _ in timed)
+
+    def squareness(choice: LUChoice) -> tuple:
+        pr, pc = choice.grid
+        return (max(pr, pc) / min(pr, pc), pr > pc)
+
+    return min((choice for seconds, choice in timed if seconds <= best * (1 + TIE)),
+               key=squareness)
+
+
+def lu2d_seconds(profile: MachineProfile, choice: LUChoice) -> float:
+    """The 2D model's time of a 2D choice, pivots as a run's record assumes them."""
+    return lu2d.critical_path_time(choice.n, choice.nb, *choice.grid, "expected", profile,
+                                   choice.placement)
 
 
 def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
@@ -192,7 +219,7 @@ def busy_grids(n: int, v: int, p: int) -> list[tuple[int, int, int]]:
 
 
 def ranked(rows: list[dict], objective: str = "time") -> list[dict]:
-    """The rows within memory, best first: by predicted time ("time"; within 0.1% the
+    """The rows within memory, best first: by predicted time ("time"; within `TIE` the
     lesser wire volume first) or by the busiest rank's wire bytes ("volume"; ties by
     time)."""
     if objective not in OBJECTIVES:
@@ -203,7 +230,7 @@ def ranked(rows: list[dict], objective: str = "time") -> list[dict]:
     best = min((row["time_s"] for row in fitting), default=0.0)
 
     def by_time(row: dict) -> tuple:
-        if row["time_s"] <= best * 1.001:
+        if row["time_s"] <= best * (1 + TIE):
             return (0, row["wire_max"], row["time_s"])
         return (1, row["time_s"], row["wire_max"])
 

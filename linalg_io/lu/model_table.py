@@ -24,7 +24,7 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.lu import model_verdict as verdict
-from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu
+from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu, fastest_2d
 from linalg_io.lu.fits import check_model_memory
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu_lower_bound
@@ -70,10 +70,7 @@ def model_table(args) -> str:
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
         if "2d" in algos:
-            choice_2d = choose_lu("2d", **ask)
             choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
-            if choice_2d not in choices_2d:
-                choices_2d.append(choice_2d)
             pending_2d = mapper.start(partial(_row_2d, profile, placement), choices_2d)
         if "conflux" in algos:
             chosen, table = conflux_rows(ask, mapper)
@@ -81,7 +78,9 @@ def model_table(args) -> str:
             chosen_row = next((candidate.costs for candidate in table
                                if candidate.choice == chosen), None)
         if "2d" in algos:
-            every_2d = pending_2d()
+            every_2d = pending_2d()   # what `lu --algo 2d` runs: choose_lu's rule on these rows
+            choice_2d = fastest_2d([(row["time_s"], choice)
+                                    for row, choice in zip(every_2d, choices_2d)])
             chosen_2d = every_2d[choices_2d.index(choice_2d)]
             rows_2d = sorted(every_2d, key=lambda r: r["time_s"])
     lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
