@@ -193,6 +193,7 @@ def run_rate(rate: str, rounds: int, out: Path, base=None, given=None) -> list[d
             machine.write_text(profile.to_json() + "\n")
         records = []
         for round_ in range(rounds):
+            measured = trips() if TRIPS else None
             for name, (ranks, args) in CONFIGS.items():
                 if ONLY and name not in ONLY:
                     continue
@@ -205,6 +206,8 @@ def run_rate(rate: str, rounds: int, out: Path, base=None, given=None) -> list[d
                 part.unlink()
                 record["bench"] = {"name": name, "rate": rate, "round": round_,
                                    "machine": str(machine.resolve()), **load}
+                if measured and record["kernel"] == "sptrsv":
+                    record["bench"]["trips_s"] = measured
                 records.append(record)
                 with out.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(record) + "\n")
@@ -213,13 +216,44 @@ def run_rate(rate: str, rounds: int, out: Path, base=None, given=None) -> list[d
         cluster("down")
 
 
+TRIPS = []   # --trips: measure the batches' trips each round (bench_onesided_latency.py)
+
+
+def trips() -> dict:
+    """One-way trips of an SpTRSV batch in this round, seconds: {"two-sided" | "put-with-
+    signal": {"one node": s, "two nodes": s}} (bench_onesided_latency.py on 2 x 2)."""
+    out = cluster("run", "4", "--", sys.executable, str(ROOT / "bench" /
+                                                         "bench_onesided_latency.py"))
+    found: dict = {}
+    for line in out.splitlines():
+        if line.startswith("ranks ") and line.endswith("us one way"):
+            where = "one node" if "(one node" in line else "two nodes"
+            kind = "put-with-signal" if "put-with-signal" in line else "two-sided"
+            found.setdefault(kind, {})[where] = float(line.split()[-4]) * 1e-6
+    return found
+
+
+def at_trips(record: dict, profile) -> float:
+    """The SpTRSV record's model with every message's latency the trip its executor met
+    in the run's round (`trips`): the two-sided trip for the level-set solve, the
+    put-with-signal trip for the sync-free one, on the node and across."""
+    kind = "two-sided" if record["algo"] == "levelset" else "put-with-signal"
+    trip = record["bench"]["trips_s"][kind]
+    loaded = replace(profile, alpha_s=trip["one node"],
+                     inter_node=replace(profile.inter_node, latency_s=trip["two nodes"]))
+    return model_time(record, loaded)
+
+
 def predict(records: list[dict]) -> None:
-    """Each record's model terms (`terms`) on the machine file it ran with."""
+    """Each record's model terms (`terms`) on the machine file it ran with; for SpTRSV
+    with the round's trips (`--trips`), the model at those trips too (`at_trips`)."""
     profiles = {}
     for record in records:
         machine = record["bench"]["machine"]
         profile = profiles.setdefault(machine, load_profile(machine))
         record["bench"].update(terms(record, profile))
+        if "trips_s" in record["bench"]:
+            record["bench"]["at_trips_s"] = at_trips(record, profile)
 
 
 def span(key: str, runs: list[dict], digits: int) -> str:
@@ -245,9 +279,10 @@ def table(records: list[dict], rates: list[str]) -> str:
             lines.append(f"{name:<15} {rate:<8} {min(times):>7.4f} {median:>7.4f} "
                          f"{t['model_s']:>7.4f} {t['model_s'] / min(times):>9.2f} "
                          f"{t['model_s'] / median:>7.2f} "
-                         f"{t['compute_s']:>8.3f} {t['network_s']:>8.3f} "
-                         f"{t['on_node_msgs_s']:>8.3f} "
+                         f"{t['compute_s']:>8.4f} {t['network_s']:>8.4f} "
+                         f"{t['on_node_msgs_s']:>8.4f} "
                          f"{span('load1', runs, 1):>11} {span('foreign', runs, 2):>11}")
+    lines += trips_table(records, rates)
     if len(rates) == 2:
         lines.append(f"\n{'configuration':<15} {'measured diff':>13} {'predicted':>10} "
                      f"{'ratio':>6}")
@@ -258,6 +293,28 @@ def table(records: list[dict], rates: list[str]) -> str:
                 lines.append(f"{name:<15} {measured:>13.3f} {predicted:>10.3f} "
                              f"{predicted / measured if measured else float('nan'):>6.2f}")
     return "\n".join(lines)
+
+
+def trips_table(records: list[dict], rates: list[str]) -> list[str]:
+    """SpTRSV at the trips its rounds measured (`at_trips`): medians over the rounds of
+    the measured time, the model at the round's trips, and the trips (us, one way)."""
+    lines = [(f"\n{'configuration':<15} {'rate':<8} {'median':>7} {'at trips':>8} "
+             f"{'/median':>7}   trips on node / across (us, median over rounds)")]
+    for rate in rates:
+        for name in CONFIGS:
+            runs = [r for r in records if r["bench"]["name"] == name
+                    and r["bench"]["rate"] == rate and "at_trips_s" in r["bench"]]
+            if not runs:
+                continue
+            kind = "two-sided" if runs[0]["algo"] == "levelset" else "put-with-signal"
+            median = statistics.median(r["time_s"]["median"] for r in runs)
+            model = statistics.median(r["bench"]["at_trips_s"] for r in runs)
+            trip = {where: statistics.median(r["bench"]["trips_s"][kind][where] for r in runs)
+                    for where in ("one node", "two nodes")}
+            lines.append(f"{name:<15} {rate:<8} {median:>7.4f} {model:>8.4f} "
+                         f"{model / median:>7.2f}   {kind} {trip['one node'] * 1e6:.1f} / "
+                         f"{trip['two nodes'] * 1e6:.1f}")
+    return lines if len(lines) > 1 else []
 
 
 def uptime() -> str:
@@ -273,11 +330,15 @@ def main() -> int:
                         "every rate takes (default: the first rate's calibration)")
     parser.add_argument("--machine", help="machine file calibrated on these nodes before "
                         "(one rate): no calibration")
+    parser.add_argument("--trips", action="store_true", help="each round, measure the "
+                        "SpTRSV batches' trips (bench_onesided_latency.py) and predict "
+                        "SpTRSV at them too")
     parser.add_argument("--only", help="comma-separated configuration names (default: all)")
     parser.add_argument("--report", nargs="+", metavar="JSONL",
                         help="no runs: the table of these files' runs, predicted again")
     args = parser.parse_args()
     ONLY.update(args.only.split(",") if args.only else ())
+    TRIPS.extend([True] if args.trips else [])
     if args.report:
         records = [json.loads(line) for path in args.report
                    for line in Path(path).read_text().splitlines() if line.strip()]
