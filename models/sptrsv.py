@@ -12,7 +12,8 @@ Time: the slowest rank streams its rows once (12 bytes per stored nonzero, 8 R p
 for b and x twice) at the profile's memory bandwidth, plus alpha per message and beta per
 byte at the rates of the link each batch crosses (its two ranks on one node or not, with
 ranks_per_node consecutive ranks per node: `RankCosts.links`, span 1 on a node, P
-across), plus one alpha (the network's where any batch crosses nodes) per level that
+across, the node's link shared by those of its ranks that send, or receive, across
+nodes: `network_users`), plus one alpha (the network's where any batch crosses nodes) per level that
 carries a message (the chain of dependent messages on the critical path of `levels`
 levels); the makespan of the ranks' times where they share cores. Computed here from
 the pattern, the levels and the owner array alone, independently of the executors'
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io.models.costs import RankCosts, link_time
+from linalg_io.models.costs import RankCosts, link_span, link_time
 from linalg_io.models.profile import MachineProfile, Placement
 
 VALUE_BYTES = 8
@@ -45,8 +46,8 @@ class SptrsvCosts(RankCosts):
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
-        slowest_alpha = max(profile.link(span, placement)[0]
-                            for span, (_, _, msgs) in links.items() if msgs.any()) \
+        slowest_alpha = max(profile.link(link_span(key), placement)[0]
+                            for key, (_, _, msgs) in links.items() if msgs.any()) \
             if any(msgs.any() for _, _, msgs in links.values()) else 0.0
         return (self.stream_bytes / profile.mem_bw_bytes_per_s
                 + link_time(links, profile, placement) + slowest_alpha * self.message_levels)
@@ -109,8 +110,10 @@ def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
     per_node = ranks_per_node or nranks
     across = {"values": writer // per_node != reader // per_node,
               "batches": batch_writer // per_node != batch_reader // per_node}
+    network = (nranks, network_users(batch_writer[across["batches"]],
+                                     batch_reader[across["batches"]], per_node))
     links = {}
-    for span, pick in ((1, np.logical_not), (nranks, np.asarray)):
+    for span, pick in ((1, np.logical_not), (network, np.asarray)):
         v_sent = np.bincount(writer[pick(across["values"])], minlength=nranks)
         v_recv = np.bincount(reader[pick(across["values"])], minlength=nranks)
         b_sent = np.bincount(batch_writer[pick(across["batches"])], minlength=nranks)
@@ -124,6 +127,18 @@ def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
                        formula + f"; critical path {nlev} levels", links=links,
                        stream_bytes=stream, critical_levels=nlev,
                        message_levels=message_levels)
+
+
+def network_users(senders: np.ndarray, receivers: np.ndarray, per_node: int) -> int:
+    """The most ranks of one node that send, or that receive, across nodes: those that
+    share its link (`MachineProfile.link`'s active ranks; at least 1). A row partition
+    in contiguous blocks puts one boundary between two nodes, one rank each side."""
+    most = 1
+    for ranks in (senders, receivers):
+        ranks = np.unique(ranks)
+        if ranks.size:
+            most = max(most, int(np.bincount(ranks // per_node).max()))
+    return most
 
 
 def sptrsv_lower_bound(indptr: np.ndarray, indices: np.ndarray, owner: np.ndarray,
