@@ -71,7 +71,8 @@ def run_benchmark(config: RunConfig) -> int:
     # the pools of the libraries the case loaded too, read back on every rank
     agreed(world, lambda: hold_pools(config.threads))
     wire = open_wire(world)
-    watch_case(dog, counted.counter, getattr(case, "phase_clock", None))
+    watch_case(dog, counted.counter, getattr(case, "phase_clock", None),
+               wire if getattr(case, "logical_unavailable", None) else None)
 
     def counted_run() -> None:
         wire.start()

@@ -5,10 +5,13 @@ hanging it until the allocation's time limit.
 Progress is what the run already does: the runner's stages (set-up, each warm-up and
 repetition, verification, the record: `stage`) and, inside a repetition, anything the
 case's counters see change: the counting communicator's bytes and messages (every
-family's messages) and the phase clock's phase changes (the LUs' steps). The watchdog
-only reads those counters, from a daemon thread that wakes every `tick` (at most 1 s):
-no call on the algorithms' paths, no MPI message, so the bytes, messages and timings
-of a run are those without it. mpi4py releases the GIL in its blocking calls and the
+family's messages) and the phase clock's phase changes (the LUs' steps). A library
+that sends its messages straight to MPI (ScaLAPACK, HPL: the case's
+`logical_unavailable`) passes none of those; its progress is what Open MPI's
+monitoring sees it send (`WireCounter.moved`), where the wire counter is open. The
+watchdog only reads those counters, from a daemon thread that wakes every `tick` (at
+most 1 s): no call on the algorithms' paths, no MPI message, so the bytes, messages and
+timings of a run are those without it. mpi4py releases the GIL in its blocking calls and the
 package's polite waits sleep, so the thread runs while the rank waits in MPI.
 
 Deadline of a stretch (`Deadline`): `--stall-timeout S` fixes it at S seconds;
@@ -158,10 +161,13 @@ def start_watchdog(stall_timeout: float | str | None, rank: int, host: str) -> W
     return dog if stall_timeout == "off" else dog.start()
 
 
-def watch_case(dog: Watchdog, counter, clock) -> None:
-    """Progress inside a repetition: the counting communicator's `counter` and, when the
-    case has one, its phase clock (whose phase then names where the rank is)."""
+def watch_case(dog: Watchdog, counter, clock, wire=None) -> None:
+    """Progress inside a repetition: the counting communicator's `counter`, when the
+    case has one its phase clock (whose phase then names where the rank is), and, for a
+    library whose messages bypass the counter, the open `wire` counter (module doc)."""
     dog.watch(lambda: (counter.bytes_sent, counter.bytes_recv, counter.msgs_sent),
               lambda: counter.current_phase)
     if clock is not None:
         dog.watch(lambda: clock.switches, lambda: clock.current)
+    if wire is not None and wire.available:
+        dog.watch(wire.moved)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -103,6 +104,9 @@ class WireCounter:
         self.source = source
         self.totals = np.zeros((len(PVARS), size), dtype=np.int64)
         self._mark: np.ndarray | None = None
+        # MPI_T is initialised THREAD_SINGLE: the watchdog's reads (`moved`) and the
+        # runner's take turns
+        self._reading = threading.Lock()
 
     @classmethod
     def open(cls, world: MPI.Comm) -> WireCounter:
@@ -160,11 +164,18 @@ class WireCounter:
     def snapshot(self) -> np.ndarray:
         """The variables now, one row per entry of PVARS, one column per world peer."""
         values = np.zeros((len(PVARS), self.size), dtype=np.uint64)
-        for row, handle in zip(values, self._handles):
-            into = row.ctypes.data_as(ctypes.c_void_p)
-            if self._lib.MPI_T_pvar_read(self._session, handle, into):
-                raise RuntimeError("MPI_T_pvar_read failed on a started monitoring variable")
+        with self._reading:
+            for row, handle in zip(values, self._handles):
+                into = row.ctypes.data_as(ctypes.c_void_p)
+                if self._lib.MPI_T_pvar_read(self._session, handle, into):
+                    raise RuntimeError("MPI_T_pvar_read failed on a started monitoring "
+                                       "variable")
         return values.astype(np.int64)
+
+    def moved(self) -> int:
+        """Every byte and message this rank has sent through MPI so far, summed: it
+        changes whenever the rank's MPI moves anything (a progress source)."""
+        return int(self.snapshot().sum())
 
     def start(self) -> None:
         """Open a counted region."""
