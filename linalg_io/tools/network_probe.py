@@ -5,15 +5,17 @@ A run whose ranks sit on several nodes, with a machine profile that has no `inte
 (the shipped one, or a one-node `calibrate` file), would otherwise price every message
 at the on-node rates and pick as if the network were shared memory. `probe_links`
 measures instead, with `calibrate`'s own ping-pong (`pair_pingpong`) and fits
-(`fit_network`, `fit_alpha_beta`) on a short schedule: PROBE_SIZES, one timed round
-after one warm-up round, PROBE_SMALL_TRIPS round trips of the small message and one of
-each large one. Between rank 0 and the first rank of another node it gives the
-network's latency and bandwidth (the slope of t(n) between 1 and 2 MiB, as calibrate's);
+(`fit_network`, `fit_alpha_beta`) on a short schedule: PROBE_SIZES, the best of one
+warm-up and PROBE_REPS timed rounds, PROBE_SMALL_TRIPS round trips of the small message
+and one of each large one. Between rank 0 and the first rank of another node it gives the
+network's latency and bandwidth (the slope of t(n) between 1 and 3 MiB, as calibrate's);
 between ranks 0 and 1 where they share node 0, the on-node alpha and beta. Its cost is
-about 2 x (1 + 2) MiB x 2 directions over the link, plus 10 small round trips: 0.4 s
-at 300 Mbit/s, 0.1 s at 1 Gbit/s (more on a loaded machine, whose round trips wait
-for a core). Every figure is rank 0's (the ping-pong broadcasts its times), so
-every rank fits the same numbers.
+about 3 x (1 + 3) MiB x 2 directions over the link, plus 15 small round trips: 0.7 s
+at 300 Mbit/s, 0.2 s at 1 Gbit/s (more on a loaded machine, whose round trips wait
+for a core). One round of 1 and 2 MiB gave 60 MB/s on a 37.5 MB/s link once on a
+loaded machine (an inflated 1 MiB time flattens the slope): the wider spread and the best
+of three rounds guard against that. Every figure is rank 0's (the ping-pong broadcasts
+its times), so every rank fits the same numbers.
 
 `with_links(profile, probe)` is the profile the run then takes: the network as a
 cluster machine file would carry it (`calibrate.cluster_profile`), with
@@ -37,7 +39,8 @@ from linalg_io.models.profile import MachineProfile
 from linalg_io.tools.calibrate import cluster_profile, fit_network, pair_pingpong
 from linalg_io.tools.hockney import fit_alpha_beta
 
-PROBE_SIZES = (8, 2**20, 2**21)
+PROBE_SIZES = (8, 2**20, 3 * 2**20)
+PROBE_REPS = 2           # timed rounds after the warm-up one; the best of all of them
 PROBE_SMALL_TRIPS = 5     # round trips of the 8-byte message per round (its latency)
 
 
@@ -84,14 +87,14 @@ def probe_links(world: MPI.Comm) -> LinkProbe | None:
         return None
     start = MPI.Wtime()
     peer = next(rank for rank, name in enumerate(names) if name != names[0])
-    inter = pair_pingpong(0, peer, 1, PROBE_SIZES, probe_iterations, world)
+    inter = pair_pingpong(0, peer, PROBE_REPS, PROBE_SIZES, probe_iterations, world)
     latency, beta = fit_network(inter)
     if beta <= 0:
         beta = inter[-1]["one_way_s"] / inter[-1]["bytes"]
     alpha = intra_beta = None
     if names[1] == names[0]:
-        alpha, intra_beta = fit_alpha_beta(pair_pingpong(0, 1, 1, PROBE_SIZES, probe_iterations,
-                                                              world))
+        alpha, intra_beta = fit_alpha_beta(
+            pair_pingpong(0, 1, PROBE_REPS, PROBE_SIZES, probe_iterations, world))
     kernels = len(set(world.allgather(boot_id())))
     seconds = world.bcast(MPI.Wtime() - start, root=0)
     return LinkProbe(latency_s=latency, bandwidth_bytes_per_s=1.0 / beta, peer=peer,
