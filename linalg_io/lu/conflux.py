@@ -31,8 +31,7 @@ trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm
 
 With the look-ahead (`ConfluxLU`), column ky_{k+1} runs step k+1's reduce_panel,
 tournament_pivoting, its row moves' plan, solve_panel and the start of its sends inside
-step k's trailing_update, and with c = 1 (Px > 1) the first round of step k+1's pivot-row
-allgather, its own pivot rows updated first; the messages and their order are the same.
+step k's trailing_update; the messages and their order are the same.
 
 Every message is point-to-point in one of the package's own schedules
 (`linalg_io.comm.collectives`: binomial or pipelined-chain bcast and reduce, Bruck
@@ -146,13 +145,8 @@ class ConfluxLU:
     that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
     tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
     L00, L), then finish update k and test those sends; the other ranks receive them at the
-    start of step k+1. With c = 1 and Px > 1 those ranks (the whole process column) also
-    update their own pivot rows of step k+1 first and start those rows' allgather
-    (`_start_pivot_rows`), which the rest of update k tests every UPDATE_CHUNK columns
-    and step k+1's push_pivots completes: on a 2x1x1 grid across two nodes most of the
-    bytes then cross the link during the update, as HPL's look-ahead broadcast does. The
-    messages and their order per communicator are those of the schedule without
-    look-ahead.
+    start of step k+1. The messages and their order per communicator are those of the
+    schedule without look-ahead.
     """
 
     def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:
