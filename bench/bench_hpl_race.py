@@ -8,12 +8,14 @@ cluster (bench/emulated_cluster.sh).
     .venv/bin/python bench/bench_hpl_race.py --report results/hpl_race
 
 A layout is nodeP (P local ranks, `linalg-io lu --np P`) or KxR@RATE (K emulated nodes
-of R ranks, each node's link shaped to RATE; no machine file: the auto choices take
-the shipped profile). Per layout (the cluster up once), round after round, every
-algorithm and N is launched once with --reps 1 --warmup 0; each launch appends its
-record to OUT/LAYOUT.jsonl. The report: per layout, N and algorithm, the best and
+of R ranks, each node's link shaped to RATE; no machine file, as a user runs it: the
+auto choices take the shipped profile, and across nodes the 2.5D LU's links measured
+at its start, its record's `network_probe`). Per layout (the cluster up once), round
+after round, every algorithm and N is launched once with --reps 1 --warmup 0; each
+launch appends its record to OUT/LAYOUT.jsonl. The report: per layout, N and algorithm, the best and
 median time over the rounds, HPL's own time for HPL, and the wire bytes per rank
-(busiest rank, sent / received; the same every round); then the times per phase
+(busiest rank, sent / received; the same every round) and the 1-minute load before and
+after the launches (OUT/LAYOUT.load); the 2.5D runs' network probes; then the times per phase
 (max over ranks, median round) of every run, which say where the time goes. The
 cluster is LIO_CLUSTER (default lio26) on LIO_CLUSTER_SUBNET (default 10.213.0).
 """
@@ -21,6 +23,8 @@ cluster is LIO_CLUSTER (default lio26) on LIO_CLUSTER_SUBNET (default 10.213.0).
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import subprocess
 import sys
@@ -68,8 +72,13 @@ def run(layouts: list[str], sizes: list[int], rounds: int, out_dir: Path) -> Non
             for round_ in range(rounds):
                 for n in sizes:
                     for algo in ALGOS:
+                        before = os.getloadavg()[0]
                         launch(layout, algo, n, out_dir / f"{layout}.jsonl")
-                        print(f"{layout} round {round_ + 1} N={n} {algo} done", flush=True)
+                        load = {"n": n, "algo": algo, "load1": [before, os.getloadavg()[0]]}
+                        with open(out_dir / f"{layout}.load", "a", encoding="utf-8") as handle:
+                            handle.write(json.dumps(load) + "\n")
+                        print(f"{layout} round {round_ + 1} N={n} {algo} done, load1 "
+                              f"{load['load1'][0]:.1f}-{load['load1'][1]:.1f}", flush=True)
         finally:
             if nodes > 1:
                 cluster("down")
@@ -86,13 +95,20 @@ def report(out_dir: Path) -> str:
     from linalg_io.records import read_records
 
     lines = [("| layout | N | algo | grid, NB/v | runs | best s | median s | HPL's own best s | "
-              "wire sent / recv MB (busiest) | ratio to HPL (best) |"),
-             "|---|---|---|---|---|---|---|---|---|---|"]
+              "wire sent / recv MB (busiest) | ratio to HPL (best) | load1 |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    probe_lines = ["| layout | N | network_probe: latency, bandwidth, seconds (each run) |",
+                   "|---|---|---|"]
     phase_lines = ["| layout | N | algo | time per phase, max over ranks, s (median run) |",
                    "|---|---|---|---|"]
     for path in sorted(out_dir.glob("*.jsonl")):
         layout = path.stem
         records = read_records([path])
+        loads: dict[tuple[int, str], list[float]] = {}
+        if path.with_suffix(".load").exists():
+            for line in path.with_suffix(".load").read_text().splitlines():
+                entry = json.loads(line)
+                loads.setdefault((entry["n"], entry["algo"]), []).extend(entry["load1"])
         groups: dict[tuple[int, str], list[dict]] = {}
         for record in records:
             groups.setdefault((record["params"]["n"], record["algo"]), []).append(record)
@@ -109,14 +125,21 @@ def report(out_dir: Path) -> str:
                        if algo == "hpl" else "")
                 grid = "x".join(str(d) for d in runs[-1]["params"]["grid"])
                 ratio = f"{min(times) / hpl_best:.2f}" if hpl_best else ""
+                load = loads.get((n, algo))
+                load_text = f"{min(load):.1f}-{max(load):.1f}" if load else ""
                 lines.append(
                     f"| {layout} | {n} | {algo} | {grid}, {runs[-1]['params']['nb']} | "
                     f"{len(runs)} | {min(times):.2f} | {statistics.median(times):.2f} | "
                     f"{own} | {wire['bytes_sent']['max'] / 1e6:.1f} / "
-                    f"{wire['bytes_recv']['max'] / 1e6:.1f} | {ratio} |")
+                    f"{wire['bytes_recv']['max'] / 1e6:.1f} | {ratio} | {load_text} |")
+                probes = [r["network_probe"] for r in runs if r.get("network_probe")]
+                if probes:
+                    probe_lines.append(f"| {layout} | {n} | " + "; ".join(
+                        f"{p['latency_s'] * 1e6:.0f} us, {p['bandwidth_bytes_per_s'] / 1e6:.1f} "
+                        f"MB/s, {p['seconds']:.2f} s" for p in probes) + " |")
                 middle = sorted(runs, key=lambda r: r["time_s"]["min"])[len(runs) // 2]
                 phase_lines.append(f"| {layout} | {n} | {algo} | {_phases(middle)} |")
-    return "\n".join(lines) + "\n\n" + "\n".join(phase_lines)
+    return "\n\n".join("\n".join(table) for table in (lines, probe_lines, phase_lines))
 
 
 def main() -> int:

@@ -13,7 +13,9 @@ entry in the registry, `linalg_io.families`) returning an object with:
 ``describe()``    the parameters as a short string for the summary line,
 and optionally ``logical_unavailable`` (str): why the package's logical counter
 cannot see the run's messages (a library such as ScaLAPACK sends them itself);
-the record's logical traffic is then null with that reason, the wire counts stay.
+the record's logical traffic is then null with that reason, the wire counts stay;
+``network_probe`` (dict or None): the links the case measured at its start for its
+choice (`linalg_io.lu.run_choice`), the record's field of that name.
 
 Traffic: the logical counter (every call through the CountedComm) and the wire
 counter (`linalg_io.comm.wire`, what the MPI library moved) both cover exactly the
@@ -186,6 +188,7 @@ def build_record(config: RunConfig, case: Case, nranks: int, times: list[float],
         "traffic": traffic,
         **({"time_by_phase": time_by_phase} if time_by_phase is not None else {}),
         **({"library": case.library_block()} if hasattr(case, "library_block") else {}),
+        **({"network_probe": case.network_probe} if hasattr(case, "network_probe") else {}),
         "model": case.model(),
         "lower_bound": case.lower_bound(),
         "env": envinfo.environment(),

@@ -22,12 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.layout.grid_shapes import divisors, parse_grid
 from linalg_io.models import conflux, lu2d
 from linalg_io.models.profile import MachineProfile, Placement
+
+if TYPE_CHECKING:
+    from linalg_io.tools.network_probe import LinkProbe
 
 BLOCK_CYCLIC = ("2d", "scalapack", "hpl")
 TILE_SIZES = (128, 256, 512)
@@ -48,6 +52,8 @@ class LUChoice:
     memory: float              # bytes per rank the choice was held to
     placement: Placement       # where the ranks sit (the time's rates)
     pivoting: str              # "partial" (2D) or "tournament" (2.5D)
+    # the links a run measured at its start and chose with (`run_choice`), else None
+    link_probe: LinkProbe | None = None
 
     @property
     def p(self) -> int:

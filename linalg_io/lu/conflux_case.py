@@ -5,7 +5,9 @@ auto), --objective and --mem (`linalg_io.lu.choice.choose_lu`, agreed across the
 by `linalg_io.lu.run_choice`): with auto the model picks the shape and tile with the
 least predicted time (--objective time) or the least wire bytes on the busiest rank
 (--objective volume) within --mem bytes per rank (default: the node's memory over the
-ranks on the node). Each rank generates (or reads) only
+ranks on the node); across nodes without a network in the machine file, the links
+measured at the start first (`run_choice`; the record's `network_probe`, and the
+prediction at those rates). Each rank generates (or reads) only
 its own tiles, on layer 0; the other layers start at zero.
 
 Verification (HPL, threshold 16), distributed: the factors stay where they were
@@ -38,6 +40,7 @@ from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.phase_time import conflux_phase_seconds
 from linalg_io.models.profile import load_profile
+from linalg_io.tools.network_probe import with_links
 
 
 class ConfluxCase:
@@ -54,6 +57,9 @@ class ConfluxCase:
         self.seed = config.seed
         node_rank, ranks_on_node = node_rank_and_size(comm.comm)
         self.choice = agreed_choice(comm, "conflux", n, opts, self.profile, ranks_on_node)
+        self.profile = with_links(self.profile, self.choice.link_probe)
+        probe = self.choice.link_probe
+        self.network_probe = probe.record() if probe is not None else None
         self.placement = self.choice.placement
         self.px, self.py, self.c = self.choice.grid
         self.v = self.choice.nb
@@ -95,8 +101,10 @@ class ConfluxCase:
         return hpl_flops(self.n)
 
     def describe(self) -> str:
+        probe = self.choice.link_probe
         return (f"N={self.n} v={self.v} grid={self.px}x{self.py}x{self.c} "
-                f"matrix={self.source.describe()}")
+                f"matrix={self.source.describe()}"
+                + (f" {probe.describe()}" if probe is not None else ""))
 
     def _pivot_assumption(self) -> str:
         return "none" if self.source.kind == "diagdom" else "uniform"

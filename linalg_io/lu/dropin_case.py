@@ -68,6 +68,8 @@ class DropInCase:
         self.choice = agreed_choice(comm, "conflux", n, options,
                                     load_profile(config.profile, config.threads),
                                     ranks_on_node)
+        probe = self.choice.link_probe
+        self.network_probe = probe.record() if probe is not None else None
         self.dropin = DropInLU(self.desc, comm, self.choice.shape, relabel=True,
                                mem_fraction=options.get("redist_mem"))
         self.rows, self.cols = self.desc.layout().local_indices(comm.rank)
@@ -100,8 +102,10 @@ class DropInCase:
 
     def describe(self) -> str:
         px, py, c = self.params["grid"]
+        probe = self.choice.link_probe
         return (f"N={self.n} input={self.params['input_layout']}@{self.desc.pr}x{self.desc.pc} "
-                f"v={self.params['nb']} grid={px}x{py}x{c}")
+                f"v={self.params['nb']} grid={px}x{py}x{c}"
+                + (f" {probe.describe()}" if probe is not None else ""))
 
     # --- record --------------------------------------------------------------------
     def _costs(self) -> tuple[RankCosts, dict]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,12 +77,12 @@ def best_time(action, repeats: int) -> float:
     return best
 
 
-def idle_barrier() -> None:
+def idle_barrier(comm: MPI.Comm | None = None) -> None:
     """A barrier that sleeps while it waits (`linalg_io.comm.waiting.IDLE`):
     ranks that only keep the barriers (nodes sharing one machine's cores) must not take
     the cores of the ranks measuring, as an MPI barrier's busy poll does (it halves a
     dgemm's rate on a shared core)."""
-    IDLE.barrier(MPI.COMM_WORLD)
+    IDLE.barrier(comm or MPI.COMM_WORLD)
 
 
 def dgemm_rate(order: int = GEMM_ORDER, repeats: int = 3, busy: bool = True) -> float | None:
@@ -107,18 +108,26 @@ def copy_bandwidth(nbytes: int = COPY_BYTES, repeats: int = 5, busy: bool = True
     return 2.0 * src.nbytes / seconds
 
 
-def pair_pingpong(a: int, b: int, reps: int) -> list[dict]:
-    """One-way times between world ranks a and b (as `linalg-io pingpong` between 0 and
-    1: the best of `reps` rounds of round trips, 8 B to 16 MiB), the rows on every rank;
-    the other ranks wait at the barriers."""
-    world = MPI.COMM_WORLD
+def calibrate_iterations(nbytes: int) -> int:
+    """Round trips per ping-pong round of `calibrate`: ROUND_BYTES each way, 3 to 1000."""
+    return int(max(3, min(1000, ROUND_BYTES // nbytes)))
+
+
+def pair_pingpong(a: int, b: int, reps: int, sizes: Sequence[int] | None = None,
+                  iterations: Callable[[int], int] = calibrate_iterations,
+                  world: MPI.Comm | None = None) -> list[dict]:
+    """One-way times between ranks a and b of `world` (default COMM_WORLD; as
+    `linalg-io pingpong` between 0 and 1: the best of `reps` rounds of
+    `iterations(bytes)` round trips per size, `sizes` default 8 B to 16 MiB), rank a's
+    figures on every rank; the other ranks wait at the barriers."""
+    world = world or MPI.COMM_WORLD
     rank, rows = world.Get_rank(), []
-    for nbytes in message_sizes(8, 16 * 2**20):
+    for nbytes in sizes or message_sizes(8, 16 * 2**20):
         buf = np.zeros(nbytes, dtype=np.uint8)
-        iters = int(max(3, min(1000, ROUND_BYTES // nbytes)))
+        iters = iterations(nbytes)
         best = float("inf")
         for _ in range(reps + 1):          # the first round warms the connection up
-            idle_barrier()
+            idle_barrier(world)
             start = MPI.Wtime()
             for _ in range(iters):
                 if rank == a:
@@ -128,7 +137,7 @@ def pair_pingpong(a: int, b: int, reps: int) -> list[dict]:
                     world.Recv(buf, a, 7)
                     world.Send(buf, a, 8)
             best = min(best, (MPI.Wtime() - start) / iters / 2)
-        idle_barrier()
+        idle_barrier(world)
         rows.append({"bytes": nbytes, "one_way_s": world.bcast(best, root=a)})
     return rows
 
@@ -227,18 +236,14 @@ def network(reps: int) -> dict | None:
 def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachineProfile:
     """`base` (fitted on the on-node ping-pong, dgemm and copy on `at_once` ranks) as a
     cluster, the network from the others (module doc)."""
+    links = int(min(net["per_node"], max(1, round(net["shared_Bps"] / net["one_stream_Bps"]))))
+    sharing = net["nodes_per_machine"]
     latency, inter_beta = fit_network(net["inter"])
     if inter_beta <= 0:
         raise InputError("ping-pong fit gave a non-positive beta; rerun with more --reps")
-    links = int(min(net["per_node"], max(1, round(net["shared_Bps"] / net["one_stream_Bps"]))))
-    sharing = net["nodes_per_machine"]
-    return replace(
-        base, name=f"calibrated on {net['nodes']} nodes x {net['per_node']} ranks",
-        ranks_per_node=net["per_node"], nodes=net["nodes"],
-        cores_per_node=max(1, int(this_machine_cores() // sharing)),
-        memory_per_node_bytes=physical_memory() / sharing,
-        inter_node=InterNode(latency_s=latency, bandwidth_bytes_per_s=1.0 / inter_beta,
-                             links_per_node=links, overlap=net["overlap"] >= 0.5),
+    return cluster_profile(
+        base, latency, 1.0 / inter_beta, net["per_node"], net["nodes"], sharing, links,
+        net["overlap"] >= 0.5,
         note=("measured by linalg-io calibrate: on-node ping-pong between ranks 0 and 1, "
               f"network ping-pong between ranks 0 and {net['per_node']}, node 0's "
               f"{net['per_node']} ranks streaming to node 1 at once "
@@ -248,6 +253,23 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
               f"dgemm {GEMM_ORDER} and a copy on "
               f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
                                   "memory" if sharing > 1 else "")))
+
+
+def cluster_profile(base: MachineProfile, latency: float, bandwidth: float, per_node: int,
+                    nodes: int, nodes_per_machine: float, links: int, overlap: bool,
+                    note: str) -> MachineProfile:
+    """`base` as a cluster of `nodes` nodes of `per_node` ranks whose network has
+    `latency` (s) and `bandwidth` (bytes/s per link), `links` per node and `overlap` as
+    `InterNode`; nodes that share one machine (`nodes_per_machine` > 1) share its cores
+    and memory (module doc)."""
+    return replace(
+        base, name=f"calibrated on {nodes} nodes x {per_node} ranks",
+        ranks_per_node=per_node, nodes=nodes,
+        cores_per_node=max(1, int(this_machine_cores() // nodes_per_machine)),
+        memory_per_node_bytes=physical_memory() / nodes_per_machine,
+        inter_node=InterNode(latency_s=latency, bandwidth_bytes_per_s=bandwidth,
+                             links_per_node=links, overlap=overlap),
+        note=note)
 
 
 def computes_at_once(world: MPI.Comm, threads: int = 1) -> bool:
