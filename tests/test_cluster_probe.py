@@ -2,8 +2,8 @@
 the emulated cluster at 300 Mbit/s: `lu --algo conflux --grid auto --nb auto` without a
 machine file records the network it measured (the shaped link's rate, rank 0's figures),
 the on-node link where ranks share a node, and chooses what the model chooses with a
-machine file carrying those figures; with a machine file that has a network nothing is
-measured.
+machine file carrying those figures (`--algo 2d --grid auto` too); with a machine
+file that has a network nothing is measured.
 
 Needs root and network namespaces (tests/emulated_cluster.py): skipped with the reason
 without them, failed under LINALG_IO_REQUIRE_NETNS=1."""
@@ -21,6 +21,9 @@ SHAPED_BYTES_PER_S = 300e6 / 8
 LU = ["lu", "--algo", "conflux", "--grid", "auto", "--nb", "auto", "--n", "1024",
       "--dist", "diagdom", "--reps", "1", "--warmup", "0"]
 
+LU_2D = ["lu", "--algo", "2d", "--grid", "auto", "--n", "1024", "--dist", "diagdom",
+         "--reps", "1", "--warmup", "0"]
+
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
@@ -30,7 +33,8 @@ def records(tmp_path_factory):
                             "ranks_per_node": 1, "nodes_per_machine": 2})
     with cluster(2, "300mbit"):
         yield {"2x1": run_records(2, LU)[0], "2x2": run_records(4, LU)[0],
-               "2x1 machine": run_records(2, LU + ["--machine", machine])[0]}
+               "2x1 machine": run_records(2, LU + ["--machine", machine])[0],
+               "2d 2x2": run_records(4, LU_2D)[0]}
 
 
 @pytest.mark.parametrize("layout, peer", [("2x1", 1), ("2x2", 2)])
@@ -66,3 +70,16 @@ def test_a_machine_file_with_a_network_measures_nothing(records):
     record = records["2x1 machine"]
     assert record["network_probe"] is None
     assert record["verify"]["passed"]
+
+
+def test_the_2d_grid_is_the_2d_models_with_a_machine_file_of_the_figures(records, tmp_path):
+    """The 2D LU's auto grid is the 2D model's fastest (`fastest_2d`): across nodes it
+    measures the links as the 2.5D choice does."""
+    record = records["2d 2x2"]
+    probe = record["network_probe"]
+    assert probe["nodes"] == 2 and probe["peer"] == 2
+    assert 0.4 * SHAPED_BYTES_PER_S < probe["bandwidth_bytes_per_s"] < 1.05 * SHAPED_BYTES_PER_S
+    profile = load_profile(machine_file(tmp_path / "probed.json", probe))
+    choice = choose_lu("2d", 1024, 4, 1e9, profile, profile.placement(4))
+    assert record["params"]["grid"] == choice.record_grid
+    assert record["params"]["nb"] == choice.nb and record["verify"]["passed"]

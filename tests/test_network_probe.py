@@ -1,6 +1,6 @@
 """The start-up probe of the links (`linalg_io.tools.network_probe`) and when a run takes
-it (`linalg_io.lu.run_choice.asks_the_network`): only a 2.5D choice left to the model,
-with no network in the machine file; on one node nothing is measured. The probe across
+it (`linalg_io.lu.run_choice.asks_the_network`): only a grid or (2.5D) tile left to the
+model, with no network in the machine file; on one node nothing is measured. The probe across
 nodes: tests/test_cluster_probe.py."""
 
 import json
@@ -56,8 +56,10 @@ def test_only_an_auto_2_5d_choice_without_a_network_asks_for_it():
     assert asks_the_network("conflux", {"grid": "2x1x1", "nb": None}, shipped)
     assert asks_the_network("conflux", {"grid": None, "nb": 128}, shipped)
     assert not asks_the_network("conflux", {"grid": "2x1x1", "nb": 128}, shipped)
-    for algo in ("2d", "scalapack", "hpl"):   # their grid and NB do not depend on the machine
-        assert not asks_the_network(algo, auto, shipped)
+    for algo in ("2d", "scalapack", "hpl"):   # the 2D model's grid; NB is default_nb
+        assert asks_the_network(algo, auto, shipped)
+        assert asks_the_network(algo, {"grid": None, "nb": 64}, shipped)
+        assert not asks_the_network(algo, {"grid": "2x1", "nb": None}, shipped)
     networked = replace(shipped, inter_node=InterNode(1e-5, 1e9))
     assert not asks_the_network("conflux", auto, networked)
     assert not asks_the_network("conflux", auto, load_profile("example_cpu"))

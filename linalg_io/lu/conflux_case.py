@@ -34,7 +34,7 @@ from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import open_source, require_finite
-from linalg_io.lu.run_choice import agreed_choice
+from linalg_io.lu.run_choice import agreed_choice, probe_record, probe_words
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
@@ -58,8 +58,7 @@ class ConfluxCase:
         node_rank, ranks_on_node = node_rank_and_size(comm.comm)
         self.choice = agreed_choice(comm, "conflux", n, opts, self.profile, ranks_on_node)
         self.profile = with_links(self.profile, self.choice.link_probe)
-        probe = self.choice.link_probe
-        self.network_probe = probe.record() if probe is not None else None
+        self.network_probe = probe_record(self.choice)
         self.placement = self.choice.placement
         self.px, self.py, self.c = self.choice.grid
         self.v = self.choice.nb
@@ -101,10 +100,8 @@ class ConfluxCase:
         return hpl_flops(self.n)
 
     def describe(self) -> str:
-        probe = self.choice.link_probe
         return (f"N={self.n} v={self.v} grid={self.px}x{self.py}x{self.c} "
-                f"matrix={self.source.describe()}"
-                + (f" {probe.describe()}" if probe is not None else ""))
+                f"matrix={self.source.describe()}{probe_words(self.choice)}")
 
     def _pivot_assumption(self) -> str:
         return "none" if self.source.kind == "diagdom" else "uniform"

@@ -39,7 +39,7 @@ from linalg_io.lu.dropin import DropInLU
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2DParams
 from linalg_io.lu.matrix_source import open_source, require_finite
-from linalg_io.lu.run_choice import agreed_choice
+from linalg_io.lu.run_choice import agreed_choice, probe_record, probe_words
 from linalg_io.lu.solve2d import local_blocks_residual, lu2d_solve
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import RankCosts
@@ -68,8 +68,7 @@ class DropInCase:
         self.choice = agreed_choice(comm, "conflux", n, options,
                                     load_profile(config.profile, config.threads),
                                     ranks_on_node)
-        probe = self.choice.link_probe
-        self.network_probe = probe.record() if probe is not None else None
+        self.network_probe = probe_record(self.choice)
         self.dropin = DropInLU(self.desc, comm, self.choice.shape, relabel=True,
                                mem_fraction=options.get("redist_mem"))
         self.rows, self.cols = self.desc.layout().local_indices(comm.rank)
@@ -102,10 +101,8 @@ class DropInCase:
 
     def describe(self) -> str:
         px, py, c = self.params["grid"]
-        probe = self.choice.link_probe
         return (f"N={self.n} input={self.params['input_layout']}@{self.desc.pr}x{self.desc.pc} "
-                f"v={self.params['nb']} grid={px}x{py}x{c}"
-                + (f" {probe.describe()}" if probe is not None else ""))
+                f"v={self.params['nb']} grid={px}x{py}x{c}{probe_words(self.choice)}")
 
     # --- record --------------------------------------------------------------------
     def _costs(self) -> tuple[RankCosts, dict]:

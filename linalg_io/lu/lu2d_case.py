@@ -20,12 +20,13 @@ from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2D_PHASES, LU2DParams, lu2d
 from linalg_io.lu.matrix_source import open_source, require_finite
-from linalg_io.lu.run_choice import agreed_choice
+from linalg_io.lu.run_choice import agreed_choice, probe_record, probe_words
 from linalg_io.lu.solve2d import hpl_residual, lu2d_solve, upper_stats
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu2d_costs, lu2d_plan_counts, lu_lower_bound
 from linalg_io.models.phase_time import lu2d_phase_seconds
 from linalg_io.models.profile import load_profile
+from linalg_io.tools.network_probe import with_links
 
 
 class LU2DCase:
@@ -44,6 +45,8 @@ class LU2DCase:
         self.profile = load_profile(config.profile, config.threads)
         _, self.ranks_on_node = node_rank_and_size(comm.comm)
         self.choice = agreed_choice(comm, self.algo, n, options, self.profile, self.ranks_on_node)
+        self.profile = with_links(self.profile, self.choice.link_probe)
+        self.network_probe = probe_record(self.choice)
         (pr, pc), nb = self.choice.grid, self.choice.nb
         self.grid = Grid2D.create(comm, pr, pc)
         self.lu_params = LU2DParams(n=n, nb=nb)
@@ -109,7 +112,7 @@ class LU2DCase:
 
     def describe(self) -> str:
         return (f"N={self.lu_params.n} NB={self.lu_params.nb} "
-                f"grid={self.grid.pr}x{self.grid.pc}")
+                f"grid={self.grid.pr}x{self.grid.pc}{probe_words(self.choice)}")
 
 
 def make_lu2d_case(comm: CountedComm, config: RunConfig) -> LU2DCase:

@@ -6,14 +6,15 @@ or tile), every rank takes its choice or its InputError (`agreed_on_root`). The 
 per rank is --mem, else this node's memory over the ranks on it; the placement is
 this run's own (the ranks per node it was launched with), as the record's prediction.
 
-Where the choice asks the model (2.5D with --grid or --nb auto), the ranks span several
+Where the choice asks the model (2.5D with --grid or --nb auto; 2D, ScaLAPACK and HPL
+with --grid auto, the 2D model's fastest grid), the ranks span several
 nodes and the machine profile says nothing of the network between them (no
 `inter_node`: the shipped profile, a one-node calibration), every rank first measures
 the links (`linalg_io.tools.network_probe.probe_links`, rank 0's figures on all) and
 the choice takes the profile with them (`with_links`); the choice carries the probe
 (`LUChoice.link_probe`) for the record's `network_probe` and the case's prediction.
-Elsewhere nothing is measured: one node, a fixed grid and tile, a 2D choice (its grid
-and NB do not depend on the machine) or a machine file with a network.
+Elsewhere nothing is measured: one node, a fixed grid (and, 2.5D, tile) or a machine
+file with a network.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import replace
 
 from linalg_io.comm.agree import agreed, agreed_on_root
 from linalg_io.comm.counting import CountedComm
-from linalg_io.lu.choice import LUChoice, choose_lu
+from linalg_io.lu.choice import BLOCK_CYCLIC, LUChoice, choose_lu
 from linalg_io.models.memory import memory_over
 from linalg_io.models.profile import MachineProfile
 
@@ -30,8 +31,12 @@ from linalg_io.models.profile import MachineProfile
 def asks_the_network(algorithm: str, options: dict, profile: MachineProfile) -> bool:
     """Whether the choice of `algorithm` with `options` would price messages between
     nodes that `profile` has no rates for (module doc); the same on every rank."""
-    auto = (options.get("grid") or "auto") == "auto" or (options.get("nb") or "auto") == "auto"
-    return algorithm == "conflux" and auto and profile.inter_node is None
+    grid_auto = (options.get("grid") or "auto") == "auto"
+    if algorithm == "conflux":
+        auto = grid_auto or (options.get("nb") or "auto") == "auto"
+    else:   # the block-cyclic LUs: NB auto is default_nb, whatever the machine
+        auto = algorithm in BLOCK_CYCLIC and grid_auto
+    return auto and profile.inter_node is None
 
 
 def agreed_choice(comm: CountedComm, algorithm: str, n: int, options: dict,
@@ -51,3 +56,13 @@ def agreed_choice(comm: CountedComm, algorithm: str, n: int, options: dict,
         algorithm, n, comm.size, memory, profile, placement, options.get("grid") or "auto",
         options.get("nb") or "auto", options.get("objective") or "time"))
     return replace(choice, link_probe=probe)
+
+
+def probe_record(choice: LUChoice) -> dict | None:
+    """The record's `network_probe` of a run with this choice (None: nothing measured)."""
+    return choice.link_probe.record() if choice.link_probe is not None else None
+
+
+def probe_words(choice: LUChoice) -> str:
+    """The probe's part of the summary line ("" when nothing was measured)."""
+    return f" {choice.link_probe.describe()}" if choice.link_probe is not None else ""

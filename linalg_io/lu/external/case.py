@@ -31,7 +31,7 @@ from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
 from linalg_io.lu.external import ADAPTERS
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
-from linalg_io.lu.run_choice import agreed_choice
+from linalg_io.lu.run_choice import agreed_choice, probe_record, probe_words
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import load_profile
 
@@ -62,6 +62,7 @@ class ExternalLUCase:
         _, ranks_on_node = node_rank_and_size(comm.comm)
         self.choice = agreed_choice(comm, self.algo, n, options,
                                     load_profile(config.profile, config.threads), ranks_on_node)
+        self.network_probe = probe_record(self.choice)
         (self.pr, self.pc), self.nb, self.n = self.choice.grid, self.choice.nb, n
         self.library_comm = comm.comm.Dup()
         agreed(comm.comm, lambda: self.library.setup(self.library_comm, n, self.nb, self.pr,
@@ -117,7 +118,7 @@ class ExternalLUCase:
 
     def describe(self) -> str:
         return (f"N={self.n} NB={self.nb} grid={self.pr}x{self.pc} "
-                f"lib={self.library.label} {self.library.version}")
+                f"lib={self.library.label} {self.library.version}{probe_words(self.choice)}")
 
 
 def make_external_case(comm: CountedComm, config: RunConfig) -> ExternalLUCase:
