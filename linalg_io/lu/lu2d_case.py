@@ -17,6 +17,7 @@ from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
+from linalg_io.layout.words import WORD
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2D_PHASES, LU2DParams, lu2d
 from linalg_io.lu.matrix_source import open_source, require_finite
@@ -104,7 +105,7 @@ class LU2DCase:
         n, p = self.lu_params.n, self.grid.comm.size
         mem = self.config.options.get("mem")
         if mem:
-            return lu_lower_bound(n, p, mem / 8, "the --mem memory per rank")
+            return lu_lower_bound(n, p, mem / WORD, "the --mem memory per rank")
         return lu_lower_bound(n, p, n * n / p, "N^2/P, the 2D layout's memory per rank")
 
     def describe(self) -> str:

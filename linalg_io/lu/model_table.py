@@ -23,6 +23,7 @@ from collections.abc import Callable
 from functools import partial
 
 from linalg_io.errors import InputError
+from linalg_io.layout.words import WORD
 from linalg_io.lu import model_verdict as verdict
 from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu
 from linalg_io.lu.fits import check_model_memory
@@ -30,8 +31,6 @@ from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
 from linalg_io.parallel import core_map
-
-WORD = 8
 
 
 def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> str:
