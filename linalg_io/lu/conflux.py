@@ -60,7 +60,7 @@ from linalg_io._kernels.dense_local import (
 )
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
-from linalg_io.comm.phase_clock import PhaseClock
+from linalg_io.comm.phase_clock import PhaseClock, Phases
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.conflux_layout import Step, StepPlan
 from linalg_io.lu.tournament import permutation, tournament
@@ -151,6 +151,7 @@ class ConfluxLU:
         self.rows = self.tiles.local_rows(grid.x)
         self.cols = self.tiles.local_cols(grid.y)
         self.clock = PhaseClock(CONFLUX_PHASES)
+        self.phases = Phases(self.clock, grid.comm)
         # a process column of one rank: its getrf of the panel (the whole tournament) is
         # the panel's LU, L rows included, so solve_panel has nothing left to solve
         self.panel_alone = grid.px == 1
@@ -208,7 +209,7 @@ class ConfluxLU:
             return out
         with clock.phase("tournament_pivoting"):
             pivot_ids, lu00 = self.tournament_pivoting(s, out.panel)
-        with clock.phase("push_pivots"), g.comm.phase("push_pivots"):
+        with self.phases.phase("push_pivots"):
             singular = (pivot_ids < 0).any() or not np.all(np.diag(lu00) != 0)
             out.header = np.append(pivot_ids.astype(np.float64), 1.0 if singular else 0.0)
             if g.comm.rank == g.rank_of(s.kx, s.ky, s.lk):
@@ -225,7 +226,7 @@ class ConfluxLU:
         with clock.phase("solves"):
             out.l_full = self.solve_panel(s, out, pivot_ids)
         if g.c == 1:
-            with clock.phase("scatter_slices"), g.comm.phase("scatter_slices"):
+            with self.phases.phase("scatter_slices"):
                 self._start(g.row_comm, out.l_full, s.ky)
                 out.posted.add("l")
         return out
