@@ -6,7 +6,7 @@ import sys
 from mpi_harness import run_job
 
 from linalg_io import threads
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
+from linalg_io.launch.relaunch import find_mpiexec, mpi_environment, mpiexec_flavour
 from linalg_io.records import read_records
 
 

@@ -1,6 +1,6 @@
-"""The progress watchdog without MPI (linalg_io.comm.watchdog): its deadline rule, that
+"""The progress watchdog without MPI (linalg_io.launch.watchdog): its deadline rule, that
 it ends a rank whose progress sources stay still and spares one whose sources move,
-its one line, the launchers' view of a stalled job (launch_status) and the process
+its one line, the launchers' view of a stalled job (launch.status) and the process
 tree that the sweep and the launcher end (session.descendants)."""
 
 import os
@@ -13,8 +13,9 @@ import pytest
 
 from linalg_io.argtypes import seconds_or_off
 from linalg_io.comm.counting import TrafficCounter
-from linalg_io.comm.launch_status import stalled_and_all_ended
-from linalg_io.comm.watchdog import (
+from linalg_io.errors import STALLED_EXIT_CODE
+from linalg_io.launch.status import stalled_and_all_ended
+from linalg_io.launch.watchdog import (
     FACTOR,
     FLOOR_S,
     SETUP_FLOOR_S,
@@ -22,7 +23,6 @@ from linalg_io.comm.watchdog import (
     Watchdog,
     watch_case,
 )
-from linalg_io.errors import STALLED_EXIT_CODE
 from linalg_io.session import descendants
 
 
@@ -155,7 +155,7 @@ def test_watchdog_runs_while_the_main_thread_blocks():
 def test_off_takes_the_calls_and_stops():
     """--stall-timeout off: an unstarted watchdog takes the runner's calls, stops, and
     asks the model nothing."""
-    from linalg_io.comm.watchdog import start_watchdog
+    from linalg_io.launch.watchdog import start_watchdog
 
     dog = start_watchdog("off", 0, "h")
     dog.stage("rep 1/1")

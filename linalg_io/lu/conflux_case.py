@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
-from linalg_io.comm.node import node_rank_and_size
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import node_rank_and_size
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix

@@ -33,11 +33,11 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.redistribute import redistribute
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
 from linalg_io.layout.axes import ExplicitAxis
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.layouts import Descriptor, Layout, conflux_tiles, tile_columns
@@ -186,7 +186,7 @@ def factor(local: np.ndarray, desc: Descriptor, comm, shape=None, relabel: bool 
     counted = comm if isinstance(comm, CountedComm) else CountedComm(comm)
 
     if shape is None:
-        from linalg_io.comm.node import node_rank_and_size
+        from linalg_io.launch.node import node_rank_and_size
         from linalg_io.lu.run_choice import agreed_choice
         from linalg_io.models.profile import load_profile
 

@@ -9,8 +9,8 @@ this run's own (the ranks per node it was launched with), as the record's predic
 
 from __future__ import annotations
 
-from linalg_io.comm.agree import agreed_on_root
 from linalg_io.comm.counting import CountedComm
+from linalg_io.launch.agree import agreed_on_root
 from linalg_io.lu.choice import LUChoice, choose_lu
 from linalg_io.models.memory import memory_over
 from linalg_io.models.profile import MachineProfile

@@ -21,10 +21,10 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError, SingularMatrixError
+from linalg_io.launch.agree import agreed
 from linalg_io.layout.layouts import Descriptor
 from linalg_io.lu.hpl import hpl_verify_block
 from linalg_io.lu.lu2d_case import LU2DCase

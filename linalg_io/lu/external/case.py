@@ -23,12 +23,12 @@ import importlib
 
 import numpy as np
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.node import node_rank_and_size
 from linalg_io.comm.phase_clock import OTHER, PhaseClock
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import node_rank_and_size
 from linalg_io.layout.words import WORD
 from linalg_io.lu.external import ADAPTERS
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block

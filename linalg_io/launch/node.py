@@ -101,8 +101,8 @@ def refuse_singleton_step() -> None:
     task exits 3 (instead of N copies of an error about the grid)."""
     from mpi4py import MPI
 
-    from linalg_io.comm.agree import exit_agreed
     from linalg_io.errors import EnvironmentProblem
+    from linalg_io.launch.agree import exit_agreed
 
     tasks = slurm_step_tasks()
     if tasks is None or tasks <= 1 or MPI.COMM_WORLD.Get_size() != 1:
