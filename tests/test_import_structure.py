@@ -1,7 +1,7 @@
 """The package's structure, from its source (`import_graph.py`, function-level imports
 counted): no import cycle; `models/` and `layout/` import no mpi4py, `linalg_io.lu`,
-`comm`, `launch` or `runner`; `comm/` imports no `launch` nor algorithm; the runner's contract (`linalg_io.contract`) imports nothing of
-the package."""
+`comm`, `launch` or `runner`; `comm/` imports no `launch` nor algorithm; the runner's
+contract (`linalg_io.contract`) imports nothing of the package."""
 
 from import_graph import cycles, graph, upward_edges
 

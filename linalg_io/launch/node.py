@@ -157,9 +157,9 @@ def kernel_crowded(comm: MPI.Comm, threads: int) -> bool:
     """Collective: the threads of the ranks sharing this rank's kernel (this one's
     included) outnumber the distinct cores they may run on."""
     everyone = comm.allgather((boot_id(), threads, sorted(usable_cores())))
-    mine = everyone[comm.Get_rank()][0]
+    my_kernel = everyone[comm.Get_rank()][0]
     return threads_outnumber_cores([(count, mask) for kernel, count, mask in everyone
-                                    if kernel == mine])
+                                    if kernel == my_kernel])
 
 
 def memory_per_rank(comm: MPI.Comm) -> tuple[int, str]:

@@ -142,10 +142,10 @@ class ConfluxLU:
     schedule without look-ahead.
     """
 
-    def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:
+    def __init__(self, grid: Grid3D, step_plan: StepPlan, matrix, kernels) -> None:
         self.grid = grid
-        self.plan = plan
-        self.tiles = plan.tiles
+        self.step_plan = step_plan
+        self.tiles = step_plan.tiles
         self.matrix = matrix
         self.kernels = kernels
         self.rows = self.tiles.local_rows(grid.x)
@@ -170,7 +170,7 @@ class ConfluxLU:
     def factor(self) -> None:
         """All steps; `clock` gets one run of seconds per phase."""
         self.clock.start()
-        steps = list(self.plan.steps())
+        steps = list(self.step_plan.steps())
         ahead = self.panel_phase(steps[0])
         for i, s in enumerate(steps):
             ahead = self.step(s, ahead, steps[i + 1] if i + 1 < len(steps) else None)
@@ -220,7 +220,7 @@ class ConfluxLU:
             out.lu00 = lu00
             out.own_pivots = self._own_pivots(pivot_ids)
             out.moves, out.perm = self._row_moves(pivot_ids, out.own_pivots)
-            if self.plan.redundant_u or g.x == s.kx:
+            if self.step_plan.redundant_u or g.x == s.kx:
                 self._start(g.row_comm, lu00, s.ky)
                 out.posted.add("lu00")
         with clock.phase("solves"):
@@ -321,7 +321,7 @@ class ConfluxLU:
                     f"(columns {s.k * self.tiles.v}..{s.k * self.tiles.v + s.w - 1})")
             pivot_ids = header[:s.w].astype(np.int64)
             lu00 = ahead.lu00
-            if (g.layer == s.lk and (self.plan.redundant_u or g.x == s.kx)
+            if (g.layer == s.lk and (self.step_plan.redundant_u or g.x == s.kx)
                     and "lu00" not in ahead.posted):
                 lu00 = np.empty((s.w, s.w), order="F")
                 collectives.bcast(g.row_comm, lu00, s.ky)
@@ -368,7 +368,7 @@ class ConfluxLU:
             counts = np.bincount(owners, minlength=g.px) * ntrail
             displs = collectives.displacements(counts)
             gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
-            if self.plan.redundant_u:
+            if self.step_plan.redundant_u:
                 collectives.allgatherv(g.col_comm, own_rows_t, gathered, counts)
             else:
                 collectives.gatherv(g.col_comm, own_rows_t, gathered, counts, s.kx)
@@ -421,7 +421,7 @@ class ConfluxLU:
                 if g.y == s.ky:
                     l_slice = self._scatter_columns(s, ahead.l_full, nrows)
                 collectives.bcast(g.row_comm, l_slice, s.ky)
-            if self.plan.redundant_u:
+            if self.step_plan.redundant_u:
                 u_slice = self._scatter_columns(s, u_full, ntrail)
             else:
                 u_slice = np.empty((ntrail, slice_cols), order="F")

@@ -257,8 +257,8 @@ def computes_at_once(world: MPI.Comm, threads: int = 1) -> bool:
     cores / threads ranks of the machine, so the rates stay those of a rank on its own
     cores (collective)."""
     kernel = boot_id()
-    mine = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
-    return mine.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
+    same_kernel = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
+    return same_kernel.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
 
 
 def rates_at(world: MPI.Comm, threads: int) -> tuple[list[float], list[float]]:
