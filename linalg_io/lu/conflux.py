@@ -62,12 +62,11 @@ from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.phase_clock import PhaseClock, Phases
 from linalg_io.errors import SingularMatrixError
-from linalg_io.layout.conflux_layout import Step, StepPlan
+from linalg_io.layout.conflux_layout import PHASES, Step, StepPlan
 from linalg_io.lu.tournament import permutation, tournament
 
 # the time phases (`PhaseClock`), in the order `step` runs them
-CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
-                  "scatter_slices", "update")
+CONFLUX_PHASES = PHASES
 
 
 @dataclass
