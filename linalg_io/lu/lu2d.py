@@ -120,6 +120,8 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
     factored = None   # the look-ahead: (top, ipiv, info) of this step's panel, done early
     u_buffers = [np.empty(params.nb * a.shape[1]) for _ in range(2)] if grid.pr > 1 else []
     for index, step in enumerate(block_steps):
+        # until the swap, a step's time outside its panel is the panel's arrival (bcast_L)
+        phases.switch("bcast_L")
         j0, kb, j1 = step.j0, step.kb, step.j1
         if grid.mycol == step.pcol:
             if factored is None:
