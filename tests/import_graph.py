@@ -21,7 +21,10 @@ SOURCES = {"linalg_io": ROOT / "linalg_io", "linalg_io.models": ROOT / "models"}
 PURE = ("mpi4py", "linalg_io.lu", "linalg_io.comm", "linalg_io.launch", "linalg_io.runner")
 FORBIDDEN = {"linalg_io.models": PURE,
              "linalg_io.layout": PURE,
-             "linalg_io.comm": ("linalg_io.launch", "linalg_io.lu", "linalg_io.runner")}
+             "linalg_io.comm": ("linalg_io.launch", "linalg_io.lu", "linalg_io.runner"),
+             # the model commands run without MPI
+             "linalg_io.model_command": ("mpi4py", "linalg_io.comm", "linalg_io.launch",
+                                         "linalg_io.runner")}
 
 
 def modules() -> dict[str, Path]:

@@ -14,7 +14,7 @@ scalapack       ScaLAPACK through ctypes; scalapack_case: its case
 external        other libraries' LU (HPL) through adapters
 hpl             HPL's acceptance test and flop count, shared by every LU
 matrix_source   the input matrix: generated, or read from a file
-model_table, model_scan, model_verdict   `linalg-io model lu` (no MPI)
+(`linalg-io model lu` is `linalg_io.model_command`'s.)
 """
 
 

@@ -5,5 +5,5 @@ analysis     levels, partition, the communication plan, each rank's local system
 levelset     level-set solve over point-to-point messages
 syncfree     synchronization-free solve over one-sided communication
 local        a rank's local solve on the CPU
-case         the runner's case; model_table: `linalg-io model sptrsv`
+case         the runner's case (`linalg-io model sptrsv`: linalg_io.model_command)
 """
