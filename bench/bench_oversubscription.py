@@ -10,7 +10,12 @@ import argparse
 import subprocess
 from pathlib import Path
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
+from linalg_io.launch.relaunch import (
+    find_mpiexec,
+    mpi_environment,
+    mpiexec_command,
+    mpiexec_flavour,
+)
 
 WORKER = str(Path(__file__).with_name("oversubscription_worker.py"))
 

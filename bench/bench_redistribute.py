@@ -43,7 +43,7 @@ def parse() -> argparse.Namespace:
 
 
 def relaunch(args: argparse.Namespace) -> int:
-    from linalg_io.comm.launch import (
+    from linalg_io.launch.relaunch import (
         find_mpiexec,
         mpi_environment,
         mpiexec_command,
@@ -229,7 +229,7 @@ def time(args, world) -> None:
 
 def main() -> int:
     args = parse()
-    from linalg_io.comm.launch import under_mpi_launcher
+    from linalg_io.launch.relaunch import under_mpi_launcher
 
     if not under_mpi_launcher():
         return relaunch(args)

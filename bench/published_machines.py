@@ -32,7 +32,7 @@ from linalg_io.models.profile import InterNode, MachineProfile, load_profile
 
 from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.lu.hpl import hpl_flops
-from linalg_io.lu.model_verdict import row_2d
+from linalg_io.model_command.lu_verdict import row_2d
 
 FREE = 1e30
 PAPER_MACHINE = "piz_daint_mc"

@@ -404,7 +404,7 @@ static void F(ab_c_rows)(long r0, long r1, int n, int k, const T *a, long lda, c
          * cache lines of the R rows sit in one cache set when lda * s is a multiple of
          * 4 KiB, so at most 4 rows at a time (each row's segment of several KiB is followed
          * by the hardware prefetchers). Wider rows of C keep the 6-row tile (12 chains;
-         * measured faster than 4 rows on fp32 n = 16). */
+         * why: docs/MEASUREMENTS.md#in-code). */
         const int long_rows = k > 64;
         /* One panel of C columns: the row loop runs inside the micro-kernel. Several
          * panels (n > 4W): 3-row blocks visit every panel while A's rows are in L1. */

@@ -5,7 +5,7 @@ benchmark family), the family's own `main` (a tool) or the command's module.
 Run under ``mpiexec -n P``/``srun``, or give ``--np P`` outside MPI and the command
 relaunches itself under the venv's mpiexec. Exit codes: 0 success, 1 verification
 failed, 2 bad input or usage, 3 environment (no MPI, no GPU asked for but absent),
-5 stalled (`linalg_io.comm.watchdog`).
+5 stalled (`linalg_io.launch.watchdog`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def run_mpi_command(args: argparse.Namespace, argv: list[str]) -> int:
         return run_benchmark(config)
     from mpi4py import MPI
 
-    from linalg_io.comm.agree import agreed
+    from linalg_io.launch.agree import agreed
     from linalg_io.threads import hold_pools
 
     main = (chosen.load() if chosen is not None
@@ -97,15 +97,15 @@ def main(argv: list[str] | None = None) -> int:
             from linalg_io.threads import export_thread_counts
 
             export_thread_counts(args.threads)   # before NumPy loads a BLAS, whatever the launcher
-            from linalg_io.comm.launch import (
+            from linalg_io.comm.wire import request_monitoring
+            from linalg_io.launch.node import prepare_node, refuse_singleton_step
+            from linalg_io.launch.relaunch import (
                 check_launched_size,
                 check_same_command,
                 follow_launcher,
                 relaunch,
                 under_mpi_launcher,
             )
-            from linalg_io.comm.node import prepare_node, refuse_singleton_step
-            from linalg_io.comm.wire import request_monitoring
 
             request_monitoring()   # before MPI_Init: Open MPI counts the wire traffic
             prepare_node()   # before MPI_Init: waiting ranks yield on a crowded node
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 check_launched_size(args.np)
             code = run_mpi_command(args, argv)
             if code != 0:
-                from linalg_io.comm.agree import exit_agreed
+                from linalg_io.launch.agree import exit_agreed
 
                 exit_agreed(code)
             return code
@@ -146,7 +146,7 @@ def _fail(args: argparse.Namespace, error: LinalgIOError, once: bool) -> int:
     if not (once and "mpi4py.MPI" in sys.modules and _world_rank() != 0):
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
     if is_mpi_command(args.command) and "mpi4py.MPI" in sys.modules:
-        from linalg_io.comm.agree import exit_agreed
+        from linalg_io.launch.agree import exit_agreed
 
         exit_agreed(error.exit_code)
     return error.exit_code
@@ -155,6 +155,6 @@ def _fail(args: argparse.Namespace, error: LinalgIOError, once: bool) -> int:
 def _abort_if_mpi(args: argparse.Namespace) -> None:
     """An unexpected error on one rank: end the whole job, not just this rank."""
     if is_mpi_command(args.command) and "mpi4py.MPI" in sys.modules:
-        from linalg_io.comm.agree import abort_world
+        from linalg_io.launch.agree import abort_world
 
         abort_world()

@@ -2,7 +2,7 @@
 
 Exit codes: 1 verification failed (or singular matrix), 2 bad input or usage,
 3 environment (no MPI, no GPU asked for but absent), 5 stalled (no progress within the
-deadline: `linalg_io.comm.watchdog`; a rank ends at once, it raises nothing).
+deadline: `linalg_io.launch.watchdog`; a rank ends at once, it raises nothing).
 """
 
 STALLED_EXIT_CODE = 5

@@ -100,7 +100,7 @@ LU = Family(
                         "algorithm, and the one `lu --grid auto` runs)", flag=True),
                  Option("mem-per-rank", "--scan weak: bytes of the matrix per rank (N grows "
                         "as sqrt(P))", byte_size, metavar="BYTES")),
-    model_table="linalg_io.lu.model_table:model_table", scans=("strong", "weak"),
+    model_table="linalg_io.model_command.lu_table:model_table", scans=("strong", "weak"),
     scan_help="; weak: --mem-per-rank of the matrix per rank")
 
 TSGEMM = Family(
@@ -108,7 +108,7 @@ TSGEMM = Family(
     TSGEMM_PROBLEM, "linalg_io.tsgemm.case:make_case", timed="the product only",
     sizes=("m", "n", "k"), configuration=("order", "dist"),   # dist: its distribution of A
     model_problem=TSGEMM_PROBLEM, model_extra=(MODEL_THREADS,),
-    model_table="linalg_io.tsgemm.model_table:model_table",
+    model_table="linalg_io.model_command.tsgemm_table:model_table",
     scans=("strong", "weak"), scan_help="; weak: --m rows per rank")
 
 SPTRSV = Family(
@@ -117,7 +117,7 @@ SPTRSV = Family(
     sizes=("matrix",), configuration=("partition",),
     model_problem=SPTRSV_PROBLEM + (
         Option("seed", "seed of a rand: matrix, as `sptrsv --seed` (0)", seed, 0),),
-    model_table="linalg_io.sptrsv.model_table:model_table", scans=("strong",))
+    model_table="linalg_io.model_command.sptrsv_table:model_table", scans=("strong",))
 
 PINGPONG = Family(
     "pingpong", "one-way latency and bandwidth between ranks 0 and 1", PINGPONG_OPTIONS,

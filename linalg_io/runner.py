@@ -50,14 +50,15 @@ def run_benchmark(config: RunConfig) -> int:
     """Run one benchmark on all ranks of COMM_WORLD; return the process exit code."""
     from mpi4py import MPI
 
-    from linalg_io.comm.agree import agreed
     from linalg_io.comm.counting import CountedComm
-    from linalg_io.comm.node import kernel_crowded
     from linalg_io.comm.phase_clock import phase_time_summary
-    from linalg_io.comm.summary import summary_line, traffic_summary
+    from linalg_io.comm.summary import traffic_summary
     from linalg_io.comm.waiting import wait_policy
-    from linalg_io.comm.watchdog import SETUP_FLOOR_S, start_watchdog, watch_case
     from linalg_io.comm.wire import open_wire
+    from linalg_io.launch.agree import agreed
+    from linalg_io.launch.node import kernel_crowded
+    from linalg_io.launch.watchdog import SETUP_FLOOR_S, start_watchdog, watch_case
+    from linalg_io.report.line import summary_line
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -110,8 +111,8 @@ def run_benchmark(config: RunConfig) -> int:
                               getattr(case, "logical_unavailable", None))
     time_by_phase = phase_time_summary(getattr(case, "phase_clock", None), world, config.reps)
     verify = world.bcast(agreed(world, case.verify), root=0)
-    from linalg_io.comm.node import node_load
     from linalg_io.envinfo import gather_hosts
+    from linalg_io.launch.node import node_load
     from linalg_io.slurm_job import slurm_job
 
     hosts = gather_hosts(world)

@@ -46,6 +46,13 @@ from linalg_io.models.rank_classes import StepClasses, step_classes
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.blockcyclic import counts_from, numroc, pivot_rows_by_owner
+from linalg_io.layout.lu2d_steps import (
+    TRAFFIC_PHASES,
+    block_columns,
+    candidate_words,
+    diagonal,
+    panel_words,
+)
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
     SMALL_BYTES,
@@ -58,8 +65,8 @@ from linalg_io.layout.schedules import (
     bruck_rounds,
     chunk_count,
 )
+from linalg_io.layout.words import WORD
 
-WORD = 8
 PIVOTING = ("worst", "none", "expected")
 
 
@@ -88,7 +95,7 @@ def _pivot_rows(pivoting, starts: np.ndarray, widths: np.ndarray, nb: int, pr: i
     return np.where(diag, kept, s), s
 
 
-PHASES = ("panel", "bcast_L", "bcast_U", "swap")
+PHASES = TRAFFIC_PHASES
 # up to this Pc the column sums are matrix products with [step, Pc] arrays (cheaper than
 # folding the rows' [step, Pr] factors)
 FEW_COLUMNS = 32
@@ -233,13 +240,12 @@ def _fold(values: np.ndarray, period: int) -> np.ndarray:
 
 @lru_cache(maxsize=4)
 def _plan(n: int, nb: int, pr: int, pc: int) -> _Plan:
-    k = np.arange((n + nb - 1) // nb)
-    starts = k * nb
-    widths = np.minimum(nb, n - starts)
+    starts, widths = block_columns(n, nb)
+    diag_row, _ = diagonal(np.arange(len(starts)), pr, pc)
     return _Plan(n=n, nb=nb, pc=pc, starts=starts, widths=widths,
                  kb=widths.astype(float)[:, None],
                  below=counts_from(starts + widths, n, nb, pr).astype(float),
-                 diag=np.arange(pr)[None, :] == (k % pr)[:, None], diag_row=k % pr)
+                 diag=np.arange(pr)[None, :] == diag_row[:, None], diag_row=diag_row)
 
 
 @lru_cache(maxsize=4)
@@ -250,7 +256,7 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     out = {key: {ph: np.zeros((pr, pc)) for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     # bcast_L: (r, k mod Pc) along process row r, a chain or, small, a binomial tree
-    size = (kb * (kb - 1) // 2 + kb + 1 + below * kb) * WORD
+    size = panel_words(kb, below) * WORD
     if pc > 1:
         chain = size > SMALL_BYTES
         out["sent"]["bcast_L"] += plan.by_position(size * chain, "not last")
@@ -266,8 +272,8 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
                                                           children)
     if pr > 1:
         # panel: kb Allgatherv (Bruck) of the candidates in process column k mod Pc
-        candidates = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
-                                          plan.diag_row)
+        base, extra = candidate_words(kb[:, 0])
+        candidates = allgatherv_one_costs(pr, base * WORD, extra * WORD, plan.diag_row)
         for key, cost in zip(("sent", "recv", "msgs_by_phase"), candidates):
             out[key]["panel"] += plan.by_position(kb * cost, "first")
     panel = plan.by_position((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, "first")
@@ -343,8 +349,8 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     panel = ((below + plan.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
     panel_wait = np.zeros_like(panel)
     if pr > 1:
-        sent, recv, msgs = allgatherv_one_costs(pr, (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD,
-                                                plan.diag_row)
+        base, extra = candidate_words(kb[:, 0])
+        sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, plan.diag_row)
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
         search_work, panel_wait = _work_or_wait(search, col_net)
         panel = panel + search_work
@@ -454,8 +460,7 @@ def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
     levels (as many as the row has nodes, log2) across nodes."""
     if pc == 1:
         return np.zeros(len(plan.kb))
-    size = ((plan.kb * (plan.kb - 1) // 2 + plan.kb + 1 + plan.below * plan.kb) * WORD).max(
-        axis=1)
+    size = (panel_words(plan.kb, plan.below) * WORD).max(axis=1)
     piece = np.minimum(size, CHUNK_BYTES)
     roots = np.arange(len(size)) % pc
     hops = pc - 1
@@ -695,7 +700,7 @@ def _bcast_l_crossing(n: int, nb: int, pr: int, pc: int, nodes_c: np.ndarray) ->
     """(sent, received, messages) [Pr, Pc] of bcast_L between nodes."""
     plan = _plan(n, nb, pr, pc)
     kb, below = plan.kb, plan.below
-    size = (kb * (kb - 1) // 2 + kb + 1 + below * kb) * WORD            # [step, row]
+    size = panel_words(kb, below) * WORD                                # [step, row]
     chain = size > SMALL_BYTES
     column = np.arange(pc)
     cross_in = (nodes_c != nodes_c[(column - 1) % pc]).astype(float)      # from c - 1
@@ -740,7 +745,7 @@ def _column_crossing(n: int, nb: int, pr: int, pc: int, pivoting, nodes_r: np.nd
                    plan.by_trail(moved * WORD),
                    plan.by_trailing(plan.diag * ((remote > 0) & apart).sum(axis=1,
                                                                            keepdims=True)))
-    base, extra = (kb[:, 0] + 2) * WORD, kb[:, 0] * WORD
+    base, extra = (words * WORD for words in candidate_words(kb[:, 0]))
     blocks = base[:, None] + extra[:, None] * plan.diag                    # [step, row]
     sent, recv = allgatherv_node_costs(blocks, nodes_r)
     out["panel"] = (plan.by_position(kb * sent, "first"), plan.by_position(kb * recv, "first"),

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 
 from linalg_io.errors import InputError
+from linalg_io.layout.words import WORD
 
-WORD = 8
 LU_COPIES = {"2d": (2, "2 N^2/P words: the local block and its restart copy"),
              "scalapack": (2, "2 N^2/P words: the local block and its restart copy"),
              "conflux": (3, ("3 N^2/P words: the local block, its restart copy and the "

@@ -3,7 +3,8 @@
 mpi   it launches mpiexec: it (or a fixture, or a function or class of its module it
       calls) uses `mpi_harness`'s launchers, passes "--np" to the command line (a sweep
       or `linalg-io ... --np P` relaunching itself), np= to `linalg_io.run`, or starts
-      ranks through Slurm (it uses `slurm_harness`);
+      ranks through Slurm (it uses `slurm_harness`); declared by the test where a
+      script it runs launches (ReFrame's job scripts);
 gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
       test_*_gpu.py);
 slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds;
@@ -12,7 +13,8 @@ package  declared by the test: it builds the sdist and installs it into a fresh 
 
 `pytest -m "not mpi"` is the inner loop: no mpiexec at all, which the guard of
 tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
-`linalg-io ... --np P` from pytest or from any Python process it starts raises.
+`linalg-io ... --np P` from pytest or from any Python process it starts raises, and a
+Python process started as an MPI rank some other way exits at once.
 """
 
 import os
@@ -49,12 +51,14 @@ def pytest_configure(config):
 def guard_launches() -> None:
     """The pure loop's guard (tests/launch_guard/sitecustomize.py), here and in every
     Python process the tests start."""
-    os.environ["LINALG_IO_TEST_NO_LAUNCH"] = "1"
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(GUARD), os.environ.get("PYTHONPATH")]))
     sys.path.insert(0, str(GUARD))
     import sitecustomize
 
+    os.environ[sitecustomize.OUTER_RANK] = ",".join(
+        name for name in sitecustomize.RANK_VARIABLES if name in os.environ)
+    os.environ[sitecustomize.VARIABLE] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(GUARD), os.environ.get("PYTHONPATH")]))
     sitecustomize.install()
 
 

@@ -6,14 +6,22 @@ checks the two agree."""
 from __future__ import annotations
 
 import numpy as np
-from linalg_io.models.lu2d import PIVOTING, WORD
+from linalg_io.models.lu2d import PIVOTING
 
 from linalg_io.layout.blockcyclic import counts_from, pivot_rows_by_owner
+from linalg_io.layout.lu2d_steps import (
+    TRAFFIC_PHASES,
+    block_columns,
+    candidate_words,
+    diagonal,
+    panel_words,
+)
 from linalg_io.layout.schedules import allgatherv_costs, bcast_costs
+from linalg_io.layout.words import WORD
 
 
 def _step_pivot_rows(pivoting, j0, kb, nb, pr, m_below):
-    prow = (j0 // nb) % pr
+    prow, _ = diagonal(j0 // nb, pr, 1)
     diag = np.arange(pr) == prow
     if isinstance(pivoting, np.ndarray):
         return pivot_rows_by_owner(pivoting[j0:j0 + kb], j0, nb, pr)
@@ -32,9 +40,8 @@ def walk(n, nb, pr, pc, pivoting="worst") -> dict:
     if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
     assert isinstance(pivoting, np.ndarray) or pivoting in PIVOTING
-    phases = ("panel", "bcast_L", "bcast_U", "swap")
-    sent = {ph: np.zeros((pr, pc)) for ph in phases}
-    recv = {ph: np.zeros((pr, pc)) for ph in phases}
+    sent = {ph: np.zeros((pr, pc)) for ph in TRAFFIC_PHASES}
+    recv = {ph: np.zeros((pr, pc)) for ph in TRAFFIC_PHASES}
     msgs = np.zeros((pr, pc))
     flops = np.zeros((pr, pc))
     rows = np.arange(pr).reshape(-1, 1)
@@ -46,11 +53,10 @@ def walk(n, nb, pr, pc, pivoting="worst") -> dict:
         recv[phase] += mask * into
         msgs[:] += mask * count
 
-    for k in range((n + nb - 1) // nb):
-        j0 = k * nb
-        kb = min(nb, n - j0)
+    for k, (j0, kb) in enumerate(zip(*block_columns(n, nb))):
+        j0, kb = int(j0), int(kb)
         j1 = j0 + kb
-        prow, pcol = k % pr, k % pc
+        prow, pcol = diagonal(k, pr, pc)
         below = counts_from(j1, n, nb, pr)
         trail = counts_from(j1, n, nb, pc)
         m_below = below.reshape(-1, 1) + 0 * cols
@@ -60,11 +66,12 @@ def walk(n, nb, pr, pc, pivoting="worst") -> dict:
         m_active = m_below + diag_row * kb
         flops += in_pcol * (m_active * kb * kb - kb**3 / 3.0)
         if pr > 1:
-            candidates = np.full(pr, (kb + 2) * WORD, dtype=float)
-            candidates[prow] += kb * WORD
+            base, extra = candidate_words(kb)
+            candidates = np.full(pr, base * WORD, dtype=float)
+            candidates[prow] += extra * WORD
             add("panel", in_pcol,
                 tuple(kb * a.reshape(-1, 1) for a in allgatherv_costs(candidates)))
-        size = (kb * (kb - 1) // 2 + kb + 1 + m_below * kb) * WORD
+        size = panel_words(kb, m_below) * WORD
         add("bcast_L", np.ones((pr, pc), dtype=bool), bcast_costs((cols - pcol) % pc, pc, size))
         flops += kb * kb * n_trail + 2.0 * m_below * n_trail * kb
         if pr > 1:

@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
+from linalg_io.launch.relaunch import (
+    find_mpiexec,
+    mpi_environment,
+    mpiexec_command,
+    mpiexec_flavour,
+)
 
 TESTS = Path(__file__).resolve().parent
 MPI_SCRIPTS = TESTS / "mpi"

@@ -152,7 +152,7 @@ def test_record_of_a_matrix_market_run(tmp_path):
 
 def test_a_bug_on_one_rank_aborts_the_job_instead_of_hanging():
     """No `python -m mpi4py` here (it would abort by itself): the CLI's own handler must."""
-    from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
+    from linalg_io.launch.relaunch import find_mpiexec, mpi_environment, mpiexec_flavour
 
     mpiexec = find_mpiexec()
     flavour = mpiexec_flavour(mpiexec)

@@ -3,8 +3,8 @@ exit-code box (the multi-rank cases run in test_cli_mpi.py)."""
 
 import io
 
-from linalg_io.comm.agree import agreed_message, rank_ranges
-from linalg_io.comm.launcher_output import relay_stderr
+from linalg_io.launch.agree import agreed_message, rank_ranges
+from linalg_io.launch.output import relay_stderr
 
 RULER = b"-" * 74 + b"\n"
 EXIT_BOX = (RULER + b"prterun detected that one or more processes exited with non-zero status,\n"

@@ -87,9 +87,9 @@ def toy():
 
 
 def test_the_toy_family_is_a_command_a_sweep_point_and_a_summary(toy, tmp_path):
-    from linalg_io.comm.summary import time_text
     from linalg_io.commands import build_parser
     from linalg_io.python_api import command_line
+    from linalg_io.report.line import time_text
     from linalg_io.sweep import load_sweep
 
     parsed = build_parser().parse_args(["toy", "--size", "8", "--reps", "2"])

@@ -22,7 +22,12 @@ from pathlib import Path
 import pytest
 from mpi_harness import run_cli, run_job
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
+from linalg_io.launch.relaunch import (
+    find_mpiexec,
+    mpi_environment,
+    mpiexec_command,
+    mpiexec_flavour,
+)
 from linalg_io.records import append_record
 
 PROGRESS = ("  set-up", "  warm-up", "  rep ")
@@ -223,7 +228,7 @@ def test_the_teardown_pmix_line_is_dropped():
     error: the launcher keeps the error line alone."""
     import io
 
-    from linalg_io.comm.launcher_output import relay_stderr
+    from linalg_io.launch.output import relay_stderr
 
     out = io.BytesIO()
     relay_stderr(io.BytesIO(b"linalg-io: error: --nb must lie in 1..N = 64, got 100\n"

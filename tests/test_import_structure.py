@@ -1,7 +1,7 @@
 """The package's structure, from its source (`import_graph.py`, function-level imports
 counted): no import cycle; `models/` and `layout/` import no mpi4py, `linalg_io.lu`,
-`comm` or `runner`; the runner's contract (`linalg_io.contract`) imports nothing of
-the package."""
+`comm`, `launch` or `runner`; `comm/` imports no `launch` nor algorithm; the runner's
+contract (`linalg_io.contract`) imports nothing of the package."""
 
 from import_graph import cycles, graph, upward_edges
 
@@ -12,9 +12,10 @@ def test_no_import_cycle():
     assert cycles(edges) == []
 
 
-def test_models_and_layout_import_no_mpi_algorithm_comm_or_runner():
+def test_no_layer_imports_what_it_must_not():
     _, raw = graph()
     assert "linalg_io.models.conflux" in raw and "linalg_io.layout.redist_plan" in raw
+    assert "linalg_io.comm.counting" in raw and "linalg_io.launch.relaunch" in raw
     assert upward_edges(raw) == []
 
 
@@ -22,8 +23,10 @@ def test_the_walk_finds_what_it_forbids():
     """The checks can fail: a cycle and an upward edge made up here are found."""
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     raw = {"linalg_io.models.x": {"mpi4py", "mpi4py.MPI", "numpy"},
-           "linalg_io.layout.y": {"linalg_io.comm.counting"}, "linalg_io.lu.z": {"mpi4py"}}
-    assert upward_edges(raw) == [("linalg_io.layout.y", "linalg_io.comm.counting"),
+           "linalg_io.layout.y": {"linalg_io.comm.counting"}, "linalg_io.lu.z": {"mpi4py"},
+           "linalg_io.comm.w": {"linalg_io.launch.agree", "linalg_io.comm.waiting"}}
+    assert upward_edges(raw) == [("linalg_io.comm.w", "linalg_io.launch.agree"),
+                                 ("linalg_io.layout.y", "linalg_io.comm.counting"),
                                  ("linalg_io.models.x", "mpi4py")]
 
 

@@ -53,7 +53,7 @@ def _options(problem: dict) -> list[str]:
 @pytest.mark.slow
 def test_the_run_choice_is_the_model_lu_star_row_and_the_scan_record(tmp_path, capsys):
     checked = {"conflux": 0, "2d": 0, "refused": 0, "none fits": 0}
-    for index, problem in enumerate(_problems(200)):
+    for index, problem in enumerate(_problems(30)):
         n, p, mem = problem["n"], problem["p"], problem["mem"]
         profile = load_profile(problem["machine"])
         placement = profile.placement(p)
@@ -87,7 +87,7 @@ def test_the_run_choice_is_the_model_lu_star_row_and_the_scan_record(tmp_path, c
             checked[algo] += 1
     # the draw reaches every branch: both algorithms, refusals, nothing fitting
     assert min(checked.values()) > 0, checked
-    assert checked["conflux"] + checked["none fits"] == checked["2d"] > 100
+    assert checked["conflux"] + checked["none fits"] == checked["2d"] > 20
 
 
 def test_a_given_grid_or_block_is_the_choice_and_marked():

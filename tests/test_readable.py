@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from synthetic_records import make_record
 
-from linalg_io.comm.summary import summary_line
+from linalg_io.report.line import summary_line
 
 
 def test_summary_line_puts_the_time_beside_its_model_and_says_what_was_timed():

@@ -76,6 +76,7 @@ def check_passed(done, tmp_path: Path, system: str, partition: str) -> dict[str,
     return rows
 
 
+@pytest.mark.mpi     # ReFrame's job script runs mpiexec
 def test_checks_pass_on_the_local_scheduler_with_mpiexec(tmp_path):
     done = run_reframe(tmp_path, "local")
     rows = check_passed(done, tmp_path, "linalgio_local", "mpiexec")
@@ -94,6 +95,7 @@ def test_checks_pass_on_the_local_slurm_with_srun(slurm, tmp_path):  # noqa: F81
     assert "#SBATCH --ntasks=4" in script and "srun --cpus-per-task=1 --mpi=pmix" in script
 
 
+@pytest.mark.mpi     # ReFrame's job script runs mpiexec
 def test_a_reference_ten_times_tighter_fails_and_prints_the_ratio(tmp_path):
     """The LU 2D check with its time reference a tenth of the model's and no tolerance:
     a run slower than that fails, and ReFrame's message gives time / model."""

@@ -147,7 +147,7 @@ def test_cli_prints_the_script_or_exits_2(capsys):
 
 
 def test_local_rank_count_from_each_launcher():
-    from linalg_io.comm.node import local_rank_count, slurm_tasks_on_node
+    from linalg_io.launch.node import local_rank_count, slurm_tasks_on_node
 
     assert [slurm_tasks_on_node("2(x3),1", i) for i in range(4)] == [2, 2, 2, 1]
     assert local_rank_count({"OMPI_COMM_WORLD_LOCAL_SIZE": "6"}) == 6
@@ -165,13 +165,13 @@ def test_local_rank_count_from_each_launcher():
     (2, 2, 2, False),
 ])
 def test_ranks_outnumber_cores(ranks, cores, machine, crowded):
-    from linalg_io.comm.node import ranks_outnumber_cores
+    from linalg_io.launch.node import ranks_outnumber_cores
 
     assert ranks_outnumber_cores(ranks, cores, machine) is crowded
 
 
 def test_prepare_node_sets_yield_and_keeps_the_users(monkeypatch):
-    from linalg_io.comm import node
+    from linalg_io.launch import node
 
     monkeypatch.setattr(node, "usable_cores", lambda: {0, 1})
     monkeypatch.setattr(node.os, "cpu_count", lambda: 2)
@@ -186,7 +186,7 @@ def test_prepare_node_sets_yield_and_keeps_the_users(monkeypatch):
 
 
 def test_slurm_job_facts():
-    from linalg_io.comm.node import slurm_step_tasks
+    from linalg_io.launch.node import slurm_step_tasks
     from linalg_io.slurm_job import slurm_job
 
     assert slurm_job({}) is None

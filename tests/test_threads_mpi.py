@@ -6,7 +6,7 @@ import sys
 from mpi_harness import run_job
 
 from linalg_io import threads
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
+from linalg_io.launch.relaunch import find_mpiexec, mpi_environment, mpiexec_flavour
 from linalg_io.records import read_records
 
 
@@ -45,7 +45,7 @@ def test_calibrate_threads_and_a_run_predicted_at_its_threads(tmp_path):
     from linalg_io.models.profile import load_profile
     from mpi_harness import run_cli
 
-    from linalg_io.lu.model_verdict import row_2d
+    from linalg_io.model_command.lu_verdict import row_2d
 
     path = tmp_path / "machine.json"
     run_cli(2, ["calibrate", "--reps", "2", "--threads", "2", "--write", str(path), "--quiet"])

@@ -7,7 +7,12 @@ import pytest
 from mpi4py import MPI
 from mpi_harness import run_job
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
+from linalg_io.launch.relaunch import (
+    find_mpiexec,
+    mpi_environment,
+    mpiexec_command,
+    mpiexec_flavour,
+)
 from linalg_io.records import read_records
 
 

@@ -11,7 +11,12 @@ import shutil
 import pytest
 from mpi_harness import MPI_SCRIPTS, run_job
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_command, mpiexec_flavour
+from linalg_io.launch.relaunch import (
+    find_mpiexec,
+    mpi_environment,
+    mpiexec_command,
+    mpiexec_flavour,
+)
 
 CORES = sorted(os.sched_getaffinity(0))[:2] if hasattr(os, "sched_getaffinity") else []
 pytestmark = [pytest.mark.mpi,

@@ -1,6 +1,6 @@
-"""The progress watchdog without MPI (linalg_io.comm.watchdog): its deadline rule, that
+"""The progress watchdog without MPI (linalg_io.launch.watchdog): its deadline rule, that
 it ends a rank whose progress sources stay still and spares one whose sources move,
-its one line, the launchers' view of a stalled job (launch_status) and the process
+its one line, the launchers' view of a stalled job (launch.status) and the process
 tree that the sweep and the launcher end (session.descendants)."""
 
 import os
@@ -12,9 +12,17 @@ import time
 import pytest
 
 from linalg_io.argtypes import seconds_or_off
-from linalg_io.comm.launch_status import stalled_and_all_ended
-from linalg_io.comm.watchdog import FACTOR, FLOOR_S, SETUP_FLOOR_S, Deadline, Watchdog
+from linalg_io.comm.counting import TrafficCounter
 from linalg_io.errors import STALLED_EXIT_CODE
+from linalg_io.launch.status import stalled_and_all_ended
+from linalg_io.launch.watchdog import (
+    FACTOR,
+    FLOOR_S,
+    SETUP_FLOOR_S,
+    Deadline,
+    Watchdog,
+    watch_case,
+)
 from linalg_io.session import descendants
 
 
@@ -56,6 +64,17 @@ def test_a_still_rank_is_ended_with_one_line():
     assert (" s in rep 2/5, phase bcast_L (deadline 0.5 s, --stall-timeout): a rank, node or "
             f"link of the job stopped answering; ending the job (exit {STALLED_EXIT_CODE}), "
             "no record written") in lines[0]
+
+
+def test_the_line_names_the_counted_phase_without_a_clock():
+    """A case without a phase clock: the line names the traffic counter's phase."""
+    counter = TrafficCounter(1)
+    dog = _dog(0.5, [])
+    watch_case(dog, counter, None)
+    dog.stage("rep 1/3")
+    assert ", phase" not in dog.line(1.0)                # "other" is not named
+    with counter.phase("bcast_U"):
+        assert " s in rep 1/3, phase bcast_U (deadline 0.5 s" in dog.line(1.0)
 
 
 def test_a_moving_rank_is_spared():
@@ -136,7 +155,7 @@ def test_watchdog_runs_while_the_main_thread_blocks():
 def test_off_takes_the_calls_and_stops():
     """--stall-timeout off: an unstarted watchdog takes the runner's calls, stops, and
     asks the model nothing."""
-    from linalg_io.comm.watchdog import start_watchdog
+    from linalg_io.launch.watchdog import start_watchdog
 
     dog = start_watchdog("off", 0, "h")
     dog.stage("rep 1/1")

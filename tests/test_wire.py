@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from mpi_harness import open_mpi, run_cli_records, run_job, run_mpi_json
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment
 from linalg_io.comm.wire import MONITORING_VARIABLE
+from linalg_io.launch.relaunch import find_mpiexec, mpi_environment
 
 D = 8  # bytes per double
 N = 840 * D  # the collectives' buffer

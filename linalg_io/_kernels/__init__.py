@@ -1,0 +1,3 @@
+"""The compiled CPU kernels (cython/*.pyx, built by setup.py): dense_local (LAPACK/BLAS
+calls with the GIL released), lu_kernels (the 2D LU's panel and row moves), tsgemm
+(tall-and-skinny products), sptrsv (the local sparse triangular solve)."""

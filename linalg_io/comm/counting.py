@@ -66,6 +66,11 @@ class TrafficCounter:
         # into it, those messages, bytes read from it by Get, those messages]
         self.rma_to_peer = np.zeros((self.world_size, 4), dtype=np.int64)
 
+    @property
+    def current_phase(self) -> str:
+        """The phase traffic is attributed to now (the watchdog's line names it)."""
+        return self._phases[-1]
+
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Attribute the traffic inside the block to phase `name` (innermost wins)."""

@@ -73,6 +73,25 @@ class PhaseClock:
         self.runs.append({**self._seconds, "total": self._last - self._first})
 
 
+class Phases:
+    """One switch for both of a rank's phase records: the time (`PhaseClock`) and the
+    traffic (the counting communicator's `phase`), so that a phase's seconds and its
+    bytes are named by one call. `phase(name)` runs a block in `name` for both (the
+    clock's previous phase resumes after it); `switch(name)` changes the clock alone,
+    for the compute phases that send nothing (the update)."""
+
+    def __init__(self, clock: PhaseClock, comm) -> None:
+        self.clock, self.comm = clock, comm
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        with self.clock.phase(name), self.comm.phase(name):
+            yield
+
+    def switch(self, name: str) -> str:
+        return self.clock.switch(name)
+
+
 def phase_time_summary(clock: PhaseClock | None, world, reps: int) -> dict | None:
     """Collective over `world` (raw, uncounted): every rank's mean seconds per phase
     over its last `reps` runs, on rank 0 (None elsewhere, and None without a clock).

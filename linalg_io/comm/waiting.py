@@ -6,7 +6,7 @@ runnable and may take its share of a core (how much it took here depended on the
 launch: docs/MEASUREMENTS.md, "Waiting ranks on crowded nodes"). Where a node's ranks
 outnumber its cores, the ranks that wait so take core time from the ranks they wait
 for. A `WaitPolicy` is chosen once per rank (`wait_policy`, from
-`linalg_io.comm.node.kernel_crowded`) and handed to the counting communicator, which
+`linalg_io.launch.node.kernel_crowded`) and handed to the counting communicator, which
 routes every wait of the algorithms through it:
 
 * blocking (a rank per core): MPI's own calls, exactly as without a policy;

@@ -28,14 +28,14 @@ def select_device_for_node(comm):
     """Collective over the raw communicator `comm`: this rank's index on its node first
     (every rank reaches the MPI split before anything can fail), then its GPU selected
     (select_device_for_rank); returns the cupy module."""
-    from linalg_io.comm.node import node_rank_and_size
+    from linalg_io.launch.node import node_rank_and_size
 
     select_device_for_rank(node_rank_and_size(comm)[0])
     return require_cupy()
 
 
 def select_device_for_rank(local_rank: int) -> int:
-    """One rank per GPU: rank i of a node (`linalg_io.comm.node.node_rank_and_size`, taken
+    """One rank per GPU: rank i of a node (`linalg_io.launch.node.node_rank_and_size`, taken
     on every rank before anything can fail) uses GPU i mod (GPUs on the node)."""
     cupy = require_cupy()
     device = local_rank % cupy.cuda.runtime.getDeviceCount()

@@ -112,8 +112,8 @@ class ExplicitAxis:
     def _local(self) -> np.ndarray:
         local = np.empty(self.n, dtype=np.int64)
         for proc in range(self.nprocs):
-            mine = np.flatnonzero(self.owners == proc)
-            local[mine] = np.arange(len(mine))
+            owned = np.flatnonzero(self.owners == proc)
+            local[owned] = np.arange(len(owned))
         return local
 
     @cached_property

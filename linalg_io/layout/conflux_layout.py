@@ -32,6 +32,11 @@ from functools import cached_property
 
 import numpy as np
 
+# the phases of a step, in the order the algorithm runs them (its time phases; its
+# traffic phases are those with messages, all but "solves" and "update")
+PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves", "scatter_slices",
+          "update")
+
 
 @dataclass(frozen=True)
 class TileMap:

@@ -51,8 +51,8 @@ def check_memory(comm: CountedComm, config: RunConfig) -> None:
     """Collective: refuse at once an N that cannot fit the memory per rank (--mem, else
     this node's memory over its ranks), before any set-up or grid search. With --dist
     file and no --n the order comes from the file, which already holds the matrix."""
-    from linalg_io.comm.agree import agreed
-    from linalg_io.comm.node import memory_per_rank
+    from linalg_io.launch.agree import agreed
+    from linalg_io.launch.node import memory_per_rank
     from linalg_io.lu.fits import check_lu_memory
 
     options = config.options

@@ -60,14 +60,13 @@ from linalg_io._kernels.dense_local import (
 )
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
-from linalg_io.comm.phase_clock import PhaseClock
+from linalg_io.comm.phase_clock import PhaseClock, Phases
 from linalg_io.errors import SingularMatrixError
-from linalg_io.layout.conflux_layout import Step, StepPlan
+from linalg_io.layout.conflux_layout import PHASES, Step, StepPlan
 from linalg_io.lu.tournament import permutation, tournament
 
 # the time phases (`PhaseClock`), in the order `step` runs them
-CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
-                  "scatter_slices", "update")
+CONFLUX_PHASES = PHASES
 
 
 @dataclass
@@ -142,15 +141,16 @@ class ConfluxLU:
     schedule without look-ahead.
     """
 
-    def __init__(self, grid: Grid3D, plan: StepPlan, matrix, kernels) -> None:
+    def __init__(self, grid: Grid3D, step_plan: StepPlan, matrix, kernels) -> None:
         self.grid = grid
-        self.plan = plan
-        self.tiles = plan.tiles
+        self.step_plan = step_plan
+        self.tiles = step_plan.tiles
         self.matrix = matrix
         self.kernels = kernels
         self.rows = self.tiles.local_rows(grid.x)
         self.cols = self.tiles.local_cols(grid.y)
         self.clock = PhaseClock(CONFLUX_PHASES)
+        self.phases = Phases(self.clock, grid.comm)
         # a process column of one rank: its getrf of the panel (the whole tournament) is
         # the panel's LU, L rows included, so solve_panel has nothing left to solve
         self.panel_alone = grid.px == 1
@@ -169,7 +169,7 @@ class ConfluxLU:
     def factor(self) -> None:
         """All steps; `clock` gets one run of seconds per phase."""
         self.clock.start()
-        steps = list(self.plan.steps())
+        steps = list(self.step_plan.steps())
         ahead = self.panel_phase(steps[0])
         for i, s in enumerate(steps):
             ahead = self.step(s, ahead, steps[i + 1] if i + 1 < len(steps) else None)
@@ -198,17 +198,17 @@ class ConfluxLU:
         (the column), tournament_pivoting, then (players (x, ky, lk)) the pivot ids'
         bcast started by the root, the row moves worked out, L00's bcast along the row
         started, solve_panel, and with c = 1 L's bcast along the row started."""
-        g, clock = self.grid, self.clock
+        g, phases = self.grid, self.phases
         out = _Panel()
         if g.y != s.ky:
             return out
-        with clock.phase("reduce_panel"):
+        with phases.phase("reduce_panel"):
             out.panel = self.reduce_panel(s)
         if g.layer != s.lk:
             return out
-        with clock.phase("tournament_pivoting"):
+        with phases.phase("tournament_pivoting"):
             pivot_ids, lu00 = self.tournament_pivoting(s, out.panel)
-        with clock.phase("push_pivots"), g.comm.phase("push_pivots"):
+        with phases.phase("push_pivots"):
             singular = (pivot_ids < 0).any() or not np.all(np.diag(lu00) != 0)
             out.header = np.append(pivot_ids.astype(np.float64), 1.0 if singular else 0.0)
             if g.comm.rank == g.rank_of(s.kx, s.ky, s.lk):
@@ -219,35 +219,33 @@ class ConfluxLU:
             out.lu00 = lu00
             out.own_pivots = self._own_pivots(pivot_ids)
             out.moves, out.perm = self._row_moves(pivot_ids, out.own_pivots)
-            if self.plan.redundant_u or g.x == s.kx:
+            if self.step_plan.redundant_u or g.x == s.kx:
                 self._start(g.row_comm, lu00, s.ky)
                 out.posted.add("lu00")
-        with clock.phase("solves"):
+        with phases.phase("solves"):
             out.l_full = self.solve_panel(s, out, pivot_ids)
         if g.c == 1:
-            with clock.phase("scatter_slices"), g.comm.phase("scatter_slices"):
+            with phases.phase("scatter_slices"):
                 self._start(g.row_comm, out.l_full, s.ky)
                 out.posted.add("l")
         return out
 
     def step(self, s: Step, ahead: _Panel, nxt: Step | None) -> _Panel | None:
         """Step s, its panel phase already done (`ahead`); returns the next step's."""
-        g, clock = self.grid, self.clock
-        clock.switch("push_pivots")
-        pivot_ids, lu00, own_pivots = self.push_pivots(s, ahead)
-        tstart = self.tiles.local_col_start(g.y, s.k + 1)
-        pivot_rows = self.gather_pivot_rows(s, own_pivots, pivot_ids, tstart)
-        clock.switch("solves")
-        u_full = None
-        if g.layer == s.lk and pivot_rows is not None:
-            u_full = self.solve_row(s, pivot_rows, lu00, tstart)
-        clock.switch("scatter_slices")
-        l_slice, u_slice = self.scatter_slices(s, ahead, u_full, len(own_pivots), tstart)
+        g, phases = self.grid, self.phases
+        with phases.phase("push_pivots"):
+            pivot_ids, lu00, own_pivots = self.push_pivots(s, ahead)
+            tstart = self.tiles.local_col_start(g.y, s.k + 1)
+            pivot_rows = self.gather_pivot_rows(s, own_pivots, pivot_ids, tstart)
+        with phases.phase("solves"):
+            u_full = None
+            if g.layer == s.lk and pivot_rows is not None:
+                u_full = self.solve_row(s, pivot_rows, lu00, tstart)
+        with phases.phase("scatter_slices"):
+            l_slice, u_slice = self.scatter_slices(s, ahead, u_full, len(own_pivots), tstart)
         self.done += len(own_pivots)
-        clock.switch("update")
-        ahead = self.trailing_update(l_slice, u_slice, tstart, nxt)
-        clock.switch("other")
-        return ahead
+        with phases.phase("update"):
+            return self.trailing_update(l_slice, u_slice, tstart, nxt)
 
     def _sum_over_layers(self, block: np.ndarray, root_layer: int) -> None:
         """Sum `block` over the c layers (fibre) in place onto `root_layer` (a chain
@@ -260,8 +258,7 @@ class ConfluxLU:
         j0 = self.tiles.local_col_start(g.y, s.k)
         out = self.buffers.get(("panel", s.k % 2), (len(self.rows) - self.done, s.w))
         panel = self.matrix.block(self.done, None, j0, j0 + s.w, out)
-        with g.comm.phase("reduce_panel"):
-            self._sum_over_layers(panel, s.lk)
+        self._sum_over_layers(panel, s.lk)
         return panel
 
     def tournament_pivoting(self, s: Step, panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -272,10 +269,9 @@ class ConfluxLU:
             self.kernels.getrf(panel, ipiv)
             chosen = permutation(ipiv, panel.shape[0])[:s.w]
             return self.order[self.done:][chosen].astype(np.int64), np.asfortranarray(panel[:s.w])
-        with self.grid.comm.phase("tournament_pivoting"):
-            ids = self.order[self.done:].astype(np.float64)
-            return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
-                              shift=s.k, scratch=self.buffers.get(("getrf", 0), panel.shape))
+        ids = self.order[self.done:].astype(np.float64)
+        return tournament(self.grid.col_comm, panel, ids, s.w, self.kernels.getrf,
+                          shift=s.k, scratch=self.buffers.get(("getrf", 0), panel.shape))
 
     def _own_pivots(self, pivot_ids: np.ndarray) -> list[int]:
         """The positions in pivot order of the pivot rows this process row owns."""
@@ -308,22 +304,21 @@ class ConfluxLU:
         """Pivot ids to every rank, L00 to layer lk; move my pivot rows to the front
         (what the look-ahead started, it does not repeat)."""
         g = self.grid
-        with g.comm.phase("push_pivots"):
-            header = ahead.header
-            if "ids" not in ahead.posted:
-                header = np.empty(s.w + 1)
-                collectives.bcast(g.comm, header, g.rank_of(s.kx, s.ky, s.lk))
-            if header[s.w] != 0.0:
-                self._complete_sends()
-                raise SingularMatrixError(
-                    f"matrix is singular to working precision at tile column {s.k} "
-                    f"(columns {s.k * self.tiles.v}..{s.k * self.tiles.v + s.w - 1})")
-            pivot_ids = header[:s.w].astype(np.int64)
-            lu00 = ahead.lu00
-            if (g.layer == s.lk and (self.plan.redundant_u or g.x == s.kx)
-                    and "lu00" not in ahead.posted):
-                lu00 = np.empty((s.w, s.w), order="F")
-                collectives.bcast(g.row_comm, lu00, s.ky)
+        header = ahead.header
+        if "ids" not in ahead.posted:
+            header = np.empty(s.w + 1)
+            collectives.bcast(g.comm, header, g.rank_of(s.kx, s.ky, s.lk))
+        if header[s.w] != 0.0:
+            self._complete_sends()
+            raise SingularMatrixError(
+                f"matrix is singular to working precision at tile column {s.k} "
+                f"(columns {s.k * self.tiles.v}..{s.k * self.tiles.v + s.w - 1})")
+        pivot_ids = header[:s.w].astype(np.int64)
+        lu00 = ahead.lu00
+        if (g.layer == s.lk and (self.step_plan.redundant_u or g.x == s.kx)
+                and "lu00" not in ahead.posted):
+            lu00 = np.empty((s.w, s.w), order="F")
+            collectives.bcast(g.row_comm, lu00, s.ky)
         self.pivots.append(pivot_ids)
         own_pivots = (ahead.own_pivots if ahead.own_pivots is not None
                       else self._own_pivots(pivot_ids))
@@ -357,22 +352,21 @@ class ConfluxLU:
             self.done, self.done + len(own_pivots), tstart, self.buffers.get(
                 ("u", s.k) if kept and g.px == 1 else ("own_rows_t", s.k % 2),
                 (ntrail, len(own_pivots))))
-        with g.comm.phase("push_pivots"):
-            self._sum_over_layers(own_rows_t, s.lk)
-            if g.layer != s.lk:
+        self._sum_over_layers(own_rows_t, s.lk)
+        if g.layer != s.lk:
+            return None
+        if g.px == 1:
+            return own_rows_t                 # every pivot row is mine, in pivot order
+        owners = self.tiles.owner_row(pivot_ids)
+        counts = np.bincount(owners, minlength=g.px) * ntrail
+        displs = collectives.displacements(counts)
+        gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
+        if self.step_plan.redundant_u:
+            collectives.allgatherv(g.col_comm, own_rows_t, gathered, counts)
+        else:
+            collectives.gatherv(g.col_comm, own_rows_t, gathered, counts, s.kx)
+            if g.x != s.kx:
                 return None
-            if g.px == 1:
-                return own_rows_t                 # every pivot row is mine, in pivot order
-            owners = self.tiles.owner_row(pivot_ids)
-            counts = np.bincount(owners, minlength=g.px) * ntrail
-            displs = collectives.displacements(counts)
-            gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
-            if self.plan.redundant_u:
-                collectives.allgatherv(g.col_comm, own_rows_t, gathered, counts)
-            else:
-                collectives.gatherv(g.col_comm, own_rows_t, gathered, counts, s.kx)
-                if g.x != s.kx:
-                    return None
         pivots_t = self.buffers.get(("u", s.k) if kept else ("pivots", s.k % 2), (ntrail, s.w))
         by_owner = np.argsort(owners, kind="stable")
         for x in range(g.px):
@@ -412,21 +406,20 @@ class ConfluxLU:
         nrows = len(self.rows) - self.done - npiv
         ntrail = len(self.cols) - tstart
         slice_cols = int(s.slices[g.layer])
-        with g.comm.phase("scatter_slices"):
-            if "l" in ahead.posted:
-                l_slice = ahead.l_full
-            else:
-                l_slice = self.buffers.get(("l_slice", s.k % 2), (nrows, slice_cols))
-                if g.y == s.ky:
-                    l_slice = self._scatter_columns(s, ahead.l_full, nrows)
-                collectives.bcast(g.row_comm, l_slice, s.ky)
-            if self.plan.redundant_u:
+        if "l" in ahead.posted:
+            l_slice = ahead.l_full
+        else:
+            l_slice = self.buffers.get(("l_slice", s.k % 2), (nrows, slice_cols))
+            if g.y == s.ky:
+                l_slice = self._scatter_columns(s, ahead.l_full, nrows)
+            collectives.bcast(g.row_comm, l_slice, s.ky)
+        if self.step_plan.redundant_u:
+            u_slice = self._scatter_columns(s, u_full, ntrail)
+        else:
+            u_slice = np.empty((ntrail, slice_cols), order="F")
+            if g.x == s.kx:
                 u_slice = self._scatter_columns(s, u_full, ntrail)
-            else:
-                u_slice = np.empty((ntrail, slice_cols), order="F")
-                if g.x == s.kx:
-                    u_slice = self._scatter_columns(s, u_full, ntrail)
-                collectives.bcast(g.col_comm, u_slice, s.kx)
+            collectives.bcast(g.col_comm, u_slice, s.kx)
         return l_slice, u_slice
 
     def _scatter_columns(self, s: Step, full, nrows: int) -> np.ndarray:

@@ -13,7 +13,7 @@ its own tiles, on layer 0; the other layers start at zero.
 Verification (HPL, threshold 16), distributed: the factors stay where they were
 computed (L rows, U rows and diagonal blocks, each kept once); a block forward and
 backward substitution solves L U x = P b with one Allreduce of w values per step
-(`_distributed_solve`); the residual b - A x and ||A||_inf are computed where A
+(`linalg_io.lu.solve_conflux`); the residual b - A x and ||A||_inf are computed where A
 lives (layer 0, each rank on its own block) and summed on rank 0. The growth factor
 max|U|/max|A| and the smallest pivot relative to max|A| go into `verify`
 (`linalg_io.lu.hpl.conditioning`: numerically singular below N eps). None of this is
@@ -25,16 +25,17 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
-from linalg_io.comm.node import node_rank_and_size
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import node_rank_and_size
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.generate import vector_entries
 from linalg_io.lu.conflux import ConfluxLU, HostKernels, HostMatrix
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_scaled_residual, hpl_verify_block
 from linalg_io.lu.matrix_source import open_source, require_finite
 from linalg_io.lu.run_choice import agreed_choice, probe_record, probe_words
+from linalg_io.lu.solve_conflux import conflux_solve
 from linalg_io.models import conflux as model
 from linalg_io.models.costs import traffic_block
 from linalg_io.models.lu2d import lu_lower_bound
@@ -63,9 +64,9 @@ class ConfluxCase:
         self.px, self.py, self.c = self.choice.grid
         self.v = self.choice.nb
         self.grid = Grid3D.create(comm, self.px, self.py, self.c)
-        self.plan = StepPlan.create(n, self.v, self.px, self.py, self.c)
-        rows = self.plan.tiles.local_rows(self.grid.x)
-        cols = self.plan.tiles.local_cols(self.grid.y)
+        self.step_plan = StepPlan.create(n, self.v, self.px, self.py, self.c)
+        rows = self.step_plan.tiles.local_rows(self.grid.x)
+        cols = self.step_plan.tiles.local_cols(self.grid.y)
         # A lives on layer 0; the other layers start at zero
         self.original = self.source.local_block(rows, cols) if self.grid.layer == 0 else None
         agreed(comm.comm, lambda: require_finite(self.original))
@@ -80,7 +81,7 @@ class ConfluxCase:
         else:
             self.matrix = HostMatrix(np.zeros(self.shape, order="F"))
             kernels = HostKernels()
-        self.lu = ConfluxLU(self.grid, self.plan, self.matrix, kernels)
+        self.lu = ConfluxLU(self.grid, self.step_plan, self.matrix, kernels)
         self.phase_clock = self.lu.clock
         self.params = {"n": n, "nb": self.v, "grid": [self.px, self.py, self.c],
                        "matrix": self.source.describe(), "pivoting": "tournament",
@@ -133,14 +134,15 @@ class ConfluxCase:
         min_pivot = raw.allreduce(min([np.abs(np.diag(lu00)).min() for _, _, lu00 in factors.diag]
                                       + [np.inf]), op=MPI.MIN)
         b = vector_entries(self.seed, n, np.arange(n))
-        x = self._distributed_solve(raw, b)
+        x = conflux_solve(raw, self.lu.factors, self.lu.pivots, self.n, self.v,
+                          self.step_plan.tiles.ntiles, b)
         # residual pieces where A lives: layer 0, each rank on its block
         ax = np.zeros(n)
         row_abs = np.zeros(n)
         a_max = 0.0
         if self.original is not None:
-            rows = self.plan.tiles.local_rows(self.grid.x)
-            cols = self.plan.tiles.local_cols(self.grid.y)
+            rows = self.step_plan.tiles.local_rows(self.grid.x)
+            cols = self.step_plan.tiles.local_cols(self.grid.y)
             ax[rows] = self.original @ x[cols]
             row_abs[rows] = np.abs(self.original).sum(axis=1)
             a_max = float(np.abs(self.original).max(initial=0.0))
@@ -154,55 +156,6 @@ class ConfluxCase:
         scaled = hpl_scaled_residual(float(np.abs(b - ax_sum).max()), float(abs_sum.max()),
                                      float(np.abs(x).max()), float(np.abs(b).max()), n)
         return hpl_verify_block(scaled, **conditioning(min_pivot, u_max, a_max, n))
-
-    def _distributed_solve(self, raw: MPI.Comm, b: np.ndarray) -> np.ndarray:
-        """x with L U x = P b, the factors staying where they were computed.
-
-        Block forward then backward substitution over the N/v steps: every rank keeps
-        the partial sums its own L (U) blocks contribute to later (earlier) blocks; one
-        Allreduce of w values per step completes the block's right-hand side, and every
-        rank solves the w x w diagonal system (the diagonal blocks are allgathered once).
-        """
-        from scipy.linalg import solve_triangular
-
-        n, v, f = self.n, self.v, self.lu.factors
-        ntiles = self.plan.tiles.ntiles
-        diag = {}
-        for pieces in raw.allgather({k: lu00 for k, _, lu00 in f.diag}):
-            diag.update(pieces)
-        perm = np.concatenate(self.lu.pivots)
-        position = np.empty(n, dtype=np.int64)
-        position[perm] = np.arange(n)
-        l_by_step = {k: [] for k in range(ntiles)}
-        for k, rows, l_block in f.l_rows:
-            l_by_step[k].append((position[rows], l_block))
-        u_by_block = {k: [] for k in range(ntiles)}
-        for k, cols, u_t in f.u_rows:
-            blocks = cols // v
-            for j in np.unique(blocks):
-                sel = blocks == j
-                u_by_block[int(j)].append((k, cols[sel], u_t[sel]))
-        y, x = np.zeros(n), np.zeros(n)
-        partial = np.zeros(n)
-        total = np.empty(v)
-        z = b[perm]
-        for k in range(ntiles):
-            k0, w = k * v, diag[k].shape[0]
-            raw.Allreduce(partial[k0:k0 + w], total[:w])
-            y[k0:k0 + w] = solve_triangular(diag[k], z[k0:k0 + w] - total[:w], lower=True,
-                                            unit_diagonal=True, check_finite=False)
-            for positions, l_block in l_by_step[k]:
-                partial[positions] += l_block @ y[k0:k0 + w]
-        partial[:] = 0.0
-        for k in reversed(range(ntiles)):
-            k0, w = k * v, diag[k].shape[0]
-            raw.Allreduce(partial[k0:k0 + w], total[:w])
-            x[k0:k0 + w] = solve_triangular(diag[k], y[k0:k0 + w] - total[:w], lower=False,
-                                            check_finite=False)
-            for row_step, cols, u_t in u_by_block[k]:
-                r0 = row_step * v
-                partial[r0:r0 + u_t.shape[1]] += u_t.T @ x[cols]
-        return x
 
 
 def make_conflux_case(comm: CountedComm, config) -> ConfluxCase:

@@ -33,11 +33,11 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.redistribute import redistribute
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
 from linalg_io.layout.axes import ExplicitAxis
 from linalg_io.layout.conflux_layout import StepPlan
 from linalg_io.layout.layouts import Descriptor, Layout, conflux_tiles, tile_columns
@@ -80,11 +80,11 @@ class DropInLU:
         self.process_of = self.plan_in.process_of
         role = int(np.flatnonzero(self.process_of == comm.rank)[0])
         self.grid = Grid3D.create(comm.Split(0, role), px, py, c)
-        self.steps = StepPlan.create(n, v, px, py, c)
-        tiles = self.steps.tiles
+        self.step_plan = StepPlan.create(n, v, px, py, c)
+        tiles = self.step_plan.tiles
         self.matrix = HostMatrix(np.zeros((len(tiles.local_rows(self.grid.x)),
                                            len(tiles.local_cols(self.grid.y)))))
-        self.lu = ConfluxLU(self.grid, self.steps, self.matrix, HostKernels())
+        self.lu = ConfluxLU(self.grid, self.step_plan, self.matrix, HostKernels())
         self.mem_fraction = mem_fraction
         self.plans_out: tuple[RedistPlan, RedistPlan] | None = None
 
@@ -130,12 +130,12 @@ class DropInLU:
     def _plans_out(self, perm: np.ndarray) -> tuple[RedistPlan, RedistPlan]:
         """The two moves of the factors into desc's layout (rows in pivot order)."""
         n, v, px, py, c = self.desc.n, self.v, self.px, self.py, self.c
-        steps = list(self.steps.steps())
+        steps = list(self.step_plan.steps())
         tile_of = np.arange(n) // v
         lk = np.array([s.lk for s in steps])
         layers, xs, ys = np.arange(c), np.arange(px), np.arange(py)
         # L: row p with the rank that held row perm[p] (x), column j on (lk(J), y(J))
-        tiles = self.steps.tiles
+        tiles = self.step_plan.tiles
         l_src = Layout(ExplicitAxis(tiles.owner_row(perm), px),
                        ExplicitAxis(lk[tile_of] * py + tiles.col_owner(tile_of), c * py),
                        self._rank(layers[None, :, None], xs[:, None, None],
@@ -186,7 +186,7 @@ def factor(local: np.ndarray, desc: Descriptor, comm, shape=None, relabel: bool 
     counted = comm if isinstance(comm, CountedComm) else CountedComm(comm)
 
     if shape is None:
-        from linalg_io.comm.node import node_rank_and_size
+        from linalg_io.launch.node import node_rank_and_size
         from linalg_io.lu.run_choice import agreed_choice
         from linalg_io.models.profile import load_profile
 

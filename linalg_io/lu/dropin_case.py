@@ -24,13 +24,13 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.node import node_rank_and_size
 from linalg_io.comm.redistribute import redistribute
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import node_rank_and_size
 from linalg_io.layout.generate import vector_entries
 from linalg_io.layout.grid_shapes import square_2d
 from linalg_io.layout.layouts import Descriptor, conflux_tiles, parse_scalapack

@@ -48,12 +48,20 @@ from mpi4py import MPI
 from linalg_io._kernels import dense_local, lu_kernels
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.phase_clock import PhaseClock
+from linalg_io.comm.phase_clock import PhaseClock, Phases
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.blockcyclic import global_to_local, numroc, owned_indices, owner, row_moves
+from linalg_io.layout.lu2d_steps import (
+    TIME_PHASES,
+    block_columns,
+    candidate_words,
+    diagonal,
+    panel_words,
+    strict_lower_words,
+)
 
 # the time phases (`PhaseClock`): the traffic phases, and the update
-LU2D_PHASES = ("panel", "swap", "bcast_L", "bcast_U", "update")
+LU2D_PHASES = TIME_PHASES
 
 
 @dataclass(frozen=True)
@@ -81,12 +89,12 @@ class _Step:
 
 
 def steps(grid: Grid2D, params: LU2DParams):
-    """The block-column steps of the factorization (the same walk as the model's)."""
-    n, nb = params.n, params.nb
-    for k in range((n + nb - 1) // nb):
-        j0 = k * nb
-        kb = min(nb, n - j0)
-        yield _Step(j0, kb, k % grid.pr, k % grid.pc,
+    """The block-column steps of the factorization (`linalg_io.layout.lu2d_steps`, the
+    model's walk)."""
+    nb = params.nb
+    for k, (j0, kb) in enumerate(zip(*block_columns(params.n, nb))):
+        j0, kb = int(j0), int(kb)
+        yield _Step(j0, kb, *diagonal(k, grid.pr, grid.pc),
                     top_row=numroc(j0, nb, grid.myrow, grid.pr),
                     below_row=numroc(j0 + kb, nb, grid.myrow, grid.pr),
                     panel_col=numroc(j0, nb, grid.mycol, grid.pc),
@@ -104,25 +112,25 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
     seconds per phase (`LU2D_PHASES`; the dtrsm of U counts as update, as in HPL).
     """
     clock = clock if clock is not None else PhaseClock(LU2D_PHASES)
+    phases = Phases(clock, grid.comm)
     clock.start()
     pivots = np.empty(params.n, dtype=np.int64)
     block_steps = list(steps(grid, params))
-    panels = _PanelBroadcasts(grid, a.shape[0], params.nb)
+    panels = _PanelBroadcasts(grid, phases, a.shape[0], params.nb)
     factored = None   # the look-ahead: (top, ipiv, info) of this step's panel, done early
     u_buffers = [np.empty(params.nb * a.shape[1]) for _ in range(2)] if grid.pr > 1 else []
     for index, step in enumerate(block_steps):
+        # until the swap, a step's time outside its panel is the panel's arrival (bcast_L)
+        phases.switch("bcast_L")
         j0, kb, j1 = step.j0, step.kb, step.j1
         if grid.mycol == step.pcol:
             if factored is None:
-                clock.switch("panel")
-                factored = _factor_panel(grid, a, step, params.nb)
-                clock.switch("bcast_L")
+                factored = _factor_panel(grid, phases, a, step, params.nb)
                 panels.start(index, step, a, factored)
             top, ipiv, info = factored
             factored = None
             l21 = a[step.below_row:, step.panel_col:step.panel_col + kb]
         else:
-            clock.switch("bcast_L")
             top, ipiv, info, l21 = panels.receive(index, step)
         if info:
             panels.finish()
@@ -137,32 +145,27 @@ def lu2d(grid: Grid2D, a: np.ndarray, params: LU2DParams,
             continue
         trailing = a[:, step.trail_col:]
         if grid.pr == 1:
-            clock.switch("swap")
+            phases.switch("swap")
             dense_local.laswp(trailing[j0:], (ipiv - j0 + 1).astype(np.int32))
             u = trailing[j0:j1]
-            clock.switch("update")
-            dense_local.trsm_lower_unit(top, u)
         else:
-            u = _swap_and_gather_u(grid, trailing, step, ipiv, params.nb, clock, u_buffers)
-            clock.switch("update")
-            dense_local.trsm_lower_unit(top, u)
+            u = _swap_and_gather_u(grid, phases, trailing, step, ipiv, params.nb, u_buffers)
+        phases.switch("update")
+        dense_local.trsm_lower_unit(top, u)
         below = trailing[step.below_row:]
         if ahead is not None and grid.mycol == ahead.pcol:
             # look-ahead: update and factor the next panel, and start its broadcast,
             # before the rest of the update, which the other process columns' update
             # and their receipt of the next panel overlap
             dense_local.gemm_minus(below[:, :ahead.kb], l21, u[:, :ahead.kb])
-            clock.switch("panel")
-            factored = _factor_panel(grid, a, ahead, params.nb)
-            clock.switch("bcast_L")
+            factored = _factor_panel(grid, phases, a, ahead, params.nb)
             panels.start(index + 1, ahead, a, factored)
-            clock.switch("update")
             panels.update_progressing(below[:, ahead.kb:], l21, u[:, ahead.kb:])
         else:
             panels.update_progressing(below, l21, u)
-        clock.switch("other")
-    clock.switch("bcast_L")
-    panels.finish()
+        phases.switch("other")
+    with phases.phase("bcast_L"):
+        panels.finish()
     clock.stop()
     return pivots
 
@@ -180,10 +183,10 @@ class _PanelBroadcasts:
     message moves only inside MPI calls, so a receive posted only when the panel is
     needed would wait for the root's next call."""
 
-    def __init__(self, grid: Grid2D, local_rows: int, nb: int) -> None:
-        self.grid = grid
+    def __init__(self, grid: Grid2D, phases: Phases, local_rows: int, nb: int) -> None:
+        self.grid, self.phases = grid, phases
         self.local_rows = local_rows
-        self.buffers = [np.empty(nb * nb + nb + 1 + local_rows * nb) for _ in range(2)]
+        self.buffers = [np.empty(panel_words(nb, local_rows)) for _ in range(2)]
         self.requests: list[list[MPI.Request]] = [[], []]
         self.posted: list[collectives.PostedBcast | None] = [None, None]
 
@@ -192,9 +195,9 @@ class _PanelBroadcasts:
         broadcast that last used the buffer has completed."""
         slot = index % 2
         self._complete(slot)
-        kb = step.kb
-        strict, m_below = kb * (kb - 1) // 2, self.local_rows - step.below_row
-        return self.buffers[slot][:strict + kb + 1 + m_below * kb], strict, m_below
+        m_below = self.local_rows - step.below_row
+        return (self.buffers[slot][:panel_words(step.kb, m_below)],
+                strict_lower_words(step.kb), m_below)
 
     def start(self, index: int, step: _Step, a: np.ndarray,
               factored: tuple[np.ndarray, np.ndarray, int]) -> None:
@@ -202,14 +205,14 @@ class _PanelBroadcasts:
         if self.grid.pc == 1:
             return
         top, ipiv, info = factored
-        message, strict, _ = self._message(index, step)
-        kb = step.kb
-        message[:strict] = top.T[np.triu_indices(kb, 1)]
-        message[strict:strict + kb] = ipiv
-        message[strict + kb] = info
-        message[strict + kb + 1:] = a[step.below_row:,
-                                      step.panel_col:step.panel_col + kb].ravel(order="F")
-        with self.grid.comm.phase("bcast_L"):
+        with self.phases.phase("bcast_L"):
+            message, strict, _ = self._message(index, step)
+            kb = step.kb
+            message[:strict] = top.T[np.triu_indices(kb, 1)]
+            message[strict:strict + kb] = ipiv
+            message[strict + kb] = info
+            message[strict + kb + 1:] = a[step.below_row:,
+                                          step.panel_col:step.panel_col + kb].ravel(order="F")
             self.requests[index % 2] = collectives.bcast_start(self.grid.row_comm, message,
                                                                step.pcol)
 
@@ -217,8 +220,8 @@ class _PanelBroadcasts:
         """Others: post the receives of step `index`'s panel."""
         if self.grid.pc == 1:
             return
-        message, _, _ = self._message(index, step)
-        with self.grid.comm.phase("bcast_L"):
+        with self.phases.phase("bcast_L"):
+            message, _, _ = self._message(index, step)
             self.posted[index % 2] = collectives.bcast_post(self.grid.row_comm, message,
                                                             step.pcol)
 
@@ -226,10 +229,10 @@ class _PanelBroadcasts:
         """Others: step `index`'s panel as (top, pivots, info, L21), its forwarding sends
         left in flight."""
         slot = index % 2
-        if self.posted[slot] is None:
-            self.post(index, step)
-        message, strict, m_below = self._message(index, step)
-        with self.grid.comm.phase("bcast_L"):
+        with self.phases.phase("bcast_L"):
+            if self.posted[slot] is None:
+                self.post(index, step)
+            message, strict, m_below = self._message(index, step)
             self.requests[slot] = self.posted[slot].finish()
         self.posted[slot] = None
         kb = step.kb
@@ -263,11 +266,11 @@ class _PanelBroadcasts:
             self._complete(slot)
 
 
-def _factor_panel(grid: Grid2D, a: np.ndarray, step: _Step,
+def _factor_panel(grid: Grid2D, phases: Phases, a: np.ndarray, step: _Step,
                   nb: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Factor block column `step` on its process column: (top block, pivots, info)."""
     panel_cols = slice(step.panel_col, step.panel_col + step.kb)
-    with grid.comm.phase("panel"):
+    with phases.phase("panel"):
         if grid.pr == 1:
             return _panel_local(a[step.j0:, panel_cols], step.j0)
         return _panel_distributed(grid, a[:, panel_cols], step, nb)
@@ -286,8 +289,9 @@ def _panel_distributed(grid: Grid2D, panel: np.ndarray, step: _Step,
     """Pr > 1: per column one Allgatherv of candidates in the process column (its
     schedule worked out once per panel, each candidate written into its send buffer)."""
     kb, pr, myrow = step.kb, grid.pr, grid.myrow
-    counts = np.full(pr, kb + 2, dtype=np.int64)
-    counts[step.prow] += kb
+    each, diagonal_adds = candidate_words(kb)
+    counts = np.full(pr, each, dtype=np.int64)
+    counts[step.prow] += diagonal_adds
     exchange = collectives.Allgatherv(grid.col_comm, counts)
     gathered = np.empty(int(counts.sum()))
     is_diag = myrow == step.prow
@@ -313,8 +317,8 @@ def _rows_block(buffer: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return buffer[:rows * cols].reshape((rows, cols), order="F")
 
 
-def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
-                       nb: int, clock: PhaseClock, buffers: list[np.ndarray]) -> np.ndarray:
+def _swap_and_gather_u(grid: Grid2D, phases: Phases, trailing: np.ndarray, step: _Step,
+                       ipiv: np.ndarray, nb: int, buffers: list[np.ndarray]) -> np.ndarray:
     """Pr > 1: move the pivot rows (trailing columns) to every rank of the process column
     as the unsolved U block row (bcast_U), and the displaced top rows to the pivot
     positions (swap). Rows travel as Fortran-ordered blocks, copied in and out of the
@@ -322,11 +326,22 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
     columns, Fortran order; on the diagonal process row, its top rows in place).
     `buffers`: two of at least kb x trailing columns, reused from step to step (fresh
     ones would cost page faults every step): the exchange's, and U's."""
-    clock.switch("bcast_U")
-    comm, pr, myrow = grid.comm, grid.pr, grid.myrow
-    kb, j0, j1 = step.kb, step.j0, step.j1
+    with phases.phase("bcast_U"):
+        exchange, sources, displaced, moves = _gather_u_start(grid, trailing, step, ipiv, nb,
+                                                              buffers)
+    with phases.phase("swap"):
+        _swap_displaced(grid, trailing, step, displaced, moves, nb)
+    with phases.phase("bcast_U"):
+        return _place_u(grid, trailing, step, exchange, sources, nb, buffers)
+
+
+def _gather_u_start(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np.ndarray,
+                    nb: int, buffers: list[np.ndarray]) -> tuple:
+    """bcast_U's exchange of the pivot rows, run: (the exchange, the pivot rows' global
+    rows, the positions below the block that receive a displaced top row, the moves)."""
+    pr, myrow = grid.pr, grid.myrow
+    j0, j1 = step.j0, step.j1
     ntrail = trailing.shape[1]
-    is_diag = myrow == step.prow
     moves = row_moves(ipiv, j0)
     sources = np.arange(j0, j1, dtype=np.int64)
     displaced = []   # positions below the top block that receive a displaced top row
@@ -341,10 +356,19 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
     from_my_row = source_owner == myrow
     lu_kernels.gather_rows(trailing, global_to_local(sources[from_my_row], nb, pr),
                            _rows_block(exchange.send, int(from_my_row.sum()), ntrail))
-    displaced = np.sort(np.array(displaced, dtype=np.int64))
+    exchange.run(None)
+    return exchange, sources, np.sort(np.array(displaced, dtype=np.int64)), moves
+
+
+def _swap_displaced(grid: Grid2D, trailing: np.ndarray, step: _Step, displaced: np.ndarray,
+                    moves: dict, nb: int) -> None:
+    """swap: the diagonal rank sends the top rows displaced by the pivots to the process
+    rows owning their new positions (`displaced`), one message per process row."""
+    pr, myrow = grid.pr, grid.myrow
+    ntrail = trailing.shape[1]
     displaced_owner = owner(displaced, nb, pr)
-    parcels = []   # the diagonal rank's (process row, local positions there, rows)
-    if is_diag:
+    if myrow == step.prow:
+        parcels = []   # (process row, local positions there, rows)
         for r in range(pr):
             positions = displaced[displaced_owner == r]
             if positions.size:
@@ -353,26 +377,28 @@ def _swap_and_gather_u(grid: Grid2D, trailing: np.ndarray, step: _Step, ipiv: np
                     trailing, global_to_local(np.array([moves[q] for q in positions]), nb, pr),
                     rows)
                 parcels.append((r, global_to_local(positions, nb, pr), rows))
-    with comm.phase("bcast_U"):
-        exchange.run(None)
-    clock.switch("swap")
-    with comm.phase("swap"):
-        if is_diag:
-            requests = [grid.col_comm.Isend(rows.reshape(-1, order="F"), r, tag=7)
-                        for r, _, rows in parcels if r != myrow]
-            for r, positions, rows in parcels:
-                if r == myrow:
-                    lu_kernels.place_rows(rows, positions, trailing)
-            grid.col_comm.Waitall(requests)
-        else:
-            positions = global_to_local(displaced[displaced_owner == myrow], nb, pr)
-            if positions.size:
-                rows = np.empty((positions.size, ntrail), order="F")
-                grid.col_comm.Recv(rows.reshape(-1, order="F"), step.prow, tag=7)
+        requests = [grid.col_comm.Isend(rows.reshape(-1, order="F"), r, tag=7)
+                    for r, _, rows in parcels if r != myrow]
+        for r, positions, rows in parcels:
+            if r == myrow:
                 lu_kernels.place_rows(rows, positions, trailing)
-    clock.switch("bcast_U")
-    u = trailing[step.top_row:step.top_row + kb] if is_diag else _rows_block(buffers[1], kb, ntrail)
-    for r in range(pr):
+        grid.col_comm.Waitall(requests)
+    else:
+        positions = global_to_local(displaced[displaced_owner == myrow], nb, pr)
+        if positions.size:
+            rows = np.empty((positions.size, ntrail), order="F")
+            grid.col_comm.Recv(rows.reshape(-1, order="F"), step.prow, tag=7)
+            lu_kernels.place_rows(rows, positions, trailing)
+
+
+def _place_u(grid: Grid2D, trailing: np.ndarray, step: _Step, exchange, sources: np.ndarray,
+             nb: int, buffers: list[np.ndarray]) -> np.ndarray:
+    """U (unsolved) from bcast_U's blocks: in place on the diagonal process row."""
+    ntrail = trailing.shape[1]
+    source_owner = owner(sources, nb, grid.pr)
+    u = (trailing[step.top_row:step.top_row + step.kb] if grid.myrow == step.prow
+         else _rows_block(buffers[1], step.kb, ntrail))
+    for r in range(grid.pr):
         at = np.flatnonzero(source_owner == r)
         lu_kernels.place_rows(_rows_block(exchange.blocks[r], at.size, ntrail), at, u)
     return u

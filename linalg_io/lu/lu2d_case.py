@@ -8,15 +8,16 @@ from __future__ import annotations
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.node import node_rank_and_size
 from linalg_io.comm.phase_clock import PhaseClock
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import node_rank_and_size
 from linalg_io.layout.blockcyclic import owned_indices
 from linalg_io.layout.generate import vector_entries
+from linalg_io.layout.words import WORD
 from linalg_io.lu.hpl import conditioning, hpl_flops, hpl_verify_block
 from linalg_io.lu.lu2d import LU2D_PHASES, LU2DParams, lu2d
 from linalg_io.lu.matrix_source import open_source, require_finite
@@ -107,7 +108,7 @@ class LU2DCase:
         n, p = self.lu_params.n, self.grid.comm.size
         mem = self.config.options.get("mem")
         if mem:
-            return lu_lower_bound(n, p, mem / 8, "the --mem memory per rank")
+            return lu_lower_bound(n, p, mem / WORD, "the --mem memory per rank")
         return lu_lower_bound(n, p, n * n / p, "N^2/P, the 2D layout's memory per rank")
 
     def describe(self) -> str:

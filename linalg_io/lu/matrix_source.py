@@ -63,7 +63,7 @@ def check_finite(block: np.ndarray) -> str | None:
 
 def require_finite(block: np.ndarray | None) -> None:
     """InputError naming the first non-finite entry of a local block (None: no block here),
-    for the caller to agree across ranks (`linalg_io.comm.agree.agreed`)."""
+    for the caller to agree across ranks (`linalg_io.launch.agree.agreed`)."""
     problem = None if block is None else check_finite(block)
     if problem:
         raise InputError(problem)

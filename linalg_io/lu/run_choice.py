@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linalg_io.comm.agree import agreed, agreed_on_root
 from linalg_io.comm.counting import CountedComm
+from linalg_io.launch.agree import agreed, agreed_on_root
 from linalg_io.lu.choice import BLOCK_CYCLIC, LUChoice, choose_lu
 from linalg_io.models.memory import memory_over
 from linalg_io.models.profile import MachineProfile

@@ -21,10 +21,10 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError, SingularMatrixError
+from linalg_io.launch.agree import agreed
 from linalg_io.layout.layouts import Descriptor
 from linalg_io.lu.hpl import hpl_verify_block
 from linalg_io.lu.lu2d_case import LU2DCase
@@ -69,16 +69,16 @@ class ScalapackCase(LU2DCase):
         n, nb = self.lu_params.n, self.lu_params.nb
         rows = self.descriptor.layout().local_indices(self.grid.comm.rank)[0]
         column = Descriptor(n, 1, nb, nb, self.grid.pr, self.grid.pc)
-        mine = self.grid.mycol == 0
+        holds_b = self.grid.mycol == 0   # b is one block column: process column 0
         b_local = np.zeros((max(1, len(rows)), 1), order="F")
-        if mine:
+        if holds_b:
             b_local[:len(rows), 0] = self.b[rows]
         info = self.scalapack.getrs(self.a, self.desc, self.ipiv, b_local,
                                     column.array(self.context, self.grid.comm.rank))
         if info != 0:
             raise RuntimeError(f"pdgetrs rejected argument {-info}")
         x = np.zeros(n)
-        if mine:
+        if holds_b:
             x[rows] = b_local[:len(rows), 0]
         self.blacs_comm.Allreduce(MPI.IN_PLACE, x)
         check = hpl_residual(self.grid, self.a_orig, x, self.b, self.lu_params)

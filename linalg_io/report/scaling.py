@@ -1,6 +1,6 @@
 """Scaling studies in the report: the prediction records of `model ... --scan`.
 
-Predictions (`"prediction": true`, `linalg_io.predictions`) are kept apart from runs:
+Predictions (`"prediction": true`, `linalg_io.model_command.predictions`) are kept apart from runs:
 per kernel one table, one row per series and P, and figures against P (log axes). A
 series is one algorithm (TS-GEMM: variant and distribution) of one scan (its problem,
 scan kind, objective and machine). Parallel efficiency of every series against one

@@ -174,10 +174,10 @@ def local_system(lower: sp.csr_matrix, owner: np.ndarray, row_levels: np.ndarray
     out_sel = plan.src == rank
     in_sel = plan.dst == rank
     event_levels = np.unique(np.concatenate([plan.level[out_sel], plan.level[in_sel]]))
-    mine = np.flatnonzero(owner == rank)
-    segment = np.searchsorted(event_levels, row_levels[mine], side="left")
-    order = np.lexsort((mine, segment))
-    rows = mine[order]
+    own_rows = np.flatnonzero(owner == rank)
+    segment = np.searchsorted(event_levels, row_levels[own_rows], side="left")
+    order = np.lexsort((own_rows, segment))
+    rows = own_rows[order]
     segment_ptr = np.searchsorted(segment[order], np.arange(event_levels.size + 2))
     ghosts = plan.row[in_sel]
     to_ext = np.full(n, -1, dtype=np.int64)

@@ -15,11 +15,11 @@ import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.node import memory_per_rank, node_rank_and_size
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import memory_per_rank, node_rank_and_size
 from linalg_io.models.memory import require_memory, sptrsv_bytes
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound

@@ -39,10 +39,10 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.node import boot_id
 from linalg_io.comm.waiting import IDLE
 from linalg_io.comm.wire import node_names
 from linalg_io.errors import InputError
+from linalg_io.launch.node import boot_id
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import InterNode, MachineProfile, ThreadRates, this_machine_cores
 from linalg_io.tools.hockney import fit_alpha_beta
@@ -279,8 +279,8 @@ def computes_at_once(world: MPI.Comm, threads: int = 1) -> bool:
     cores / threads ranks of the machine, so the rates stay those of a rank on its own
     cores (collective)."""
     kernel = boot_id()
-    mine = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
-    return mine.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
+    same_kernel = [r for r, k in enumerate(world.allgather(kernel)) if k == kernel]
+    return same_kernel.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
 
 
 def rates_at(world: MPI.Comm, threads: int) -> tuple[list[float], list[float]]:
@@ -341,7 +341,7 @@ def check_writable(path: str) -> None:
 
 
 def main(args, argv: list[str]) -> int:
-    from linalg_io.comm.agree import agreed
+    from linalg_io.launch.agree import agreed
 
     world = MPI.COMM_WORLD
     agreed(world, lambda: world.Get_rank() == 0 and check_writable(args.write))

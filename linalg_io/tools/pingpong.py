@@ -82,7 +82,7 @@ PINGPONG_BYTES_PER_BYTE = 17   # the buffer (1) and its int64 check pattern and 
 
 def check_memory(world: MPI.Comm, max_bytes: int) -> None:
     """Collective: refuse at once a --max-bytes whose buffers cannot fit a rank's memory."""
-    from linalg_io.comm.node import memory_per_rank
+    from linalg_io.launch.node import memory_per_rank
     from linalg_io.models.memory import require_memory
 
     available, source = memory_per_rank(world)
@@ -120,8 +120,8 @@ def format_table(rows: list[dict]) -> str:
 
 
 def main(args, argv: list[str]) -> int:
-    from linalg_io.comm.agree import agreed
     from linalg_io.envinfo import gather_hosts
+    from linalg_io.launch.agree import agreed
     from linalg_io.records import run_options
     from linalg_io.tools.record import append_tool_record
 

@@ -21,12 +21,12 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.grid import Grid2D
-from linalg_io.comm.node import memory_per_rank, node_rank_and_size
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import memory_per_rank, node_rank_and_size
 from linalg_io.models import tsgemm as model
 from linalg_io.models.memory import require_memory, tsgemm_bytes_per_rank
 from linalg_io.models.profile import load_profile

@@ -10,8 +10,8 @@ from mpi4py import MPI
 
 from linalg_io.comm import collectives
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.node import kernel_crowded
 from linalg_io.comm.waiting import wait_policy
+from linalg_io.launch.node import kernel_crowded
 
 world = MPI.COMM_WORLD
 rank = world.Get_rank()

@@ -23,12 +23,13 @@ import importlib
 
 import numpy as np
 
-from linalg_io.comm.agree import agreed
 from linalg_io.comm.counting import CountedComm
-from linalg_io.comm.node import node_rank_and_size
 from linalg_io.comm.phase_clock import OTHER, PhaseClock
 from linalg_io.contract import RunConfig
 from linalg_io.errors import InputError
+from linalg_io.launch.agree import agreed
+from linalg_io.launch.node import node_rank_and_size
+from linalg_io.layout.words import WORD
 from linalg_io.lu.external import ADAPTERS
 from linalg_io.lu.hpl import hpl_flops, hpl_verify_block
 from linalg_io.lu.run_choice import agreed_choice, probe_record, probe_words
@@ -112,7 +113,7 @@ class ExternalLUCase:
         p = self.pr * self.pc
         mem = self.config.options.get("mem")
         if mem:
-            return lu_lower_bound(self.n, p, mem / 8, "the --mem memory per rank")
+            return lu_lower_bound(self.n, p, mem / WORD, "the --mem memory per rank")
         return lu_lower_bound(self.n, p, self.n * self.n / p, "N^2/P, the 2D layout's memory "
                               "per rank")
 

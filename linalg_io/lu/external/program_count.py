@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from linalg_io.comm.launch import find_mpiexec, mpi_environment, mpiexec_flavour
 from linalg_io.errors import EnvironmentProblem
+from linalg_io.launch.relaunch import find_mpiexec, mpi_environment, mpiexec_flavour
 from linalg_io.lu.external.adapter import ProgramLU, ProgramRun
 from linalg_io.lu.external.monitoring_dump import RankTraffic, monitoring_options, read_dump
 

@@ -14,7 +14,7 @@ every Pr x Pc (or --grid) whose process rows and columns all own a block, with t
 a run records ("expected") and the received band (no swaps .. worst case). Then the
 lower bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory
 per rank (else the node's memory over its ranks) and for the M each run records (2D:
-N^2/P; 2.5D: its layout's). `--scan` writes records instead (`model_scan`).
+N^2/P; 2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,14 @@ from collections.abc import Callable
 from functools import partial
 
 from linalg_io.errors import InputError
-from linalg_io.lu import model_verdict as verdict
+from linalg_io.layout.words import WORD
 from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu, fastest_2d
 from linalg_io.lu.fits import check_model_memory
+from linalg_io.model_command import lu_verdict as verdict
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu_lower_bound
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
 from linalg_io.parallel import core_map
-
-WORD = 8
 
 
 def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> str:
@@ -50,7 +49,7 @@ def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> s
 
 def model_table(args) -> str:
     if args.scan:
-        from linalg_io.lu.model_scan import scan
+        from linalg_io.model_command.lu_scan import scan
 
         return scan(args)
     if args.n is None:
@@ -125,5 +124,5 @@ def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUChoice | None, li
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
-    """`model_verdict.row_2d` of one 2D choice."""
+    """`lu_verdict.row_2d` of one 2D choice."""
     return verdict.row_2d(choice.n, profile, placement, choice.shape)

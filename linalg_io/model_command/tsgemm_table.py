@@ -2,7 +2,7 @@
 
 On the --machine (or --profile) file's machine (`linalg_io.models.profile`). `--scan
 strong` (m fixed) or `weak` (--m rows per rank, m = --m P) writes one prediction record
-per P (`linalg_io.predictions`) and distribution: tsm2r 1D and 2D, the others 1D.
+per P (`.predictions`) and distribution: tsm2r 1D and 2D, the others 1D.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import argparse
 
 import numpy as np
 
+from linalg_io.model_command.predictions import emit, prediction_record, write_predictions
 from linalg_io.models import tsgemm as model
 from linalg_io.models.profile import load_profile
-from linalg_io.predictions import emit, prediction_record, write_predictions
 
 
 def model_table(args: argparse.Namespace) -> str:

@@ -83,7 +83,7 @@ def exit_agreed(code: int) -> None:
 
     from mpi4py import MPI
 
-    from linalg_io.comm.launch_status import mark_finished
+    from linalg_io.launch.status import mark_finished
 
     sys.stdout.flush()
     sys.stderr.flush()

@@ -101,8 +101,8 @@ def refuse_singleton_step() -> None:
     task exits 3 (instead of N copies of an error about the grid)."""
     from mpi4py import MPI
 
-    from linalg_io.comm.agree import exit_agreed
     from linalg_io.errors import EnvironmentProblem
+    from linalg_io.launch.agree import exit_agreed
 
     tasks = slurm_step_tasks()
     if tasks is None or tasks <= 1 or MPI.COMM_WORLD.Get_size() != 1:
@@ -157,9 +157,9 @@ def kernel_crowded(comm: MPI.Comm, threads: int) -> bool:
     """Collective: the threads of the ranks sharing this rank's kernel (this one's
     included) outnumber the distinct cores they may run on."""
     everyone = comm.allgather((boot_id(), threads, sorted(usable_cores())))
-    mine = everyone[comm.Get_rank()][0]
+    my_kernel = everyone[comm.Get_rank()][0]
     return threads_outnumber_cores([(count, mask) for kernel, count, mask in everyone
-                                    if kernel == mine])
+                                    if kernel == my_kernel])
 
 
 def memory_per_rank(comm: MPI.Comm) -> tuple[int, str]:

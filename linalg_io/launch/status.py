@@ -1,7 +1,7 @@
 """How a rank that the --np launcher started tells it that the rank ended its command:
-a line in the file the environment variable `STATUS_VARIABLE` names (`comm.launch`
-reads it; `comm.agree.exit_agreed` writes it before `os._exit`, which skips atexit),
-"finished", or `STALLED` from the watchdog (`comm.watchdog`)."""
+a line in the file the environment variable `STATUS_VARIABLE` names (`launch.relaunch`
+reads it; `launch.agree.exit_agreed` writes it before `os._exit`, which skips atexit),
+"finished", or `STALLED` from the watchdog (`launch.watchdog`)."""
 
 from __future__ import annotations
 

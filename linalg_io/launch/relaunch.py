@@ -19,7 +19,7 @@ and exec), and each rank it starts gets SIGKILL when mpiexec dies
 (`follow_launcher`), so no job outlives its launcher. A rank that ends its command
 (any exit code) says so in the file `STATUS_VARIABLE` names: an mpiexec that ends
 with no rank having finished was killed or aborted, and the launcher says that.
-When a rank stalled (`linalg_io.comm.watchdog`) and every rank has ended, an mpiexec
+When a rank stalled (`linalg_io.launch.watchdog`) and every rank has ended, an mpiexec
 still running `GRACE_S` later waits on a daemon behind a lost node or link and never
 ends by itself: the launcher ends it with all it started (`linalg_io.session`) and
 exits 5.
@@ -40,10 +40,10 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from linalg_io.comm.launch_status import STATUS_VARIABLE, mark_finished, stalled_and_all_ended
-from linalg_io.comm.launcher_output import relay_stderr
 from linalg_io.comm.wire import MONITORING_VARIABLE
 from linalg_io.errors import STALLED_EXIT_CODE, EnvironmentProblem, InputError
+from linalg_io.launch.output import relay_stderr
+from linalg_io.launch.status import STATUS_VARIABLE, mark_finished, stalled_and_all_ended
 
 LAUNCHER_RANK_VARIABLES = (
     "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS",
@@ -92,7 +92,7 @@ def check_launched_size(np_option: int) -> None:
     """--np given to a process the launcher started: it must name the job's size."""
     from mpi4py import MPI
 
-    from linalg_io.comm.agree import agreed
+    from linalg_io.launch.agree import agreed
 
     size = MPI.COMM_WORLD.Get_size()
 
@@ -113,7 +113,7 @@ def check_same_command(argv: list[str]) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from linalg_io.comm.agree import agreed, rank_ranges
+    from linalg_io.launch.agree import agreed, rank_ranges
 
     world = MPI.COMM_WORLD
     digest = int.from_bytes(hashlib.sha256("\0".join(argv).encode()).digest()[:7], "little")

@@ -3,7 +3,7 @@
 For each P: the choices `lu --algo conflux --grid auto --nb auto` (for --objective within
 the memory per rank) and `lu --algo 2d --grid auto --nb auto` (the squarest Pr <= Pc,
 default_nb) would run on the machine (`linalg_io.lu.choice.choose_lu`), each as a
-prediction record (`linalg_io.predictions`): its model block (bytes received, sent and on
+prediction record (`.predictions`): its model block (bytes received, sent and on
 the wire per rank, messages, time), the memory its layout needs and whether that fits, and
 the lower bound 2 N^3 / (3 P sqrt(M)) for the memory per rank M allowed (--mem, else the
 machine's nodes' memory over their ranks).
@@ -17,17 +17,17 @@ from __future__ import annotations
 import math
 
 from linalg_io.errors import InputError
+from linalg_io.layout.words import WORD
 from linalg_io.lu.choice import choose_lu
 from linalg_io.lu.hpl import hpl_flops
+from linalg_io.model_command.predictions import emit, prediction_record, write_predictions
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
 from linalg_io.models.profile import load_profile
 from linalg_io.parallel import core_map
-from linalg_io.predictions import emit, prediction_record, write_predictions
 
 WEAK_MULTIPLE = 256
-WORD = 8
 
 
 def problem_size(args, p: int) -> int:
@@ -39,7 +39,7 @@ def problem_size(args, p: int) -> int:
     if not args.mem_per_rank:
         raise InputError("model lu --scan weak needs --mem-per-rank (bytes of the matrix "
                          "per rank)")
-    n = int(math.sqrt(p * args.mem_per_rank / 8)) // WEAK_MULTIPLE * WEAK_MULTIPLE
+    n = int(math.sqrt(p * args.mem_per_rank / WORD)) // WEAK_MULTIPLE * WEAK_MULTIPLE
     if n < WEAK_MULTIPLE:
         raise InputError(f"--mem-per-rank {args.mem_per_rank} gives N < {WEAK_MULTIPLE} at "
                          f"P={p}")
@@ -64,7 +64,7 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
     placement = profile.placement(p)
     n = problem_size(args, p)
     mem = args.mem or placement.memory_per_rank
-    bound = lu_lower_bound(n, p, mem / 8, "the memory per rank allowed")
+    bound = lu_lower_bound(n, p, mem / WORD, "the memory per rank allowed")
     common = {"n": n, "scan": args.scan, "mem_per_rank": int(mem),
               "objective": args.objective}
     if args.scan == "weak":

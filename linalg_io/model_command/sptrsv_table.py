@@ -1,7 +1,7 @@
 """`linalg-io model sptrsv`: per-rank predicted traffic and time of both algorithms (no MPI).
 
 On the --machine (or --profile) file's machine (`linalg_io.models.profile`). `--scan
-strong` writes one prediction record per P and algorithm (`linalg_io.predictions`), its
+strong` writes one prediction record per P and algorithm (`.predictions`), its
 model block with the levels on the critical path and the levels that carry messages.
 """
 
@@ -11,10 +11,10 @@ import argparse
 
 import numpy as np
 
+from linalg_io.model_command.predictions import emit, prediction_record, write_predictions
 from linalg_io.models.memory import physical_memory, require_memory, sptrsv_bytes
 from linalg_io.models.profile import load_profile
 from linalg_io.models.sptrsv import sptrsv_costs, sptrsv_lower_bound
-from linalg_io.predictions import emit, prediction_record, write_predictions
 from linalg_io.sptrsv import analysis
 from linalg_io.sptrsv.matrices import as_lower, load_matrix, matrix_size
 

@@ -37,8 +37,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from linalg_io.comm.launch_status import STALLED, mark_finished
 from linalg_io.errors import STALLED_EXIT_CODE
+from linalg_io.launch.status import STALLED, mark_finished
 
 FLOOR_S = 60.0         # no deadline is shorter: a slow step is not a stall
 FACTOR = 20.0          # deadline = FACTOR x the predicted time of the stretch
