@@ -16,6 +16,9 @@ from functools import cached_property
 import numpy as np
 from linalg_io.models.rates import BLAS
 
+# the most values `spread` gathers at once (a chunk of the steps: 128 MiB of floats)
+CHUNK_ELEMENTS = 1 << 24
+
 
 @dataclass(frozen=True)
 class StepClasses:
@@ -81,27 +84,43 @@ def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
     x_first = steps * layers * px * ny * q + ys.groups[1] * ny * py
     y_first = steps * layers * py * nx * q + xs.groups[1] * nx * px
     if x_first <= y_first:
-        return _expand_then_sum(values, xs.of, ys, axis=-2)
-    swapped = _expand_then_sum(np.swapaxes(values, -1, -2), ys.of, xs, axis=-2)
+        return _expand_then_sum(values, xs.of, ys)
+    swapped = _expand_then_sum(np.swapaxes(values, -1, -2), ys.of, xs)
     return np.swapaxes(swapped, -1, -2)
 
 
-def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray, summed_classes: StepClasses,
-                     axis: int) -> np.ndarray:
+def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray,
+                     summed_classes: StepClasses) -> np.ndarray:
     """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
-    axis summed (`summed_classes`)."""
-    *lead, steps, layers, _, n_sum = values.shape
+    axis summed (`summed_classes`): each rank's class row gathered and summed over the
+    steps of each group (at most CHUNK_ELEMENTS gathered at once), then spread over the
+    summed axis by a matrix product with the classes' indicators."""
+    *lead, steps, layers, n_expand, n_sum = values.shape
     sum_of = summed_classes.of
     ranks_expanded, ranks_summed = expand_of.shape[1], sum_of.shape[1]
-    index = expand_of.reshape((1,) * len(lead) + (steps, 1, ranks_expanded, 1))
-    expanded = np.take_along_axis(values, index, axis=axis)          # [.., s, l, x, n_sum]
+    q = int(np.prod(lead, dtype=np.int64))
+    # rows (step, class) of the expanded axis, columns (lead, layer, summed class)
+    rows = np.moveaxis(values.reshape(q, steps, layers, n_expand, n_sum), (1, 3), (0, 1))
+    rows = np.ascontiguousarray(rows).reshape(steps * n_expand, q * layers * n_sum)
     group, count = summed_classes.groups
     order = np.argsort(group, kind="stable")
     starts = np.searchsorted(group[order], np.arange(count))
-    summed = np.add.reduceat(np.take(expanded, order, axis=-4), starts, axis=-4)
+    # summed[g, x] = the sum over the steps s of group g, in order, of rows[s, class of x
+    # at s], a chunk of the steps at a time
+    summed = np.zeros((count, ranks_expanded, rows.shape[1]))
+    chunk = max(1, CHUNK_ELEMENTS // max(1, ranks_expanded * rows.shape[1]))
+    for begin in range(0, steps, chunk):
+        chosen = order[begin:begin + chunk]
+        index = chosen[:, None] * n_expand + expand_of[chosen]             # [chunk, x]
+        gathered = rows.take(index.reshape(-1), axis=0).reshape(len(chosen), ranks_expanded,
+                                                                  -1)
+        groups_here = group[chosen]
+        firsts_here = np.flatnonzero(np.r_[True, groups_here[1:] != groups_here[:-1]])
+        summed[groups_here[firsts_here]] += np.add.reduceat(gathered, firsts_here, axis=0)
     firsts = order[starts]
     onehot = (sum_of[firsts][:, None, :] == np.arange(n_sum)[None, :, None])  # [g, n, y]
-    lhs = np.moveaxis(summed, -4, -2).reshape(-1, count * n_sum)         # [.. l x, g n]
+    lhs = summed.reshape(count, ranks_expanded, q, layers, n_sum)
+    lhs = np.ascontiguousarray(lhs.transpose(2, 3, 1, 0, 4)).reshape(-1, count * n_sum)
     with BLAS.limit(limits=1, user_api="blas"):
         total = lhs @ onehot.reshape(count * n_sum, ranks_summed).astype(float)
     return total.reshape(*lead, layers, ranks_expanded, ranks_summed)
