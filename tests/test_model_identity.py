@@ -3,7 +3,7 @@ reference (2D: commit 5b96ce3, tests/lu2d_path_reference.py; 2.5D: commit 31c85b
 tests/conflux_model_reference.py). 2.5D: on grids of up to P = 16384 (square, flat, tall,
 c > 1, idle ranks), N a multiple of v or not, pivots none, uniform and proportional, on
 example_cpu and on nodes that share cores, every rank's bytes sent and received,
-messages and flops, in total, by phase and by communicator, and the critical path's
+messages and flops, in total, by communicator and (P <= 1024) by phase, and the critical path's
 seconds: equal where they are whole numbers (pivots none), else to relative 1e-12 (the
 sums over the steps run in another order). 2D: on a sample of configurations up to P = 16384 (square and
 extreme grids, N a multiple of the block or not, every pivoting, a node's shared cores
@@ -92,7 +92,7 @@ def _pairs(old: dict, new: dict):
     """(name, reference array, new array) of every per-rank figure of the counts."""
     for key in ("sent", "recv", "msgs", "flops"):
         yield key, old[key], new[key]
-    for phase, figures in old["by_phase"].items():
+    for phase, figures in old.get("by_phase", {}).items():
         for key in ("sent", "recv", "msgs", "flops", "gamma_flops"):
             yield f"{phase} {key}", figures[key], new["by_phase"][phase][key]
         for group, links in figures["links"].items():
@@ -111,8 +111,9 @@ def test_conflux_counts_and_time_equal_the_reference(profile):
         for px, py, c in grids:
             for pivots in ("none", "uniform", "proportional"):
                 args = (n, v, px, py, c, pivots, profile, placement)
-                old = conflux_reference(*args, by_phase=True, by_group=True)
-                new = conflux_plan_counts(*args, by_phase=True, by_group=True)
+                parts = {"by_phase": p <= 1024, "by_group": True}   # the reference's by_phase
+                old = conflux_reference(*args, **parts)              # is slow at scale
+                new = conflux_plan_counts(*args, **parts)
                 what = f"N={n} v={v} {px}x{py}x{c} pivots {pivots} on {profile.name}"
                 for name, reference, fast in _pairs(old, new):
                     if pivots == "none" and "flops" not in name:
