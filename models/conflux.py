@@ -93,6 +93,8 @@ COMM_GROUPS = ("row", "col", "fibre")
 # x = kx) of each layer runs: a node's ranks share its links only as far as they run them
 # (`link_keys`)
 ALONG = ("", "@column", "@row")
+# the most (root, rank) pairs `_node_traffic` has `bcast_node_costs` count at once
+NODE_CHUNK = 1 << 22
 
 
 def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
@@ -563,9 +565,12 @@ def _node_traffic(counts: dict, placement: Placement) -> tuple[np.ndarray, np.nd
             sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
     roots, sizes = counts["id_roots"]
     nodes = np.arange(p) // placement.ranks_per_node
+    chunk = max(1, NODE_CHUNK // p)       # roots per call: bcast_node_costs is [root, rank]
     for size in np.unique(sizes):
-        ids_sent, ids_recv = bcast_node_costs(p, size, roots[sizes == size], nodes)
-        sent, recv = sent + ids_sent, recv + ids_recv
+        of_size = roots[sizes == size]
+        for begin in range(0, len(of_size), chunk):
+            ids_sent, ids_recv = bcast_node_costs(p, size, of_size[begin:begin + chunk], nodes)
+            sent, recv = sent + ids_sent, recv + ids_recv
     return sent, recv
 
 

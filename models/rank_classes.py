@@ -16,6 +16,13 @@ from functools import cached_property
 import numpy as np
 from linalg_io.models.rates import BLAS
 
+# the most values `spread` gathers at once (a chunk of the steps: 128 MiB of floats)
+CHUNK_ELEMENTS = 1 << 24
+# `spread`'s estimates of its ways, in values touched: a turned axis's work costs this
+# many times a summed one's, and each of its rolled positions this many values more
+TURN_WEIGHT = 4
+TURN_OVERHEAD = 1 << 16
+
 
 @dataclass(frozen=True)
 class StepClasses:
@@ -40,6 +47,21 @@ class StepClasses:
         if not (self.of == self.of[first][group]).all():   # signatures collide: no groups
             return np.arange(self.of.shape[0]), self.of.shape[0]
         return group, len(first)
+
+    @cached_property
+    def rotations(self) -> tuple[np.ndarray, np.ndarray]:
+        """(pattern of each step, patterns [pattern, position]): the classes of step s as
+        seen from rank s mod n (position j: rank (s + j) mod n), steps with equal ones
+        sharing a pattern; where the classes turn with the root of a cyclic layout (the
+        ranks' roles depend on (rank - s) mod n), there are few patterns."""
+        steps, n = self.of.shape
+        ranks = (np.arange(n)[None, :] + np.arange(steps)[:, None]) % n
+        turned = np.take_along_axis(self.of, ranks, axis=1)
+        signature = turned @ np.random.default_rng(1).random(n)
+        _, first, pattern = np.unique(signature, return_index=True, return_inverse=True)
+        if not (turned == turned[first][pattern]).all():    # signatures collide
+            return np.arange(steps), turned
+        return pattern, turned[first]
 
 
 def step_classes(features: list[np.ndarray]) -> StepClasses:
@@ -77,31 +99,101 @@ def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
     indicators (BLAS). The axis expanded is the one that makes less work."""
     *lead, steps, layers, nx, ny = values.shape
     px, py = xs.of.shape[1], ys.of.shape[1]
-    q = int(np.prod(lead, dtype=np.int64))
-    x_first = steps * layers * px * ny * q + ys.groups[1] * ny * py
-    y_first = steps * layers * py * nx * q + xs.groups[1] * nx * px
-    if x_first <= y_first:
-        return _expand_then_sum(values, xs.of, ys, axis=-2)
-    swapped = _expand_then_sum(np.swapaxes(values, -1, -2), ys.of, xs, axis=-2)
-    return np.swapaxes(swapped, -1, -2)
+    q = int(np.prod(lead, dtype=np.int64)) * layers
+    gathered = {"x": steps * px * ny * q, "y": steps * py * nx * q}
+    # expand one axis, sum the other's groups: a product [lead x, group class] @ [.., y]
+    costs = {("sum", "y"): gathered["x"] + ys.groups[1] * ny * py * px * q,
+             ("sum", "x"): gathered["y"] + xs.groups[1] * nx * px * py * q}
+    # or expand one, turn the other (`_expand_then_turn`): a rolled copy per position off
+    # its pattern's largest class; counted at TURN_WEIGHT (no BLAS, a copy per position)
+    for name, classes, other in (("y", ys, px), ("x", xs, py)):
+        costs[("turn", name)] = TURN_WEIGHT * (
+            gathered["x" if name == "y" else "y"]
+            + _turn_positions(classes) * (classes.of.shape[1] * other * q + TURN_OVERHEAD))
+    how, axis = min(costs, key=costs.get)
+    work = _expand_then_sum if how == "sum" else _expand_then_turn
+    if axis == "y":
+        return work(values, xs.of, ys)
+    return np.swapaxes(work(np.swapaxes(values, -1, -2), ys.of, xs), -1, -2)
 
 
-def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray, summed_classes: StepClasses,
-                     axis: int) -> np.ndarray:
+def _turn_positions(classes: StepClasses) -> int:
+    """Positions, summed over the patterns of `StepClasses.rotations`, off the largest
+    class of their pattern."""
+    _, patterns = classes.rotations
+    largest = np.array([np.bincount(row).max() for row in patterns])
+    return int((patterns.shape[1] - largest).sum())
+
+
+def _expand_then_turn(values: np.ndarray, expand_of: np.ndarray,
+                      turned: StepClasses) -> np.ndarray:
     """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
-    axis summed (`summed_classes`)."""
-    *lead, steps, layers, _, n_sum = values.shape
+    axis (n ranks) turned with the steps (`StepClasses.rotations`): the steps of one
+    pattern and one residue s mod n summed (A[pattern, s mod n, class, x]), then rank y
+    adds A[pattern, r, class of position (y - r) mod n, x] over r: the pattern's largest
+    class d at every position, and at each position j of another class c, A[.., c] -
+    A[.., d] rolled by j."""
+    *lead, steps, layers, n_expand, n_turn = values.shape
+    ranks_expanded, n = expand_of.shape[1], turned.of.shape[1]
+    q = int(np.prod(lead, dtype=np.int64))
+    pattern, patterns = turned.rotations
+    residue = np.arange(steps) % n
+    group = pattern * n + residue
+    # rows (step, expanded class), columns (lead, layer, turned class)
+    rows = np.moveaxis(values.reshape(q, steps, layers, n_expand, n_turn), (1, 3), (0, 1))
+    rows = np.ascontiguousarray(rows).reshape(steps * n_expand, q * layers * n_turn)
+    sums = np.zeros((len(patterns) * n, ranks_expanded, rows.shape[1]))
+    # blocks of consecutive steps, at most n (their residues differ): one add each
+    block = max(1, min(n, CHUNK_ELEMENTS // max(1, ranks_expanded * rows.shape[1])))
+    for begin in range(0, steps, block):
+        chosen = np.arange(begin, min(steps, begin + block))
+        index = chosen[:, None] * n_expand + expand_of[chosen]             # [block, x]
+        sums[group[chosen]] += rows.take(index.reshape(-1), axis=0).reshape(
+            len(chosen), ranks_expanded, -1)
+    sums = sums.reshape(len(patterns), n, ranks_expanded, q, layers, n_turn)
+    total = np.zeros((q, layers, ranks_expanded, n))
+    for a, positions in enumerate(patterns):
+        part = np.moveaxis(sums[a], (2, 3, 1, 0), (0, 1, 2, 3))        # [q, l, x, r, class]
+        largest = np.bincount(positions).argmax()
+        base = part[..., largest]
+        total += base.sum(axis=-1, keepdims=True)
+        for j in np.flatnonzero(positions != largest):
+            total += np.roll(part[..., positions[j]] - base, j, axis=-1)
+    return total.reshape(*lead, layers, ranks_expanded, n)
+
+
+def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray,
+                     summed_classes: StepClasses) -> np.ndarray:
+    """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
+    axis summed (`summed_classes`): each rank's class row gathered and summed over the
+    steps of each group (at most CHUNK_ELEMENTS gathered at once), then spread over the
+    summed axis by a matrix product with the classes' indicators."""
+    *lead, steps, layers, n_expand, n_sum = values.shape
     sum_of = summed_classes.of
     ranks_expanded, ranks_summed = expand_of.shape[1], sum_of.shape[1]
-    index = expand_of.reshape((1,) * len(lead) + (steps, 1, ranks_expanded, 1))
-    expanded = np.take_along_axis(values, index, axis=axis)          # [.., s, l, x, n_sum]
+    q = int(np.prod(lead, dtype=np.int64))
+    # rows (step, class) of the expanded axis, columns (lead, layer, summed class)
+    rows = np.moveaxis(values.reshape(q, steps, layers, n_expand, n_sum), (1, 3), (0, 1))
+    rows = np.ascontiguousarray(rows).reshape(steps * n_expand, q * layers * n_sum)
     group, count = summed_classes.groups
     order = np.argsort(group, kind="stable")
     starts = np.searchsorted(group[order], np.arange(count))
-    summed = np.add.reduceat(np.take(expanded, order, axis=-4), starts, axis=-4)
+    # summed[g, x] = the sum over the steps s of group g, in order, of rows[s, class of x
+    # at s], a chunk of the steps at a time
+    summed = np.zeros((count, ranks_expanded, rows.shape[1]))
+    chunk = max(1, CHUNK_ELEMENTS // max(1, ranks_expanded * rows.shape[1]))
+    for begin in range(0, steps, chunk):
+        chosen = order[begin:begin + chunk]
+        index = chosen[:, None] * n_expand + expand_of[chosen]             # [chunk, x]
+        gathered = rows.take(index.reshape(-1), axis=0).reshape(len(chosen), ranks_expanded,
+                                                                  -1)
+        groups_here = group[chosen]
+        firsts_here = np.flatnonzero(np.r_[True, groups_here[1:] != groups_here[:-1]])
+        summed[groups_here[firsts_here]] += np.add.reduceat(gathered, firsts_here, axis=0)
     firsts = order[starts]
     onehot = (sum_of[firsts][:, None, :] == np.arange(n_sum)[None, :, None])  # [g, n, y]
-    lhs = np.moveaxis(summed, -4, -2).reshape(-1, count * n_sum)         # [.. l x, g n]
+    lhs = summed.reshape(count, ranks_expanded, q, layers, n_sum)
+    lhs = np.ascontiguousarray(lhs.transpose(2, 3, 1, 0, 4)).reshape(-1, count * n_sum)
     with BLAS.limit(limits=1, user_api="blas"):
         total = lhs @ onehot.reshape(count * n_sum, ranks_summed).astype(float)
     return total.reshape(*lead, layers, ranks_expanded, ranks_summed)

@@ -1,5 +1,11 @@
-"""`model lu`'s faster evaluation against the code it replaced (commit 5b96ce3), kept in
-tests as the reference: on a sample of configurations up to P = 16384 (square and
+"""`model lu`'s faster evaluation against the code it replaced, kept in tests as the
+reference (2D: commit 5b96ce3, tests/lu2d_path_reference.py; 2.5D: commit 31c85bb,
+tests/conflux_model_reference.py). 2.5D: on grids of up to P = 16384 (square, flat, tall,
+c > 1, idle ranks), N a multiple of v or not, pivots none, uniform and proportional, on
+example_cpu and on nodes that share cores, every rank's bytes sent and received,
+messages and flops, in total, by communicator and (P <= 1024) by phase, and the critical path's
+seconds: equal where they are whole numbers (pivots none), else to relative 1e-12 (the
+sums over the steps run in another order). 2D: on a sample of configurations up to P = 16384 (square and
 extreme grids, N a multiple of the block or not, every pivoting, a node's shared cores
 and a network that does not overlap), the 2D critical path gives the same seconds to
 float rounding (relative 1e-12; the sums run over the steps in another order), and the
@@ -14,6 +20,8 @@ from linalg_io.models.lu2d import PHASES, critical_path_time, lu2d_plan_counts
 from linalg_io.models.profile import InterNode, load_profile
 from lu2d_path_reference import critical_path_time as reference_path
 from lu2d_walk import walk as lu2d_walk
+from conflux_model_reference import conflux_plan_counts as conflux_reference
+from linalg_io.models.conflux import conflux_plan_counts
 
 from linalg_io.layout.grid_shapes import divisors
 
@@ -69,3 +77,50 @@ def test_lu2d_counts_equal_the_walk_at_scale(p):
                         np.testing.assert_array_equal(new, old, err_msg=f"{name}, {what}")
                 np.testing.assert_allclose(fast["flops"], walked["flops"], rtol=TIME_RTOL,
                                            err_msg=f"flops, {what}")
+
+
+CONFLUX_CASES = [   # (P, N, v, grids Px x Py x c)
+    (6, 777, 64, [(3, 2, 1), (1, 3, 2), (6, 1, 1)]),
+    (64, 2000, 128, [(8, 8, 1), (4, 8, 2), (64, 1, 1), (1, 64, 1)]),
+    (1024, 4000, 64, [(32, 32, 1), (8, 128, 1)]),
+    (4096, 8192, 128, [(64, 64, 1), (32, 64, 2)]),
+    (16384, 8192, 128, [(64, 128, 2)]),
+]
+
+
+def _pairs(old: dict, new: dict):
+    """(name, reference array, new array) of every per-rank figure of the counts."""
+    for key in ("sent", "recv", "msgs", "flops"):
+        yield key, old[key], new[key]
+    for phase, figures in old.get("by_phase", {}).items():
+        for key in ("sent", "recv", "msgs", "flops", "gamma_flops"):
+            yield f"{phase} {key}", figures[key], new["by_phase"][phase][key]
+        for group, links in figures["links"].items():
+            for i, value in enumerate(links):
+                yield f"{phase} {group} link {i}", value, new["by_phase"][phase]["links"][group][i]
+    for group, (sent, recv) in old["by_group"].items():
+        yield f"{group} sent", sent, new["by_group"][group][0]
+        yield f"{group} recv", recv, new["by_group"][group][1]
+
+
+@pytest.mark.parametrize("profile", [CPU, CLUSTER], ids=["example_cpu", "shared cores"])
+def test_conflux_counts_and_time_equal_the_reference(profile):
+    checked = 0
+    for p, n, v, grids in CONFLUX_CASES:
+        placement = profile.placement(p)
+        for px, py, c in grids:
+            for pivots in ("none", "uniform", "proportional"):
+                args = (n, v, px, py, c, pivots, profile, placement)
+                parts = {"by_phase": p <= 1024, "by_group": True}   # the reference's by_phase
+                old = conflux_reference(*args, **parts)              # is slow at scale
+                new = conflux_plan_counts(*args, **parts)
+                what = f"N={n} v={v} {px}x{py}x{c} pivots {pivots} on {profile.name}"
+                for name, reference, fast in _pairs(old, new):
+                    if pivots == "none" and "flops" not in name:
+                        np.testing.assert_array_equal(fast, reference, err_msg=f"{name}, {what}")
+                    else:
+                        np.testing.assert_allclose(fast, reference, rtol=TIME_RTOL, atol=1e-9,
+                                                   err_msg=f"{name}, {what}")
+                assert new["time_s"] == pytest.approx(old["time_s"], rel=TIME_RTOL), what
+                checked += 1
+    assert checked == 3 * sum(len(grids) for *_, grids in CONFLUX_CASES)
