@@ -30,8 +30,8 @@ import numpy as np
 from mpi4py import MPI
 
 from linalg_io.comm.counting import CountedComm, TrafficCounter
-from linalg_io.launch.node import kernel_crowded
 from linalg_io.comm.waiting import IDLE, wait_policy
+from linalg_io.launch.node import kernel_crowded
 from linalg_io.sptrsv.syncfree import SPIN_POLLS
 
 ITERATIONS = 200

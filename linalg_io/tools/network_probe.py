@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass, replace
 
 from mpi4py import MPI
 
-from linalg_io.launch.node import boot_id
 from linalg_io.comm.wire import node_names
+from linalg_io.launch.node import boot_id
 from linalg_io.models.profile import MachineProfile
 from linalg_io.tools.calibrate import cluster_profile, fit_network, pair_pingpong
 from linalg_io.tools.hockney import fit_alpha_beta
