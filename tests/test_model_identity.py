@@ -1,27 +1,28 @@
 """`model lu`'s faster evaluation against the code it replaced, kept in tests as the
 reference (2D: commit 5b96ce3, tests/lu2d_path_reference.py; 2.5D: commit 31c85bb,
-tests/conflux_model_reference.py). 2.5D: on grids of up to P = 16384 (square, flat, tall,
-c > 1, idle ranks), N a multiple of v or not, pivots none, uniform and proportional, on
-example_cpu and on nodes that share cores, every rank's bytes sent and received,
-messages and flops, in total, by communicator and (P <= 1024) by phase, and the critical path's
-seconds: equal where they are whole numbers (pivots none), else to relative 1e-12 (the
-sums over the steps run in another order). 2D: on a sample of configurations up to P = 16384 (square and
-extreme grids, N a multiple of the block or not, every pivoting, a node's shared cores
-and a network that does not overlap), the 2D critical path gives the same seconds to
-float rounding (relative 1e-12; the sums run over the steps in another order), and the
-2D counts of every rank equal the per-rank walk (tests/lu2d_walk.py): bytes and messages
-exactly where they are whole numbers (no swaps, worst case), else to relative 1e-12."""
+tests/conflux_model_reference.py). 2.5D: on grids of up to P = 16384 (square, flat,
+tall, c > 1, idle ranks), N a multiple of v or not, pivots none, uniform and
+proportional, on example_cpu and on nodes that share cores, every rank's bytes sent and
+received, messages and flops, in total, by communicator and (P <= 1024) by phase, and
+the critical path's seconds: equal where they are whole numbers (pivots none), else to
+relative 1e-12 (the sums over the steps run in another order). 2D: on a sample of
+configurations up to P = 16384 (square and extreme grids, N a multiple of the block or
+not, every pivoting, a node's shared cores and a network that does not overlap), the 2D
+critical path gives the same seconds to float rounding (relative 1e-12; the sums run
+over the steps in another order), and the 2D counts of every rank equal the per-rank
+walk (tests/lu2d_walk.py): bytes and messages exactly where they are whole numbers (no
+swaps, worst case), else to relative 1e-12."""
 
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from conflux_model_reference import conflux_plan_counts as conflux_reference
+from linalg_io.models.conflux import conflux_plan_counts
 from linalg_io.models.lu2d import PHASES, critical_path_time, lu2d_plan_counts
 from linalg_io.models.profile import InterNode, load_profile
 from lu2d_path_reference import critical_path_time as reference_path
 from lu2d_walk import walk as lu2d_walk
-from conflux_model_reference import conflux_plan_counts as conflux_reference
-from linalg_io.models.conflux import conflux_plan_counts
 
 from linalg_io.layout.grid_shapes import divisors
 
