@@ -9,7 +9,14 @@ from linalg_io.models.profile import load_profile
 
 from linalg_io.cli import main as cli_main
 from linalg_io.errors import InputError
-from linalg_io.lu.choice import LUChoice, candidates, choose_lu, fastest_2d, lu2d_seconds
+from linalg_io.lu.choice import (
+    SQUARE_TIE,
+    LUChoice,
+    candidates,
+    choose_lu,
+    fastest_2d,
+    lu2d_seconds,
+)
 from linalg_io.lu.fits import check_lu_memory
 from linalg_io.records import read_records
 
@@ -121,7 +128,10 @@ def test_2d_auto_runs_the_grid_the_2d_model_predicts_fastest(n, p, machine):
     table = candidates("2d", n, p, 1e12, profile, placement)
     times = {c.choice.grid: lu2d_seconds(profile, c.choice) for c in table}
     chosen = choose_lu("2d", n, p, 1e12, profile, placement)
-    assert times[chosen.grid] == min(times.values())
+    best = min(times.values())
+    assert times[chosen.grid] <= best * (1 + SQUARE_TIE)
+    close = [grid for grid, t in times.items() if t <= best * (1 + SQUARE_TIE)]
+    assert max(chosen.grid) / min(chosen.grid) == min(max(g) / min(g) for g in close)
     assert {choose_lu(algo, n, p, 1e12, profile, placement).grid
             for algo in ("scalapack", "hpl")} == {chosen.grid}
     if (n, p) == (131072, 1024):
@@ -136,7 +146,7 @@ def test_2d_ties_go_to_the_squarest_grid_rows_first():
     def choice(pr: int, pc: int) -> LUChoice:
         return choose_lu("2d", 4096, 8, 1e12, profile, placement, f"{pr}x{pc}")
 
-    tied = [(1.0, choice(1, 8)), (1.0005, choice(4, 2)), (1.0009, choice(2, 4)),
+    tied = [(1.0, choice(1, 8)), (1.02, choice(4, 2)), (1.04, choice(2, 4)),
             (1.5, choice(8, 1))]
     assert fastest_2d(tied).grid == (2, 4)
-    assert fastest_2d([(1.0, choice(1, 8)), (1.01, choice(2, 4))]).grid == (1, 8)
+    assert fastest_2d([(1.0, choice(1, 8)), (1.06, choice(2, 4))]).grid == (1, 8)

@@ -11,7 +11,7 @@ for the 2.5D LU). A run takes the choice rank 0 made (`linalg_io.lu.run_choice`)
 
 2D (`2d`, `scalapack`, `hpl`, one choice for the three so that they run side by side):
 --grid PrxPc, else the 2D model's fastest of `candidates` (`fastest_2d`; within
-`TIE` of the fastest, the squarest); --nb, else `default_nb`. 2.5D (`conflux`): with
+`SQUARE_TIE` of the fastest, the squarest); --nb, else `default_nb`. 2.5D (`conflux`): with
 --grid PxxPyxC and --nb v both given, that; else
 the candidate best for the objective among those within the memory per rank
 (`ranked`), a fixed grid falling back to tiles of min(N, 128) when none fits.
@@ -38,6 +38,9 @@ TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
 OBJECTIVES = ("time", "volume")
 TIE = 0.001     # relative: predicted times closer than this are one time
+# relative: 2D grids predicted closer than this are left to the squarest grid, as HPL's
+# guidance has it: the model's own checks against runs are no finer
+SQUARE_TIE = 0.05
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
 
 def fastest_2d(timed: Sequence[tuple[float, LUChoice]]) -> LUChoice:
     """Of 2D candidates with their predicted seconds, the fastest; among those within
-    `TIE` of it, the squarest grid, Pr <= Pc first (the shape HPL's guidance and
+    `SQUARE_TIE` of it, the squarest grid, Pr <= Pc first (the shape HPL's guidance and
     `square_2d` take when nothing tells them apart)."""
     best = min(seconds for seconds, _ in timed)
 
@@ -145,7 +148,7 @@ def fastest_2d(timed: Sequence[tuple[float, LUChoice]]) -> LUChoice:
         pr, pc = choice.grid
         return (max(pr, pc) / min(pr, pc), pr > pc)
 
-    return min((choice for seconds, choice in timed if seconds <= best * (1 + TIE)),
+    return min((choice for seconds, choice in timed if seconds <= best * (1 + SQUARE_TIE)),
                key=squareness)
 
 
