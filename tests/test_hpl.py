@@ -68,7 +68,8 @@ def test_bytes_of_one_factorization_agree_with_xhpl_under_monitoring(in_process)
 
 @needs_hpl
 def test_cli_record_counts_one_factorization_beside_2d(in_process):
-    args = ["lu", "--n", str(N), "--nb", str(NB), "--reps", "2", "--warmup", "1"]
+    args = ["lu", "--n", str(N), "--nb", str(NB), "--grid", f"{PR}x{PC}", "--reps", "2",
+            "--warmup", "1"]
     hpl, = run_cli_records(4, args + ["--algo", "hpl"])
     ours, = run_cli_records(4, args + ["--algo", "2d"])
     assert hpl["algo"] == "hpl"

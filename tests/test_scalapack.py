@@ -107,10 +107,10 @@ def test_option_misuse_is_bad_input(args, message):
 def test_the_watchdog_sees_scalapacks_own_messages():
     """pdgetrf's messages bypass the counted communicator: the watchdog takes Open MPI's
     monitoring as its progress, so a repetition longer than --stall-timeout, moving all
-    along, runs to its record (without it, ended after 3 s of 'silence', exit 5)."""
-    stall_s = 3
-    (record,) = run_cli_records(2, ["lu", "--algo", "scalapack", "--n", "5120", "--grid", "2x1",
+    along, runs to its record (without it, ended after 2 s of 'silence', exit 5)."""
+    stall_s = 2
+    (record,) = run_cli_records(2, ["lu", "--algo", "scalapack", "--n", "6144", "--grid", "2x1",
                                     "--reps", "1", "--warmup", "0", "--stall-timeout",
                                     str(stall_s)], timeout=300)
-    assert record["times_s"][0] > 2 * stall_s
+    assert record["times_s"][0] > stall_s
     assert record["verify"]["passed"]

@@ -117,8 +117,8 @@ def test_srun_without_pmix_stops_with_one_line(slurm, tmp_path):
 
 def test_salloc_srun_and_info(slurm, tmp_path):
     command = ["salloc", "-n", "4", "--cpus-per-task", "1", "bash", "-c",
-               (f"srun --mpi=pmix {sys.executable} -m linalg_io lu --n 128 --nb 32 --reps 1 "
-                f"--out {tmp_path}/lu.jsonl && "
+               (f"srun --mpi=pmix {sys.executable} -m linalg_io lu --n 128 --nb 32 --grid 2x2 "
+                f"--reps 1 --out {tmp_path}/lu.jsonl && "
                 f"srun --mpi=pmix {sys.executable} -m linalg_io info --json > {tmp_path}/info.json"
                 " && echo job=$SLURM_JOB_ID")]
     done = subprocess.run(command, cwd=tmp_path, env=ENV, capture_output=True, text=True,
