@@ -4,7 +4,7 @@ cluster (bench/emulated_cluster.sh).
 
     sudo .venv/bin/python bench/bench_hpl_race.py [--layouts node2,node4,2x1@1gbit,
          2x1@300mbit,2x2@300mbit] [--n 8192,16384] [--rounds 3]
-         [--out results/hpl_race]
+         [--algos 2d,conflux,scalapack,hpl] [--out results/hpl_race]
     .venv/bin/python bench/bench_hpl_race.py --report results/hpl_race
 
 A layout is nodeP (P local ranks, `linalg-io lu --np P`) or KxR@RATE (K emulated nodes
@@ -60,7 +60,8 @@ def launch(layout: str, algo: str, n: int, out: Path) -> None:
                 timeout=3600)
 
 
-def run(layouts: list[str], sizes: list[int], rounds: int, out_dir: Path) -> None:
+def run(layouts: list[str], sizes: list[int], algos: list[str], rounds: int,
+        out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     for layout in layouts:
         nodes, _, rate = parse_layout(layout)
@@ -71,7 +72,7 @@ def run(layouts: list[str], sizes: list[int], rounds: int, out_dir: Path) -> Non
         try:
             for round_ in range(rounds):
                 for n in sizes:
-                    for algo in ALGOS:
+                    for algo in algos:
                         before = os.getloadavg()[0]
                         launch(layout, algo, n, out_dir / f"{layout}.jsonl")
                         load = {"n": n, "algo": algo, "load1": [before, os.getloadavg()[0]]}
@@ -147,13 +148,19 @@ def main() -> int:
     parser.add_argument("--layouts", default="node2,node4,2x1@1gbit,2x1@300mbit,2x2@300mbit")
     parser.add_argument("--n", default="8192,16384")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--algos", default=",".join(ALGOS),
+                        help="which of the LUs race (a target needs only its own two)")
     parser.add_argument("--out", default="results/hpl_race")
     parser.add_argument("--report", metavar="DIR", help="print the tables of a finished race")
     args = parser.parse_args()
     if args.report:
         print(report(Path(args.report)))
         return 0
-    run(args.layouts.split(","), [int(v) for v in args.n.split(",")], args.rounds,
+    algos = args.algos.split(",")
+    unknown = sorted(set(algos) - set(ALGOS))
+    if unknown:
+        parser.error(f"--algos: unknown {', '.join(unknown)} (known: {', '.join(ALGOS)})")
+    run(args.layouts.split(","), [int(v) for v in args.n.split(",")], algos, args.rounds,
         Path(args.out))
     print(report(Path(args.out)))
     return 0
