@@ -14,7 +14,10 @@ package  declared by the test: it builds the sdist and installs it into a fresh 
 `pytest -m "not mpi"` is the inner loop: no mpiexec at all, which the guard of
 tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
 `linalg-io ... --np P` from pytest or from any Python process it starts raises, and a
-Python process started as an MPI rank some other way exits at once.
+Python process started as an MPI rank some other way exits at once. It runs on two
+pytest-xdist workers (`-n 2 --dist loadgroup`, as `make test` runs it): the tests that
+use the session's `cuda_emulator` (g++ over every tile) share one xdist group, and so do
+those of a module that use its module-scoped fixtures, so one worker builds each.
 """
 
 import os
@@ -150,6 +153,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.mpi)
         if names & GPU_NAMES or "_gpu" in Path(str(item.fspath)).stem:
             item.add_marker(pytest.mark.gpu)
+        group = _xdist_group(fixtures, item.module.__name__)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _xdist_group(fixtures: dict, module: str) -> str | None:
+    """The pytest-xdist group of a test that uses an expensive shared fixture, so that one
+    worker builds it: the session's `cuda_emulator`, else its module's module-scoped ones."""
+    if "cuda_emulator" in fixtures:
+        return "cuda_emulator"
+    if any(d.scope == "module" for definitions in fixtures.values() for d in definitions):
+        return module
+    return None
 
 
 @pytest.fixture(scope="session")
