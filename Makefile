@@ -78,7 +78,7 @@ bench: setup
 # time (each launch takes the cores it asks for).
 TEST_WORKERS ?= 2
 test: setup
-	$(VPY) -m pytest -q -m "not package and not mpi" -n $(TEST_WORKERS) --dist loadgroup tests
+	$(VPY) -m pytest -q -m "not package and not mpi" -n $(TEST_WORKERS) --dist loadfile tests
 	$(VPY) -m pytest -q -m "mpi and not package" tests
 
 # The sdist as a new user installs it (minutes: a fresh venv builds the kernels).

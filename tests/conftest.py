@@ -15,11 +15,12 @@ package  declared by the test: it builds the sdist and installs it into a fresh 
 tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
 `linalg-io ... --np P` from pytest or from any Python process it starts raises, and a
 Python process started as an MPI rank some other way exits at once. It runs on two
-pytest-xdist workers (`-n 2 --dist loadgroup`, as `make test` runs it): the tests that
-use the session's `cuda_emulator` (g++ over every tile) share one xdist group, and so do
-those of a module that use its module-scoped fixtures, so one worker builds each.
+pytest-xdist workers (`-n 2 --dist loadfile`, as `make test` runs it): a module's tests
+share one worker (its module-scoped fixtures are built once), and the session's
+`cuda_emulator` (g++ over every tile) is built once for both workers.
 """
 
+import fcntl
 import os
 import sys
 import types
@@ -153,19 +154,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.mpi)
         if names & GPU_NAMES or "_gpu" in Path(str(item.fspath)).stem:
             item.add_marker(pytest.mark.gpu)
-        group = _xdist_group(fixtures, item.module.__name__)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
-
-
-def _xdist_group(fixtures: dict, module: str) -> str | None:
-    """The pytest-xdist group of a test that uses an expensive shared fixture, so that one
-    worker builds it: the session's `cuda_emulator`, else its module's module-scoped ones."""
-    if "cuda_emulator" in fixtures:
-        return "cuda_emulator"
-    if any(d.scope == "module" for definitions in fixtures.values() for d in definitions):
-        return module
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -175,4 +163,13 @@ def cuda_emulator(tmp_path_factory):
 
     if emulation.GXX is None:
         pytest.skip("g++ not installed: the CUDA kernels cannot be emulated on the host")
-    return emulation.build(tmp_path_factory.mktemp("cuda_host"))
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return emulation.build(tmp_path_factory.mktemp("cuda_host"))
+    # pytest-xdist: the first worker to want it builds it in the run's base directory
+    # (its workers' parent), the other waits on the lock and loads that library
+    shared = tmp_path_factory.getbasetemp().parent / "cuda_host"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        library = shared / "kernels_host.so"
+        return emulation.Emulator(library) if library.exists() else emulation.build(shared)
