@@ -73,8 +73,13 @@ chromium:
 bench: setup
 	$(VENV)/bin/linalg-io sweep bench/default.yaml --out results/default.jsonl --report results/report
 
+# Two steps: the pure tests on TEST_WORKERS pytest-xdist workers (the guard of
+# tests/launch_guard refuses any launch there), then the tests that launch MPI, one at a
+# time (each launch takes the cores it asks for).
+TEST_WORKERS ?= 2
 test: setup
-	$(VPY) -m pytest -q -m "not package" tests
+	$(VPY) -m pytest -q -m "not package and not mpi" -n $(TEST_WORKERS) --dist loadfile tests
+	$(VPY) -m pytest -q -m "mpi and not package" tests
 
 # The sdist as a new user installs it (minutes: a fresh venv builds the kernels).
 test-package: setup

@@ -14,9 +14,13 @@ package  declared by the test: it builds the sdist and installs it into a fresh 
 `pytest -m "not mpi"` is the inner loop: no mpiexec at all, which the guard of
 tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
 `linalg-io ... --np P` from pytest or from any Python process it starts raises, and a
-Python process started as an MPI rank some other way exits at once.
+Python process started as an MPI rank some other way exits at once. It runs on two
+pytest-xdist workers (`-n 2 --dist loadfile`, as `make test` runs it): a module's tests
+share one worker (its module-scoped fixtures are built once), and the session's
+`cuda_emulator` (g++ over every tile) is built once for both workers.
 """
 
+import fcntl
 import os
 import sys
 import types
@@ -159,4 +163,13 @@ def cuda_emulator(tmp_path_factory):
 
     if emulation.GXX is None:
         pytest.skip("g++ not installed: the CUDA kernels cannot be emulated on the host")
-    return emulation.build(tmp_path_factory.mktemp("cuda_host"))
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return emulation.build(tmp_path_factory.mktemp("cuda_host"))
+    # pytest-xdist: the first worker to want it builds it in the run's base directory
+    # (its workers' parent), the other waits on the lock and loads that library
+    shared = tmp_path_factory.getbasetemp().parent / "cuda_host"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        library = shared / "kernels_host.so"
+        return emulation.Emulator(library) if library.exists() else emulation.build(shared)

@@ -102,6 +102,7 @@ def test_cli_record_counts_one_factorization_beside_2d(in_process):
     assert hpl["model"] is None
 
 
+@pytest.mark.mpi   # the sweep's runs (np: 2 in its file) launch mpiexec
 @needs_hpl
 def test_sweep_runs_hpl_beside_2d(tmp_path):
     spec = tmp_path / "hpl.yaml"
