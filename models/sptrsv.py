@@ -18,6 +18,22 @@ carries a message (the chain of dependent messages on the critical path of `leve
 levels); the makespan of the ranks' times where they share cores. Computed here from
 the pattern, the levels and the owner array alone, independently of the executors'
 plan.
+
+Two measured trips refine this where the machine file has them (`linalg-io calibrate`
+writes them; without them the figures are the alpha-beta ones above):
+
+* sync-free, `onesided_trip_s` (on a node) and `inter_node.onesided_trip_s` (across):
+  a batch is one put-with-signal, whose Flush_all calls wait for the target, so a batch
+  on a link with a measured trip t_os costs t_os (in place of its two messages at
+  alpha), and a message level's wait is the slowest such trip among the links that
+  carry batches: t = stream / mem_bw + sum_link t_os,link B_link + beta bytes
+  + max_link t_os,link * message levels (over TCP the target's progress engine carries
+  each operation, and t_os is several network latencies);
+* level-set, `wake_s`, where the job's ranks outnumber its cores (`Placement.
+  shared_cores`): the rank a level's message wakes waits for a core, once per message
+  level on the critical path, after the makespan of the ranks' times:
+  T = makespan + wake_s * message levels. (The sync-free solve's poll gives its core
+  away at every empty poll; its trip is measured with that poll.)
 """
 
 from __future__ import annotations
@@ -25,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io.models.costs import RankCosts, link_span, link_time
+from linalg_io.models.costs import RankCosts, link_terms
 from linalg_io.models.profile import MachineProfile, Placement
 
 VALUE_BYTES = 8
@@ -39,21 +55,52 @@ class SptrsvCosts(RankCosts):
     stream_bytes: np.ndarray = None
     critical_levels: int = 0
     message_levels: int = 0
+    algo: str = "levelset"
 
     TIME_FORMULA = ("stream bytes / mem_bw + alpha (msgs + message levels) + beta max(sent, "
                     "recv) per link, slowest rank (the solve is memory-bound: no flops term; "
-                    "makespan where ranks share cores)")
+                    "makespan where ranks share cores); sync-free on a link with a measured "
+                    "put-with-signal trip t_os: t_os per batch and per message level in "
+                    "place of alpha; level-set where ranks share cores with a measured "
+                    "wake_s: + wake_s per message level")
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
+        """Seconds per rank (module doc): the stream, each link's messages at their cost
+        (`message_costs`), the bytes, and the message levels at the slowest link's wait."""
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
-        slowest_alpha = max(profile.link(link_span(key), placement)[0]
-                            for key, (_, _, msgs) in links.items() if msgs.any()) \
-            if any(msgs.any() for _, _, msgs in links.values()) else 0.0
-        return (self.stream_bytes / profile.mem_bw_bytes_per_s
-                + link_time(links, profile, placement) + slowest_alpha * self.message_levels)
+        latency, slowest = 0.0, 0.0
+        for key, (_, _, msgs) in links.items():
+            per_message, wait = self.message_costs(key, profile, placement)
+            latency = latency + per_message * msgs
+            slowest = max(slowest, wait if msgs.any() else 0.0)
+        return (self.stream_bytes / profile.mem_bw_bytes_per_s + latency
+                + link_terms(links, profile, placement)[1] + slowest * self.message_levels)
+
+    def message_costs(self, key, profile: MachineProfile,
+                      placement: Placement) -> tuple[float, float]:
+        """(seconds per message, a message level's wait) on link `key`: alpha and alpha;
+        a sync-free batch (two messages) on a link with a measured put-with-signal trip
+        t_os: t_os / 2 and t_os (module doc)."""
+        span, active = key if isinstance(key, tuple) else (key, None)
+        alpha = profile.link(span, placement, active)[0]
+        if self.algo != "syncfree":
+            return alpha, alpha
+        across = profile.on_network(span, placement)
+        trip = profile.inter_node.onesided_trip_s if across else profile.onesided_trip_s
+        return (alpha, alpha) if trip is None else (trip / 2, trip)
+
+    def wake_time(self, profile: MachineProfile, placement: Placement) -> float:
+        """The level-set's wake-ups (module doc): wake_s per message level where the
+        job's ranks outnumber its cores and the file has wake_s; else 0."""
+        shared = placement.shared_cores is not None
+        if self.algo != "levelset" or not shared or not profile.wake_s:
+            return 0.0
+        return profile.wake_s * self.message_levels
 
     def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
+        placement = placement or profile.placement(len(self.bytes_sent))
         block = super().record_block(profile, placement)
+        block["time_s"] += self.wake_time(profile, placement)
         block["critical_path_levels"] = self.critical_levels
         block["message_levels"] = self.message_levels
         return block
@@ -126,7 +173,7 @@ def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
     return SptrsvCosts(sent.astype(float), recv.astype(float), msgs.astype(float), flops,
                        formula + f"; critical path {nlev} levels", links=links,
                        stream_bytes=stream, critical_levels=nlev,
-                       message_levels=message_levels)
+                       message_levels=message_levels, algo=algo)
 
 
 def network_users(senders: np.ndarray, receivers: np.ndarray, per_node: int) -> int:
