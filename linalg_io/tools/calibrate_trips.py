@@ -43,13 +43,18 @@ def put_signal_trip(a: int, b: int, reps: int, world: MPI.Comm | None = None) ->
     doc), the median of `reps` rounds after one warm-up, on every rank (collective)."""
     world = world or MPI.COMM_WORLD
     rank = world.Get_rank()
-    data = MPI.Win.Allocate(8 * VALUES, 8, comm=world)
-    flag_win = MPI.Win.Allocate(8, 8, comm=world)
-    flag = np.frombuffer(flag_win.tomemory(), dtype=np.int64, count=1)
-    flag[:] = 0
-    out, one = np.ones(VALUES), np.ones(1, dtype=np.int64)
-    peer = b if rank == a else a
+    # windows over the pair alone: a flush over a window of more ranks would also wait
+    # for the progress of those sleeping in the barrier
     in_pair = rank in (a, b)
+    pair = world.Split(0 if in_pair else MPI.UNDEFINED, 0 if rank == a else 1)
+    if in_pair:
+        data = MPI.Win.Allocate(8 * VALUES, 8, comm=pair)
+        flag_win = MPI.Win.Allocate(8, 8, comm=pair)
+        flag = np.frombuffer(flag_win.tomemory(), dtype=np.int64, count=1)
+        flag[:] = 0
+        pair.Barrier()
+    out, one = np.ones(VALUES), np.ones(1, dtype=np.int64)
+    peer = 1 if rank == a else 0     # in the pair
 
     def push() -> None:
         data.Put(out, peer, target=0)
@@ -64,7 +69,7 @@ def put_signal_trip(a: int, b: int, reps: int, world: MPI.Comm | None = None) ->
             if flag[0] >= count:
                 data.Sync()
                 return
-            world.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG)
+            pair.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG)
             time.sleep(0 if attempt < SPIN_POLLS
                        else min(1e-4, 1e-6 * (attempt - SPIN_POLLS + 1)))
             attempt += 1
@@ -88,8 +93,10 @@ def put_signal_trip(a: int, b: int, reps: int, world: MPI.Comm | None = None) ->
             flag_win.Unlock_all()
             data.Unlock_all()
     IDLE.barrier(world)
-    flag_win.Free()
-    data.Free()
+    if in_pair:
+        flag_win.Free()
+        data.Free()
+        pair.Free()
     return world.bcast(float(np.median(rounds[1:])) if in_pair else None, root=a)
 
 
