@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from emulated_cluster import cluster, run_records
+from linalg_io.models.costs import shared_makespan
 from linalg_io.models.profile import InterNode, MachineProfile, load_profile
 from linalg_io.models.sptrsv import network_users, sptrsv_costs
 
@@ -109,6 +110,27 @@ def test_syncfree_batches_cost_the_one_sided_trip():
     expected = 7552e-9 + 14 * NET_TRIP + across * 1e-8 + 18 * NET_TRIP
     assert block["time_s"] == pytest.approx(expected, rel=1e-12)
     assert block["msgs_sent"]["max"] == 28        # the counts stay two messages a batch
+
+
+def test_one_sided_trips_wait_after_the_makespan_where_ranks_share_cores():
+    """4 ranks on 2 cores: the stream and bytes are shared work (their makespan), the
+    one-sided trips waits: each rank's batches at its link's trip plus 18 message levels
+    at the network's, the longest of those added once."""
+    costs = lap3d_costs("syncfree")
+    shared = replace(TRIPS, cores_per_node=1)
+    placement = shared.placement(4)
+    work, wait = costs.work_and_wait(shared, placement)
+    on_node = costs.links[1][2] / 2                # batches within a node, per rank
+    assert wait.tolist() == pytest.approx((on_node * NODE_TRIP + np.array([0, 14, 0, 0])
+                                           * NET_TRIP + 18 * NET_TRIP).tolist(), rel=1e-12)
+    # the work: the alpha-beta model's (all work there) less its messages and levels
+    alpha_beta_work, none = costs.work_and_wait(SHARED, placement)
+    assert none.tolist() == [0, 0, 0, 0]
+    assert work.tolist() == pytest.approx(
+        (alpha_beta_work - on_node * 2 * 1e-6 - costs.links[4, 1][2] * 1e-5
+         - 18 * 1e-5).tolist(), rel=1e-12)
+    assert costs.record_block(shared)["time_s"] == pytest.approx(
+        shared_makespan(work, 2) + wait.max(), rel=1e-12)
 
 
 def test_level_set_waits_a_wake_up_per_message_level_where_ranks_share_cores():
