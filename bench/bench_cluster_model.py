@@ -166,9 +166,11 @@ def sptrsv_model(record: dict, profile, placement) -> float:
 
 def terms(record: dict, profile) -> dict:
     """The model's time split: compute (messages free), network (what the inter-node
-    rates add over free inter-node messages) and on-node messages."""
+    rates add over free inter-node messages) and on-node messages (with the on-node
+    one-sided trip and the wake-ups, where the machine file has them)."""
     free_net = replace(profile, inter_node=InterNode(0.0, float("inf"), 1))
-    free_all = replace(free_net, alpha_s=0.0, beta_s_per_byte=0.0)
+    free_all = replace(free_net, alpha_s=0.0, beta_s_per_byte=0.0, onesided_trip_s=None,
+                       wake_s=None)
     total = model_time(record, profile)
     without_net = model_time(record, free_net)
     compute = model_time(record, free_all)
@@ -235,12 +237,18 @@ def trips() -> dict:
 
 def at_trips(record: dict, profile) -> float:
     """The SpTRSV record's model with every message's latency the trip its executor met
-    in the run's round (`trips`): the two-sided trip for the level-set solve, the
-    put-with-signal trip for the sync-free one, on the node and across."""
+    in the run's round (`trips`): the two-sided trip as alpha for the level-set solve,
+    the put-with-signal trip as the one-sided trips for the sync-free one, on the node
+    and across."""
     kind = "two-sided" if record["algo"] == "levelset" else "put-with-signal"
     trip = record["bench"]["trips_s"][kind]
-    loaded = replace(profile, alpha_s=trip["one node"],
-                     inter_node=replace(profile.inter_node, latency_s=trip["two nodes"]))
+    if kind == "two-sided":
+        loaded = replace(profile, alpha_s=trip["one node"],
+                         inter_node=replace(profile.inter_node, latency_s=trip["two nodes"]))
+    else:
+        loaded = replace(profile, onesided_trip_s=trip["one node"],
+                         inter_node=replace(profile.inter_node,
+                                            onesided_trip_s=trip["two nodes"]))
     return model_time(record, loaded)
 
 

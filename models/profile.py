@@ -25,6 +25,14 @@ profile plus the layout of a cluster, for predictions of jobs that do not run he
   between nodes; a node's ranks share its links; overlap (default true): whether a
   transfer moves while its ends compute and test it (`MachineProfile.overlaps`);
   threads_per_rank, at_threads: the threads of each rank and their rates (above);
+  onesided_trip_s (and inter_node.onesided_trip_s across nodes): the one-way trip of
+  a one-sided put-with-signal (Put, flush, Accumulate of a flag, flush; the partner
+  polling the flag), as the sync-free SpTRSV pushes a batch;
+  wake_s: what a message costs over alpha where two ranks share a core, the waiting
+  one woken by the scheduler (>= 0; charged only where a job's ranks outnumber its
+  cores);
+  all three optional, measured by `linalg-io calibrate`; without them the models charge
+  what they did before (`linalg_io.models.sptrsv`);
   note, example: what the numbers are (shipped examples say they are examples).
 On a GPU node a "core" is what a rank computes on (one GPU): gamma_flops and
 mem_bw_bytes_per_s are then one GPU's, memory_per_node_bytes the GPUs' memory.
@@ -74,6 +82,9 @@ class InterNode:
     # itself; over TCP, socket buffers that keep the link busy between the tests);
     # false: a message the code overlaps with computation arrives after it
     overlap: bool = True
+    # one-way seconds of a one-sided put-with-signal between two nodes (module doc);
+    # None: not measured
+    onesided_trip_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,10 @@ class MachineProfile:
     threads_per_rank: int = 1
     # measured rates per thread count, one thread's among them once loaded (module doc)
     thread_rates: tuple[ThreadRates, ...] = ()
+    # one-way seconds of a one-sided put-with-signal between two ranks of a node, and
+    # what a message costs more where ranks share cores (module doc); None: not measured
+    onesided_trip_s: float | None = None
+    wake_s: float | None = None
 
     def placement(self, p: int) -> Placement:
         """Where `p` ranks sit: blocks of ranks_per_node on as many nodes as they need (one
@@ -193,6 +208,9 @@ class MachineProfile:
         data = {k: v for k, v in asdict(one).items()
                 if v is not None and k not in ("thread_rates", "threads_per_rank")}
         data["threads_per_rank"] = self.threads_per_rank
+        if self.inter_node is not None:
+            data["inter_node"] = {k: v for k, v in asdict(self.inter_node).items()
+                                  if v is not None}
         others = {str(r.threads): {"gamma_flops": r.gamma_flops,
                                    "mem_bw_bytes_per_s": r.mem_bw_bytes_per_s}
                   for r in one.thread_rates if r.threads != 1}
@@ -211,10 +229,15 @@ def crossing_links(span: int, placement: Placement) -> bool:
 # the rates: every field without a default
 NUMBERS = tuple(f.name for f in fields(MachineProfile) if f.default is MISSING)
 LAYOUT_INTS = ("ranks_per_node", "cores_per_node", "nodes", "threads_per_rank")
+OPTIONAL_TRIPS = ("onesided_trip_s",)   # optional, positive when given
 
 
 def _positive(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
+def _non_negative(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
 
 
 def load_profile(path: str | Path | None = None, threads: int | None = None
@@ -246,11 +269,14 @@ def load_profile(path: str | Path | None = None, threads: int | None = None
     bad = [key for key in NUMBERS + LAYOUT_INTS + ("memory_per_node_bytes",)
            if key in data and not _positive(data[key])]
     bad += [key for key in LAYOUT_INTS if key in data and not isinstance(data[key], int)]
+    bad += [key for key in OPTIONAL_TRIPS if key in data and not _positive(data[key])]
+    bad += ["wake_s"] if "wake_s" in data and not _non_negative(data["wake_s"]) else []
     if bad:
         raise InputError(f"machine profile {source}: {', '.join(dict.fromkeys(bad))} must be "
                          "positive numbers" + (" (integers: ranks_per_node, cores_per_node, "
                                                "nodes, threads_per_rank)"
-                                               if set(bad) & set(LAYOUT_INTS) else ""))
+                                               if set(bad) & set(LAYOUT_INTS) else "")
+                         + (" (wake_s: 0 or more)" if "wake_s" in bad else ""))
     known = {f.name for f in fields(MachineProfile)} - {"thread_rates"}
     values = {k: v for k, v in data.items() if k in known}
     if "inter_node" in data:
@@ -282,8 +308,10 @@ def _inter_node(source: Path, data) -> InterNode:
     if not isinstance(data, dict) or any(k not in data for k in numbers[:2]) \
             or not all(_positive(data.get(k, 1)) for k in numbers) \
             or not isinstance(data.get("links_per_node", 1), int) \
-            or not isinstance(data.get("overlap", True), bool):
+            or not isinstance(data.get("overlap", True), bool) \
+            or not _positive(data.get("onesided_trip_s", 1)):
         raise InputError(f"machine profile {source}: inter_node must be an object with "
                          "positive latency_s, bandwidth_bytes_per_s, an integer "
-                         "links_per_node (default 1) and a boolean overlap (default true)")
+                         "links_per_node (default 1), a boolean overlap (default true) and "
+                         "optionally a positive onesided_trip_s")
     return InterNode(**{k: data[k] for k in names if k in data})

@@ -18,6 +18,26 @@ carries a message (the chain of dependent messages on the critical path of `leve
 levels); the makespan of the ranks' times where they share cores. Computed here from
 the pattern, the levels and the owner array alone, independently of the executors'
 plan.
+
+Two measured trips refine this where the machine file has them (`linalg-io calibrate`
+writes them; without them the figures are the alpha-beta ones above):
+
+* sync-free, `onesided_trip_s` (on a node) and `inter_node.onesided_trip_s` (across):
+  a batch is one put-with-signal, whose Flush_all calls wait for the target, so a batch
+  on a link with a measured trip t_os costs t_os (in place of its two messages at
+  alpha), and a message level's wait is the slowest link's trip. These are waits: the
+  solve's poll gives its core away (calibrate measured the trip with that poll), so
+  where ranks share cores they add after the makespan of the work, as
+  `costs.waiting_makespans` adds waits on the network:
+  T = makespan_r(stream_r / mem_bw + beta bytes_r + alpha msgs_r on unmeasured links)
+      + max_r(sum_link t_os,link B_link,r + max_link t_os,link * message levels)
+  (max_r of the sum where ranks do not share cores; over TCP the target's progress
+  engine carries each operation, and t_os is many network latencies);
+* level-set, `wake_s`, where the job's ranks outnumber its cores (`Placement.
+  shared_cores`): the rank a level's message wakes waits for a core, once per message
+  level on the critical path, after the makespan of the ranks' times:
+  T = makespan + wake_s * message levels. (The sync-free solve's poll gives its core
+  away at every empty poll; its trip is measured with that poll.)
 """
 
 from __future__ import annotations
@@ -25,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io.models.costs import RankCosts, link_span, link_time
+from linalg_io.models.costs import RankCosts, link_terms, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 
 VALUE_BYTES = 8
@@ -39,21 +59,69 @@ class SptrsvCosts(RankCosts):
     stream_bytes: np.ndarray = None
     critical_levels: int = 0
     message_levels: int = 0
+    algo: str = "levelset"
 
     TIME_FORMULA = ("stream bytes / mem_bw + alpha (msgs + message levels) + beta max(sent, "
                     "recv) per link, slowest rank (the solve is memory-bound: no flops term; "
-                    "makespan where ranks share cores)")
+                    "makespan where ranks share cores); sync-free on a link with a measured "
+                    "put-with-signal trip t_os: t_os per batch and per message level in "
+                    "place of alpha, waits added after the makespan; level-set where "
+                    "ranks share cores with a measured wake_s: + wake_s per message level")
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
+        """Seconds per rank (module doc): `work_and_wait`'s sum."""
+        return sum(self.work_and_wait(profile, placement))
+
+    def work_and_wait(self, profile: MachineProfile,
+                      placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+        """(work, wait) seconds per rank (module doc): the stream, the bytes and each
+        link's messages at alpha are work; a sync-free batch on a link with a measured
+        put-with-signal trip (`message_costs`) is a wait, and so are the message levels
+        when the slowest link's wait is such a trip."""
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
-        slowest_alpha = max(profile.link(link_span(key), placement)[0]
-                            for key, (_, _, msgs) in links.items() if msgs.any()) \
-            if any(msgs.any() for _, _, msgs in links.values()) else 0.0
-        return (self.stream_bytes / profile.mem_bw_bytes_per_s
-                + link_time(links, profile, placement) + slowest_alpha * self.message_levels)
+        work = (self.stream_bytes / profile.mem_bw_bytes_per_s
+                + link_terms(links, profile, placement)[1])
+        wait = np.zeros_like(work)
+        slowest, slowest_measured = 0.0, False
+        for key, (_, _, msgs) in links.items():
+            per_message, level, measured = self.message_costs(key, profile, placement)
+            if measured:
+                wait = wait + per_message * msgs
+            else:
+                work = work + per_message * msgs
+            if msgs.any() and level >= slowest:
+                slowest, slowest_measured = level, measured
+        if slowest_measured:
+            return work, wait + slowest * self.message_levels
+        return work + slowest * self.message_levels, wait
+
+    def message_costs(self, key, profile: MachineProfile,
+                      placement: Placement) -> tuple[float, float, bool]:
+        """(seconds per message, a message level's wait, measured) on link `key`: alpha,
+        alpha, False; a sync-free batch (two messages) on a link with a measured
+        put-with-signal trip t_os: t_os / 2, t_os, True (module doc)."""
+        span, active = key if isinstance(key, tuple) else (key, None)
+        alpha = profile.link(span, placement, active)[0]
+        if self.algo != "syncfree":
+            return alpha, alpha, False
+        across = profile.on_network(span, placement)
+        trip = profile.inter_node.onesided_trip_s if across else profile.onesided_trip_s
+        return (alpha, alpha, False) if trip is None else (trip / 2, trip, True)
+
+    def wake_time(self, profile: MachineProfile, placement: Placement) -> float:
+        """The level-set's wake-ups (module doc): wake_s per message level where the
+        job's ranks outnumber its cores and the file has wake_s; else 0."""
+        shared = placement.shared_cores is not None
+        if self.algo != "levelset" or not shared or not profile.wake_s:
+            return 0.0
+        return profile.wake_s * self.message_levels
 
     def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
+        placement = placement or profile.placement(len(self.bytes_sent))
         block = super().record_block(profile, placement)
+        work, wait = self.work_and_wait(profile, placement)
+        block["time_s"] = (float(waiting_makespans(work, wait, placement.shared_cores))
+                           + self.wake_time(profile, placement))
         block["critical_path_levels"] = self.critical_levels
         block["message_levels"] = self.message_levels
         return block
@@ -126,7 +194,7 @@ def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
     return SptrsvCosts(sent.astype(float), recv.astype(float), msgs.astype(float), flops,
                        formula + f"; critical path {nlev} levels", links=links,
                        stream_bytes=stream, critical_levels=nlev,
-                       message_levels=message_levels)
+                       message_levels=message_levels, algo=algo)
 
 
 def network_users(senders: np.ndarray, receivers: np.ndarray, per_node: int) -> int:

@@ -1,17 +1,24 @@
 """SpTRSV across nodes: the model's link for the traffic between nodes (shared only by the
-ranks of a node that send or receive across), exactly, and on the emulated cluster (2
+ranks of a node that send or receive across) and its measured trips (the one-sided
+put-with-signal, the wake-up where ranks share cores), exactly, and on the emulated cluster (2
 nodes x 2 ranks) the measured inter-node bytes per rank against the model's, with one
 rank per node on the link.
 
 The cluster test needs root and network namespaces (tests/emulated_cluster.py): skipped
 with the reason without them, failed under LINALG_IO_REQUIRE_NETNS=1."""
 
+import json
+import re
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from emulated_cluster import cluster, run_records
-from linalg_io.models.profile import InterNode, MachineProfile
+from linalg_io.models.costs import shared_makespan
+from linalg_io.models.profile import InterNode, MachineProfile, load_profile
 from linalg_io.models.sptrsv import network_users, sptrsv_costs
 
+from linalg_io.errors import InputError
 from linalg_io.sptrsv import analysis
 from linalg_io.sptrsv.matrices import load_matrix
 
@@ -85,3 +92,92 @@ def test_measured_inter_node_bytes_and_link_users(records, name):
     flags = 8 * 30 if name == "syncfree" else 0
     assert measured["inter_node"]["per_rank_bytes_sent"] == [0, 2048 + flags, 0, 0]
     assert measured["inter_node"]["per_rank_bytes_recv"] == [0, 0, 2048 + flags, 0]
+
+
+# the trips calibrate measures for SpTRSV (models/sptrsv.py's module doc)
+NODE_TRIP, NET_TRIP, WAKE = 2e-5, 3e-4, 5e-5
+TRIPS = replace(PROFILE, onesided_trip_s=NODE_TRIP, wake_s=WAKE,
+                inter_node=replace(PROFILE.inter_node, onesided_trip_s=NET_TRIP))
+SHARED = replace(PROFILE, cores_per_node=1)      # 4 ranks on 2 cores
+
+
+def test_syncfree_batches_cost_the_one_sided_trip():
+    """Rank 1's 14 batches across cost one put-with-signal trip each (not two messages
+    at the network's latency), and each of the 18 message levels waits the slowest
+    link's trip, the network's; bytes and stream as before."""
+    block = lap3d_costs("syncfree").record_block(TRIPS)
+    across = 512 + 14 * 8
+    expected = 7552e-9 + 14 * NET_TRIP + across * 1e-8 + 18 * NET_TRIP
+    assert block["time_s"] == pytest.approx(expected, rel=1e-12)
+    assert block["msgs_sent"]["max"] == 28        # the counts stay two messages a batch
+
+
+def test_one_sided_trips_wait_after_the_makespan_where_ranks_share_cores():
+    """4 ranks on 2 cores: the stream and bytes are shared work (their makespan), the
+    one-sided trips waits: each rank's batches at its link's trip plus 18 message levels
+    at the network's, the longest of those added once."""
+    costs = lap3d_costs("syncfree")
+    shared = replace(TRIPS, cores_per_node=1)
+    placement = shared.placement(4)
+    work, wait = costs.work_and_wait(shared, placement)
+    on_node = costs.links[1][2] / 2                # batches within a node, per rank
+    assert wait.tolist() == pytest.approx((on_node * NODE_TRIP + np.array([0, 14, 0, 0])
+                                           * NET_TRIP + 18 * NET_TRIP).tolist(), rel=1e-12)
+    # the work: the alpha-beta model's (all work there) less its messages and levels
+    alpha_beta_work, none = costs.work_and_wait(SHARED, placement)
+    assert none.tolist() == [0, 0, 0, 0]
+    assert work.tolist() == pytest.approx(
+        (alpha_beta_work - on_node * 2 * 1e-6 - costs.links[4, 1][2] * 1e-5
+         - 18 * 1e-5).tolist(), rel=1e-12)
+    assert costs.record_block(shared)["time_s"] == pytest.approx(
+        shared_makespan(work, 2) + wait.max(), rel=1e-12)
+
+
+def test_level_set_waits_a_wake_up_per_message_level_where_ranks_share_cores():
+    """4 ranks on 2 cores: the makespan of the ranks' times, then 18 message levels of
+    wake_s; with a core per rank, or for the sync-free solve, wake_s changes nothing;
+    the level-set solve takes no one-sided trip."""
+    levelset, syncfree = lap3d_costs("levelset"), lap3d_costs("syncfree")
+    shared_trips = replace(TRIPS, cores_per_node=1)
+    without = levelset.record_block(SHARED)["time_s"]
+    assert levelset.record_block(shared_trips)["time_s"] == pytest.approx(
+        without + 18 * WAKE, rel=1e-12)
+    assert levelset.record_block(TRIPS)["time_s"] == levelset.record_block(PROFILE)["time_s"]
+    shared_syncfree = syncfree.record_block(replace(shared_trips, wake_s=None))["time_s"]
+    assert syncfree.record_block(shared_trips)["time_s"] == shared_syncfree
+
+
+def test_old_machine_files_load_and_give_the_old_figures(tmp_path):
+    """A machine file without the trips loads with none and predicts as the alpha-beta
+    model (test_one_boundary_across_nodes_uses_the_link_alone's figures); one with them
+    keeps them through to_json and load_profile."""
+    old = tmp_path / "old.json"
+    old.write_text(PROFILE.to_json())
+    data = json.loads(old.read_text())
+    assert "onesided_trip_s" not in data and "onesided_trip_s" not in data["inter_node"]
+    loaded = load_profile(old)
+    assert (loaded.onesided_trip_s, loaded.wake_s, loaded.inter_node.onesided_trip_s) == \
+        (None, None, None)
+    for algo, flag, per_batch in (("levelset", 0, 1), ("syncfree", 8, 2)):
+        across = 512 + 14 * flag
+        expected = 7552e-9 + 14 * per_batch * 1e-5 + across * 1e-8 + 18 * 1e-5
+        assert lap3d_costs(algo).record_block(loaded)["time_s"] == pytest.approx(expected,
+                                                                                 rel=1e-12)
+    new = tmp_path / "new.json"
+    new.write_text(TRIPS.to_json())
+    loaded = load_profile(new)
+    assert (loaded.onesided_trip_s, loaded.wake_s, loaded.inter_node.onesided_trip_s) == \
+        (NODE_TRIP, WAKE, NET_TRIP)
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"wake_s": -1e-6}, "wake_s must be positive numbers (wake_s: 0 or more)"),
+    ({"onesided_trip_s": 0}, "onesided_trip_s must be positive numbers"),
+    ({"inter_node": {"latency_s": 1e-5, "bandwidth_bytes_per_s": 1e8,
+                     "onesided_trip_s": "slow"}}, "optionally a positive onesided_trip_s"),
+])
+def test_bad_trips_are_refused(tmp_path, change, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**json.loads(PROFILE.to_json()), **change}))
+    with pytest.raises(InputError, match=re.escape(message)):
+        load_profile(path)

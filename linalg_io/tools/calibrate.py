@@ -23,6 +23,12 @@ counterpart on node 1 at once; their total rate over one stream's, rounded, at l
 and test it between pieces of the work, as the 2D LU's panel broadcast is
 (`overlap_share`: true where at least half of it moves meanwhile; over TCP it moves only
 inside MPI calls and, between them, as far as the kernel's socket buffers take it).
+For the sparse triangular solve (`linalg_io.tools.calibrate_trips`): `onesided_trip_s`,
+the one-way trip of a put-with-signal between ranks 0 and 1 (and across nodes, between
+rank 0 and the next node's first rank, `inter_node.onesided_trip_s`), as the sync-free
+solve pushes a batch; `wake_s`, what a message between ranks 0 and 1 pinned to one
+core, waiting by test and yield, takes over alpha (0 at least): the wake-up of the
+waiting rank where ranks share cores.
 Nodes that share one kernel (an emulated cluster: bench/emulated_cluster.sh) share its
 cores and memory: cores_per_node and memory_per_node_bytes are then this machine's over
 those nodes.
@@ -45,6 +51,7 @@ from linalg_io.errors import InputError
 from linalg_io.launch.node import boot_id
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import InterNode, MachineProfile, ThreadRates, this_machine_cores
+from linalg_io.tools.calibrate_trips import put_signal_trip, shared_core_trip
 from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
@@ -227,9 +234,10 @@ def network(reps: int) -> dict | None:
     one = shared_link_rate([0], [per_node], reps)
     shared = shared_link_rate(members[0], members[1], reps)
     overlap = overlap_share(0, per_node, reps)
+    onesided = put_signal_trip(0, per_node, reps)
     kernels = len(set(world.allgather(boot_id())))
     return {"intra": intra, "inter": inter, "one_stream_Bps": one, "shared_Bps": shared,
-            "overlap": overlap,
+            "overlap": overlap, "onesided_trip_s": onesided,
             "per_node": per_node, "nodes": len(nodes), "nodes_per_machine": len(nodes) / kernels}
 
 
@@ -241,7 +249,7 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
     latency, inter_beta = fit_network(net["inter"])
     if inter_beta <= 0:
         raise InputError("ping-pong fit gave a non-positive beta; rerun with more --reps")
-    return cluster_profile(
+    profile = cluster_profile(
         base, latency, 1.0 / inter_beta, net["per_node"], net["nodes"], sharing, links,
         net["overlap"] >= 0.5,
         note=("measured by linalg-io calibrate: on-node ping-pong between ranks 0 and 1, "
@@ -253,6 +261,8 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
               f"dgemm {GEMM_ORDER} and a copy on "
               f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
                                   "memory" if sharing > 1 else "")))
+    return replace(profile, inter_node=replace(profile.inter_node,
+                                               onesided_trip_s=net["onesided_trip_s"]))
 
 
 def cluster_profile(base: MachineProfile, latency: float, bandwidth: float, per_node: int,
@@ -303,6 +313,7 @@ def calibrate(reps: int, threads: int = 1) -> dict | None:
     rows = run_pingpong(8, 16 * 2**20, reps)[0] if net is None else net["intra"]
     gamma, bandwidth = rates_at(world, 1)
     threaded = rates_at(world, threads) if threads > 1 else None
+    onesided, shared_trip = put_signal_trip(0, 1, reps), shared_core_trip(0, 1, reps)
     if world.Get_rank() != 0:
         return None
     alpha, beta = fit_alpha_beta(rows)
@@ -311,6 +322,7 @@ def calibrate(reps: int, threads: int = 1) -> dict | None:
     profile = MachineProfile(
         alpha_s=alpha, beta_s_per_byte=beta, gamma_flops=float(np.median(gamma)),
         mem_bw_bytes_per_s=float(np.median(bandwidth)),
+        onesided_trip_s=onesided, wake_s=max(0.0, shared_trip - alpha),
         name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
         nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
         note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
@@ -359,6 +371,11 @@ def main(args, argv: list[str]) -> int:
         print(f"gamma  {one.gamma_flops / 1e9:10.2f} GFLOP/s per rank (dgemm {GEMM_ORDER}, "
               f"{len(result['gamma_per_rank'])} ranks at once)")
         print(f"mem_bw {one.mem_bw_bytes_per_s / 1e9:10.2f} GB/s per rank (copy, all ranks)")
+        across = profile.inter_node.onesided_trip_s if profile.inter_node else None
+        print(f"put-with-signal {profile.onesided_trip_s * 1e6:.1f} us one way on a node"
+              + (f", {across * 1e6:.1f} us across nodes" if across else "")
+              + f"; wake-up {profile.wake_s * 1e6:.1f} us a message where two ranks share "
+              "a core")
         if result["threaded"]:
             t, ranks = profile.threads_per_rank, len(result["threaded"][0])
             gain = profile.gamma_flops / one.gamma_flops
