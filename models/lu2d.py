@@ -37,7 +37,7 @@ Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache, partial
+from functools import lru_cache, partial
 
 import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
@@ -102,15 +102,16 @@ class _Rows:
         return (values * self.count).sum(axis=1, keepdims=True)
 
 
-def _pivot_rows(pivoting, steps: _Steps, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
+def _pivot_rows(pivoting, steps: _Steps, rows: _Rows,
+                k: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
     """[step, run]: pivot rows each process row owns before the step's interchanges, and
-    positions below the block where it receives a displaced row: exact for the run's
-    pivots (`rows` one run per row) or for none, the bound or the expectation otherwise
-    (fractional)."""
-    kb = steps.kb
+    positions below the block where it receives a displaced row, at the steps k (`rows`
+    of those steps): exact for the run's pivots (`rows` one run per row) or for none, the
+    bound or the expectation otherwise (fractional)."""
+    kb = steps.kb[k]
     if isinstance(pivoting, np.ndarray):
         pairs = [pivot_rows_by_owner(pivoting[j0:j0 + w], j0, steps.nb, steps.pr)
-                 for j0, w in zip(steps.starts, steps.widths)]
+                 for j0, w in zip(steps.starts[k], steps.widths[k])]
         return (np.array([o for o, _ in pairs], dtype=float),
                 np.array([d for _, d in pairs], dtype=float))
     if pivoting == "none":
@@ -192,8 +193,8 @@ class _Steps:
     process columns' factors as runs (`column_start`: [step, run] first column; `trail`
     its trailing columns, `first` / `last` whether (c - k) mod Pc is 0 / Pc - 1): sums
     over the steps by `by_trail`, `by_trailing`, `by_position` (`lu2d_runs.outer_sum`).
-    `dense_rows`, `below`, `diag`: the [step, process row] arrays of a run's pivots and
-    the critical path."""
+    `dense_rows`: the [step, process row] arrays of a run's pivots and the critical
+    path."""
 
     n: int
     nb: int
@@ -222,21 +223,13 @@ class _Steps:
         return _Rows(start=start, count=run_counts(start, self.pr), below=below,
                      diag=rep == d[:, None])
 
-    def dense_rows(self) -> _Rows:
-        """One run per process row."""
-        start = np.broadcast_to(np.arange(self.pr), (len(self.starts), self.pr))
+    def dense_rows(self, k: np.ndarray | slice = slice(None)) -> _Rows:
+        """One run per process row, at the steps k: [step, process row] arrays."""
+        ends = (self.starts + self.widths)[k]
+        start = np.broadcast_to(np.arange(self.pr), (len(ends), self.pr))
         return _Rows(start=start, count=np.ones(start.shape, dtype=np.int64),
-                     below=self.below, diag=self.diag)
-
-    @cached_property
-    def below(self) -> np.ndarray:
-        """[step, process row] rows below the block."""
-        return counts_from(self.starts + self.widths, self.n, self.nb, self.pr).astype(float)
-
-    @cached_property
-    def diag(self) -> np.ndarray:
-        """[step, process row]: the diagonal row k mod Pr."""
-        return np.arange(self.pr)[None, :] == self.diag_row[:, None]
+                     below=counts_from(ends, self.n, self.nb, self.pr).astype(float),
+                     diag=np.arange(self.pr)[None, :] == self.diag_row[k][:, None])
 
     def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
         """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
@@ -406,23 +399,29 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                            max(1, placement.ranks_per_node // pc))
     cores = placement.shared_cores
     slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
-    kb, below = blocks.kb, blocks.below
     # a process column's messages: work on the rank's core on a node, a wait (no core)
     # on the network (`waiting_makespans`)
     col_net = profile.on_network(pr * pc, placement)
-    panel = ((below + blocks.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
-    panel_wait = np.zeros_like(panel)
-    if pr > 1:
+
+    def panels(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(work, wait) [step, process row] of F at the steps k."""
+        kb, rows = blocks.kb[k], blocks.dense_rows(k)
+        panel = ((rows.below + rows.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
+        if pr == 1:
+            return panel, np.zeros_like(panel)
         base, extra = candidate_words(kb[:, 0])
-        sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, blocks.diag_row)
+        sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD,
+                                                blocks.diag_row[k])
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
         search_work, panel_wait = _work_or_wait(search, col_net)
-        panel = panel + search_work
+        return panel + search_work, panel_wait
+
     arrival = _l_arrival(blocks, pc, *row_hops(pc, profile, placement))
-    column = _ColumnSeconds(blocks, nb, pr, pivoting, col_alpha, col_beta)
+    column = _ColumnSeconds(blocks, pr, pivoting, col_alpha, col_beta)
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     steps = len(blocks.starts)
     on_first = np.arange(pc) == 0
+    panel, panel_wait = panels(np.arange(1))
     total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
                                     (panel_wait[0][:, None] * on_first).reshape(1, -1),
                                     cores)[0]) + float(arrival[0])
@@ -430,26 +429,31 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     # evaluation per (row class, column class), weighted by the ranks it stands for; a
     # column's features (its trailing columns, whether it is the look-ahead's) change
     # only at a few columns of each step (`_column_segments`); the steps in chunks of
-    # ROW_CHUNK [step, process row] entries (the classes' memory)
+    # ROW_CHUNK [step, process row] entries (every [step, row] array's memory)
     chunk = max(1, ROW_CHUNK // pr)
     for first in range(0, steps, chunk):
         k = np.arange(first, min(steps, first + chunk))
-        total += _steps_seconds(blocks, k, panel, panel_wait, arrival, column, rate, slow,
-                                gamma, cores, col_net, row_overlap)
+        rows = blocks.dense_rows(k)
+        total += _steps_seconds(blocks, k, rows.below, panels(np.minimum(k + 1, steps - 1)),
+                                arrival, column.at(k, rows), rate, slow, gamma, cores,
+                                col_net, row_overlap)
     return total
 
 
-def _steps_seconds(blocks: _Steps, k: np.ndarray, panel: np.ndarray, panel_wait: np.ndarray,
+def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
                    arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
                    gamma: float, cores, col_net: bool, row_overlap: bool) -> float:
-    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`)."""
+    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`):
+    `below` [step, process row] at the steps k, `panels` F's (work, wait) at k + 1,
+    `column` at the steps k."""
     steps, pc = len(blocks.starts), blocks.pc
-    kb, below = blocks.kb[k], blocks.below[k]
+    kb = blocks.kb[k]
     ahead = np.minimum(k + 1, steps - 1)
     has_next = k + 1 < steps
-    row_features = [below, panel[ahead], panel_wait[ahead]]
+    f_ahead, wait_ahead = panels
+    row_features = [below, f_ahead, wait_ahead]
     if column.pr > 1:
-        row_features += [column.msgs[k], column.bytes[k]]
+        row_features += [column.msgs, column.bytes]
     rows = step_classes(row_features)
     cols, col_count = _column_segments(blocks, k, ahead % pc)
     at = np.arange(len(k))[:, None]
@@ -461,16 +465,16 @@ def _steps_seconds(blocks: _Steps, k: np.ndarray, panel: np.ndarray, panel_wait:
     t = blocks.trail_at(cols, k)[:, None, :]               # [k, 1, column class]
     la = (cols == (ahead % pc)[:, None])[:, None, :]
     update = 2.0 * per_row(below) * kb[:, :, None] * t / rate
-    f_next = per_row(panel[ahead]) * la * has_next[:, None, None]
-    f_wait = per_row(panel_wait[ahead]) * la * has_next[:, None, None]
+    f_next = per_row(f_ahead) * la * has_next[:, None, None]
+    f_wait = per_row(wait_ahead) * la * has_next[:, None, None]
     ahead_trail = blocks.trail_at((ahead % pc)[:, None], k)[:, 0]
     first_cols = np.minimum(blocks.kb[ahead][:, 0], ahead_trail)
     share = first_cols / np.maximum(ahead_trail, 1.0)
     ahead_update = 2.0 * below[at, rows.rep] * kb * ahead_trail[:, None] / rate
-    lead = ((ahead_update * share[:, None] + panel[ahead][at, rows.rep]) * slow
-            + panel_wait[ahead][at, rows.rep]).max(axis=1)
+    lead = ((ahead_update * share[:, None] + f_ahead[at, rows.rep]) * slow
+            + wait_ahead[at, rows.rep]).max(axis=1)
     after = np.where(has_next, arrival[ahead], 0.0)
-    swap_work, s_wait = _work_or_wait(column.classes(rows, t, k), col_net)  # [k, row, col]
+    swap_work, s_wait = _work_or_wait(column.classes(rows, t), col_net)  # [k, row, col]
     s_work = (kb * kb * t[:, 0, :] / (PANEL_RATE * gamma))[:, None, :] + swap_work
     s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(len(k), -1),
                             np.broadcast_to(s_wait, update.shape).reshape(len(k), -1), cores,
@@ -524,7 +528,7 @@ def _l_arrival(blocks: _Steps, pc: int, on_node: tuple[float, float],
     levels (as many as the row has nodes, log2) across nodes."""
     if pc == 1:
         return np.zeros(len(blocks.kb))
-    size = (panel_words(blocks.kb, blocks.below) * WORD).max(axis=1)
+    size = (panel_words(blocks.kb, blocks.rows.below) * WORD).max(axis=1)
     piece = np.minimum(size, CHUNK_BYTES)
     roots = np.arange(len(size)) % pc
     hops = pc - 1
@@ -547,35 +551,41 @@ def _l_arrival(blocks: _Steps, pc: int, on_node: tuple[float, float],
 
 class _ColumnSeconds:
     """The link time of each step's swap and bcast_U per rank (the counts of
-    `lu2d_plan_counts`, step by step): `msgs` and `bytes` [step, process row], timed on a
-    process column's trailing columns by `classes`."""
+    `lu2d_plan_counts`, step by step): `at` gives `msgs` and `bytes` [step, process row]
+    at some steps, timed on a process column's trailing columns by `classes`."""
 
-    def __init__(self, blocks: _Steps, nb: int, pr: int, pivoting, alpha: float,
-                 beta: float) -> None:
+    def __init__(self, blocks: _Steps, pr: int, pivoting, alpha: float, beta: float,
+                 msgs: np.ndarray | None = None, nbytes: np.ndarray | None = None) -> None:
         self.blocks, self.pr, self.alpha, self.beta = blocks, pr, alpha, beta
-        if pr == 1:
-            return
-        if not isinstance(pivoting, str):
-            pivoting = np.asarray(pivoting, dtype=np.int64)
-        owned, displaced = _pivot_rows(pivoting, blocks, blocks.dense_rows())
+        self.pivoting = (pivoting if isinstance(pivoting, str)
+                         else np.asarray(pivoting, dtype=np.int64))
+        self.msgs, self.bytes = msgs, nbytes
+
+    def at(self, k: np.ndarray, rows: _Rows) -> _ColumnSeconds:
+        """The same at the steps k (`rows`: their process rows, one run each)."""
+        if self.pr == 1:
+            return self
+        blocks, pivoting, pr = self.blocks, self.pivoting, self.pr
+        owned, displaced = _pivot_rows(pivoting, blocks, rows, k)
         bruck_sent, bruck_recv, _ = allgatherv_costs(owned)
         if isinstance(pivoting, str) and pivoting == "none":
-            messages = allgatherv_one_costs(pr, 0.0, blocks.kb[:, 0], blocks.diag_row)[2]
+            messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k])[2]
         else:
             messages = bruck_messages(owned > 0)
-        remote = displaced * ~blocks.diag
+        remote = displaced * ~rows.diag
         # the swap, then the allgather: each its own max(sent, recv)
-        self.bytes = (np.maximum(bruck_sent, bruck_recv)
-                      + np.maximum(blocks.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
-        self.msgs = messages + blocks.diag * (remote > 0).sum(axis=1, keepdims=True)
+        nbytes = (np.maximum(bruck_sent, bruck_recv)
+                  + np.maximum(rows.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
+        msgs = messages + rows.diag * (remote > 0).sum(axis=1, keepdims=True)
+        return _ColumnSeconds(blocks, pr, pivoting, self.alpha, self.beta, msgs, nbytes)
 
-    def classes(self, rows: StepClasses, trail: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """[step, row class, column class] seconds at the steps k, for the process rows
-        `rows` (step classes of the features that include msgs and bytes) and the
+    def classes(self, rows: StepClasses, trail: np.ndarray) -> np.ndarray:
+        """[step, row class, column class] seconds at the steps of `at`, for the process
+        rows `rows` (step classes of the features that include msgs and bytes) and the
         classes' trailing columns `trail` [step, 1, column class]."""
         if self.pr == 1:
-            return np.zeros((len(k), rows.size, trail.shape[2]))
-        at = k[:, None]
+            return np.zeros((trail.shape[0], rows.size, trail.shape[2]))
+        at = np.arange(trail.shape[0])[:, None]
         return (self.alpha * self.msgs[at, rows.rep][:, :, None] * (trail > 0)
                 + self.beta * self.bytes[at, rows.rep][:, :, None] * trail)
 
