@@ -24,8 +24,8 @@ import numpy as np
 
 from linalg_io.layout.schedules import bruck_rounds
 
-# the most (row jump, column jump) pairs `outer_sum` adds at once (64 MiB of each array)
-PAIR_CHUNK = 1 << 23
+# the most (row jump, column jump) pairs `outer_sum` adds at once (32 MiB of each array)
+PAIR_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)

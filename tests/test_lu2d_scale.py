@@ -1,0 +1,87 @@
+"""The 2D model's counts over runs of equal ranks (models/lu2d_runs.py) against the code
+they replaced, frozen in tests/lu2d_reference.py (models/lu2d.py at 85a8d70, [step,
+process row] arrays): at P = 16384 on tall, flat, square and intermediate grids, every
+pivoting, every rank's bytes, messages and flops, by phase and by link; whole numbers
+exactly, fractions (expected pivoting, flops) within 1e-12 of the array's largest
+entry. And at a size the frozen code needs 91 s and 5.5 GB for (model lu's 4096 x 1
+grid at N = 524288, worst case), the figures it gave, stored."""
+
+import numpy as np
+import pytest
+from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_phase_links, lu2d_plan_counts
+from linalg_io.models.lu2d_runs import Jumps, outer_sum
+from linalg_io.models.profile import load_profile
+from lu2d_reference import lu2d_phase_links as reference_links
+from lu2d_reference import lu2d_plan_counts as reference_counts
+
+CPU = load_profile("example_cpu")
+RTOL = 1e-12
+
+
+def assert_same(new, old, exact: bool, what: str) -> None:
+    new, old = np.asarray(new, dtype=float), np.asarray(old, dtype=float)
+    assert new.shape == old.shape, what
+    if exact:
+        np.testing.assert_array_equal(new, old, err_msg=what)
+    else:
+        np.testing.assert_allclose(new, old, rtol=0, atol=RTOL * np.abs(old).max(),
+                                   err_msg=what)
+
+
+@pytest.mark.parametrize("pr", [16384, 2048, 128, 8, 1])
+def test_counts_and_links_equal_the_frozen_code_at_p16384(pr):
+    p, pc = 16384, 16384 // pr
+    placement = CPU.placement(p)
+    for n, nb, pivoting in ((20000, 64, "worst"), (20000, 64, "none"), (9000, 100, "expected"),
+                            (9000, 100, "worst")):
+        exact = pivoting != "expected"
+        what = f"N={n} NB={nb} {pr}x{pc} {pivoting}"
+        new, old = (f(n, nb, pr, pc, pivoting) for f in (lu2d_plan_counts,
+                                                          reference_counts))
+        for key in ("sent", "recv", "msgs_by_phase"):
+            for phase in PHASES:
+                assert_same(new[key][phase], old[key][phase], exact,
+                            f"{key} {phase}, {what}")
+        for part in ("panel", "solve", "dgemm"):
+            assert_same(new["flops_by_phase"][part],
+                        np.broadcast_to(old["flops_by_phase"][part], (pr, pc)), False,
+                        f"flops {part}, {what}")
+        new_links, old_links = (f(n, nb, pr, pc, pivoting, placement)
+                                for f in (lu2d_phase_links, reference_links))
+        assert new_links.keys() == old_links.keys()
+        for phase, links in old_links.items():
+            assert new_links[phase].keys() == links.keys(), (phase, what)
+            for key, parts in links.items():
+                for i, (a, b) in enumerate(zip(new_links[phase][key], parts)):
+                    assert_same(a, b, exact, f"links {phase} {key} {i}, {what}")
+
+
+# made with the frozen code: `lu2d_reference.lu2d_costs(524288, 64, 4096, 1, "worst")`
+# (tests/lu2d_reference.py), then [max, sum] of bytes_recv, bytes_sent, msgs_sent and the
+# max of flops (91 s and 5.5 GB then; now well under a second)
+FROZEN_4096 = {"bytes_recv": (4128059221278720.0, None), "flops_max": 39578481546581.336}
+
+
+def test_worst_case_at_4096_ranks_equals_the_frozen_figures():
+    costs = lu2d_costs(524288, 64, 4096, 1, "worst")
+    assert costs.bytes_recv.max() == FROZEN_4096["bytes_recv"][0]
+    assert costs.flops.max() == pytest.approx(FROZEN_4096["flops_max"], rel=RTOL)
+
+
+def test_outer_sum_of_runs_is_the_sum_of_outer_products():
+    rng = np.random.default_rng(3)
+    steps, pr, pc = 40, 13, 7
+    row_values, col_values = rng.integers(0, 9, (steps, 4)), rng.integers(0, 9, (steps, 3))
+    row_starts = np.sort(rng.integers(0, pr + 1, (steps, 4)), axis=1)
+    row_starts[:, 0] = 0
+    col_starts = np.sort(rng.integers(0, pc + 1, (steps, 3)), axis=1)
+    col_starts[:, 0] = 0
+
+    def dense(starts, values, size):     # each rank takes the value of the run it is in
+        run = (np.arange(size)[None, :, None] >= starts[:, None, :]).sum(axis=2) - 1
+        return np.take_along_axis(values, run, axis=1).astype(float)
+
+    expected = dense(row_starts, row_values, pr).T @ dense(col_starts, col_values, pc)
+    got = outer_sum(Jumps.of_runs(row_starts, row_values),
+                    Jumps.of_runs(col_starts, col_values), pr, pc)
+    np.testing.assert_array_equal(got, expected)
