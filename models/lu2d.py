@@ -389,7 +389,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     no core; A_k's work is then slower by P / cores). Messages cost
     alpha msgs + beta max(sent, recv) per collective (S_k: the swap, then bcast_U) at
     the rates of the link they cross (`MachineProfile.link`: a process row Pc
-    consecutive ranks, a column the grid)."""
+    consecutive ranks, a column the grid).
+
+    Cost: O(steps x Pr) time (the rows' classes at every step: a Bruck window's bytes
+    differ along the rows where some own no pivot rows), memory ROW_CHUNK [step, row]
+    entries at a time."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_overlap = profile.overlaps(pc, placement)
