@@ -50,7 +50,10 @@ class Jumps:
 
     @staticmethod
     def join(*parts: Jumps) -> Jumps:
-        """The sum of several functions: their jumps, sorted by step."""
+        """The sum of several functions (none: zero): their jumps, sorted by step."""
+        if not parts:
+            return Jumps(step=np.zeros(0, dtype=np.int64), at=np.zeros(0, dtype=np.int64),
+                         delta=np.zeros(0))
         step = np.concatenate([j.step for j in parts])
         order = np.argsort(step, kind="stable")
         return Jumps(step=step[order], at=np.concatenate([j.at for j in parts])[order],

@@ -9,10 +9,12 @@ grid at N = 524288, worst case), the figures it gave, stored."""
 import numpy as np
 import pytest
 from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_phase_links, lu2d_plan_counts
-from linalg_io.models.lu2d_runs import Jumps, outer_sum
+from linalg_io.models.lu2d_runs import Jumps, bruck_misses, outer_sum, run_counts, window_holds
 from linalg_io.models.profile import load_profile
 from lu2d_reference import lu2d_phase_links as reference_links
 from lu2d_reference import lu2d_plan_counts as reference_counts
+
+from linalg_io.layout.schedules import allgatherv_one_costs, bruck_messages, bruck_rounds
 
 CPU = load_profile("example_cpu")
 RTOL = 1e-12
@@ -104,3 +106,39 @@ def test_outer_sum_of_runs_is_the_sum_of_outer_products():
     got = outer_sum(Jumps.of_runs(row_starts, row_values),
                     Jumps.of_runs(col_starts, col_values), pr, pc)
     np.testing.assert_array_equal(got, expected)
+
+
+def _dense_runs(starts, values, size):
+    """Each rank's value: that of the run it is in."""
+    run = (np.arange(size)[None, :, None] >= starts[:, None, :]).sum(axis=2) - 1
+    return np.take_along_axis(values, run, axis=1)
+
+
+@pytest.mark.parametrize("p", [1, 2, 5, 8, 13, 64])
+def test_bruck_misses_and_window_holds_equal_the_schedules(p):
+    rng = np.random.default_rng(p)
+    steps = 60
+    starts = np.sort(rng.integers(0, p + 1, (steps, 5)), axis=1)
+    starts[:, 0] = 0
+    nonempty = rng.random((steps, 5)) < 0.4
+    dense = _dense_runs(starts, nonempty, p)
+    dense[np.arange(steps), rng.integers(0, p, steps)] = True    # one non-empty block
+    nonempty = np.zeros((steps, p), dtype=bool) | dense          # runs of one rank each
+    one_each = np.broadcast_to(np.arange(p), (steps, p))
+    messages = Jumps.join(Jumps.of_runs(one_each, np.full((steps, 1), len(bruck_rounds(p)))),
+                          bruck_misses(one_each, run_counts(one_each, p), nonempty, p))
+    ones = Jumps.of_runs(np.zeros((steps, 1), dtype=np.int64), np.ones((steps, 1)))
+    per_step = [outer_sum(_only(messages, k), ones, p, 1)[:, 0] for k in range(steps)]
+    np.testing.assert_array_equal(np.array(per_step), bruck_messages(nonempty))
+    roots = rng.integers(0, p, steps)
+    held = Jumps.join(*(j for _, _, j in window_holds(roots, p)))
+    per_step = [outer_sum(_only(held, k), ones, p, 1)[:, 0] for k in range(steps)]
+    np.testing.assert_array_equal(np.array(per_step),
+                                  allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
+
+
+def _only(jumps: Jumps, k: int) -> Jumps:
+    """The jumps of step k alone, as step 0."""
+    mine = jumps.step == k
+    return Jumps(step=np.zeros(mine.sum(), dtype=np.int64), at=jumps.at[mine],
+                 delta=jumps.delta[mine])
