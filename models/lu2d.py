@@ -36,11 +36,19 @@ Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
+from linalg_io.models.lu2d_runs import (
+    Jumps,
+    bruck_misses,
+    outer_sum,
+    run_counts,
+    run_starts,
+    window_holds,
+)
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
 from linalg_io.models.rank_classes import StepClasses, step_classes
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
@@ -70,36 +78,51 @@ from linalg_io.layout.words import WORD
 PIVOTING = ("worst", "none", "expected")
 
 
-def _pivot_rows(pivoting, starts: np.ndarray, widths: np.ndarray, nb: int, pr: int,
-                below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """[step, process row]: pivot rows each process row owns before the step's
-    interchanges, and positions below the block where it receives a displaced row:
-    exact for the run's pivots or for none, the bound or the expectation otherwise
-    (fractional)."""
-    steps = len(starts)
-    diag = np.arange(pr)[None, :] == (np.arange(steps) % pr)[:, None]
-    kb = widths[:, None].astype(float)
+PHASES = TRAFFIC_PHASES
+ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The process rows at each step as runs of equal rows (`lu2d_runs.run_starts`), or
+    one run per row (`_Steps.dense_rows`): [step, run] first row, rows, rows below the
+    block, whether it is the diagonal row."""
+
+    start: np.ndarray
+    count: np.ndarray
+    below: np.ndarray
+    diag: np.ndarray
+
+    def jumps(self, values) -> Jumps:
+        """The per-step function with `values` [step, run] (or [step, 1]) on the runs."""
+        return Jumps.of_runs(self.start, values)
+
+    def total(self, values: np.ndarray) -> np.ndarray:
+        """[step, 1]: the sum over the rows of `values` [step, run]."""
+        return (values * self.count).sum(axis=1, keepdims=True)
+
+
+def _pivot_rows(pivoting, steps: _Steps, rows: _Rows,
+                k: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+    """[step, run]: pivot rows each process row owns before the step's interchanges, and
+    positions below the block where it receives a displaced row, at the steps k (`rows`
+    of those steps): exact for the run's pivots (`rows` one run per row) or for none, the
+    bound or the expectation otherwise (fractional)."""
+    kb = steps.kb[k]
     if isinstance(pivoting, np.ndarray):
-        pairs = [pivot_rows_by_owner(pivoting[j0:j0 + w], j0, nb, pr)
-                 for j0, w in zip(starts, widths)]
+        pairs = [pivot_rows_by_owner(pivoting[j0:j0 + w], j0, steps.nb, steps.pr)
+                 for j0, w in zip(steps.starts[k], steps.widths[k])]
         return (np.array([o for o, _ in pairs], dtype=float),
                 np.array([d for _, d in pairs], dtype=float))
     if pivoting == "none":
-        return diag * kb, np.zeros((steps, pr))
+        return rows.diag * kb, np.zeros(rows.below.shape)
     if pivoting == "worst":      # as many pivot rows as a non-diagonal row can own
-        s = np.minimum(kb, below).astype(float)
+        s = np.minimum(kb, rows.below).astype(float)
     else:                        # expected: pivots uniform over the active rows
-        s = kb * below / (below.sum(axis=1, keepdims=True) + kb)
-    s = s * ~diag
-    kept = np.maximum(0.0, kb - s.sum(axis=1, keepdims=True))   # rows the diagonal row keeps
-    return np.where(diag, kept, s), s
-
-
-PHASES = TRAFFIC_PHASES
-# up to this Pc the column sums are matrix products with [step, Pc] arrays (cheaper than
-# folding the rows' [step, Pr] factors)
-FEW_COLUMNS = 32
-ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
+        s = kb * rows.below / (rows.total(rows.below) + kb)
+    s = s * ~rows.diag
+    kept = np.maximum(0.0, kb - rows.total(s))            # rows the diagonal row keeps
+    return np.where(rows.diag, kept, s), s
 
 
 def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
@@ -112,70 +135,101 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
 
     Each cost of block column k is a sum of products f_k(r) g_k(c) of a process row's
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
-    column's (its trailing columns, its position in the L broadcast, ...), so every
-    rank's total over the steps is a sum of matrix products F^T G, [step, row] by [step,
-    column]. A column's factors are its trailing columns (the widths of its blocks right
-    of the step's), whether it has any, or a function of its position (c - k) mod Pc,
-    so the sums over the steps fold the rows' factors (prefix sums over the steps,
-    sums over the steps of one position) instead of building [step, column] arrays:
-    O(steps Pr + P). The same numbers as walking every rank and step
+    column's (its trailing columns, whether it has any, its position (c - k) mod Pc),
+    and at each step both are constant on a few runs of consecutive ranks: the sums over
+    the steps are sums of products of their jumps (`linalg_io.models.lu2d_runs`), in
+    O(steps + P) time and memory for the assumed pivotings (O(steps Pr) for a run's
+    pivots, given per row). The same numbers as walking every rank and step
     (tests/lu2d_walk.py), to rounding (integer counts exactly).
     """
     if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
     elif pivoting not in PIVOTING:
         raise ValueError(f"pivoting must be one of {PIVOTING} or the pivots, got {pivoting!r}")
-    plan = _plan(n, nb, pr, pc)
+    steps = _steps(n, nb, pr, pc)
     fixed = _fixed_costs(n, nb, pr, pc)
     out = {key: {ph: fixed[key][ph].copy() for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     if pr > 1:
         # bcast_U: the pivot rows' trailing columns, Bruck allgatherv in every column;
         # swap: the diagonal row sends the displaced rows to their new process rows
-        owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
+        rows = steps.rows if isinstance(pivoting, str) else steps.dense_rows()
+        owned, displaced = _pivot_rows(pivoting, steps, rows)
         # a Bruck window is linear in the blocks and the same every step: the windows of
         # sum_k owned_k trail_k (one product) are the sum of the steps' windows
-        spread_sent, spread_recv, _ = allgatherv_costs(plan.by_trail(owned).T)
+        spread_sent, spread_recv, _ = allgatherv_costs(steps.by_trail(rows.jumps(owned)).T)
         out["sent"]["bcast_U"] += spread_sent.T * WORD
         out["recv"]["bcast_U"] += spread_recv.T * WORD
-        if isinstance(pivoting, str) and pivoting == "none":   # the diagonal row's kb
-            messages = allgatherv_one_costs(pr, 0.0, plan.kb[:, 0], plan.diag_row)[2]
-        else:
-            messages = bruck_messages(owned > 0)
-        out["msgs_by_phase"]["bcast_U"] += plan.by_trailing(messages)
-        remote = displaced * ~plan.diag                # the diagonal row's own: a copy
-        out["sent"]["swap"] += plan.by_trail(plan.diag * remote.sum(axis=1, keepdims=True)
-                                             * WORD)
-        out["recv"]["swap"] += plan.by_trail(remote * WORD)
-        out["msgs_by_phase"]["swap"] += plan.by_trailing(
-            plan.diag * (remote > 0).sum(axis=1, keepdims=True))
+        out["msgs_by_phase"]["bcast_U"] += steps.by_trailing(_bruck_messages(rows, owned > 0,
+                                                                             pr))
+        remote = displaced * ~rows.diag                # the diagonal row's own: a copy
+        out["sent"]["swap"] += steps.by_trail(rows.jumps(rows.diag * rows.total(remote)
+                                                         * WORD))
+        out["recv"]["swap"] += steps.by_trail(rows.jumps(remote * WORD))
+        out["msgs_by_phase"]["swap"] += steps.by_trailing(
+            rows.jumps(rows.diag * rows.total(remote > 0)))
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
             "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
             "gamma_flops": fixed["gamma_flops"].copy()}
 
 
-def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """sum over the steps k of rows[k, r] columns[k, c] (one BLAS thread: small)."""
-    with BLAS.limit(limits=1, user_api="blas"):
-        return np.asarray(rows, dtype=float).T @ np.asarray(columns, dtype=float)
+def _bruck_messages(rows: _Rows, nonempty: np.ndarray, p: int) -> Jumps:
+    """Per step, the messages each process row sends in the Bruck allgatherv of blocks
+    `nonempty` [step, run] (`linalg_io.layout.schedules.bruck_messages`): every round but
+    those whose window is empty (`lu2d_runs.bruck_misses`)."""
+    every = rows.jumps(np.full((len(rows.start), 1), float(len(bruck_rounds(p)))))
+    return Jumps.join(every, bruck_misses(rows.start, rows.count, nonempty, p))
+
+
+def _scaled(jumps: Jumps, weight: np.ndarray) -> Jumps:
+    """`jumps` times a per-step weight [step]."""
+    return Jumps(step=jumps.step, at=jumps.at, delta=jumps.delta * weight[jumps.step])
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """Per block column k: [step, process row] arrays, and the process columns' factors
-    as functions (no [step, process column] array: `by_trail`, `by_trailing`,
-    `by_position`, `trail_at`)."""
+class _Steps:
+    """The block columns k ([step] arrays), their process rows as runs (`rows`) and their
+    process columns' factors as runs (`column_start`: [step, run] first column; `trail`
+    its trailing columns, `first` / `last` whether (c - k) mod Pc is 0 / Pc - 1): sums
+    over the steps by `by_trail`, `by_trailing`, `by_position` (`lu2d_runs.outer_sum`).
+    `dense_rows`: the [step, process row] arrays of a run's pivots and the critical
+    path."""
 
     n: int
     nb: int
+    pr: int
     pc: int
     starts: np.ndarray
     widths: np.ndarray
     kb: np.ndarray          # [step, 1]
-    below: np.ndarray       # rows of each process row below the block
-    diag: np.ndarray        # the process row k mod Pr
     diag_row: np.ndarray    # [step]: k mod Pr
+    rows: _Rows
+    column_start: np.ndarray
+    trail: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+
+    def runs(self, extra_cuts: tuple = ()) -> _Rows:
+        """The process rows' runs, also cut at `extra_cuts` ([step] rows)."""
+        ends = self.starts + self.widths
+        d = self.diag_row
+        cuts = [(ends // self.nb) % self.pr, np.full_like(ends, (self.n // self.nb) % self.pr),
+                d, *extra_cuts]
+        start = run_starts([c + s for c in cuts for s in (0, 1)], self.pr)
+        rep = np.minimum(start, self.pr - 1)
+        below = (numroc(self.n, self.nb, rep, self.pr)
+                 - numroc(ends[:, None], self.nb, rep, self.pr)).astype(float)
+        return _Rows(start=start, count=run_counts(start, self.pr), below=below,
+                     diag=rep == d[:, None])
+
+    def dense_rows(self, k: np.ndarray | slice = slice(None)) -> _Rows:
+        """One run per process row, at the steps k: [step, process row] arrays."""
+        ends = (self.starts + self.widths)[k]
+        start = np.broadcast_to(np.arange(self.pr), (len(ends), self.pr))
+        return _Rows(start=start, count=np.ones(start.shape, dtype=np.int64),
+                     below=counts_from(ends, self.n, self.nb, self.pr).astype(float),
+                     diag=np.arange(self.pr)[None, :] == self.diag_row[k][:, None])
 
     def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
         """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
@@ -183,102 +237,94 @@ class _Plan:
         return (numroc(self.n, self.nb, columns, self.pc)
                 - numroc(ends, self.nb, columns, self.pc)).astype(float)
 
-    def _trail(self) -> np.ndarray:
-        """[step, process column] trailing columns (few columns: a small array)."""
-        steps = len(self.starts)
-        return self.trail_at(np.broadcast_to(np.arange(self.pc), (steps, self.pc)),
-                             np.arange(steps))
+    def _sum(self, rows, columns: np.ndarray) -> np.ndarray:
+        if not isinstance(rows, Jumps):
+            rows = self.rows.jumps(rows)
+        return outer_sum(rows, Jumps.of_runs(self.column_start, columns), self.pr, self.pc)
 
-    def by_trail(self, rows: np.ndarray) -> np.ndarray:
-        """[Pr, Pc]: sum over the steps k of rows[k, r] times column c's trailing columns.
-        These are the widths of c's blocks b > k, so the sum is, over c's blocks b, the
-        width of b times rows summed over the steps before b."""
-        if self.pc <= FEW_COLUMNS:
-            return _outer_sum(rows, self._trail())
-        rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
-        before = np.cumsum(rows, axis=0) - rows
-        return _fold(self.widths[:, None] * before, self.pc).T
+    def by_trail(self, rows) -> np.ndarray:
+        """[Pr, Pc]: sum over the steps k of rows[k, r] (jumps, or values on `rows`'s
+        runs) times column c's trailing columns."""
+        return self._sum(rows, self.trail)
 
-    def by_trailing(self, rows: np.ndarray) -> np.ndarray:
+    def by_trailing(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
-        columns, that is before c's last block."""
-        if self.pc <= FEW_COLUMNS:
-            return _outer_sum(rows, self._trail() > 0)
-        steps = len(self.starts)
-        rows = _steps_by_rows(rows, steps, self.below.shape[1])
-        before = np.concatenate([np.zeros((1, rows.shape[1])), np.cumsum(rows, axis=0)])
-        last = steps - 1 - (steps - 1 - np.arange(self.pc)) % self.pc   # c's last block
-        return before[np.maximum(last, 0)].T
+        columns."""
+        return self._sum(rows, self.trail > 0)
 
-    def by_position(self, rows: np.ndarray, positions: str) -> np.ndarray:
+    def by_position(self, rows, positions: str) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c is at `positions`
         ("first", "not first", "not last") of (c - k) mod Pc."""
-        if self.pc <= FEW_COLUMNS:
-            k = np.arange(len(self.starts))
-            q = (np.arange(self.pc)[None, :] - (k % self.pc)[:, None]) % self.pc
-            at_positions = {"first": q == 0, "not first": q > 0, "not last": q < self.pc - 1}
-            return _outer_sum(rows, at_positions[positions])
-        rows = _steps_by_rows(rows, len(self.starts), self.below.shape[1])
-        at = _fold(rows, self.pc)                  # [position of step k = k mod Pc, r]
-        if positions == "first":
-            return at.T
-        total = rows.sum(axis=0)[:, None]
-        shift = 0 if positions == "not first" else 1    # the last is c = k - 1 mod Pc
-        return total - np.roll(at, -shift, axis=0).T
-
-
-def _steps_by_rows(rows, steps: int, pr: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(rows, dtype=float), (steps, pr))
-
-
-def _fold(values: np.ndarray, period: int) -> np.ndarray:
-    """[period, ...]: values[k] summed over the k of each residue mod period."""
-    pad = -len(values) % period
-    padded = np.concatenate([values, np.zeros((pad,) + values.shape[1:])])
-    return padded.reshape((-1, period) + values.shape[1:]).sum(axis=0)
+        at = {"first": self.first, "not first": ~self.first, "not last": ~self.last}
+        return self._sum(rows, at[positions])
 
 
 @lru_cache(maxsize=4)
-def _plan(n: int, nb: int, pr: int, pc: int) -> _Plan:
+def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     starts, widths = block_columns(n, nb)
-    diag_row, _ = diagonal(np.arange(len(starts)), pr, pc)
-    return _Plan(n=n, nb=nb, pc=pc, starts=starts, widths=widths,
-                 kb=widths.astype(float)[:, None],
-                 below=counts_from(starts + widths, n, nb, pr).astype(float),
-                 diag=np.arange(pr)[None, :] == diag_row[:, None], diag_row=diag_row)
+    k = np.arange(len(starts))
+    diag_row, diag_col = diagonal(k, pr, pc)
+    ends = starts + widths
+    cuts = [(ends // nb) % pc, np.full_like(ends, (n // nb) % pc), diag_col, (k - 1) % pc]
+    column_start = run_starts([c + s for c in cuts for s in (0, 1)], pc)
+    rep = np.minimum(column_start, pc - 1)
+    trail = (numroc(n, nb, rep, pc) - numroc(ends[:, None], nb, rep, pc)).astype(float)
+    steps = _Steps(n=n, nb=nb, pr=pr, pc=pc, starts=starts, widths=widths,
+                   kb=widths.astype(float)[:, None], diag_row=diag_row, rows=None,
+                   column_start=column_start, trail=trail, first=rep == diag_col[:, None],
+                   last=rep == ((k - 1) % pc)[:, None])
+    return replace(steps, rows=steps.runs())
+
+
+def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarray:
+    """[len(k), Pr]: `values` [step, run] on every process row at the steps k."""
+    start = rows.start[k]
+    run = (np.arange(pr)[None, :, None] >= start[:, None, :]).sum(axis=2) - 1
+    return np.take_along_axis(values[k], run, axis=1)
 
 
 @lru_cache(maxsize=4)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
-    plan = _plan(n, nb, pr, pc)
-    kb, below = plan.kb, plan.below
+    steps = _steps(n, nb, pr, pc)
+    rows = steps.rows
+    kb, below = steps.kb, rows.below
     out = {key: {ph: np.zeros((pr, pc)) for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     # bcast_L: (r, k mod Pc) along process row r, a chain or, small, a binomial tree
     size = panel_words(kb, below) * WORD
     if pc > 1:
         chain = size > SMALL_BYTES
-        out["sent"]["bcast_L"] += plan.by_position(size * chain, "not last")
-        out["recv"]["bcast_L"] += plan.by_position(size, "not first")
-        out["msgs_by_phase"]["bcast_L"] += plan.by_position(chunk_count(size) * chain,
-                                                            "not last")
+        out["sent"]["bcast_L"] += steps.by_position(size * chain, "not last")
+        out["recv"]["bcast_L"] += steps.by_position(size, "not first")
+        out["msgs_by_phase"]["bcast_L"] += steps.by_position(chunk_count(size) * chain,
+                                                             "not last")
         tree = np.flatnonzero(~chain.all(axis=1))     # steps where some row's L is small
         if len(tree):
             position = (np.arange(pc)[None, :] - (tree % pc)[:, None]) % pc
             children = binomial_children(np.arange(pc), pc)[position]
-            out["sent"]["bcast_L"] += _outer_sum((size * ~chain)[tree], children)
-            out["msgs_by_phase"]["bcast_L"] += _outer_sum(((size > 0) * ~chain)[tree],
-                                                          children)
+            small = _dense(rows, size * ~chain, tree, pr)
+            out["sent"]["bcast_L"] += _outer_sum(small, children)
+            out["msgs_by_phase"]["bcast_L"] += _outer_sum((small > 0) * 1.0, children)
     if pr > 1:
-        # panel: kb Allgatherv (Bruck) of the candidates in process column k mod Pc
-        base, extra = candidate_words(kb[:, 0])
-        candidates = allgatherv_one_costs(pr, base * WORD, extra * WORD, plan.diag_row)
-        for key, cost in zip(("sent", "recv", "msgs_by_phase"), candidates):
-            out[key]["panel"] += plan.by_position(kb * cost, "first")
-    panel = plan.by_position((below + plan.diag * kb) * kb * kb - kb**3 / 3.0, "first")
-    solve = plan.by_trail(kb * kb)
-    update = plan.by_trail(2.0 * below * kb)
+        # panel: kb Allgatherv (Bruck) of the candidates in process column k mod Pc:
+        # blocks of base words, the diagonal rank's base + extra, which a rank's window
+        # holds in the rounds m > (diagonal - rank) mod Pr (`allgatherv_one_costs`)
+        base, extra = (words * WORD for words in candidate_words(kb[:, 0]))
+        rounds = bruck_rounds(pr)
+        held = Jumps.join(*(j for _, _, j in window_holds(steps.diag_row, pr)))
+        sent = Jumps.join(rows.jumps((kb[:, 0] * base * sum(m for _, m in rounds))[:, None]),
+                          _scaled(held, kb[:, 0] * extra))
+        out["sent"]["panel"] += steps.by_position(sent, "first")
+        out["recv"]["panel"] += steps.by_position(
+            kb * (base[:, None] * (pr - 1) + extra[:, None] * ~rows.diag), "first")
+        out["msgs_by_phase"]["panel"] += steps.by_position(kb * len(rounds), "first")
+    # getrf: (rows + diagonal block) kb^2 - kb^3/3, the fraction summed per column apart
+    # (a difference of its sums would leave rounding where a column has none)
+    panel = (steps.by_position((below + rows.diag * kb) * kb * kb, "first")
+             - _fold(kb[:, 0] ** 3 / 3.0, pc)[None, :])
+    solve = steps.by_trail(kb * kb)
+    update = steps.by_trail(2.0 * below * kb)
     out["flops"] = panel + solve + update
     out["flops_by_phase"] = {"panel": panel, "solve": solve, "dgemm": update}
     # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
@@ -286,6 +332,17 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     out["gamma_flops"] = ((panel + solve) / PANEL_RATE
                           + update / float(gemm_efficiency(np.float64(nb))))
     return out
+
+
+def _fold(values: np.ndarray, period: int) -> np.ndarray:
+    """[period]: values[k] summed over the k of each residue mod period."""
+    return np.bincount(np.arange(len(values)) % period, values, minlength=period)
+
+
+def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """sum over the steps k of rows[k, r] columns[k, c] (one BLAS thread: small)."""
+    with BLAS.limit(limits=1, user_api="blas"):
+        return np.asarray(rows, dtype=float).T @ np.asarray(columns, dtype=float)
 
 
 TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + "
@@ -332,8 +389,12 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     no core; A_k's work is then slower by P / cores). Messages cost
     alpha msgs + beta max(sent, recv) per collective (S_k: the swap, then bcast_U) at
     the rates of the link they cross (`MachineProfile.link`: a process row Pc
-    consecutive ranks, a column the grid)."""
-    plan = _plan(n, nb, pr, pc)
+    consecutive ranks, a column the grid).
+
+    Cost: O(steps x Pr) time (the rows' classes at every step: a Bruck window's bytes
+    differ along the rows where some own no pivot rows), memory ROW_CHUNK [step, row]
+    entries at a time."""
+    blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_overlap = profile.overlaps(pc, placement)
     col_alpha, col_beta = profile.link(pr * pc, placement)
@@ -342,23 +403,29 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                            max(1, placement.ranks_per_node // pc))
     cores = placement.shared_cores
     slow = 1.0 if cores is None else max(1.0, pr * pc / cores)
-    kb, below = plan.kb, plan.below
     # a process column's messages: work on the rank's core on a node, a wait (no core)
     # on the network (`waiting_makespans`)
     col_net = profile.on_network(pr * pc, placement)
-    panel = ((below + plan.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
-    panel_wait = np.zeros_like(panel)
-    if pr > 1:
+
+    def panels(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(work, wait) [step, process row] of F at the steps k."""
+        kb, rows = blocks.kb[k], blocks.dense_rows(k)
+        panel = ((rows.below + rows.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
+        if pr == 1:
+            return panel, np.zeros_like(panel)
         base, extra = candidate_words(kb[:, 0])
-        sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, plan.diag_row)
+        sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD,
+                                                blocks.diag_row[k])
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
         search_work, panel_wait = _work_or_wait(search, col_net)
-        panel = panel + search_work
-    arrival = _l_arrival(plan, pc, *row_hops(pc, profile, placement))
-    column = _ColumnSeconds(plan, nb, pr, pivoting, col_alpha, col_beta)
+        return panel + search_work, panel_wait
+
+    arrival = _l_arrival(blocks, pc, *row_hops(pc, profile, placement))
+    column = _ColumnSeconds(blocks, pr, pivoting, col_alpha, col_beta)
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
-    steps = len(plan.starts)
+    steps = len(blocks.starts)
     on_first = np.arange(pc) == 0
+    panel, panel_wait = panels(np.arange(1))
     total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
                                     (panel_wait[0][:, None] * on_first).reshape(1, -1),
                                     cores)[0]) + float(arrival[0])
@@ -366,47 +433,52 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     # evaluation per (row class, column class), weighted by the ranks it stands for; a
     # column's features (its trailing columns, whether it is the look-ahead's) change
     # only at a few columns of each step (`_column_segments`); the steps in chunks of
-    # ROW_CHUNK [step, process row] entries (the classes' memory)
+    # ROW_CHUNK [step, process row] entries (every [step, row] array's memory)
     chunk = max(1, ROW_CHUNK // pr)
     for first in range(0, steps, chunk):
         k = np.arange(first, min(steps, first + chunk))
-        total += _steps_seconds(plan, k, panel, panel_wait, arrival, column, rate, slow,
-                                gamma, cores, col_net, row_overlap)
+        rows = blocks.dense_rows(k)
+        total += _steps_seconds(blocks, k, rows.below, panels(np.minimum(k + 1, steps - 1)),
+                                arrival, column.at(k, rows), rate, slow, gamma, cores,
+                                col_net, row_overlap)
     return total
 
 
-def _steps_seconds(plan: _Plan, k: np.ndarray, panel: np.ndarray, panel_wait: np.ndarray,
+def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
                    arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
                    gamma: float, cores, col_net: bool, row_overlap: bool) -> float:
-    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`)."""
-    steps, pc = len(plan.starts), plan.pc
-    kb, below = plan.kb[k], plan.below[k]
+    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`):
+    `below` [step, process row] at the steps k, `panels` F's (work, wait) at k + 1,
+    `column` at the steps k."""
+    steps, pc = len(blocks.starts), blocks.pc
+    kb = blocks.kb[k]
     ahead = np.minimum(k + 1, steps - 1)
     has_next = k + 1 < steps
-    row_features = [below, panel[ahead], panel_wait[ahead]]
+    f_ahead, wait_ahead = panels
+    row_features = [below, f_ahead, wait_ahead]
     if column.pr > 1:
-        row_features += [column.msgs[k], column.bytes[k]]
+        row_features += [column.msgs, column.bytes]
     rows = step_classes(row_features)
-    cols, col_count = _column_segments(plan, k, ahead % pc)
+    cols, col_count = _column_segments(blocks, k, ahead % pc)
     at = np.arange(len(k))[:, None]
 
     def per_row(values: np.ndarray) -> np.ndarray:      # [k, pr] -> [k, row class, 1]
         return values[at, rows.rep][:, :, None]
 
     weights = (rows.count[:, :, None] * col_count[:, None, :]).reshape(len(k), -1)
-    t = plan.trail_at(cols, k)[:, None, :]               # [k, 1, column class]
+    t = blocks.trail_at(cols, k)[:, None, :]               # [k, 1, column class]
     la = (cols == (ahead % pc)[:, None])[:, None, :]
     update = 2.0 * per_row(below) * kb[:, :, None] * t / rate
-    f_next = per_row(panel[ahead]) * la * has_next[:, None, None]
-    f_wait = per_row(panel_wait[ahead]) * la * has_next[:, None, None]
-    ahead_trail = plan.trail_at((ahead % pc)[:, None], k)[:, 0]
-    first_cols = np.minimum(plan.kb[ahead][:, 0], ahead_trail)
+    f_next = per_row(f_ahead) * la * has_next[:, None, None]
+    f_wait = per_row(wait_ahead) * la * has_next[:, None, None]
+    ahead_trail = blocks.trail_at((ahead % pc)[:, None], k)[:, 0]
+    first_cols = np.minimum(blocks.kb[ahead][:, 0], ahead_trail)
     share = first_cols / np.maximum(ahead_trail, 1.0)
     ahead_update = 2.0 * below[at, rows.rep] * kb * ahead_trail[:, None] / rate
-    lead = ((ahead_update * share[:, None] + panel[ahead][at, rows.rep]) * slow
-            + panel_wait[ahead][at, rows.rep]).max(axis=1)
+    lead = ((ahead_update * share[:, None] + f_ahead[at, rows.rep]) * slow
+            + wait_ahead[at, rows.rep]).max(axis=1)
     after = np.where(has_next, arrival[ahead], 0.0)
-    swap_work, s_wait = _work_or_wait(column.classes(rows, t, k), col_net)  # [k, row, col]
+    swap_work, s_wait = _work_or_wait(column.classes(rows, t), col_net)  # [k, row, col]
     s_work = (kb * kb * t[:, 0, :] / (PANEL_RATE * gamma))[:, None, :] + swap_work
     s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(len(k), -1),
                             np.broadcast_to(s_wait, update.shape).reshape(len(k), -1), cores,
@@ -421,17 +493,17 @@ def _steps_seconds(plan: _Plan, k: np.ndarray, panel: np.ndarray, panel_wait: np
     return float((s_k + step).sum())
 
 
-def _column_segments(plan: _Plan, k: np.ndarray,
+def _column_segments(blocks: _Steps, k: np.ndarray,
                      look_ahead: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """([step, segment] first column, [step, segment] columns) of the runs of process
     columns with equal features at each step: a column's trailing columns (`numroc` of
     N and of the block's end) change only at the owners of the blocks those end in and
     the next column, whether it is the look-ahead's at that column and the next; empty
     segments (0 columns) are padding. k: the steps."""
-    pc = plan.pc
-    ends = plan.starts[k] + plan.widths[k]
+    pc = blocks.pc
+    ends = blocks.starts[k] + blocks.widths[k]
     cuts = [np.zeros_like(ends)]
-    for column in ((ends // plan.nb) % pc, np.full_like(ends, (plan.n // plan.nb) % pc),
+    for column in ((ends // blocks.nb) % pc, np.full_like(ends, (blocks.n // blocks.nb) % pc),
                    look_ahead):
         cuts += [column, column + 1]
     cuts = np.sort(np.minimum(np.stack(cuts, axis=1), pc), axis=1)
@@ -446,7 +518,7 @@ def _work_or_wait(seconds: np.ndarray, on_network: bool) -> tuple[np.ndarray, np
     return (none, seconds) if on_network else (seconds, none)
 
 
-def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
+def _l_arrival(blocks: _Steps, pc: int, on_node: tuple[float, float],
                across: tuple[float, float], cross_in: np.ndarray) -> np.ndarray:
     """[step]: seconds from the root's start of bcast_L to the last rank holding the whole
     message (`critical_path_time`; the longest message, that of the row with the most
@@ -459,8 +531,8 @@ def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
     into the root. A binomial tree (small) pays alpha + beta size per level, the top
     levels (as many as the row has nodes, log2) across nodes."""
     if pc == 1:
-        return np.zeros(len(plan.kb))
-    size = (panel_words(plan.kb, plan.below) * WORD).max(axis=1)
+        return np.zeros(len(blocks.kb))
+    size = (panel_words(blocks.kb, blocks.rows.below) * WORD).max(axis=1)
     piece = np.minimum(size, CHUNK_BYTES)
     roots = np.arange(len(size)) % pc
     hops = pc - 1
@@ -483,35 +555,41 @@ def _l_arrival(plan: _Plan, pc: int, on_node: tuple[float, float],
 
 class _ColumnSeconds:
     """The link time of each step's swap and bcast_U per rank (the counts of
-    `lu2d_plan_counts`, step by step): `msgs` and `bytes` [step, process row], timed on a
-    process column's trailing columns by `classes`."""
+    `lu2d_plan_counts`, step by step): `at` gives `msgs` and `bytes` [step, process row]
+    at some steps, timed on a process column's trailing columns by `classes`."""
 
-    def __init__(self, plan: _Plan, nb: int, pr: int, pivoting, alpha: float,
-                 beta: float) -> None:
-        self.plan, self.pr, self.alpha, self.beta = plan, pr, alpha, beta
-        if pr == 1:
-            return
-        if not isinstance(pivoting, str):
-            pivoting = np.asarray(pivoting, dtype=np.int64)
-        owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
+    def __init__(self, blocks: _Steps, pr: int, pivoting, alpha: float, beta: float,
+                 msgs: np.ndarray | None = None, nbytes: np.ndarray | None = None) -> None:
+        self.blocks, self.pr, self.alpha, self.beta = blocks, pr, alpha, beta
+        self.pivoting = (pivoting if isinstance(pivoting, str)
+                         else np.asarray(pivoting, dtype=np.int64))
+        self.msgs, self.bytes = msgs, nbytes
+
+    def at(self, k: np.ndarray, rows: _Rows) -> _ColumnSeconds:
+        """The same at the steps k (`rows`: their process rows, one run each)."""
+        if self.pr == 1:
+            return self
+        blocks, pivoting, pr = self.blocks, self.pivoting, self.pr
+        owned, displaced = _pivot_rows(pivoting, blocks, rows, k)
         bruck_sent, bruck_recv, _ = allgatherv_costs(owned)
         if isinstance(pivoting, str) and pivoting == "none":
-            messages = allgatherv_one_costs(pr, 0.0, plan.kb[:, 0], plan.diag_row)[2]
+            messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k])[2]
         else:
             messages = bruck_messages(owned > 0)
-        remote = displaced * ~plan.diag
+        remote = displaced * ~rows.diag
         # the swap, then the allgather: each its own max(sent, recv)
-        self.bytes = (np.maximum(bruck_sent, bruck_recv)
-                      + np.maximum(plan.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
-        self.msgs = messages + plan.diag * (remote > 0).sum(axis=1, keepdims=True)
+        nbytes = (np.maximum(bruck_sent, bruck_recv)
+                  + np.maximum(rows.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
+        msgs = messages + rows.diag * (remote > 0).sum(axis=1, keepdims=True)
+        return _ColumnSeconds(blocks, pr, pivoting, self.alpha, self.beta, msgs, nbytes)
 
-    def classes(self, rows: StepClasses, trail: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """[step, row class, column class] seconds at the steps k, for the process rows
-        `rows` (step classes of the features that include msgs and bytes) and the
+    def classes(self, rows: StepClasses, trail: np.ndarray) -> np.ndarray:
+        """[step, row class, column class] seconds at the steps of `at`, for the process
+        rows `rows` (step classes of the features that include msgs and bytes) and the
         classes' trailing columns `trail` [step, 1, column class]."""
         if self.pr == 1:
-            return np.zeros((len(k), rows.size, trail.shape[2]))
-        at = k[:, None]
+            return np.zeros((trail.shape[0], rows.size, trail.shape[2]))
+        at = np.arange(trail.shape[0])[:, None]
         return (self.alpha * self.msgs[at, rows.rep][:, :, None] * (trail > 0)
                 + self.beta * self.bytes[at, rows.rep][:, :, None] * trail)
 
@@ -540,18 +618,18 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
     L broadcast runs in a process row (Pc consecutive ranks), the rest in a process
     column (stride Pc: the whole grid); which of their messages cross nodes, for a
     placement: `lu2d_phase_links`."""
-    plan = lu2d_plan_counts(n, nb, pr, pc, pivoting)
+    counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
 
     def flat(phases):
-        return tuple(sum(plan[key][ph] for ph in phases).reshape(-1)
+        return tuple(sum(counts[key][ph] for ph in phases).reshape(-1)
                      for key in ("sent", "recv", "msgs_by_phase"))
 
     label = pivoting if isinstance(pivoting, str) else "as measured"
     sent, recv, msgs = flat(PHASES)
     timing = partial(critical_path_time, n, nb, pr, pc, pivoting)
     return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
-                     flops=plan["flops"].reshape(-1),
-                     gamma_flops=plan["gamma_flops"].reshape(-1),
+                     flops=counts["flops"].reshape(-1),
+                     gamma_flops=counts["gamma_flops"].reshape(-1),
                      formula=f"{FORMULA} (pivoting={label})",
                      placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting),
                      critical_path=(timing, TIME_FORMULA))
@@ -698,24 +776,24 @@ def lu2d_links(n: int, nb: int, pr: int, pc: int, pivoting, placement: Placement
 
 def _bcast_l_crossing(n: int, nb: int, pr: int, pc: int, nodes_c: np.ndarray) -> tuple:
     """(sent, received, messages) [Pr, Pc] of bcast_L between nodes."""
-    plan = _plan(n, nb, pr, pc)
-    kb, below = plan.kb, plan.below
-    size = panel_words(kb, below) * WORD                                # [step, row]
+    blocks = _steps(n, nb, pr, pc)
+    rows = blocks.rows
+    size = panel_words(blocks.kb, rows.below) * WORD                      # [step, run]
     chain = size > SMALL_BYTES
     column = np.arange(pc)
     cross_in = (nodes_c != nodes_c[(column - 1) % pc]).astype(float)      # from c - 1
     cross_out = (nodes_c != nodes_c[(column + 1) % pc]).astype(float)     # to c + 1
-    sent = plan.by_position(size * chain, "not last") * cross_out
-    recv = plan.by_position(size * chain, "not first") * cross_in
-    msgs = plan.by_position(chunk_count(size) * chain, "not last") * cross_out
+    sent = blocks.by_position(size * chain, "not last") * cross_out
+    recv = blocks.by_position(size * chain, "not first") * cross_in
+    msgs = blocks.by_position(chunk_count(size) * chain, "not last") * cross_out
     if not chain.all():
-        tree = ~chain.all(axis=1)
-        roots = np.flatnonzero(tree) % pc
+        tree = np.flatnonzero(~chain.all(axis=1))
+        roots = tree % pc
         unit = {root: bcast_node_costs(pc, 1.0, np.array([root]), nodes_c)
                 for root in np.unique(roots)}
         edges_out = np.array([unit[root][0] for root in roots])          # [tree step, pc]
         edges_in = np.array([unit[root][1] for root in roots])
-        small = (size * ~chain)[tree]
+        small = _dense(rows, size * ~chain, tree, pr)
         sent = sent + _outer_sum(small, edges_out)
         recv = recv + _outer_sum(small, edges_in)
         msgs = msgs + _outer_sum((small > 0) * 1.0, edges_out)
@@ -726,28 +804,38 @@ def _column_crossing(n: int, nb: int, pr: int, pc: int, pivoting, nodes_r: np.nd
                      totals: dict) -> dict:
     """{phase: (sent, received, messages) [Pr, Pc] between nodes} of the phases in a
     process column whose members share nodes r / Pc at a time (module doc)."""
-    plan = _plan(n, nb, pr, pc)
-    kb = plan.kb
+    blocks = _steps(n, nb, pr, pc)
+    kb = blocks.kb
     rounds = bruck_rounds(pr)
     member = np.arange(pr)
-    round_share = np.mean([nodes_r != nodes_r[(member - h) % pr] for h, _ in rounds],
-                          axis=0)[:, None]                                 # [Pr, 1]
+    crosses = [nodes_r != nodes_r[(member - h) % pr] for h, _ in rounds]
+    round_share = np.mean(crosses, axis=0)[:, None]                        # [Pr, 1]
     out = {}
     if not isinstance(pivoting, str):
         pivoting = np.asarray(pivoting, dtype=np.int64)
-    owned, displaced = _pivot_rows(pivoting, plan.starts, plan.widths, nb, pr, plan.below)
-    sent, recv = allgatherv_node_costs(plan.by_trail(owned).T, nodes_r)
+    # the runs also cut at the diagonal row's node (nodes_r: consecutive rows per node)
+    group = int(np.count_nonzero(nodes_r == nodes_r[0]))
+    node_first = blocks.diag_row // group * group
+    rows = (blocks.runs((node_first, node_first + group)) if isinstance(pivoting, str)
+            else blocks.dense_rows())
+    owned, displaced = _pivot_rows(pivoting, blocks, rows)
+    sent, recv = allgatherv_node_costs(blocks.by_trail(rows.jumps(owned)).T, nodes_r)
     out["bcast_U"] = (sent.T * WORD, recv.T * WORD, totals["bcast_U"][2] * round_share)
-    remote = displaced * ~plan.diag
-    apart = nodes_r[None, :] != nodes_r[plan.diag_row][:, None]           # [step, row]
+    remote = displaced * ~rows.diag
+    rep = np.minimum(rows.start, pr - 1)
+    apart = nodes_r[rep] != nodes_r[blocks.diag_row][:, None]             # [step, run]
     moved = remote * apart
-    out["swap"] = (plan.by_trail(plan.diag * moved.sum(axis=1, keepdims=True) * WORD),
-                   plan.by_trail(moved * WORD),
-                   plan.by_trailing(plan.diag * ((remote > 0) & apart).sum(axis=1,
-                                                                           keepdims=True)))
-    base, extra = (words * WORD for words in candidate_words(kb[:, 0]))
-    blocks = base[:, None] + extra[:, None] * plan.diag                    # [step, row]
-    sent, recv = allgatherv_node_costs(blocks, nodes_r)
-    out["panel"] = (plan.by_position(kb * sent, "first"), plan.by_position(kb * recv, "first"),
-                    totals["panel"][2] * round_share)
+    out["swap"] = (blocks.by_trail(rows.jumps(rows.diag * rows.total(moved) * WORD)),
+                   blocks.by_trail(rows.jumps(moved * WORD)),
+                   blocks.by_trailing(rows.jumps(rows.diag * rows.total((remote > 0) & apart))))
+    # panel: each round's window (base words a block, extra more where it holds the
+    # diagonal rank's) to q - h, counted where q and q - h sit on different nodes
+    base, extra = (kb[:, 0] * words * WORD for words in candidate_words(kb[:, 0]))
+    sent, recv = np.zeros((pr, pc)), np.zeros((pr, pc))
+    for cross, (h, m, holds) in zip(crosses, window_holds(blocks.diag_row, pr)):
+        window = blocks.by_position(Jumps.join(blocks.rows.jumps((base * m)[:, None]),
+                                               _scaled(holds, extra)), "first")
+        sent += cross[:, None] * window
+        recv += np.roll(cross[:, None] * window, -h, axis=0)             # at q - h
+    out["panel"] = (sent, recv, totals["panel"][2] * round_share)
     return out

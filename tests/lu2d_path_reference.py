@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 from linalg_io.models.costs import waiting_makespans
-from linalg_io.models.lu2d import (
+from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from lu2d_reference import (
     WORD,
     _ColumnSeconds,
     _l_arrival,
@@ -18,8 +20,6 @@ from linalg_io.models.lu2d import (
     _work_or_wait,
     row_hops,
 )
-from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.blockcyclic import counts_from
 from linalg_io.layout.schedules import (

@@ -1,0 +1,144 @@
+"""The 2D model's counts over runs of equal ranks (models/lu2d_runs.py) against the code
+they replaced, frozen in tests/lu2d_reference.py (models/lu2d.py at 85a8d70, [step,
+process row] arrays): at P = 16384 on tall, flat, square and intermediate grids, every
+pivoting, every rank's bytes, messages and flops, by phase and by link; whole numbers
+exactly, fractions (expected pivoting, flops) within 1e-12 of the array's largest
+entry. And at sizes the frozen code needs minutes and gigabytes for (model lu's 4096 x 1
+grid at N = 524288, worst case), the figures it gave, stored."""
+
+import numpy as np
+import pytest
+from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_phase_links, lu2d_plan_counts
+from linalg_io.models.lu2d_runs import Jumps, bruck_misses, outer_sum, run_counts, window_holds
+from linalg_io.models.profile import load_profile
+from lu2d_reference import lu2d_phase_links as reference_links
+from lu2d_reference import lu2d_plan_counts as reference_counts
+
+from linalg_io.layout.schedules import allgatherv_one_costs, bruck_messages, bruck_rounds
+
+CPU = load_profile("example_cpu")
+RTOL = 1e-12
+
+
+def assert_same(new, old, exact: bool, what: str) -> None:
+    new, old = np.asarray(new, dtype=float), np.asarray(old, dtype=float)
+    assert new.shape == old.shape, what
+    if exact:
+        np.testing.assert_array_equal(new, old, err_msg=what)
+    else:
+        np.testing.assert_allclose(new, old, rtol=0, atol=RTOL * np.abs(old).max(),
+                                   err_msg=what)
+
+
+@pytest.mark.parametrize("pr", [16384, 2048, 128, 8, 1])
+def test_counts_and_links_equal_the_frozen_code_at_p16384(pr):
+    p, pc = 16384, 16384 // pr
+    placement = CPU.placement(p)
+    for n, nb, pivoting in ((20000, 64, "worst"), (20000, 64, "none"), (9000, 100, "expected"),
+                            (9000, 100, "worst")):
+        exact = pivoting != "expected"
+        what = f"N={n} NB={nb} {pr}x{pc} {pivoting}"
+        new, old = (f(n, nb, pr, pc, pivoting) for f in (lu2d_plan_counts,
+                                                          reference_counts))
+        for key in ("sent", "recv", "msgs_by_phase"):
+            for phase in PHASES:
+                assert_same(new[key][phase], old[key][phase], exact,
+                            f"{key} {phase}, {what}")
+        for part in ("panel", "solve", "dgemm"):
+            assert_same(new["flops_by_phase"][part],
+                        np.broadcast_to(old["flops_by_phase"][part], (pr, pc)), False,
+                        f"flops {part}, {what}")
+        new_links, old_links = (f(n, nb, pr, pc, pivoting, placement)
+                                for f in (lu2d_phase_links, reference_links))
+        assert new_links.keys() == old_links.keys()
+        for phase, links in old_links.items():
+            assert new_links[phase].keys() == links.keys(), (phase, what)
+            for key, parts in links.items():
+                for i, (a, b) in enumerate(zip(new_links[phase][key], parts)):
+                    assert_same(a, b, exact, f"links {phase} {key} {i}, {what}")
+
+
+# made with the frozen code (tests/lu2d_reference.py, /tmp script): for each case
+# `c = lu2d_reference.lu2d_costs(*case)`, then the max and sum of c.bytes_recv,
+# c.bytes_sent, c.msgs_sent and the max of c.flops (the first took it 479 s and 2.5 GiB
+# on a loaded 2-core machine; the new code well under 10 s)
+FROZEN = [
+    ((524288, 64, 4096, 1, "worst"), [4128059221278720.0, 1.6908530570357637e+19,
+                                      4355942677839872.0, 1.6908530570357637e+19, 6393842.0,
+                                      26110854485.0, 39578481546581.336]),
+    ((524288, 128, 64, 64, "worst"), [1116437478912.0, 4504374598434816.0, 1116436299264.0,
+                                      4504374598434816.0, 96270.0, 392429772.0,
+                                      24275043308885.332]),
+    ((262144, 64, 16, 1024, "expected"), [17630252316.977848, 286662550259094.25,
+                                          17629460193.78367, 286662550259094.25, 39761.0,
+                                          609343143.0, 863925611178.6666]),
+]
+
+
+@pytest.mark.parametrize("case, figures", FROZEN, ids=["4096x1", "64x64", "16x1024"])
+def test_counts_at_scale_equal_the_frozen_figures(case, figures):
+    costs = lu2d_costs(*case)
+    got = [f(a) for a in (costs.bytes_recv, costs.bytes_sent, costs.msgs_sent)
+           for f in (np.max, np.sum)] + [costs.flops.max()]
+    exact = case[-1] != "expected"
+    for name, new, old in zip(("recv max", "recv sum", "sent max", "sent sum", "msgs max",
+                               "msgs sum", "flops max"), got, figures):
+        if exact and name != "flops max" and not name.endswith("sum"):
+            assert new == old, (case, name)
+        else:   # sums over 2^12 .. 2^22 ranks in another order; fractions
+            assert new == pytest.approx(old, rel=RTOL), (case, name)
+
+
+def test_outer_sum_of_runs_is_the_sum_of_outer_products():
+    rng = np.random.default_rng(3)
+    steps, pr, pc = 40, 13, 7
+    row_values, col_values = rng.integers(0, 9, (steps, 4)), rng.integers(0, 9, (steps, 3))
+    row_starts = np.sort(rng.integers(0, pr + 1, (steps, 4)), axis=1)
+    row_starts[:, 0] = 0
+    col_starts = np.sort(rng.integers(0, pc + 1, (steps, 3)), axis=1)
+    col_starts[:, 0] = 0
+
+    def dense(starts, values, size):     # each rank takes the value of the run it is in
+        run = (np.arange(size)[None, :, None] >= starts[:, None, :]).sum(axis=2) - 1
+        return np.take_along_axis(values, run, axis=1).astype(float)
+
+    expected = dense(row_starts, row_values, pr).T @ dense(col_starts, col_values, pc)
+    got = outer_sum(Jumps.of_runs(row_starts, row_values),
+                    Jumps.of_runs(col_starts, col_values), pr, pc)
+    np.testing.assert_array_equal(got, expected)
+
+
+def _dense_runs(starts, values, size):
+    """Each rank's value: that of the run it is in."""
+    run = (np.arange(size)[None, :, None] >= starts[:, None, :]).sum(axis=2) - 1
+    return np.take_along_axis(values, run, axis=1)
+
+
+@pytest.mark.parametrize("p", [1, 2, 5, 8, 13, 64])
+def test_bruck_misses_and_window_holds_equal_the_schedules(p):
+    rng = np.random.default_rng(p)
+    steps = 60
+    starts = np.sort(rng.integers(0, p + 1, (steps, 5)), axis=1)
+    starts[:, 0] = 0
+    nonempty = rng.random((steps, 5)) < 0.4
+    dense = _dense_runs(starts, nonempty, p)
+    dense[np.arange(steps), rng.integers(0, p, steps)] = True    # one non-empty block
+    nonempty = np.zeros((steps, p), dtype=bool) | dense          # runs of one rank each
+    one_each = np.broadcast_to(np.arange(p), (steps, p))
+    messages = Jumps.join(Jumps.of_runs(one_each, np.full((steps, 1), len(bruck_rounds(p)))),
+                          bruck_misses(one_each, run_counts(one_each, p), nonempty, p))
+    ones = Jumps.of_runs(np.zeros((steps, 1), dtype=np.int64), np.ones((steps, 1)))
+    per_step = [outer_sum(_only(messages, k), ones, p, 1)[:, 0] for k in range(steps)]
+    np.testing.assert_array_equal(np.array(per_step), bruck_messages(nonempty))
+    roots = rng.integers(0, p, steps)
+    held = Jumps.join(*(j for _, _, j in window_holds(roots, p)))
+    per_step = [outer_sum(_only(held, k), ones, p, 1)[:, 0] for k in range(steps)]
+    np.testing.assert_array_equal(np.array(per_step),
+                                  allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
+
+
+def _only(jumps: Jumps, k: int) -> Jumps:
+    """The jumps of step k alone, as step 0."""
+    mine = jumps.step == k
+    return Jumps(step=np.zeros(mine.sum(), dtype=np.int64), at=jumps.at[mine],
+                 delta=jumps.delta[mine])
