@@ -562,14 +562,21 @@ def _node_traffic(counts: dict, placement: Placement) -> tuple[np.ndarray, np.nd
     """Inter-node (sent, received) bytes per rank: every byte of a process row (Py
     consecutive ranks), column (a layer, Px Py) or fibre (all P, stride Px Py) that
     crosses nodes (`crossing_links`; exact where such a communicator's members sit on
-    distinct nodes), and the pivot ids' tree edges between nodes."""
+    distinct nodes), but a row whose ranks share nodes on a grid aligned with them: its
+    chains' hops between nodes (`linalg_io.models.conflux_nodes.RowCrossing`; exact
+    where its broadcasts are chains, > SMALL_BYTES); and the pivot ids' tree edges
+    between nodes."""
     c, px, py = counts["sent"].shape
     p = c * px * py
     spans = {"row": py, "col": px * py, "fibre": p}
+    row = row_crossing(py, placement)
     sent, recv = np.zeros(p), np.zeros(p)
     for group, (group_sent, group_recv) in counts["by_group"].items():
-        if crossing_links(spans[group], placement):
-            sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
+        if group == "row" and row is not None:
+            group_sent, group_recv = group_sent * row.cross_out, group_recv * row.cross_in
+        elif not crossing_links(spans[group], placement):
+            continue
+        sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
     roots, sizes = counts["id_roots"]
     nodes = np.arange(p) // placement.ranks_per_node
     chunk = max(1, NODE_CHUNK // p)       # roots per call: bcast_node_costs is [root, rank]
