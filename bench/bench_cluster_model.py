@@ -3,7 +3,7 @@ at two link rates and two layouts (2 nodes x 1 rank, 2 nodes x 2 ranks), for the
 COnfLUX c = 1 and c = 2, TS-GEMM atb and ab, and SpTRSV level-set and sync-free.
 
     sudo .venv/bin/python bench/bench_cluster_model.py [--rates none,300mbit] [--rounds 3]
-         [--base MACHINE] [--machine MACHINE] [--only "2d 1x4,2d 2x2,..."]
+         [--base MACHINE] [--machine MACHINE] [--only "2d 1x4,2d 2x2,..."] [--nb NB]
          [--out results/cluster_model.jsonl]
     .venv/bin/python bench/bench_cluster_model.py --report results/cluster_model.jsonl
 
@@ -52,6 +52,7 @@ ENV = {"LIO_CLUSTER": os.environ.get("LIO_CLUSTER", "lio26"),
        "LIO_CLUSTER_SUBNET": os.environ.get("LIO_CLUSTER_SUBNET", "10.213.0")}
 LU_N = 4096
 ONLY: set[str] = set()     # --only: the configurations to run
+LU_NB: list[str] = []      # --nb: the LUs' NB (2D) and v (COnfLUX), else their own choice
 CONFIGS = {   # name: (ranks, CLI arguments)
     "2d 1x2": (2, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "1x2"]),
     "conflux 2x1x1": (2, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "2x1x1"]),
@@ -202,6 +203,7 @@ def run_rate(rate: str, rounds: int, out: Path, base=None, given=None) -> list[d
                 part = out.with_name(f"{out.stem}_{rate}_{round_}.jsonl")
                 part.unlink(missing_ok=True)
                 reps = REPS.get(args[0], ["--reps", "1", "--warmup", "1"])
+                reps = reps + (LU_NB if args[0] == "lu" else [])
                 load = linalg_io(ranks, args + reps + ["--quiet",
                                                 "--profile", str(machine), "--out", str(part)])
                 (record,) = [json.loads(line) for line in part.read_text().splitlines()]
@@ -342,10 +344,12 @@ def main() -> int:
                         "SpTRSV batches' trips (bench_onesided_latency.py) and predict "
                         "SpTRSV at them too")
     parser.add_argument("--only", help="comma-separated configuration names (default: all)")
+    parser.add_argument("--nb", type=int, help="the LUs' NB and v (default: their own)")
     parser.add_argument("--report", nargs="+", metavar="JSONL",
                         help="no runs: the table of these files' runs, predicted again")
     args = parser.parse_args()
     ONLY.update(args.only.split(",") if args.only else ())
+    LU_NB.extend(["--nb", str(args.nb)] if args.nb else [])
     TRIPS.extend([True] if args.trips else [])
     if args.report:
         records = [json.loads(line) for path in args.report

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
+from linalg_io.models.conflux_nodes import RowCrossing, row_crossing, timed_links
 from linalg_io.models.conflux_pivots import pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
@@ -102,7 +103,9 @@ def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
     ranks, a layer's column Px Py, a fibre and the world all P) and, for the @column and
     @row keys, (span, the ranks of a node that use its links at once): of a node's r
     consecutive ranks of a layer, max(1, r // Py) lie in one process column and min(r,
-    Py) in one process row."""
+    Py) in one process row. The row group's keys are those of a row whose hops all take
+    one link; where a row crosses nodes on a grid aligned with them, its hops go on the
+    links they cross instead (`linalg_io.models.conflux_nodes.timed_links`)."""
     p = c * px * py
     r = placement.ranks_per_node if placement is not None else p
     keys = {"row": py, "col": px * py, "fibre": p, "world": p}
@@ -183,14 +186,12 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
-    def seconds(self, profile: MachineProfile, placement: Placement,
-                spans: dict) -> tuple[np.ndarray, np.ndarray]:
+    def seconds(self, profile: MachineProfile, placement: Placement, spans: dict,
+                crossing: RowCrossing | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
-        and its messages on the network, which do not (`link_split`)."""
-        links = {}
-        for group, costs in self.traffic.items():
-            old = links.get(spans[group], (0.0,) * 4)
-            links[spans[group]] = tuple(o + c for o, c in zip(old, costs))
+        and its messages on the network, which do not (`link_split`); the row group's
+        hops on the links they cross (`crossing`, at the y classes: `timed_links`)."""
+        links = timed_links(self.traffic, spans, crossing)
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
@@ -230,7 +231,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     A rank's time for a piece of work is the sum over its collectives, one after
     another, of alpha msgs + beta max(sent, recv) (a rank sends while it receives only
     inside one collective: a chain, a Bruck round), at the rates of the link each
-    crosses (`MachineProfile.link`), + flops/gamma, the trailing update's
+    crosses (`MachineProfile.link`; a process row's chain hop by hop where it spans
+    nodes, `linalg_io.models.conflux_nodes`), + flops/gamma, the trailing update's
     flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times
     PANEL_RATE. Per step k and rank r, four pieces, in the order `ConfluxLU.step`
     runs them:
@@ -304,7 +306,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1))[along] \
         + ColumnRole.NEXT_PANEL * (along == ((ky[nxt] - ky) % py)[:, None]) \
         + ColumnRole.CHILDREN * binomial_children(j, py)[along] * row_small[:, None]
-    ys = step_classes([trailing, y_code.astype(float)])
+    if profile is not None:
+        placement = placement or profile.placement(p)
+    # the time takes a row's hops between nodes at the network's rates: columns that
+    # differ in them are different classes (`linalg_io.models.conflux_nodes`)
+    crossing = row_crossing(py, placement)
+    ys = step_classes([trailing, y_code.astype(float),
+                       *(crossing.features(steps) if crossing else [])])
 
     step_index = k[:, None]
 
@@ -400,9 +408,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             if any(key.split("@")[0] == group for key in (*panel.traffic, *solve.traffic))}
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
-        placement = placement or profile.placement(p)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement))
+                                       xs, ys, ids, link_keys(px, py, c, placement),
+                                       crossing and crossing.at(ys.rep[:, None, None, :]))
     return out
 
 
@@ -486,9 +494,9 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
-                   spans: dict) -> float:
+                   spans: dict, crossing: RowCrossing | None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
-    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
+    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans, crossing)
                                         for piece in pieces)
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
@@ -555,14 +563,21 @@ def _node_traffic(counts: dict, placement: Placement) -> tuple[np.ndarray, np.nd
     """Inter-node (sent, received) bytes per rank: every byte of a process row (Py
     consecutive ranks), column (a layer, Px Py) or fibre (all P, stride Px Py) that
     crosses nodes (`crossing_links`; exact where such a communicator's members sit on
-    distinct nodes), and the pivot ids' tree edges between nodes."""
+    distinct nodes), but a row whose ranks share nodes on a grid aligned with them: its
+    chains' hops between nodes (`linalg_io.models.conflux_nodes.RowCrossing`; exact
+    where its broadcasts are chains, > SMALL_BYTES); and the pivot ids' tree edges
+    between nodes."""
     c, px, py = counts["sent"].shape
     p = c * px * py
     spans = {"row": py, "col": px * py, "fibre": p}
+    row = row_crossing(py, placement)
     sent, recv = np.zeros(p), np.zeros(p)
     for group, (group_sent, group_recv) in counts["by_group"].items():
-        if crossing_links(spans[group], placement):
-            sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
+        if group == "row" and row is not None:
+            group_sent, group_recv = group_sent * row.cross_out, group_recv * row.cross_in
+        elif not crossing_links(spans[group], placement):
+            continue
+        sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
     roots, sizes = counts["id_roots"]
     nodes = np.arange(p) // placement.ranks_per_node
     chunk = max(1, NODE_CHUNK // p)       # roots per call: bcast_node_costs is [root, rank]
@@ -590,8 +605,9 @@ def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
 TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})] of "
                 "per-rank pieces: sum over their collectives of alpha msgs + beta max(sent, "
                 "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
-                "network's alpha and beta per communicator; M = slowest rank, or the "
-                "makespan when ranks share cores; with Py > 1 and a core per rank, the "
+                "network's alpha and beta per communicator, a process row's per hop; M = "
+                "slowest rank, or the makespan when ranks share cores; with Py > 1 and a "
+                "core per rank, the "
                 "look-ahead's sends started early: M(F_0) + sum_k M(I_k) + max over ranks of "
                 "sum_k [S_k + U_k + F_{k+1}]; conflux_plan_counts)")
 

@@ -1,7 +1,9 @@
 """The 2.5D (COnfLUX) model as it was before its spread and classes were made faster
 (`models/conflux.py` and `models/rank_classes.py` at commit 31c85bb, verbatim but for
-this paragraph and the imports): the reference tests/test_model_identity.py holds the
-model to, at sizes the per-rank walk (tests/conflux_walk.py) cannot reach.
+this paragraph and the imports; its time takes a process row's hops across nodes on
+their own links as the model does since, `linalg_io.models.conflux_nodes`): the
+reference tests/test_model_identity.py holds the model to, at sizes the per-rank walk
+(tests/conflux_walk.py) cannot reach.
 
 Model of the 2.5D LU with tournament pivoting (linalg_io/lu/conflux.py).
 
@@ -65,6 +67,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 
 import numpy as np
+from linalg_io.models.conflux_nodes import row_crossing, timed_links
 from linalg_io.models.conflux_pivots import pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
@@ -185,14 +188,11 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
-    def seconds(self, profile: MachineProfile, placement: Placement,
-                spans: dict) -> tuple[np.ndarray, np.ndarray]:
+    def seconds(self, profile: MachineProfile, placement: Placement, spans: dict,
+                crossing=None) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
         and its messages on the network, which do not (`link_split`)."""
-        links = {}
-        for group, costs in self.traffic.items():
-            old = links.get(spans[group], (0.0,) * 4)
-            links[spans[group]] = tuple(o + c for o, c in zip(old, costs))
+        links = timed_links(self.traffic, spans, crossing)
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
@@ -306,7 +306,11 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1))[along] \
         + ColumnRole.NEXT_PANEL * (along == ((ky[nxt] - ky) % py)[:, None]) \
         + ColumnRole.CHILDREN * binomial_children(j, py)[along] * row_small[:, None]
-    ys = step_classes([trailing, y_code.astype(float)])
+    if profile is not None:
+        placement = placement or profile.placement(p)
+    crossing = row_crossing(py, placement)
+    ys = step_classes([trailing, y_code.astype(float),
+                       *(crossing.features(steps) if crossing else [])])
 
     step_index = k[:, None]
 
@@ -402,9 +406,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             if any(key.split("@")[0] == group for key in (*panel.traffic, *solve.traffic))}
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
-        placement = placement or profile.placement(p)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement))
+                                       xs, ys, ids, link_keys(px, py, c, placement),
+                                       crossing and crossing.at(ys.rep[:, None, None, :]))
     return out
 
 
@@ -488,9 +492,9 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
-                   spans: dict) -> float:
+                   spans: dict, crossing) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
-    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
+    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans, crossing)
                                         for piece in pieces)
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]

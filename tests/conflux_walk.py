@@ -5,7 +5,8 @@ This is `models/conflux.py`'s `conflux_plan_counts` before the rank classes (com
 at a time. Its counts are unchanged; its time takes the pieces of the current model
 (the pivot ids' broadcast a piece I_k of its own; the traffic of each piece split by
 the span of its communicators and charged at that link's rates), computed here the
-slow way, rank by rank. tests/test_conflux_fast.py checks the two agree.
+slow way, rank by rank (a process row's hops across nodes on their own links,
+`linalg_io.models.conflux_nodes`). tests/test_model_fast.py checks the two agree.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import cache
 
 import numpy as np
 from linalg_io.models.conflux import WORD, _getrf_flops, link_keys
+from linalg_io.models.conflux_nodes import row_crossing, timed_links
 from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
@@ -114,6 +116,8 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     p = c * px * py
     shape = (c, px, py)
     spans = link_keys(px, py, c, placement)
+    crossing = row_crossing(py, placement)
+    crossing = crossing and crossing.at(np.arange(py))
     sent = {g: np.zeros(shape) for g in spans}
     recv = {g: np.zeros(shape) for g in spans}
     msgs = {g: np.zeros(shape) for g in spans}
@@ -140,11 +144,8 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
 
     def piece(before, after):
         """(work, wait) per rank: flops and on-node messages, messages on the network."""
-        links = {}
-        for g, span in spans.items():
-            d = tuple(after[i][g] - before[i][g] for i in range(4))
-            old = links.get(span, (0.0,) * 4)
-            links[span] = tuple(o + x for o, x in zip(old, d))
+        traffic = {g: tuple(after[i][g] - before[i][g] for i in range(4)) for g in spans}
+        links = timed_links(traffic, spans, crossing)
         inside, across = link_split(links, profile, placement)
         return (inside + (after[4] - before[4]) / profile.gamma_flops,
                 np.broadcast_to(across, shape))

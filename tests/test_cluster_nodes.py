@@ -1,8 +1,8 @@
 """Inter-node traffic on the emulated cluster (2 nodes x 2 ranks): every rank's wire
 bytes to and from the other node, and within its own, as Open MPI's monitoring counted
 them, equal the model's split from the placement, rank by rank (2D LU, COnfLUX c = 1
-and c = 2, the 2D LU with a process row or a column across the nodes, TS-GEMM atb on a
-chain and on a tree, ab, tsm2r 1D and 2D).
+and c = 2, the 2D LU with a process row or a column across the nodes, COnfLUX with a
+process row across them, TS-GEMM atb on a chain and on a tree, ab, tsm2r 1D and 2D).
 
 Needs root and network namespaces (tests/emulated_cluster.py): skipped with the reason
 without them, failed under LINALG_IO_REQUIRE_NETNS=1."""
@@ -24,6 +24,9 @@ RUNS = {
                    "--dist", "diagdom"],
     "conflux_c2": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid", "1x2x2",
                    "--dist", "diagdom"],
+    # a process row of 4 across both nodes: its broadcasts (chains at this size) cross once
+    "conflux_row_spans": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid",
+                          "1x4x1", "--dist", "diagdom"],
     "atb_chain": ["tsgemm", "--variant", "atb", "--m", "4096", "--n", "64", "--k", "64"],
     "atb_tree": ["tsgemm", "--variant", "atb", "--m", "4096", "--n", "16", "--k", "16"],
     "ab": ["tsgemm", "--variant", "ab", "--m", "4096", "--n", "64", "--k", "64"],

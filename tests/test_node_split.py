@@ -242,3 +242,67 @@ def test_a_row_across_nodes_pays_the_link_once_per_node():
                         beta_s_per_byte=1 / machine.inter_node.bandwidth_bytes_per_s,
                         ranks_per_node=256, nodes=10000)
     assert times[0] < costs.record_block(slow_hops, slow_hops.placement(256))["time_s"]
+
+
+def test_a_conflux_row_across_nodes_pays_the_link_once_per_node():
+    """2.5D 1 x 256 x 1 on nodes of 8, 16 or 32 ranks: a process row's broadcasts (L00,
+    the L slices) cross each node's link once per direction, so packing more of the
+    row's ranks on a node does not make it slower (before: every hop at the network's
+    rate on a link shared by all the node's ranks: 0.48, 0.57, 0.74 s, and the phase
+    scatter_slices 0.085, 0.170, 0.339 s); and the same row with the network's rates on
+    every hop is slower."""
+    from dataclasses import replace
+
+    from linalg_io.models.phase_time import conflux_phase_seconds
+    from linalg_io.models.profile import load_profile
+
+    machine = load_profile("example_cpu")
+    n, v, p = 8192, 128, 256
+    times, scatter = [], []
+    for per_node in (8, 16, 32):
+        m = replace(machine, ranks_per_node=per_node, nodes=10000)
+        times.append(conflux_block(n, v, 1, p, 1, m, "uniform", m.placement(p))["time_s"])
+        phases = conflux_phase_seconds(n, v, 1, p, 1, m, m.placement(p))
+        scatter.append(phases["max"]["scatter_slices"])
+    assert max(times) < 1.05 * min(times)
+    assert max(scatter) < 1.05 * min(scatter)
+    slow_hops = replace(machine, alpha_s=machine.inter_node.latency_s,
+                        beta_s_per_byte=1 / machine.inter_node.bandwidth_bytes_per_s,
+                        ranks_per_node=p, nodes=10000)
+    assert times[0] < conflux_block(n, v, 1, p, 1, slow_hops, "uniform",
+                                    slow_hops.placement(p))["time_s"]
+
+
+def test_conflux_row_hops_split_by_node():
+    """1 x 4 x 1 on 2 nodes x 2 ranks: a row's chain enters node 1 at column 2 and
+    node 0 at column 0 (the wrap): those ranks' received bytes, and the sent bytes of
+    columns 1 and 3, go on the network's link, the rest on the node; the parts add up
+    to the row group's counts, and the counts are those of one node."""
+    from linalg_io.models.conflux import conflux_plan_counts, link_keys
+    from linalg_io.models.conflux_nodes import row_crossing, timed_links
+    from linalg_io.models.lu2d import ON_NODE
+    from linalg_io.models.profile import InterNode
+
+    machine = MachineProfile(1e-6, 1e-10, 1e10, 1e10, ranks_per_node=2,
+                             inter_node=InterNode(1e-5, 1e8))
+    placement = machine.placement(4)
+    crossing = row_crossing(4, placement)
+    np.testing.assert_array_equal(crossing.cross_in, [True, False, True, False])
+    np.testing.assert_array_equal(crossing.cross_out, [False, True, False, True])
+    assert crossing.across == (4, 1)
+    assert row_crossing(2, placement) is None          # a row of 2 stays on its node
+    counts = conflux_plan_counts(512, 64, 1, 4, 1, "uniform", machine, placement,
+                                 by_phase=True)
+    alone = conflux_plan_counts(512, 64, 1, 4, 1, "uniform", by_phase=True)
+    for key in ("sent", "recv", "msgs"):
+        np.testing.assert_array_equal(counts[key], alone[key])
+    row = alone["by_phase"]["scatter_slices"]["links"]["row"]
+    links = timed_links({"row": row}, link_keys(1, 4, 1, placement),
+                        crossing.at(np.arange(4)))
+    across, inside = links[(4, 1)], links[ON_NODE]
+    np.testing.assert_array_equal(across[1][..., [1, 3]], 0)
+    np.testing.assert_array_equal(across[1][..., [0, 2]], row[1][..., [0, 2]])
+    np.testing.assert_array_equal(across[0][..., [0, 2]], 0)
+    for i in range(3):
+        np.testing.assert_array_equal(across[i] + inside[i], row[i])
+    assert row[1].sum() > 0
