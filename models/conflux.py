@@ -72,21 +72,19 @@ from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import StepClasses, spread, step_classes
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
-from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
+from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
     SMALL_BYTES,
     allgatherv_costs,
     bcast_costs,
     bcast_node_costs,
     binomial_children,
+    gatherv_costs,
     reduce_costs,
+    scatterv_costs,
 )
+from linalg_io.layout.words import WORD
 
-WORD = 8
-# the phases of `ConfluxLU.step`, in the order it runs them (the names of its
-# `comm.phase` regions, plus "solves" and "update": local work only)
-PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves", "scatter_slices",
-          "update")
 # the communicators whose bytes the inter-node split follows (the pivot ids' go to the
 # whole world and are split by their roots)
 COMM_GROUPS = ("row", "col", "fibre")
@@ -374,15 +372,14 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         solve.add("col", layer_root, (t * WORD * per_x(bruck_sent), t * WORD * into,
                                       (t > 0) * per_x(bruck_msgs)), "push_pivots")
     else:
-        at_root = x_pos == 0
-        others = per_step(owned.sum(axis=1) - owned[k, kx])
-        solve.add("col", layer_root, (t * p_x * WORD * ~at_root, at_root * t * WORD * others,
-                                      ((p_x * t) > 0) * ~at_root), "push_pivots")
+        # a gatherv of p_x t_y words onto row kx: the costs of p_x words, times t_y
+        sent, recv, msgs = (per_x(cost) for cost in gatherv_costs(owned * WORD, kx[:, None]))
+        solve.add("col", layer_root, (sent * t, recv * t, msgs * (t > 0)), "push_pivots")
     solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
     if c > 1:
-        solve.add("fibre@column", on_panel, _scatter(b * WORD, sl, layer_root),
+        solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
                   "scatter_slices")
-        solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, sl, layer_root),
+        solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, slices, lk),
                   "scatter_slices")
     solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices")
     if c > 1:
@@ -462,14 +459,13 @@ def _small(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return least_positive(first) * least_positive(second) * WORD <= SMALL_BYTES
 
 
-def _scatter(rows_bytes, slices, layer_root) -> tuple:
-    """(sent, received, messages) of the linear scatterv of a panel's column slices over
-    each fibre from layer lk: layer l gets `slices`[l] columns of `rows_bytes` bytes."""
-    counts = rows_bytes * slices                                  # [step, layer, x, y]
-    others = np.where(layer_root, 0.0, counts)
-    sent = layer_root * others.sum(axis=1, keepdims=True)
-    msgs = layer_root * (others > 0).sum(axis=1, keepdims=True)
-    return sent, others, msgs
+def _scatter(rows_bytes, slices, lk) -> tuple:
+    """(sent, received, messages), [step, layer, x, y], of the scatterv of a panel's
+    column slices over each fibre from layer lk (`scatterv_costs`): layer l gets
+    `slices`[step, l] columns of `rows_bytes` [step, 1, x, y] bytes."""
+    counts = rows_bytes[..., None] * slices[:, None, None, None, :]      # layer axis last
+    costs = scatterv_costs(counts[:, 0], lk[:, None, None, None])
+    return tuple(np.moveaxis(cost, -1, 1) for cost in costs)
 
 
 def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:

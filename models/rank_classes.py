@@ -15,6 +15,7 @@ from functools import cached_property
 
 import numpy as np
 from linalg_io.models.rates import BLAS
+from scipy import sparse
 
 # the most values `spread` gathers at once (a chunk of the steps: 128 MiB of floats)
 CHUNK_ELEMENTS = 1 << 24
@@ -105,11 +106,14 @@ def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
     costs = {("sum", "y"): gathered["x"] + ys.groups[1] * ny * py * px * q,
              ("sum", "x"): gathered["y"] + xs.groups[1] * nx * px * py * q}
     # or expand one, turn the other (`_expand_then_turn`): a rolled copy per position off
-    # its pattern's largest class; counted at TURN_WEIGHT (no BLAS, a copy per position)
+    # its pattern's largest class; counted at TURN_WEIGHT (no BLAS, a copy per position);
+    # its patterns (O(steps x ranks) to find) only looked for where the expanding alone
+    # would not already cost more than the best way so far
     for name, classes, other in (("y", ys, px), ("x", xs, py)):
-        costs[("turn", name)] = TURN_WEIGHT * (
-            gathered["x" if name == "y" else "y"]
-            + _turn_positions(classes) * (classes.of.shape[1] * other * q + TURN_OVERHEAD))
+        expanding = TURN_WEIGHT * gathered["x" if name == "y" else "y"]
+        if expanding < min(costs.values()):
+            costs[("turn", name)] = expanding + TURN_WEIGHT * _turn_positions(classes) * (
+                classes.of.shape[1] * other * q + TURN_OVERHEAD)
     how, axis = min(costs, key=costs.get)
     work = _expand_then_sum if how == "sum" else _expand_then_turn
     if axis == "y":
@@ -165,9 +169,9 @@ def _expand_then_turn(values: np.ndarray, expand_of: np.ndarray,
 def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray,
                      summed_classes: StepClasses) -> np.ndarray:
     """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
-    axis summed (`summed_classes`): each rank's class row gathered and summed over the
-    steps of each group (at most CHUNK_ELEMENTS gathered at once), then spread over the
-    summed axis by a matrix product with the classes' indicators."""
+    axis summed (`summed_classes`): each rank's class row summed over the steps of each
+    group (a sparse product, `_selection`), then spread over the summed axis by a matrix
+    product with the classes' indicators."""
     *lead, steps, layers, n_expand, n_sum = values.shape
     sum_of = summed_classes.of
     ranks_expanded, ranks_summed = expand_of.shape[1], sum_of.shape[1]
@@ -179,21 +183,32 @@ def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray,
     order = np.argsort(group, kind="stable")
     starts = np.searchsorted(group[order], np.arange(count))
     # summed[g, x] = the sum over the steps s of group g, in order, of rows[s, class of x
-    # at s], a chunk of the steps at a time
-    summed = np.zeros((count, ranks_expanded, rows.shape[1]))
-    chunk = max(1, CHUNK_ELEMENTS // max(1, ranks_expanded * rows.shape[1]))
-    for begin in range(0, steps, chunk):
-        chosen = order[begin:begin + chunk]
-        index = chosen[:, None] * n_expand + expand_of[chosen]             # [chunk, x]
-        gathered = rows.take(index.reshape(-1), axis=0).reshape(len(chosen), ranks_expanded,
-                                                                  -1)
-        groups_here = group[chosen]
-        firsts_here = np.flatnonzero(np.r_[True, groups_here[1:] != groups_here[:-1]])
-        summed[groups_here[firsts_here]] += np.add.reduceat(gathered, firsts_here, axis=0)
+    # at s]: a sparse product, row (g, x) holding (s, class of x at s) for each s of g
+    summed = _selection(order, group, expand_of, n_expand) @ rows
     firsts = order[starts]
     onehot = (sum_of[firsts][:, None, :] == np.arange(n_sum)[None, :, None])  # [g, n, y]
-    lhs = summed.reshape(count, ranks_expanded, q, layers, n_sum)
+    lhs = np.asarray(summed).reshape(count, ranks_expanded, q, layers, n_sum)
     lhs = np.ascontiguousarray(lhs.transpose(2, 3, 1, 0, 4)).reshape(-1, count * n_sum)
     with BLAS.limit(limits=1, user_api="blas"):
         total = lhs @ onehot.reshape(count * n_sum, ranks_summed).astype(float)
     return total.reshape(*lead, layers, ranks_expanded, ranks_summed)
+
+
+def _selection(order: np.ndarray, group: np.ndarray, expand_of: np.ndarray,
+               n_expand: int) -> sparse.csr_matrix:
+    """[group x rank, step x class] 0/1: row (g, x) selects (s, expand_of[s, x]) for the
+    steps s of group g, ascending (`order`: the steps sorted by group, stably), so that a
+    product sums them in the steps' order. Built in place, O(steps x ranks), no sort."""
+    steps, ranks = expand_of.shape
+    sizes = np.bincount(group)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    in_order = np.arange(steps)                       # position of each step in `order`
+    size, start = sizes[group[order]], starts[group[order]]
+    # entry (position i, rank x) goes to start ranks + x size + (i - start)
+    where = (start * ranks + (in_order - start))[:, None] + np.arange(ranks)[None, :] * \
+        size[:, None]
+    columns = np.empty(steps * ranks, dtype=np.int64)
+    columns[where.reshape(-1)] = (order[:, None] * n_expand + expand_of[order]).reshape(-1)
+    indptr = np.concatenate([[0], np.cumsum(np.repeat(sizes, ranks))])
+    return sparse.csr_matrix((np.ones(steps * ranks), columns, indptr),
+                             shape=(len(sizes) * ranks, steps * n_expand))

@@ -1,6 +1,6 @@
 """`model lu`'s faster evaluation against the code it replaced, kept in tests as the
 reference (2D: commit 5b96ce3, tests/lu2d_path_reference.py; 2.5D: commit 31c85bb,
-tests/conflux_model_reference.py). 2.5D: on grids of up to P = 16384 (square, flat,
+tests/conflux_model_reference.py). 2.5D: on grids of up to P = 32768 (square, flat,
 tall, c > 1, idle ranks), N a multiple of v or not, pivots none, uniform and
 proportional, on example_cpu and on nodes that share cores, every rank's bytes sent and
 received, messages and flops, in total, by communicator and (P <= 1024) by phase, and
@@ -86,6 +86,10 @@ CONFLUX_CASES = [   # (P, N, v, grids Px x Py x c)
     (1024, 4000, 64, [(32, 32, 1), (8, 128, 1)]),
     (4096, 8192, 128, [(64, 64, 1), (32, 64, 2)]),
     (16384, 8192, 128, [(64, 128, 2)]),
+    # idle process rows (Px > N/v tiles), c > 1 with N not a multiple of v, and larger P
+    (1024, 3000, 128, [(64, 16, 1), (32, 8, 4)]),
+    (4096, 9000, 256, [(16, 64, 4), (128, 16, 2)]),
+    (32768, 16384, 128, [(256, 64, 2), (1024, 32, 1)]),
 ]
 
 
