@@ -49,9 +49,8 @@ from linalg_io.models.lu2d import lu2d_phase_links, lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
-CONFLUX_PHASES = ("reduce_panel", "tournament_pivoting", "push_pivots", "solves",
-                  "scatter_slices", "update")
-LU2D_PHASES = ("panel", "swap", "bcast_L", "bcast_U", "update")
+from linalg_io.layout.conflux_layout import PHASES as CONFLUX_PHASES
+from linalg_io.layout.lu2d_steps import TIME_PHASES as LU2D_PHASES
 
 
 class _Phase:

@@ -79,8 +79,8 @@ def _split_totals(phases: dict) -> tuple:
 
 
 def test_model_phases_are_the_codes_and_split_the_totals_exactly():
-    assert phase_time.CONFLUX_PHASES == conflux.CONFLUX_PHASES
-    assert phase_time.LU2D_PHASES == lu2d.LU2D_PHASES
+    assert phase_time.CONFLUX_PHASES is conflux.CONFLUX_PHASES
+    assert phase_time.LU2D_PHASES is lu2d.LU2D_PHASES
     for n, v, px, py, c in [(1000, 64, 3, 2, 2), (2048, 128, 2, 2, 2), (1500, 128, 2, 1, 1),
                             (900, 64, 1, 3, 1), (777, 64, 1, 2, 4)]:
         phases = phase_time.conflux_phases(n, v, px, py, c, "uniform")
