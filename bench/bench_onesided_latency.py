@@ -8,14 +8,14 @@ across nodes.
 Pairs: ranks 0 and 1 (one node when the job has 2 per node) and ranks 1 and 2 (the two
 nodes' neighbours, the pair a row partition's boundary puts across the link); the other
 ranks sleep in a barrier. Each pair plays ITERATIONS ping-pongs of VALUES float64 and
-rank 0 prints the seconds per one-way trip:
+the pair's first rank prints the seconds per one-way trip:
 
 * two-sided: Isend and Irecv, completed by the job's wait policy (polite where ranks
   outnumber cores), as `linalg_io.sptrsv.levelset` sends a batch;
-* put-with-signal: as `linalg_io.sptrsv.syncfree` pushes a batch: Put into the
-  partner's window, Flush_all, Accumulate of 1 into its flag, Flush_all, inside a
-  Lock_all epoch; the partner polls its flag (Win.Sync, then Iprobe and the solve's
-  yielding back-off, `SyncFree._poll`) and answers the same way.
+* put-with-signal: `calibrate`'s own trip (`linalg_io.tools.calibrate_trips.put_signal_trip`),
+  as `linalg_io.sptrsv.syncfree` pushes a batch: Put into the partner's window,
+  Flush_all, Accumulate of 1 into its flag, Flush_all, inside a Lock_all epoch; the
+  partner polls its flag and answers the same way.
 
 Over TCP a one-sided operation moves only while its target is inside an MPI call, and
 each Flush_all waits for the target's acknowledgement: a batch costs two round trips
@@ -32,9 +32,10 @@ from mpi4py import MPI
 from linalg_io.comm.counting import CountedComm, TrafficCounter
 from linalg_io.comm.waiting import IDLE, wait_policy
 from linalg_io.launch.node import kernel_crowded
-from linalg_io.sptrsv.syncfree import SPIN_POLLS
+from linalg_io.tools.calibrate_trips import put_signal_trip
 
 ITERATIONS = 200
+ROUNDS = 3          # put-with-signal: the median of ROUNDS rounds of calibrate's trips
 VALUES = 24   # about one level's boundary values of lap3d:48 between two row blocks
 
 
@@ -53,51 +54,9 @@ def two_sided(comm: CountedComm, me: int) -> float:
     return (time.perf_counter() - start) / (2 * ITERATIONS)
 
 
-def put_with_signal(pair: MPI.Comm, me: int) -> float:
-    """Seconds per one-way trip of a put-with-signal ping-pong (module doc)."""
-    data = MPI.Win.Allocate(8 * VALUES, 8, comm=pair)
-    flag_win = MPI.Win.Allocate(8, 8, comm=pair)
-    flag = np.frombuffer(flag_win.tomemory(), dtype=np.int64, count=1)
-    flag[:] = 0
-    pair.Barrier()
-    out, one = np.ones(VALUES), np.ones(1, dtype=np.int64)
-    peer = 1 - me
-    data.Lock_all(MPI.MODE_NOCHECK)
-    flag_win.Lock_all(MPI.MODE_NOCHECK)
-
-    def push() -> None:
-        data.Put(out, peer, target=0)
-        data.Flush_all()
-        flag_win.Accumulate(one, peer, target=0, op=MPI.SUM)
-        flag_win.Flush_all()
-
-    def await_flag(count: int) -> None:
-        attempt = 0
-        while True:
-            flag_win.Sync()
-            if flag[0] >= count:
-                data.Sync()
-                return
-            pair.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG)
-            time.sleep(0 if attempt < SPIN_POLLS
-                       else min(1e-4, 1e-6 * (attempt - SPIN_POLLS + 1)))
-            attempt += 1
-
-    start = time.perf_counter()
-    for count in range(1, ITERATIONS + 1):
-        if me == 0:
-            push()
-            await_flag(count)
-        else:
-            await_flag(count)
-            push()
-    seconds = (time.perf_counter() - start) / (2 * ITERATIONS)
-    flag_win.Unlock_all()
-    data.Unlock_all()
-    pair.Barrier()
-    flag_win.Free()
-    data.Free()
-    return seconds
+def report(first: int, second: int, where: str, name: str, seconds: float) -> None:
+    print(f"ranks {first},{second} ({where:<9}) {name:<16} {seconds * 1e6:9.1f} us one way",
+          flush=True)
 
 
 def main() -> None:
@@ -109,21 +68,20 @@ def main() -> None:
         in_pair = rank in (first, second)
         pair = world.Split(0 if in_pair else 1, rank)
         where = "one node" if hosts[first] == hosts[second] else "two nodes"
-        for name in ("two-sided", "put-with-signal"):
-            world.Barrier()
-            if in_pair:
-                me = pair.Get_rank()
-                if name == "two-sided":
-                    seconds = two_sided(CountedComm(pair, TrafficCounter(2), waits=policy), me)
-                else:
-                    seconds = put_with_signal(pair, me)
-                done = world.Ibarrier()
-                policy.wait(done)
-                if me == 0:
-                    print(f"ranks {first},{second} ({where:<9}) {name:<16} "
-                          f"{seconds * 1e6:9.1f} us one way", flush=True)
-            else:
-                IDLE.wait(world.Ibarrier())
+        world.Barrier()
+        if in_pair:
+            me = pair.Get_rank()
+            seconds = two_sided(CountedComm(pair, TrafficCounter(2), waits=policy), me)
+            done = world.Ibarrier()
+            policy.wait(done)
+            if me == 0:
+                report(first, second, where, "two-sided", seconds)
+        else:
+            IDLE.wait(world.Ibarrier())
+        # calibrate's own measurement, a collective over the whole job
+        seconds = put_signal_trip(first, second, ROUNDS, world)
+        if rank == first:
+            report(first, second, where, "put-with-signal", seconds)
         pair.Free()
 
 
