@@ -47,7 +47,7 @@ def _alive(pid: int) -> bool:
 def test_a_stopped_rank_ends_the_job(tmp_path):
     out = tmp_path / "r.jsonl"
     job = subprocess.Popen([sys.executable, "-m", "linalg_io", "lu", "--algo", "2d", "--n",
-                            "2560", "--grid", "1x2", "--reps", "100000", "--warmup", "0",
+                            "5120", "--grid", "1x2", "--reps", "100000", "--warmup", "0",
                             "--stall-timeout", str(STALL_S), "--np", "2", "--out", str(out)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
