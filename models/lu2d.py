@@ -36,8 +36,8 @@ Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import lru_cache, partial
+from dataclasses import dataclass
+from functools import cached_property, lru_cache, partial
 
 import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
@@ -204,11 +204,15 @@ class _Steps:
     widths: np.ndarray
     kb: np.ndarray          # [step, 1]
     diag_row: np.ndarray    # [step]: k mod Pr
-    rows: _Rows
     column_start: np.ndarray
     trail: np.ndarray
     first: np.ndarray
     last: np.ndarray
+
+    @cached_property
+    def rows(self) -> _Rows:
+        """The process rows' runs at every step (`runs`)."""
+        return self.runs()
 
     def runs(self, extra_cuts: tuple = ()) -> _Rows:
         """The process rows' runs, also cut at `extra_cuts` ([step] rows)."""
@@ -269,11 +273,10 @@ def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     column_start = run_starts([c + s for c in cuts for s in (0, 1)], pc)
     rep = np.minimum(column_start, pc - 1)
     trail = (numroc(n, nb, rep, pc) - numroc(ends[:, None], nb, rep, pc)).astype(float)
-    steps = _Steps(n=n, nb=nb, pr=pr, pc=pc, starts=starts, widths=widths,
-                   kb=widths.astype(float)[:, None], diag_row=diag_row, rows=None,
-                   column_start=column_start, trail=trail, first=rep == diag_col[:, None],
-                   last=rep == ((k - 1) % pc)[:, None])
-    return replace(steps, rows=steps.runs())
+    return _Steps(n=n, nb=nb, pr=pr, pc=pc, starts=starts, widths=widths,
+                  kb=widths.astype(float)[:, None], diag_row=diag_row,
+                  column_start=column_start, trail=trail, first=rep == diag_col[:, None],
+                  last=rep == ((k - 1) % pc)[:, None])
 
 
 def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarray:
