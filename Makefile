@@ -73,13 +73,17 @@ chromium:
 bench: setup
 	$(VENV)/bin/linalg-io sweep bench/default.yaml --out results/default.jsonl --report results/report
 
-# Two steps: the pure tests on TEST_WORKERS pytest-xdist workers (the guard of
-# tests/launch_guard refuses any launch there), then the tests that launch MPI, one at a
-# time (each launch takes the cores it asks for).
+# Three steps: the pure tests on TEST_WORKERS pytest-xdist workers (the guard of
+# tests/launch_guard refuses any launch there); the tests that launch MPI on as many,
+# a module's tests on one worker and the modules sharing the local Slurm on one
+# (tests/conftest.py), their jobs oversubscribing the cores; then the MPI tests marked
+# `alone` (a deadline or a measurement of the machine), one at a time.
 TEST_WORKERS ?= 2
 test: setup
 	$(VPY) -m pytest -q -m "not package and not mpi" -n $(TEST_WORKERS) --dist loadfile tests
-	$(VPY) -m pytest -q -m "mpi and not package" tests
+	$(VPY) -m pytest -q -m "mpi and not package and not alone" -n $(TEST_WORKERS) \
+	    --dist loadgroup tests
+	$(VPY) -m pytest -q -m "mpi and not package and alone" tests
 
 # The sdist as a new user installs it (minutes: a fresh venv builds the kernels).
 test-package: setup

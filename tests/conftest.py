@@ -9,7 +9,10 @@ gpu   it needs CuPy and a GPU (it names `require_cupy` or cupy, or its file is a
       test_*_gpu.py);
 slow  declared by the test itself (`@pytest.mark.slow`): it takes tens of seconds;
 package  declared by the test: it builds the sdist and installs it into a fresh venv
-      (minutes); `make test` leaves it out, `make test-package` (and .ci/run) runs it.
+      (minutes); `make test` leaves it out, `make test-package` (and .ci/run) runs it;
+alone declared by the test: it needs the machine to itself, as it bounds how long
+      something took against a deadline or measures the machine (a bandwidth, a latency,
+      the core time of waiting ranks); `make test` runs it after the others, one at a time.
 
 `pytest -m "not mpi"` is the inner loop: no mpiexec at all, which the guard of
 tests/launch_guard proves: under that marker expression, starting mpiexec, srun or
@@ -18,6 +21,14 @@ Python process started as an MPI rank some other way exits at once. It runs on t
 pytest-xdist workers (`-n 2 --dist loadfile`, as `make test` runs it): a module's tests
 share one worker (its module-scoped fixtures are built once), and the session's
 `cuda_emulator` (g++ over every tile) is built once for both workers.
+
+The MPI tests that are not `alone` run on two workers too (`--dist loadgroup`): each
+test's xdist group is its module (module-scoped fixtures built once, as with loadfile)
+unless the module names a group of its own, which the modules sharing a resource do (the
+local Slurm: "local_slurm"), so that one worker holds it from its start to its stop. Their
+own resources are apart already: a test's files under its tmp_path, an emulated
+cluster's name and subnet its worker's own (tests/emulated_cluster.py), MPI's ports
+chosen by each job.
 """
 
 import fcntl
@@ -42,7 +53,9 @@ MARKERS = {"mpi": "launches mpiexec (automatic)",
            "gpu": "needs CuPy and a GPU (automatic)",
            "slow": "takes tens of seconds (declared by the test)",
            "package": "builds and installs the sdist in a fresh venv: `make test-package`, "
-                      "outside `make test` (declared by the test)"}
+                      "outside `make test` (declared by the test)",
+           "alone": "needs the machine to itself (a deadline or a measurement): `make test` "
+                    "runs it after the others, one at a time (declared by the test)"}
 
 
 def pytest_configure(config):
@@ -133,8 +146,11 @@ def _relaunches(names: set, strings: set) -> bool:
     return "np" in strings and {"linalg_io", "run"} <= names
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups, and -m the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).stem))
         function = getattr(item, "function", None)
         if function is None:
             continue

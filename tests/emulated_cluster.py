@@ -18,9 +18,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "emulated_cluster.sh"
-# a name and a private subnet of their own, so a test's cluster meets nobody else's
+# a name and a private subnet of their own, so a test's cluster meets nobody else's: the
+# pid's, and the subnet's last octet even on pytest-xdist's worker gw0, odd on gw1, so
+# the two workers' clusters never share one
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 ENV = {"LIO_CLUSTER": f"liotest{os.getpid() % 10000}",
-       "LIO_CLUSTER_SUBNET": f"10.{200 + os.getpid() % 50}.{os.getpid() % 250}"}
+       "LIO_CLUSTER_SUBNET": f"10.{200 + os.getpid() % 50}.{os.getpid() % 125 * 2 + _WORKER % 2}"}
 
 
 def _script(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:

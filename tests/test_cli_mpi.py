@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from linalg_io.models.profile import load_profile
 from mpi_harness import run_cli, run_job
 
@@ -33,6 +34,7 @@ def test_info_relaunches_under_mpiexec_with_np():
     assert node["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+@pytest.mark.alone   # the calibrated latency and rates
 def test_pingpong_record_and_calibrated_profile(tmp_path: Path):
     records = tmp_path / "pp.jsonl"
     run_cli(2, ["pingpong", "--max-bytes", "128K", "--reps", "2", "--warmup", "3",

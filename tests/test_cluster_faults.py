@@ -1,7 +1,7 @@
 """Lost links on the emulated cluster (2 nodes, 1 rank each, 1 Gbit/s): the progress
 watchdog ends the job, and the cluster script leaves nothing running.
 
-* node 1's link set down mid-LU: the job ends within the deadline (--stall-timeout 10)
+* node 1's link set down mid-LU: the job ends within the deadline (--stall-timeout 5)
   plus 10 s, exit 5, the stall line, no record;
 * the same inside a sweep (`emulated_cluster.sh exec`): the point ends `ERROR (exit 5:
   stalled)`, the sweep goes on to its next point and exits 5, no record;
@@ -30,9 +30,10 @@ from emulated_cluster import (
 from linalg_io.errors import STALLED_EXIT_CODE
 from linalg_io.records import read_records
 
-pytestmark = pytest.mark.mpi   # its launches go through the cluster's prterun
+# its launches go through the cluster's prterun; alone: deadlines and a slowed link's times
+pytestmark = [pytest.mark.mpi, pytest.mark.alone]
 
-STALL_S = 10
+STALL_S = 5    # a panel's step is a fraction of a second, at 10 Mbit/s too
 LU = ["lu", "--algo", "2d", "--grid", "1x2", "--warmup", "0", "--stall-timeout", str(STALL_S)]
 
 
@@ -84,7 +85,7 @@ def test_link_down_mid_lu_ends_the_job(two_nodes, tmp_path):
     assert ended_s < STALL_S + 10, (ended_s, output)
     stalls = [line for line in output.splitlines() if "linalg-io: error: stalled: rank" in line]
     assert stalls, output
-    assert "-n0 saw no progress for" in stalls[0] and "(deadline 10 s, --stall-timeout)" \
+    assert "-n0 saw no progress for" in stalls[0] and f"(deadline {STALL_S} s, --stall-timeout)" \
         in stalls[0]
     assert not out.exists()
     assert processes_in_nodes(2) == []
@@ -119,7 +120,7 @@ def test_link_down_mid_sweep_ends_the_point(two_nodes, tmp_path):
 
 def test_a_slow_link_is_not_killed(two_nodes, tmp_path):
     """10 Mbit/s from the job's start-up on: each panel of 1024 x 64 doubles takes ~0.4 s
-    on the wire, far within the 10 s deadline; the reps slow down (> 2 s, against
+    on the wire, far within the 5 s deadline; the reps slow down (> 2 s, against
     ~0.2 s at 1 Gbit/s) and pass."""
     out = tmp_path / "r.jsonl"
     job = _start(["run", "2", "--", sys.executable, "-m", "linalg_io", *LU, "--n", "1024",

@@ -15,7 +15,8 @@ from test_network_probe import machine_file
 
 from linalg_io.lu.choice import choose_lu
 
-pytestmark = pytest.mark.mpi   # its launches go through the cluster's prterun
+# its launches go through the cluster's prterun; alone: it measures the link's bandwidth
+pytestmark = [pytest.mark.mpi, pytest.mark.alone]
 
 SHAPED_BYTES_PER_S = 300e6 / 8
 LU = ["lu", "--algo", "conflux", "--grid", "auto", "--nb", "auto", "--n", "1024",

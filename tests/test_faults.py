@@ -110,6 +110,7 @@ def _gone_within(pids: list[int], seconds: float) -> float:
 
 
 @pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
+@pytest.mark.alone   # the ranks gone within 2 s
 @pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
                                           (signal.SIGHUP, 129)])
 def test_signal_to_launcher_ends_every_rank(tmp_path, signum, code):
@@ -126,6 +127,7 @@ def test_signal_to_launcher_ends_every_rank(tmp_path, signum, code):
 
 
 @pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
+@pytest.mark.alone   # the ranks gone within 2 s
 def test_sigkill_of_launcher_takes_the_job(tmp_path):
     launch = Launch(tmp_path / "r.jsonl")
     mpiexec, ranks = launch.computing()
@@ -136,6 +138,7 @@ def test_sigkill_of_launcher_takes_the_job(tmp_path):
 
 
 @pytest.mark.mpi   # through the --np launcher (Launch) or a sweep's points
+@pytest.mark.alone   # the ranks gone within 2 s
 def test_sigkill_of_mpiexec_is_one_line(tmp_path):
     launch = Launch(tmp_path / "r.jsonl")
     mpiexec, ranks = launch.computing()

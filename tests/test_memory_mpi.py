@@ -20,6 +20,7 @@ from mpi_harness import run_cli
     (["sptrsv", "--matrix", "lap3d:5000"],
      ("sptrsv --matrix lap3d:5000 (n=125000000000, nnz=499925000000) needs at least 7.28 TiB "
      "per rank"))])
+@pytest.mark.alone   # refused within 20 s
 def test_runs_refuse_at_once_on_every_rank(args, start):
     began = time.monotonic()
     result = run_cli(2, args, timeout=60, check=False)

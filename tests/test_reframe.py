@@ -23,6 +23,10 @@ from test_slurm_live import slurm  # noqa: F401  (the fixture)
 
 from linalg_io.reframe_checks import FILES
 
+# its tests and those of the other modules on the local Slurm share one pytest-xdist
+# worker: the module that started it stops it (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("local_slurm")
+
 REFRAME = Path(sys.executable).parent / "reframe"
 # the default parameters: LU 2d/auto, conflux/auto, conflux/2x1x2; TS-GEMM atb; SpTRSV x2
 CASES = {"LinalgIOLU": 3, "LinalgIOTSGEMM": 1, "LinalgIOSpTRSV": 2}
@@ -35,7 +39,9 @@ def run_reframe(tmp_path: Path, config: str, *options: str, env=None, timeout=90
     if not REFRAME.exists():
         pytest.fail(f"no {REFRAME}: reframe-hpc is in the test extra (pip install -e '.[test]')")
     prefix = tmp_path / "rfm"
-    env = dict(env or os.environ, TMPDIR=str(tmp_path))
+    # ReFrame polls its jobs ten times a second at first, then ever less often (down to
+    # once in 10 s): at least twice a second here, so that no case waits long on a poll
+    env = dict(env or os.environ, TMPDIR=str(tmp_path), RFM_POLL_RATE_MIN="2")
     return subprocess.run([str(REFRAME), "-C", str(FILES[config]), "-c", str(FILES["checks"]),
                            "--prefix", str(prefix), "--report-file", str(tmp_path / "report.json"),
                            *options, action],

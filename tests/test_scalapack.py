@@ -104,6 +104,7 @@ def test_option_misuse_is_bad_input(args, message):
 
 
 @needs_library
+@pytest.mark.alone   # its 2 s deadline against the messages' cadence
 def test_the_watchdog_sees_scalapacks_own_messages():
     """pdgetrf's messages bypass the counted communicator: the watchdog takes Open MPI's
     monitoring as its progress, so a repetition longer than --stall-timeout, moving all

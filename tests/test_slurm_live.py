@@ -23,6 +23,10 @@ from pathlib import Path
 import pytest
 from slurm_harness import ENV, SCRIPT, output, processes_of, records, render, submit, wait, wait_for
 
+# its tests and those of the other modules on the local Slurm share one pytest-xdist
+# worker: the module that started it stops it (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("local_slurm")
+
 
 def _why_not() -> str | None:
     """Why the local Slurm cannot run here (None: it can)."""
@@ -181,18 +185,38 @@ def test_scancel_of_a_single_run(slurm, tmp_path):
              "end of every rank")
 
 
-def test_time_limit_ends_a_sweep_like_scancel(slurm, tmp_path):
-    sweep = tmp_path / "points.yaml"
+@pytest.fixture(scope="module")
+def time_limited(slurm, tmp_path_factory):
+    """The two jobs of the time-limit tests, submitted together: slurmctld sends --signal's
+    signal (and ends jobs at their limit) on a timer of its own, every 30 s, so both
+    wait for one tick instead of one each. Each job's folder, id and records file."""
+    jobs = {}
+    sweep_folder = tmp_path_factory.mktemp("limited_sweep")
+    sweep = sweep_folder / "points.yaml"
     sizes = ", ".join(str(256 + i) for i in range(30))
     sweep.write_text("defaults: {np: 4, reps: 3, warmup: 0}\nruns:\n"
                      f"  - command: lu\n    args: {{algo: 2d, n: [{sizes}], nb: 32}}\n")
-    out = tmp_path / "results" / "sweep.jsonl"
+    out = sweep_folder / "results" / "sweep.jsonl"
     # a 1-minute limit, the sweep signalled 45 s ahead (Slurm may signal a little early)
     script = render("sweep", "--time", "1", "--set", "signal_s=45", "--set", f"sweep={sweep}",
                     "--set", f"out={out}")
-    job = submit(script, tmp_path)
+    jobs["sweep"] = (sweep_folder, submit(script, sweep_folder), out)
+    single_folder = tmp_path_factory.mktemp("limited_single")
+    out = single_folder / "results" / "single.jsonl"
+    # a run of minutes (1000 repetitions) with a 1-minute limit, its ranks signalled 45 s
+    # ahead of it (Slurm may signal a little early)
+    script = render("single", "--time", "1", "--set", "signal_s=45", "--set",
+                    "args=lu --algo 2d --n 1024 --nb 32 --grid 2x2 --reps 1000",
+                    "--set", f"out={out}")
+    jobs["single"] = (single_folder, submit(script, single_folder), out)
+    yield jobs
+    subprocess.run(["scancel", *(job for _, job, _ in jobs.values())], env=ENV, check=False)
+
+
+def test_time_limit_ends_a_sweep_like_scancel(time_limited):
+    folder, job, out = time_limited["sweep"]
     fields = wait(job, timeout=120)
-    text = output(tmp_path, job)
+    text = output(folder, job)
     # the sweep ended itself before the limit: its summary, 143, whole records only
     assert (fields["JobState"], fields["ExitCode"]) == ("FAILED", "143:0"), (fields, text)
     assert "interrupted" in text and "30 points:" in text, text
@@ -201,17 +225,11 @@ def test_time_limit_ends_a_sweep_like_scancel(slurm, tmp_path):
     wait_for(lambda: not processes_of(str(out)), 30, "end of every rank")
 
 
-def test_time_limit_ends_a_single_run_like_scancel(slurm, tmp_path):
-    out = tmp_path / "results" / "single.jsonl"
-    # a run of minutes (1000 repetitions) with a 1-minute limit, its ranks signalled 45 s
-    # ahead of it (Slurm may signal a little early)
-    script = render("single", "--time", "1", "--set", "signal_s=45", "--set",
-                    "args=lu --algo 2d --n 1024 --nb 32 --grid 2x2 --reps 1000",
-                    "--set", f"out={out}")
-    job = submit(script, tmp_path)
+def test_time_limit_ends_a_single_run_like_scancel(time_limited):
+    folder, job, out = time_limited["single"]
     fields = wait(job, timeout=120)
     # ended by the signal before the limit (TIMEOUT had it not come): 143, no record
     assert (fields["JobState"], fields["ExitCode"]) == ("FAILED", "143:0"), \
-        (fields, output(tmp_path, job))
+        (fields, output(folder, job))
     assert records(out) == []
     wait_for(lambda: not processes_of(str(out)), 30, "end of every rank")

@@ -22,6 +22,7 @@ import pytest
 from slurm_harness import TWO_NODES, VIA_TWO_NODES, output, records, render, submit, wait
 
 LINK_BYTES_PER_S = 1e9 / 8   # the fixture's links: tc tbf at 1gbit
+pytestmark = pytest.mark.alone   # it measures the link's bandwidth
 NODES = "lio24-n[0-1]"
 
 

@@ -19,7 +19,7 @@ from linalg_io.launch.relaunch import (
 )
 
 CORES = sorted(os.sched_getaffinity(0))[:2] if hasattr(os, "sched_getaffinity") else []
-pytestmark = [pytest.mark.mpi,
+pytestmark = [pytest.mark.mpi, pytest.mark.alone,   # alone: the waiting ranks' core time
               pytest.mark.skipif(shutil.which("taskset") is None or len(CORES) < 2,
                                  reason="needs taskset (util-linux) and two cores")]
 

@@ -44,6 +44,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.alone   # ended within the deadline's bounds
 def test_a_stopped_rank_ends_the_job(tmp_path):
     out = tmp_path / "r.jsonl"
     job = subprocess.Popen([sys.executable, "-m", "linalg_io", "lu", "--algo", "2d", "--n",
