@@ -189,7 +189,10 @@ def test_scancel_of_a_single_run(slurm, tmp_path):
 def time_limited(slurm, tmp_path_factory):
     """The two jobs of the time-limit tests, submitted together: slurmctld sends --signal's
     signal (and ends jobs at their limit) on a timer of its own, every 30 s, so both
-    wait for one tick instead of one each. Each job's folder, id and records file."""
+    wait for one tick instead of one each. The templates ask --exclusive, which would
+    run them one after the other; sbatch's --oversubscribe (the command line wins)
+    lets them share the node, 4 of its 8 CPUs each. Each job's folder, id and records
+    file."""
     jobs = {}
     sweep_folder = tmp_path_factory.mktemp("limited_sweep")
     sweep = sweep_folder / "points.yaml"
@@ -200,7 +203,7 @@ def time_limited(slurm, tmp_path_factory):
     # a 1-minute limit, the sweep signalled 45 s ahead (Slurm may signal a little early)
     script = render("sweep", "--time", "1", "--set", "signal_s=45", "--set", f"sweep={sweep}",
                     "--set", f"out={out}")
-    jobs["sweep"] = (sweep_folder, submit(script, sweep_folder), out)
+    jobs["sweep"] = (sweep_folder, submit(script, sweep_folder, "--oversubscribe"), out)
     single_folder = tmp_path_factory.mktemp("limited_single")
     out = single_folder / "results" / "single.jsonl"
     # a run of minutes (1000 repetitions) with a 1-minute limit, its ranks signalled 45 s
@@ -208,7 +211,7 @@ def time_limited(slurm, tmp_path_factory):
     script = render("single", "--time", "1", "--set", "signal_s=45", "--set",
                     "args=lu --algo 2d --n 1024 --nb 32 --grid 2x2 --reps 1000",
                     "--set", f"out={out}")
-    jobs["single"] = (single_folder, submit(script, single_folder), out)
+    jobs["single"] = (single_folder, submit(script, single_folder, "--oversubscribe"), out)
     yield jobs
     subprocess.run(["scancel", *(job for _, job, _ in jobs.values())], env=ENV, check=False)
 
