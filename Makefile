@@ -75,14 +75,14 @@ bench: setup
 
 # Three steps: the pure tests on TEST_WORKERS pytest-xdist workers (the guard of
 # tests/launch_guard refuses any launch there); the tests that launch MPI on as many,
-# a module's tests on one worker and the modules sharing the local Slurm on one
-# (tests/conftest.py), their jobs oversubscribing the cores; then the MPI tests marked
-# `alone` (a deadline or a measurement of the machine), one at a time.
+# a module's tests on one worker, their jobs oversubscribing the cores
+# (tests/conftest.py); then the MPI tests marked `alone` (a deadline or a measurement
+# of the machine), one at a time.
 TEST_WORKERS ?= 2
 test: setup
 	$(VPY) -m pytest -q -m "not package and not mpi" -n $(TEST_WORKERS) --dist loadfile tests
 	$(VPY) -m pytest -q -m "mpi and not package and not alone" -n $(TEST_WORKERS) \
-	    --dist loadgroup tests
+	    --dist loadfile tests
 	$(VPY) -m pytest -q -m "mpi and not package and alone" tests
 
 # The sdist as a new user installs it (minutes: a fresh venv builds the kernels).

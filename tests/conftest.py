@@ -22,13 +22,12 @@ pytest-xdist workers (`-n 2 --dist loadfile`, as `make test` runs it): a module'
 share one worker (its module-scoped fixtures are built once), and the session's
 `cuda_emulator` (g++ over every tile) is built once for both workers.
 
-The MPI tests that are not `alone` run on two workers too (`--dist loadgroup`): each
-test's xdist group is its module (module-scoped fixtures built once, as with loadfile)
-unless the module names a group of its own, which the modules sharing a resource do (the
-local Slurm: "local_slurm"), so that one worker holds it from its start to its stop. Their
-own resources are apart already: a test's files under its tmp_path, an emulated
-cluster's name and subnet its worker's own (tests/emulated_cluster.py), MPI's ports
-chosen by each job.
+The MPI tests that are not `alone` run on two workers too (`--dist loadfile`), their jobs
+oversubscribing the cores. Nothing they use is shared between the workers: a test's files
+under its tmp_path, an emulated cluster's name and subnet its worker's own
+(tests/emulated_cluster.py), MPI's ports chosen by each job; the local Slurm, which two
+modules use, is started and stopped under a lock (the `slurm` fixture of
+tests/test_slurm_live.py).
 """
 
 import fcntl
@@ -146,11 +145,8 @@ def _relaunches(names: set, strings: set) -> bool:
     return "np" in strings and {"linalg_io", "run"} <= names
 
 
-@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups, and -m the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).stem))
         function = getattr(item, "function", None)
         if function is None:
             continue

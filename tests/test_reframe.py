@@ -23,10 +23,6 @@ from test_slurm_live import slurm  # noqa: F401  (the fixture)
 
 from linalg_io.reframe_checks import FILES
 
-# its tests and those of the other modules on the local Slurm share one pytest-xdist
-# worker: the module that started it stops it (tests/conftest.py)
-pytestmark = pytest.mark.xdist_group("local_slurm")
-
 REFRAME = Path(sys.executable).parent / "reframe"
 # the default parameters: LU 2d/auto, conflux/auto, conflux/2x1x2; TS-GEMM atb; SpTRSV x2
 CASES = {"LinalgIOLU": 3, "LinalgIOTSGEMM": 1, "LinalgIOSpTRSV": 2}

@@ -12,6 +12,7 @@ where no GPU exists), Slurm's GPUs being the fixture's device-less ones.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -22,10 +23,6 @@ from pathlib import Path
 
 import pytest
 from slurm_harness import ENV, SCRIPT, output, processes_of, records, render, submit, wait, wait_for
-
-# its tests and those of the other modules on the local Slurm share one pytest-xdist
-# worker: the module that started it stops it (tests/conftest.py)
-pytestmark = pytest.mark.xdist_group("local_slurm")
 
 
 def _why_not() -> str | None:
@@ -40,24 +37,41 @@ def _why_not() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def slurm():
-    """The local Slurm: started for this module and stopped after it, unless it ran
-    already (.ci/run starts it, and stops it when it ends)."""
+def slurm(tmp_path_factory):
+    """The local Slurm: started for this module, unless it ran already (.ci/run starts
+    it, and stops it when it ends), and stopped after it unless another module still
+    uses it. The modules on it (this one, tests/test_reframe.py) may run at once on two
+    pytest-xdist workers: each holds a shared lock on a file of the run's folder (the
+    workers' parent) while it uses the Slurm, and the start and the stop take it
+    exclusively; the one that ends last, the others gone, stops what the run started."""
     reason = _why_not()
     if reason:
         if os.environ.get("LINALG_IO_REQUIRE_SLURM"):
             pytest.fail(f"LINALG_IO_REQUIRE_SLURM is set but {reason}")
         pytest.skip(f"no local Slurm: {reason}")
-    running = subprocess.run([str(SCRIPT), "status"], capture_output=True, timeout=60,
-                             check=False).returncode == 0
-    if not running:   # else the one .ci/run started: it stops it too
-        started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True,
-                                 timeout=900, check=False)
-        if started.returncode != 0:
-            pytest.fail(f"local Slurm did not start: {started.stderr[-2000:]}")
-    yield
-    if not running:
-        subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, check=False)
+    run_folder = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_folder = run_folder.parent
+    started_here = run_folder / "local_slurm.started"
+    with open(run_folder / "local_slurm.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        running = subprocess.run([str(SCRIPT), "status"], capture_output=True, timeout=60,
+                                 check=False).returncode == 0
+        if not running:
+            started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True,
+                                     timeout=900, check=False)
+            if started.returncode != 0:
+                pytest.fail(f"local Slurm did not start: {started.stderr[-2000:]}")
+            started_here.touch()
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        yield
+        try:   # no other module on it now (else its own teardown stops it)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        if started_here.exists():
+            subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=120, check=False)
+            started_here.unlink()
 
 
 def check_records(path: Path, job: str, count: int, tasks: str = "4") -> list[dict]:
