@@ -31,7 +31,9 @@ trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm
 
 With the look-ahead (`ConfluxLU`), column ky_{k+1} runs step k+1's reduce_panel,
 tournament_pivoting, its row moves' plan, solve_panel and the start of its sends inside
-step k's trailing_update; the messages and their order are the same.
+step k's trailing_update; with c = 1 and Px > 1 also the start of step k+1's pivot-row
+allgather, which a thread moves while the rest of the update computes
+(`linalg_io.comm.progress`); the messages and their order are the same.
 
 Every message is point-to-point in one of the package's own schedules
 (`linalg_io.comm.collectives`: binomial or pipelined-chain bcast and reduce, Bruck
@@ -140,9 +142,11 @@ class ConfluxLU:
     Look-ahead of depth 1: during step k's update, the ranks of column ky_{k+1} update
     that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
     tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
-    L00, L), then finish update k and test those sends; the other ranks receive them at the
-    start of step k+1. The messages and their order per communicator are those of the
-    schedule without look-ahead.
+    L00, L) and, with c = 1 and Px > 1, the allgather of step k+1's pivot rows
+    (`_start_pivot_rows`), then finish update k while a thread tests those requests
+    (`progressed`: over TCP a message moves only inside MPI calls); the other ranks
+    receive them at the start of step k+1. The messages and their order per communicator
+    are those of the schedule without look-ahead.
     """
 
     def __init__(self, grid: Grid3D, step_plan: StepPlan, matrix, kernels) -> None:
@@ -487,9 +491,10 @@ class ConfluxLU:
         pivot rows of nxt (in pivot order, where they sit before nxt's row moves), this
         step's update applied to their trailing columns (c0 on) alone, and the first
         round of their allgather posted. The update that follows updates them in place
-        again (w rows of N/Px: their extra flops are w/(N/Px) of the step's); what the
-        others receive is those values, the same bytes and messages as the allgather at
-        nxt's push_pivots. Over TCP the messages move while the update tests them."""
+        again (about w/Px of the rank's m active rows: extra flops 2 (w/Px) ntrail w,
+        w/(Px m) of the step's); what the others receive is those values, the same bytes
+        and messages as the allgather at nxt's push_pivots. The caller has a thread test
+        them while it computes (`progressed`)."""
         g = self.grid
         pivot_ids = ahead.header[:nxt.w].astype(np.int64)
         positions = self.position[pivot_ids[ahead.own_pivots]]
