@@ -73,6 +73,12 @@ def test_point_to_point_and_one_sided_wire_equals_logical(measured, pattern):
         assert rank["wire"][2] == rank["logical"][2] + (pattern == "one_sided")
 
 
+def test_opening_the_wire_keeps_the_thread_level(measured):
+    _, results = measured
+    before, after = results["thread_level"]
+    assert before == 3 and after == before   # MPI_THREAD_MULTIPLE (mpi4py's), kept
+
+
 def test_collectives_wire_differs_from_logical_as_spec_says(measured):
     """The logical rules count a linear broadcast's root once; the wire P-1 times."""
     P, results = measured

@@ -172,16 +172,38 @@ class Allgatherv:
                         self.work[offsets[h]:offsets[h + m]], (r + h) % p)
                        for h, m in bruck_rounds(p)]
         self.blocks = [None] * p                        # rank j's block, in work after run
+        self.pending: list[MPI.Request] = []            # the first round, once started
         for position, j in enumerate(order):
             self.blocks[j] = self.work[offsets[position]:offsets[position + 1]]
 
     def run(self, out: np.ndarray | None, mine: np.ndarray | None = None) -> None:
         """Exchange: this rank's block (`mine`, counts[rank] items, or what `send` holds
         when None) in, every block into `out` (or left in `blocks` when None)."""
+        self.start(mine)
+        self.complete(out)
+
+    def start(self, mine: np.ndarray | None = None) -> None:
+        """Post the first round, its send and its receive (`pending`), and return (`mine`
+        as `run`'s): a caller that computes before `complete` lets them move meanwhile
+        (`linalg_io.comm.progress`)."""
         comm = self.comm
         if mine is not None:
             self.send[:] = flat(mine)
-        for outgoing, dest, incoming, source in self.rounds:
+        self.pending = []
+        if self.rounds:
+            outgoing, dest, incoming, source = self.rounds[0]
+            if outgoing.size:
+                self.pending.append(comm.Isend(outgoing, dest, TAG_ALLGATHER, op="allgather"))
+            if incoming.size:
+                self.pending.append(comm.Irecv(incoming, source, TAG_ALLGATHER, op="allgather"))
+
+    def complete(self, out: np.ndarray | None) -> None:
+        """Finish what `start` posted, then the other rounds; every block into `out` (or
+        left in `blocks` when None). The messages, in order, are those of one `run`."""
+        comm = self.comm
+        comm.Waitall(self.pending)
+        self.pending = []
+        for outgoing, dest, incoming, source in self.rounds[1:]:
             request = comm.Isend(outgoing, dest, TAG_ALLGATHER, op="allgather") \
                 if outgoing.size else None
             if incoming.size:

@@ -131,8 +131,11 @@ class WireCounter:
             raise WireUnavailable(f"{name} has no per-peer traffic counters through MPI_T "
                                   "(the wire counter reads Open MPI's monitoring)")
         lib = ctypes.CDLL(MPI.__file__)   # libmpi's symbols through mpi4py's module
+        # the level MPI_Init gave: Open MPI's MPI_T_init_thread sets the process's thread
+        # level to the one it is asked for (a lower one would leave a progress thread,
+        # `linalg_io.comm.progress`, no MPI to call)
         provided = ctypes.c_int()
-        if lib.MPI_T_init_thread(ctypes.c_int(MPI.THREAD_SINGLE), ctypes.byref(provided)):
+        if lib.MPI_T_init_thread(ctypes.c_int(MPI.Query_thread()), ctypes.byref(provided)):
             raise WireUnavailable(f"{name}: MPI_T_init_thread failed")
         session = ctypes.c_void_p()
         if lib.MPI_T_pvar_session_create(ctypes.byref(session)):

@@ -31,7 +31,9 @@ trailing_update       every rank: A11 -= L[:, s_l] U[s_l, :] on its layer (dgemm
 
 With the look-ahead (`ConfluxLU`), column ky_{k+1} runs step k+1's reduce_panel,
 tournament_pivoting, its row moves' plan, solve_panel and the start of its sends inside
-step k's trailing_update; the messages and their order are the same.
+step k's trailing_update; with c = 1 and Px > 1 also the start of step k+1's pivot-row
+allgather, which a thread moves while the rest of the update computes
+(`linalg_io.comm.progress`); the messages and their order are the same.
 
 Every message is point-to-point in one of the package's own schedules
 (`linalg_io.comm.collectives`: binomial or pipelined-chain bcast and reduce, Bruck
@@ -61,6 +63,7 @@ from linalg_io._kernels.dense_local import (
 from linalg_io.comm import collectives
 from linalg_io.comm.grid import Grid3D
 from linalg_io.comm.phase_clock import PhaseClock, Phases
+from linalg_io.comm.progress import progressed
 from linalg_io.errors import SingularMatrixError
 from linalg_io.layout.conflux_layout import PHASES, Step, StepPlan
 from linalg_io.lu.tournament import permutation, tournament
@@ -95,7 +98,9 @@ class _Panel:
              the active rows' new order (position i holds the row that was at perm[i]);
     l_full:  L of the player's non-pivot rows (solve_panel, done);
     posted:  the sends this rank has started for the step: its pivot ids (root), L00
-             along its process row and, with c = 1, L along its process row."""
+             along its process row and, with c = 1, L along its process row;
+    rows_gather: with c = 1 and Px > 1, the allgather of the pivot rows' trailing
+             columns in the panel's process column, started (`_start_pivot_rows`)."""
 
     panel: np.ndarray | None = None
     header: np.ndarray | None = None
@@ -105,6 +110,7 @@ class _Panel:
     perm: np.ndarray | None = None
     l_full: np.ndarray | None = None
     posted: set = field(default_factory=set)
+    rows_gather: collectives.Allgatherv | None = None
 
 
 class Workspace:
@@ -136,9 +142,11 @@ class ConfluxLU:
     Look-ahead of depth 1: during step k's update, the ranks of column ky_{k+1} update
     that panel's columns first, then run step k+1's panel phase (`panel_phase`: reduce,
     tournament, the row moves worked out, solve_panel) and start its sends (pivot ids,
-    L00, L), then finish update k and test those sends; the other ranks receive them at the
-    start of step k+1. The messages and their order per communicator are those of the
-    schedule without look-ahead.
+    L00, L) and, with c = 1 and Px > 1, the allgather of step k+1's pivot rows
+    (`_start_pivot_rows`), then finish update k while a thread tests those requests
+    (`progressed`: over TCP a message moves only inside MPI calls); the other ranks
+    receive them at the start of step k+1. The messages and their order per communicator
+    are those of the schedule without look-ahead.
     """
 
     def __init__(self, grid: Grid3D, step_plan: StepPlan, matrix, kernels) -> None:
@@ -236,7 +244,8 @@ class ConfluxLU:
         with phases.phase("push_pivots"):
             pivot_ids, lu00, own_pivots = self.push_pivots(s, ahead)
             tstart = self.tiles.local_col_start(g.y, s.k + 1)
-            pivot_rows = self.gather_pivot_rows(s, own_pivots, pivot_ids, tstart)
+            pivot_rows = self.gather_pivot_rows(s, own_pivots, pivot_ids, tstart,
+                                                ahead.rows_gather)
         with phases.phase("solves"):
             u_full = None
             if g.layer == s.lk and pivot_rows is not None:
@@ -334,13 +343,21 @@ class ConfluxLU:
         return pivot_ids, lu00, own_pivots
 
     def gather_pivot_rows(self, s: Step, own_pivots: list[int], pivot_ids: np.ndarray,
-                          tstart: int) -> np.ndarray | None:
+                          tstart: int, started: collectives.Allgatherv | None = None
+                          ) -> np.ndarray | None:
         """Trailing columns of the pivot rows, summed over layers, on every (x, y, lk).
 
-        Returns them transposed (trailing columns x w, pivot order) on layer lk.
+        Returns them transposed (trailing columns x w, pivot order) on layer lk. `started`:
+        the allgather the look-ahead began (`_start_pivot_rows`), completed here.
         """
         g = self.grid
         ntrail = len(self.cols) - tstart
+        if started is not None:
+            owners = self.tiles.owner_row(pivot_ids)
+            counts = np.bincount(owners, minlength=g.px) * ntrail
+            gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
+            started.complete(gathered)
+            return self._pivots_t(s, owners, counts, gathered, ntrail)
         # my pivot rows' trailing columns, transposed (ntrail x own pivots, Fortran): a plain
         # copy of the stored transpose's columns, and the layout pivots_t keeps
         kept = g.x == s.kx and g.layer == s.lk       # U's rows, kept as the factor
@@ -359,7 +376,6 @@ class ConfluxLU:
             return own_rows_t                 # every pivot row is mine, in pivot order
         owners = self.tiles.owner_row(pivot_ids)
         counts = np.bincount(owners, minlength=g.px) * ntrail
-        displs = collectives.displacements(counts)
         gathered = self.buffers.get(("gathered", s.k % 2), (s.w * ntrail,))
         if self.step_plan.redundant_u:
             collectives.allgatherv(g.col_comm, own_rows_t, gathered, counts)
@@ -367,6 +383,15 @@ class ConfluxLU:
             collectives.gatherv(g.col_comm, own_rows_t, gathered, counts, s.kx)
             if g.x != s.kx:
                 return None
+        return self._pivots_t(s, owners, counts, gathered, ntrail)
+
+    def _pivots_t(self, s: Step, owners: np.ndarray, counts: np.ndarray, gathered: np.ndarray,
+                  ntrail: int) -> np.ndarray:
+        """The gathered blocks of the pivot rows (rank x's counts[x] items, its rows in
+        pivot order, transposed) as one ntrail x w array in pivot order."""
+        g = self.grid
+        displs = collectives.displacements(counts)
+        kept = g.x == s.kx and g.layer == s.lk       # U's rows, kept as the factor
         pivots_t = self.buffers.get(("u", s.k) if kept else ("pivots", s.k % 2), (ntrail, s.w))
         by_owner = np.argsort(owners, kind="stable")
         for x in range(g.px):
@@ -435,14 +460,54 @@ class ConfluxLU:
     def trailing_update(self, l_slice: np.ndarray, u_slice_t: np.ndarray, tstart: int,
                         nxt: Step | None) -> _Panel | None:
         """A11 -= L[:, s_l] U[s_l, :] on this layer (local dgemm), with the look-ahead
-        (class doc): the next panel's columns, the next panel phase, then the rest, and a
-        test of the started sends."""
+        (class doc): the next panel's columns, the next panel phase and the start of its
+        pivot rows' allgather (`_start_pivot_rows`), then the rest while a thread tests
+        that allgather and the started sends (`progressed`), and a test of the sends."""
         first = nxt.w if nxt is not None and self.grid.y == nxt.ky else 0
         self.matrix.update(self.done, tstart, l_slice, u_slice_t[:first])
         ahead = self.panel_phase(nxt) if nxt is not None else None
-        self.matrix.update(self.done, tstart + first, l_slice, u_slice_t[first:])
+        rest = u_slice_t[first:]
+        if ahead is not None and self._gathers_ahead(ahead):
+            ahead.rows_gather = self._start_pivot_rows(nxt, ahead, l_slice, rest,
+                                                       tstart + first)
+            moving = ahead.rows_gather.pending + [r for rs, _ in self._sends for r in rs]
+            with progressed(moving):
+                self.matrix.update(self.done, tstart + first, l_slice, rest)
+        else:
+            self.matrix.update(self.done, tstart + first, l_slice, rest)
         self._test_sends()
         return ahead
+
+    def _gathers_ahead(self, ahead: _Panel) -> bool:
+        """Whether the look-ahead starts the next step's pivot-row allgather: c = 1 (the
+        allgather of `redundant_u`, in the panel's process column, whose ranks all know
+        the pivots from the tournament), Px > 1, the step not singular."""
+        return (self.grid.c == 1 and self.grid.px > 1 and ahead.own_pivots is not None
+                and hasattr(self.matrix, "rows_t_updated"))
+
+    def _start_pivot_rows(self, nxt: Step, ahead: _Panel, l_slice: np.ndarray,
+                          rest: np.ndarray, c0: int) -> collectives.Allgatherv:
+        """Step nxt's gather of the pivot rows, started inside this step's update: my
+        pivot rows of nxt (in pivot order, where they sit before nxt's row moves), this
+        step's update applied to their trailing columns (c0 on) alone, and the first
+        round of their allgather posted. The update that follows updates them in place
+        again (about w/Px of the rank's m active rows: extra flops 2 (w/Px) ntrail w,
+        w/(Px m) of the step's); what the others receive is those values, the same bytes
+        and messages as the allgather at nxt's push_pivots. The caller has a thread test
+        them while it computes (`progressed`)."""
+        g = self.grid
+        pivot_ids = ahead.header[:nxt.w].astype(np.int64)
+        positions = self.position[pivot_ids[ahead.own_pivots]]
+        ntrail = len(self.cols) - c0
+        with self.phases.phase("push_pivots"):
+            own_rows_t = self.matrix.rows_t_updated(
+                positions, c0, l_slice[positions - self.done], rest,
+                self.buffers.get(("own_rows_t", nxt.k % 2), (ntrail, len(positions))))
+            counts = np.bincount(self.tiles.owner_row(pivot_ids), minlength=g.px) * ntrail
+            gather = collectives.Allgatherv(g.col_comm, counts, work=self.buffers.get(
+                ("gather_work", nxt.k % 2), (int(counts.sum()),)))
+            gather.start(own_rows_t)
+        return gather
 
 
 class HostMatrix:
@@ -486,6 +551,16 @@ class HostMatrix:
 
     def finish(self) -> None:
         """Nothing queued: the CPU work has returned."""
+
+    def rows_t_updated(self, positions: np.ndarray, c0: int, l_rows: np.ndarray,
+                       u_slice_t: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """(a[positions, c0:] - l_rows @ u_slice_t.T)^T into out (Fortran, columns c0 on
+        x rows), the stored block unchanged; returns out. The rows are contiguous stored
+        columns, copied one by one (np.take along that axis copies element by element)."""
+        for j, position in enumerate(positions.tolist()):
+            out[:, j] = self.at[c0:, position]
+        gemm_minus_nt(out, u_slice_t, np.asfortranarray(l_rows))
+        return out
 
     def update(self, r0: int, c0: int, l_slice: np.ndarray, u_slice_t: np.ndarray) -> None:
         """a[r0:, c0:c0+t] -= l_slice @ u_slice_t.T, t = len(u_slice_t): one strided

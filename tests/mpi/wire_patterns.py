@@ -17,8 +17,10 @@ from linalg_io.comm.wire import WireCounter
 world = MPI.COMM_WORLD
 comm = CountedComm(world)
 P, r = comm.size, comm.rank
+level = MPI.Query_thread()
 wire = WireCounter.open(world)
-results = {"source": wire.source}
+# Open MPI's MPI_T_init_thread sets the process's thread level to the one asked for
+results = {"source": wire.source, "thread_level": [level, MPI.Query_thread()]}
 
 
 def counted(name, pattern, bracket=True):
