@@ -183,19 +183,22 @@ def bruck_at(starts: np.ndarray, counts: np.ndarray, blocks: np.ndarray, ranks: 
     between the runs' starts; its messages are the rounds whose window reaches the next
     non-empty block (at distance dist: the rounds m > dist)."""
     blocks = np.asarray(blocks, dtype=float)
+    steps = len(blocks)
     mass = blocks * counts
-    cum = np.concatenate([np.zeros((len(blocks), 1)), np.cumsum(mass, axis=1)[:, :-1]], axis=1)
+    cum = np.concatenate([np.zeros((steps, 1)), np.cumsum(mass, axis=1)[:, :-1]], axis=1)
     total = mass.sum(axis=1, keepdims=True)
     run = run_of(starts, ranks)
     own = np.take_along_axis(blocks, run, axis=1)
+    # P of every step at once: its runs' starts, twice (cyclic), and 2p, the steps 2p + 1
+    # apart on one axis; P is linear between them (runs of no rank left out)
+    offset = np.arange(steps)[:, None] * (2 * p + 1)
+    real = np.concatenate([counts > 0, counts > 0, np.ones((steps, 1), dtype=bool)], axis=1)
+    at = np.concatenate([starts, starts + p, np.full((steps, 1), 2 * p)], axis=1) + offset
+    value = np.concatenate([cum, cum + total, 2 * total], axis=1)
+    at, value = at[real], value[real]
 
-    def prefix(x: np.ndarray) -> np.ndarray:     # blocks of the ranks 0..x-1, x < 2p
-        wrap = x >= p
-        x = x - p * wrap
-        at = run_of(starts, x)
-        return (wrap * total + np.take_along_axis(cum, at, axis=1)
-                + np.take_along_axis(blocks, at, axis=1)
-                * (x - np.take_along_axis(starts, at, axis=1)))
+    def prefix(x: np.ndarray) -> np.ndarray:     # blocks of the ranks 0..x-1, x <= 2p
+        return np.interp(x + offset, at, value)
 
     rounds = bruck_rounds(p)
     here = prefix(ranks)
