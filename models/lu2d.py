@@ -427,8 +427,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     the rates of the link they cross (`MachineProfile.link`: a process row Pc
     consecutive ranks, a column the grid).
 
-    Cost: O(steps x Pr) time (the rows' classes at every step: a Bruck window's bytes
-    differ along the rows where some own no pivot rows), memory ROW_CHUNK [step, row]
+    Cost: where the ranks do not share cores (M the slowest rank) and the pivots are
+    assumed, O(steps x runs x log2(Pr)^2) time: each step's maximum over the process rows
+    is taken at the few rows of `_Steps.row_points` (a Bruck window's bytes are linear
+    in the rank between them); else O(steps x Pr) (the rows' classes at every step: the
+    makespan of shared cores needs every rank's work). Memory ROW_CHUNK [step, row]
     entries at a time."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
