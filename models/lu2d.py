@@ -43,9 +43,12 @@ import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
 from linalg_io.models.lu2d_runs import (
     Jumps,
+    bruck_at,
     bruck_misses,
     outer_sum,
+    piece_ends,
     run_counts,
+    run_of,
     run_starts,
     window_holds,
 )
@@ -69,7 +72,6 @@ from linalg_io.layout.schedules import (
     allgatherv_one_costs,
     bcast_node_costs,
     binomial_children,
-    bruck_messages,
     bruck_rounds,
     chunk_count,
 )
@@ -80,6 +82,7 @@ PIVOTING = ("worst", "none", "expected")
 
 PHASES = TRAFFIC_PHASES
 ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
+_POINTS_PER_RUN = 6      # `_Steps.row_points` per run and Bruck round, at most (for the chunks)
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,11 @@ class _Rows:
     def total(self, values: np.ndarray) -> np.ndarray:
         """[step, 1]: the sum over the rows of `values` [step, run]."""
         return (values * self.count).sum(axis=1, keepdims=True)
+
+    def at_steps(self, k: np.ndarray) -> _Rows:
+        """The runs of the steps k."""
+        return _Rows(start=self.start[k], count=self.count[k], below=self.below[k],
+                     diag=self.diag[k])
 
 
 def _pivot_rows(pivoting, steps: _Steps, rows: _Rows,
@@ -234,6 +242,31 @@ class _Steps:
         return _Rows(start=start, count=np.ones(start.shape, dtype=np.int64),
                      below=counts_from(ends, self.n, self.nb, self.pr).astype(float),
                      diag=np.arange(self.pr)[None, :] == self.diag_row[k][:, None])
+
+    def rows_at(self, k: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """([step, i] rows below block k[s] of process row rows[s, i], whether it is the
+        diagonal row)."""
+        ends = (self.starts[k] + self.widths[k])[:, None]
+        below = numroc(self.n, self.nb, rows, self.pr) - numroc(ends, self.nb, rows, self.pr)
+        return below.astype(float), rows == self.diag_row[k][:, None]
+
+    def row_points(self, k: np.ndarray) -> np.ndarray:
+        """[step, i]: process rows at which every per-row term of the critical path at
+        the steps k (`critical_path_time`: rows below, pivot rows owned, the panel's and
+        bcast_U's Bruck windows and messages at k, the panel's at k + 1) takes its
+        largest value: the ends of the pieces between the runs' starts at k and k + 1,
+        those starts less each Bruck round's m (and m - 1: a window's sum is linear in
+        the rank between them, its messages change one rank later) and the diagonal row
+        of k + 1 less m - 1 (its candidates' windows). Each term is linear, or the
+        larger of two linear ones, on a piece: at most one of its ends is larger."""
+        pr = self.pr
+        ahead = np.minimum(k + 1, len(self.starts) - 1)
+        here = np.concatenate([self.rows.start[k], np.full((len(k), 1), pr)], axis=1)
+        sizes = np.array([m for _, m in bruck_rounds(pr)], dtype=np.int64)
+        shifted = (here[:, :, None, None] - sizes[None, None, :, None]
+                   + np.arange(2)[None, None, None, :]).reshape(len(k), -1)
+        candidates = self.diag_row[ahead][:, None] - sizes[None, :] + 1
+        return piece_ends([here, self.rows.start[ahead], shifted, candidates], pr)
 
     def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
         """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
@@ -394,8 +427,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     the rates of the link they cross (`MachineProfile.link`: a process row Pc
     consecutive ranks, a column the grid).
 
-    Cost: O(steps x Pr) time (the rows' classes at every step: a Bruck window's bytes
-    differ along the rows where some own no pivot rows), memory ROW_CHUNK [step, row]
+    Cost: where the ranks do not share cores (M the slowest rank) and the pivots are
+    assumed, O(steps x runs x log2(Pr)^2) time: each step's maximum over the process rows
+    is taken at the few rows of `_Steps.row_points` (a Bruck window's bytes are linear
+    in the rank between them); else O(steps x Pr) (the rows' classes at every step: the
+    makespan of shared cores needs every rank's work). Memory ROW_CHUNK [step, row]
     entries at a time."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
@@ -410,15 +446,16 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     # on the network (`waiting_makespans`)
     col_net = profile.on_network(pr * pc, placement)
 
-    def panels(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(work, wait) [step, process row] of F at the steps k."""
-        kb, rows = blocks.kb[k], blocks.dense_rows(k)
-        panel = ((rows.below + rows.diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
+    def panels(k: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(work, wait) [step, i] of F at the steps k on the process rows rows[step, i]."""
+        kb = blocks.kb[k]
+        below, diag = blocks.rows_at(k, rows)
+        panel = ((below + diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
         if pr == 1:
             return panel, np.zeros_like(panel)
         base, extra = candidate_words(kb[:, 0])
         sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD,
-                                                blocks.diag_row[k])
+                                                blocks.diag_row[k], rows)
         search = kb * (panel_alpha * msgs + panel_beta * np.maximum(sent, recv))
         search_work, panel_wait = _work_or_wait(search, col_net)
         return panel + search_work, panel_wait
@@ -428,22 +465,30 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     steps = len(blocks.starts)
     on_first = np.arange(pc) == 0
-    panel, panel_wait = panels(np.arange(1))
+    every_row = np.arange(pr)[None, :]
+    panel, panel_wait = panels(np.arange(1), every_row)
     total = float(waiting_makespans((panel[0][:, None] * on_first).reshape(1, -1),
                                     (panel_wait[0][:, None] * on_first).reshape(1, -1),
                                     cores)[0]) + float(arrival[0])
     # per step, the process rows and columns whose features are equal cost alike: one
     # evaluation per (row class, column class), weighted by the ranks it stands for; a
     # column's features (its trailing columns, whether it is the look-ahead's) change
-    # only at a few columns of each step (`_column_segments`); the steps in chunks of
-    # ROW_CHUNK [step, process row] entries (every [step, row] array's memory)
-    chunk = max(1, ROW_CHUNK // pr)
+    # only at a few columns of each step (`_column_segments`). Where the ranks do not
+    # share cores a step's time is a maximum over the ranks, and for the assumed
+    # pivotings it is taken at the few rows of `_Steps.row_points` alone; else every
+    # row. The steps in chunks of ROW_CHUNK [step, row] entries (the arrays' memory).
+    few = cores is None and isinstance(pivoting, str)
+    width = min(pr, _POINTS_PER_RUN * len(bruck_rounds(pr)) * blocks.rows.start.shape[1]) \
+        if few else pr
+    chunk = max(1, ROW_CHUNK // max(1, width))
     for first in range(0, steps, chunk):
         k = np.arange(first, min(steps, first + chunk))
-        rows = blocks.dense_rows(k)
-        total += _steps_seconds(blocks, k, rows.below, panels(np.minimum(k + 1, steps - 1)),
-                                arrival, column.at(k, rows), rate, slow, gamma, cores,
-                                col_net, row_overlap)
+        rows = blocks.row_points(k) if few else np.broadcast_to(every_row, (len(k), pr))
+        runs = blocks.rows.at_steps(k) if isinstance(pivoting, str) else blocks.dense_rows(k)
+        total += _steps_seconds(blocks, k, blocks.rows_at(k, rows)[0],
+                                panels(np.minimum(k + 1, steps - 1), rows), arrival,
+                                column.at(k, runs, rows), rate, slow, gamma, cores, col_net,
+                                row_overlap)
     return total
 
 
@@ -568,22 +613,24 @@ class _ColumnSeconds:
                          else np.asarray(pivoting, dtype=np.int64))
         self.msgs, self.bytes = msgs, nbytes
 
-    def at(self, k: np.ndarray, rows: _Rows) -> _ColumnSeconds:
-        """The same at the steps k (`rows`: their process rows, one run each)."""
+    def at(self, k: np.ndarray, runs: _Rows, rows: np.ndarray) -> _ColumnSeconds:
+        """The same at the steps k on the process rows rows[step, i] (`runs`: the process
+        rows of those steps)."""
         if self.pr == 1:
             return self
         blocks, pivoting, pr = self.blocks, self.pivoting, self.pr
-        owned, displaced = _pivot_rows(pivoting, blocks, rows, k)
-        bruck_sent, bruck_recv, _ = allgatherv_costs(owned)
+        owned, displaced = _pivot_rows(pivoting, blocks, runs, k)
+        bruck_sent, bruck_recv, messages = bruck_at(runs.start, runs.count, owned, rows, pr)
         if isinstance(pivoting, str) and pivoting == "none":
-            messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k])[2]
-        else:
-            messages = bruck_messages(owned > 0)
-        remote = displaced * ~rows.diag
+            messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k],
+                                            rows)[2]
+        remote_runs = displaced * ~runs.diag
+        remote = np.take_along_axis(remote_runs, run_of(runs.start, rows), axis=1)
+        diag = rows == blocks.diag_row[k][:, None]
         # the swap, then the allgather: each its own max(sent, recv)
         nbytes = (np.maximum(bruck_sent, bruck_recv)
-                  + np.maximum(rows.diag * remote.sum(axis=1, keepdims=True), remote)) * WORD
-        msgs = messages + rows.diag * (remote > 0).sum(axis=1, keepdims=True)
+                  + np.maximum(diag * runs.total(remote_runs), remote)) * WORD
+        msgs = messages + diag * runs.total(remote_runs > 0)
         return _ColumnSeconds(blocks, pr, pivoting, self.alpha, self.beta, msgs, nbytes)
 
     def classes(self, rows: StepClasses, trail: np.ndarray) -> np.ndarray:

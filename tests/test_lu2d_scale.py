@@ -9,12 +9,25 @@ grid at N = 524288, worst case), the figures it gave, stored."""
 import numpy as np
 import pytest
 from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_phase_links, lu2d_plan_counts
-from linalg_io.models.lu2d_runs import Jumps, bruck_misses, outer_sum, run_counts, window_holds
+from linalg_io.models.lu2d_runs import (
+    Jumps,
+    bruck_at,
+    bruck_misses,
+    outer_sum,
+    piece_ends,
+    run_counts,
+    window_holds,
+)
 from linalg_io.models.profile import load_profile
 from lu2d_reference import lu2d_phase_links as reference_links
 from lu2d_reference import lu2d_plan_counts as reference_counts
 
-from linalg_io.layout.schedules import allgatherv_one_costs, bruck_messages, bruck_rounds
+from linalg_io.layout.schedules import (
+    allgatherv_costs,
+    allgatherv_one_costs,
+    bruck_messages,
+    bruck_rounds,
+)
 
 CPU = load_profile("example_cpu")
 RTOL = 1e-12
@@ -142,3 +155,30 @@ def _only(jumps: Jumps, k: int) -> Jumps:
     mine = jumps.step == k
     return Jumps(step=np.zeros(mine.sum(), dtype=np.int64), at=jumps.at[mine],
                  delta=jumps.delta[mine])
+
+
+@pytest.mark.parametrize("p", [1, 2, 5, 8, 13, 64])
+def test_bruck_at_equals_the_allgatherv_at_every_rank_and_max_at_piece_ends(p):
+    rng = np.random.default_rng(p + 100)
+    steps = 50
+    starts = np.sort(rng.integers(0, p + 1, (steps, 5)), axis=1)
+    starts[:, 0] = 0
+    blocks = rng.integers(0, 4, (steps, 5)) * rng.random((steps, 5))
+    blocks[::7] = 2.5                                         # some steps: equal blocks
+    dense = _dense_runs(starts, blocks, p)
+    every = np.broadcast_to(np.arange(p), (steps, p))
+    got = bruck_at(starts, run_counts(starts, p), blocks, every, p)
+    expected = allgatherv_costs(dense)
+    for name, a, b in zip(("sent", "recv", "msgs"), got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=name)
+    # each step's largest alpha msgs + beta max(sent, recv) is at one of the piece ends
+    # of its runs' starts less each round's m and m - 1
+    sizes = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
+    here = np.concatenate([starts, np.full((steps, 1), p)], axis=1)
+    shifted = (here[:, :, None, None] - sizes[None, None, :, None]
+               + np.arange(2)[None, None, None, :]).reshape(steps, -1)
+    points = piece_ends([here, shifted], p)
+    cost = expected[2] + 0.3 * np.maximum(expected[0], expected[1])
+    at_points = np.take_along_axis(cost, points, axis=1)
+    # (to rounding: on a flat piece the prefix differences may round apart)
+    np.testing.assert_allclose(at_points.max(axis=1), cost.max(axis=1), rtol=1e-14)

@@ -169,18 +169,18 @@ def _cyclic_prefix(values: np.ndarray) -> np.ndarray:
     return np.concatenate([zero, np.cumsum(doubled, axis=-1)], axis=-1)
 
 
-def allgatherv_one_costs(p: int, base, extra, owner) -> tuple[np.ndarray, ...]:
+def allgatherv_one_costs(p: int, base, extra, owner,
+                         ranks: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """`allgatherv_costs` of blocks of `base` bytes but rank `owner`'s, base + extra >
     base (arguments broadcast over leading axes; result [..., rank]) in O(p): a rank q
     sends `extra` once in every round whose window q .. q+m-1 holds the owner, that is
-    whose m exceeds d = (owner - q) mod p."""
+    whose m exceeds d = (owner - q) mod p. `ranks`: the ranks [..., i] to give (default
+    all)."""
     base, extra, owner = (np.asarray(a)[..., None] for a in (base, extra, owner))
-    ranks = np.arange(p)
-    sizes = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
-    holding = (sizes[None, :] > ranks[:, None]).sum(axis=1).astype(float)   # [d]
-    d = owner - ranks
-    d += p * (d < 0)                                    # (owner - q) mod p
-    held = holding[d]
+    ranks = np.arange(p) if ranks is None else np.asarray(ranks)
+    sizes = np.sort([m for _, m in bruck_rounds(p)])
+    d = (owner - ranks) % p
+    held = (len(sizes) - np.searchsorted(sizes, d, side="right")).astype(float)
     sent = base * float(sizes.sum()) + extra * held
     recv = base * float(p - 1) + extra * (ranks != owner)
     msgs = np.where(base > 0, float(len(sizes)), held)

@@ -119,7 +119,8 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
             return _choice(algorithm, n, (pr, pc), block, objective, memory, placement)
         table = table or candidates(algorithm, n, p, memory, profile, placement, grid, nb,
                                     objective)
-        return fastest_2d([(lu2d_seconds(profile, c.choice), c.choice) for c in table])
+        choices = [candidate.choice for candidate in table]
+        return fastest_2d(list(zip(mapper(partial(lu2d_seconds, profile), choices), choices)))
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:

@@ -15,12 +15,18 @@ Prints one line per record as soon as it is computed (`predictions.emit`).
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.words import WORD
-from linalg_io.lu.choice import choose_lu
+from linalg_io.lu.choice import candidates, choose_lu, fastest_2d, lu2d_seconds
 from linalg_io.lu.hpl import hpl_flops
-from linalg_io.model_command.predictions import emit, prediction_record, write_predictions
+from linalg_io.model_command.predictions import (
+    emit,
+    prediction_record,
+    without_per_rank,
+    write_predictions,
+)
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.memory import lu_bytes_per_rank
@@ -59,8 +65,9 @@ def scan(args) -> str:
 
 
 def _records_at(args, profile, p: int, mapper) -> list[dict]:
-    """The records of P = p (module doc), their lines emitted."""
-    records = []
+    """The records of P = p (module doc), their lines emitted. The 2D candidates' times
+    are queued on the workers first, the 2.5D candidates after them; then both record
+    blocks are made on the workers side by side."""
     placement = profile.placement(p)
     n = problem_size(args, p)
     mem = args.mem or placement.memory_per_rank
@@ -71,31 +78,43 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
         common["matrix_bytes_per_rank"] = args.mem_per_rank
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "objective": args.objective}
+    # what `choose_lu("2d", **ask)` takes: the fastest of these, squarest within a tie
+    choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
+    timed_2d = mapper.start(partial(lu2d_seconds, profile), choices_2d)
     try:
         chosen = choose_lu("conflux", **ask, mapper=mapper)
     except InputError:   # no grid fits: the 2D record alone, and a line that says so
         chosen = None
-    if chosen is not None:
-        block = conflux.record_block(n, chosen.nb, *chosen.grid, profile, "uniform",
-                                     placement)
-        block["memory_bytes"] = conflux.memory_words(n, chosen.nb, *chosen.grid) * WORD
-        block["fits"] = True
-        records.append(prediction_record(
-            "lu", "conflux", {**common, "nb": chosen.nb, "grid": list(chosen.grid)}, p,
-            block, bound, profile, placement, hpl_flops(n)))
-    choice_2d = choose_lu("2d", **ask)
-    (pr, pc), nb = choice_2d.grid, choice_2d.nb
-    block = lu2d_costs(n, nb, pr, pc, "expected").record_block(profile, placement)
-    block["memory_bytes"] = lu_bytes_per_rank(n, p, "2d")[0]
-    block["fits"] = block["memory_bytes"] <= mem
-    records.append(prediction_record("lu", "2d", {**common, "nb": nb, "grid": [pr, pc],
-                                                  "pivoting": "expected"},
-                                     p, block, bound, profile, placement, hpl_flops(n)))
+    choice_2d = fastest_2d(list(zip(timed_2d(), choices_2d)))
+    chosen_ones = [choice for choice in (chosen, choice_2d) if choice is not None]
+    blocks = mapper(partial(model_block, profile, placement, mem), chosen_ones)
+    records = []
+    for choice, block in zip(chosen_ones, blocks):
+        params = {**common, "nb": choice.nb, "grid": list(choice.grid)}
+        if choice.algorithm == "2d":
+            params["pivoting"] = "expected"
+        records.append(prediction_record("lu", choice.algorithm, params, p, block, bound,
+                                         profile, placement, hpl_flops(n)))
     for record in records:
         emit(_line(record))
     if chosen is None:
         emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
     return records
+
+
+def model_block(profile, placement, mem: float, choice) -> dict:
+    """The prediction record's `model` block of a chosen 2.5D (pivots spread uniformly)
+    or 2D (pivoting "expected") run, without its per-rank lists (a worker returns it)."""
+    n, nb, grid = choice.n, choice.nb, choice.grid
+    if choice.algorithm == "conflux":
+        block = conflux.record_block(n, nb, *grid, profile, "uniform", placement)
+        block["memory_bytes"] = conflux.memory_words(n, nb, *grid) * WORD
+        block["fits"] = True     # chosen among those that fit
+        return without_per_rank(block)
+    block = lu2d_costs(n, nb, *grid, "expected").record_block(profile, placement)
+    block["memory_bytes"] = lu_bytes_per_rank(n, choice.p, "2d")[0]
+    block["fits"] = block["memory_bytes"] <= mem
+    return without_per_rank(block)
 
 
 def _line(record: dict) -> str:
