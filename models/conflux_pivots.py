@@ -119,6 +119,30 @@ def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
     return t.rows_per_proc[None, :] - (np.cumsum(owned, axis=0) - owned), owned
 
 
+def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(step, process row), flat: where a or p of `pivot_counts` differs from the
+    process row before."""
+    if isinstance(pivots, str):
+        t = plan.tiles
+        return _expected_changes(t.n, t.v, t.px, pivots)
+    return _changes(*pivot_counts(plan, pivots))
+
+
+def _changes(active: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    moved = (active[:, 1:] != active[:, :-1]) | (owned[:, 1:] != owned[:, :-1])
+    step, row = np.nonzero(moved)
+    return step, row + 1
+
+
+@lru_cache(maxsize=64)
+def _expected_changes(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_changes` of a model name; read-only, cached as `_expected_pivots`."""
+    step, row = _changes(*_expected_pivots(n, v, px, pivots))
+    step.flags.writeable = row.flags.writeable = False
+    return step, row
+
+
 @lru_cache(maxsize=64)
 def _expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_counts` of a model name; read-only, cached: every grid with this Px shares

@@ -19,6 +19,7 @@ sums it up once: O(pairs of runs + P), not O(steps x P).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,20 +56,34 @@ class StepClasses:
 
 def step_classes(features: list[np.ndarray]) -> StepClasses:
     """Group the ranks of each step (row of every [step, rank] array in `features`) whose
-    features are all equal: the runs of neighbours with equal features, then the runs
-    of a step sorted by their features (those equal on every rank of every step left
-    out) and split wherever one of them changes."""
+    features are all equal (`classes_at`, at the ranks where one of them changes; those
+    equal on every rank of every step left out)."""
     steps, n = features[0].shape
     features = [f for f in features if not (f == f[:, :1]).all()] or features[:1]
     new = np.zeros((steps, n), dtype=bool)
-    new[:, 0] = True
     for feature in features:
         new[:, 1:] |= feature[:, 1:] != feature[:, :-1]
     step, start = np.nonzero(new)
+    return classes_at(steps, n, step, start,
+                      lambda at, rank: [feature[at, rank] for feature in features])
+
+
+def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
+               features_at: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]
+               ) -> StepClasses:
+    """The classes of n ranks at each step given every rank (`step`, `start`: flat,
+    in any order, repeats allowed) where some feature may differ from the rank before
+    it (rank 0 of every step is added): the runs between them, classed by sorting the
+    runs by their features (`features_at`(steps, ranks): their values at a run's first
+    rank, each an array like those) and splitting wherever one of them changes."""
+    first_ranks = np.arange(steps, dtype=np.int64) * n
+    flat = np.unique(np.concatenate([first_ranks, np.asarray(step, dtype=np.int64) * n
+                                     + np.asarray(start, dtype=np.int64)]))
+    step, start = flat // n, flat % n
     end = np.empty_like(start)
     end[:-1] = start[1:]
     end[np.append(step[1:] != step[:-1], True)] = n
-    keys = [feature[step, start] for feature in features]
+    keys = features_at(step, start)
     order = np.lexsort((*keys[::-1], step))      # by step, then features, then rank
     ranked = [key[order] for key in keys]
     steps_in_order = step[order]
