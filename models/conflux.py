@@ -69,7 +69,7 @@ from linalg_io.models.costs import (
     waiting_makespans,
 )
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rank_classes import StepClasses, spread
+from linalg_io.models.rank_classes import RunClasses, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size
@@ -341,7 +341,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     return out
 
 
-def _by_phase(pieces, xs: StepClasses, ys: StepClasses, ids: dict, shape: tuple) -> dict:
+def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple) -> dict:
     """{phase: {"sent", "recv", "msgs", "flops", "gamma_flops", "links"}} per rank
     ([layer, x, y]), in PHASES order (one `spread` for all of them): "gamma_flops" the
     flops as the time counts them (at the rate each kernel runs, in flops at gamma),
@@ -411,7 +411,7 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
 
 
-def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
+def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
                    spans: dict, crossing: RowCrossing | None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans, crossing)

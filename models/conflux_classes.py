@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from linalg_io.models.conflux_nodes import RowCrossing
-from linalg_io.models.rank_classes import StepClasses, classes_at
+from linalg_io.models.rank_classes import RunClasses, classes_at
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
@@ -91,8 +91,8 @@ class StepRanks:
     rows own), "gather_sent", "gather_recv", "gather_msgs" (the gatherv of the pivot
     counts onto row kx, in rows); `y` "trailing", "along" (j), "code" (`ColumnRole`)."""
 
-    xs: StepClasses
-    ys: StepClasses
+    xs: RunClasses
+    ys: RunClasses
     x: dict
     y: dict
 

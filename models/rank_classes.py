@@ -3,18 +3,18 @@
 A model that walks S steps over an axis of n ranks (a process row index, say) needs,
 at step s, only the features of rank i that its costs depend on (its rows, its
 position in a broadcast, ...). `step_classes` groups the ranks with equal features at
-each step; a cost evaluated at one member of a class (its representative, its lowest
-rank) is every member's, so a model evaluates [step, class] arrays instead of [step,
-rank] ones. `spread` sums such per-class values back to every rank's total over the
-steps.
+each step ([step, rank] arrays, each step's ranks sorted: `StepClasses`); a cost
+evaluated at one member of a class (its representative, its lowest rank) is every
+member's, so a model evaluates [step, class] arrays instead of [step, rank] ones.
 
 Where the features turn with a cyclic layout's root, a step's ranks fall into few runs
 of consecutive ranks with equal features (a broadcast's root, the ranks after it, the
-ranks with one tile more, ...), however many ranks there are. `step_classes` finds the
-runs with one comparison of neighbours per feature, O(steps x ranks), and classes them
-by sorting the runs, not the ranks; `spread` adds each step's value on every pair of an
-x run and a y run, a rectangle of ranks, as its four corners in a difference array, and
-sums it up once: O(pairs of runs + P), not O(steps x P).
+ranks with one tile more, ...), however many ranks there are. `classes_at` takes the
+ranks where a feature can change and classes the runs between them by sorting the
+runs, not the ranks (`RunClasses`); `spread` sums per-class values back to every
+rank's total over the steps: each step's value on every pair of an x run and a y run,
+a rectangle of ranks, goes in as its four corners of a difference array, summed up
+once: O(pairs of runs + P), not O(steps x P).
 """
 
 from __future__ import annotations
@@ -32,6 +32,48 @@ MANTISSA_BITS = 52
 
 @dataclass(frozen=True)
 class StepClasses:
+    """Classes of one axis at each step: `of` [step, rank] the class of each rank,
+    `rep` [step, class] one member (0 for the padding of steps with fewer classes),
+    `count` [step, class] how many ranks it holds (0 for padding)."""
+
+    of: np.ndarray
+    rep: np.ndarray
+    count: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.rep.shape[1]
+
+
+def step_classes(features: list[np.ndarray]) -> StepClasses:
+    """Group the ranks of each step (row of every [step, rank] array in `features`) whose
+    features are all equal: sorted by a random combination of the features (those equal
+    on every rank of every step left out), then split wherever one of them changes
+    (equal features sort together; a collision of unequal ones would only split a
+    class)."""
+    steps, n = features[0].shape
+    features = [f for f in features if not (f == f[:, :1]).all()] or features[:1]
+    weights = np.random.default_rng(0).random(len(features)) + 0.5
+    order = np.argsort(sum(w * f for w, f in zip(weights, features)), axis=-1, kind="stable")
+    new = np.zeros((steps, n), dtype=bool)
+    new[:, 0] = True
+    for feature in features:
+        ranked = np.take_along_axis(feature, order, axis=-1)
+        new[:, 1:] |= ranked[:, 1:] != ranked[:, :-1]
+    in_order = np.cumsum(new, axis=1) - 1
+    of = np.empty_like(in_order)
+    np.put_along_axis(of, order, in_order, axis=1)
+    size = int(in_order[:, -1].max()) + 1
+    flat = np.arange(steps)[:, None] * size + of
+    count = np.bincount(flat.reshape(-1), minlength=steps * size).reshape(steps, size)
+    rep = np.zeros((steps, size), dtype=np.int64)
+    step_of, position = np.nonzero(new)
+    rep[step_of, in_order[step_of, position]] = order[step_of, position]
+    return StepClasses(of=of, rep=rep, count=count)
+
+
+@dataclass(frozen=True)
+class RunClasses:
     """Classes of one axis of n ranks at each step, held as runs of consecutive ranks:
     run i is ranks [start[i], end[i]) at step `step[i]`, in class `of_run[i]` of that
     step (runs ordered by step, then rank); `rep` [step, class] its lowest rank (0 for
@@ -54,23 +96,9 @@ class StepClasses:
         return np.bincount(self.step, minlength=self.rep.shape[0])
 
 
-def step_classes(features: list[np.ndarray]) -> StepClasses:
-    """Group the ranks of each step (row of every [step, rank] array in `features`) whose
-    features are all equal (`classes_at`, at the ranks where one of them changes; those
-    equal on every rank of every step left out)."""
-    steps, n = features[0].shape
-    features = [f for f in features if not (f == f[:, :1]).all()] or features[:1]
-    new = np.zeros((steps, n), dtype=bool)
-    for feature in features:
-        new[:, 1:] |= feature[:, 1:] != feature[:, :-1]
-    step, start = np.nonzero(new)
-    return classes_at(steps, n, step, start,
-                      lambda at, rank: [feature[at, rank] for feature in features])
-
-
 def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
                features_at: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]
-               ) -> StepClasses:
+               ) -> RunClasses:
     """The classes of n ranks at each step given every rank (`step`, `start`: flat,
     in any order, repeats allowed) where some feature may differ from the rank before
     it (rank 0 of every step is added): the runs between them, classed by sorting the
@@ -100,11 +128,16 @@ def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
                         minlength=steps * size).astype(np.int64).reshape(steps, size)
     rep = np.zeros((steps, size), dtype=np.int64)
     rep[steps_in_order[first], class_in_order[first]] = start[order][first]
-    return StepClasses(n=n, step=step, start=start, end=end, of_run=of_run, rep=rep,
-                       count=count)
+    # a run of the class of the run before it (a break where nothing changed) joins it
+    kept = np.ones(len(step), dtype=bool)
+    kept[1:] = (step[1:] != step[:-1]) | (of_run[1:] != of_run[:-1])
+    end = np.append(start[kept][1:], n)
+    end[np.append(step[kept][1:] != step[kept][:-1], True)] = n
+    return RunClasses(n=n, step=step[kept], start=start[kept], end=end,
+                      of_run=of_run[kept], rep=rep, count=count)
 
 
-def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
+def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     """Totals over the steps per rank, [..., layer, x, y], of `values` [..., step, layer,
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
     at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
@@ -124,12 +157,11 @@ def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
     exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
     unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
     size = (px + 1) * (py + 1)
-    high = np.zeros((len(rows), size))
-    low = np.zeros((len(rows), size))
+    sums = {part: np.zeros(len(rows) * size) for part in ("high", "low")}
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
     ends = np.cumsum(pairs)
-    most = max(1, CHUNK_ELEMENTS // len(rows))
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)))
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -143,14 +175,18 @@ def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
         yi = yfirst[step] + within % yruns[step]
         x0, x1 = xs.start[xi] * (py + 1), xs.end[xi] * (py + 1)
         y0, y1 = ys.start[yi], ys.end[yi]
-        corners = np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])
+        corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
+                   + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
         value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
-        rounded = np.round(value / unit) * unit
-        for parts, out in ((rounded, high), (value - rounded, low)):
-            signed = np.concatenate([parts, parts, -parts, -parts], axis=1)
-            for i, weights in enumerate(signed):
-                out[i] += np.bincount(corners, weights=weights, minlength=size)
+        high = np.round(value / unit) * unit
+        low = value - high
+        for part, weights in (("high", high), ("low", low)):
+            if part == "low" and not low.any():
+                continue
+            signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
+            sums[part] += np.bincount(corners, weights=signed.reshape(-1),
+                                      minlength=len(rows) * size)
         begin = stop
     totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
-                 for part in (high, low))
+                 for part in sums.values())
     return totals[:, :px, :py].reshape(*lead, layers, px, py)
