@@ -98,8 +98,9 @@ def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, n
         active.append(rows)
         owned.append(share)
         rows = rows - share
-    return (np.repeat(np.array(active)[:, None], px, axis=1),
-            np.repeat(np.array(owned)[:, None], px, axis=1))
+    # every process row alike: one column seen Px times, not Px copies of it
+    return (np.broadcast_to(np.array(active)[:, None], (len(widths), px)),
+            np.broadcast_to(np.array(owned)[:, None], (len(widths), px)))
 
 
 def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
@@ -138,7 +139,10 @@ def _changes(active: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndar
 @lru_cache(maxsize=64)
 def _expected_changes(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_changes` of a model name; read-only, cached as `_expected_pivots`."""
-    step, row = _changes(*_expected_pivots(n, v, px, pivots))
+    active, owned = _expected_pivots(n, v, px, pivots)
+    if active.strides[1] == owned.strides[1] == 0:      # alike on every process row
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    step, row = _changes(active, owned)
     step.flags.writeable = row.flags.writeable = False
     return step, row
 

@@ -105,8 +105,9 @@ def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
     runs by their features (`features_at`(steps, ranks): their values at a run's first
     rank, each an array like those) and splitting wherever one of them changes."""
     first_ranks = np.arange(steps, dtype=np.int64) * n
-    flat = np.unique(np.concatenate([first_ranks, np.asarray(step, dtype=np.int64) * n
-                                     + np.asarray(start, dtype=np.int64)]))
+    flat = np.sort(np.concatenate([first_ranks, np.asarray(step, dtype=np.int64) * n
+                                   + np.asarray(start, dtype=np.int64)]))
+    flat = flat[np.append(True, flat[1:] != flat[:-1])]
     step, start = flat // n, flat % n
     end = np.empty_like(start)
     end[:-1] = start[1:]
@@ -157,7 +158,7 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
     unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
     size = (px + 1) * (py + 1)
-    sums = {part: np.zeros(len(rows) * size) for part in ("high", "low")}
+    sums = {}                    # "high", and "low" once some value has a remainder
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
     ends = np.cumsum(pairs)
@@ -184,8 +185,8 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
             if part == "low" and not low.any():
                 continue
             signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
-            sums[part] += np.bincount(corners, weights=signed.reshape(-1),
-                                      minlength=len(rows) * size)
+            sums[part] = sums.get(part, 0.0) + np.bincount(
+                corners, weights=signed.reshape(-1), minlength=len(rows) * size)
         begin = stop
     totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
                  for part in sums.values())
