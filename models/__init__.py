@@ -3,7 +3,8 @@ machine profile, importing only `linalg_io.layout` and each other (no MPI, no al
 
 costs         `RankCosts`, every model's currency, its time and the record's block
 profile       `MachineProfile` and `Placement`; rates: local work rates, BLAS pool
-lu2d          the 2D LU; conflux, conflux_pivots: the 2.5D LU and its pivots
+lu2d          the 2D LU; conflux, conflux_pivots, conflux_classes: the 2.5D LU, its pivots
+              and the classes of its ranks at each step
 phase_time    predicted seconds per phase of both LUs
 rank_classes  ranks in symmetric positions, evaluated once per class
 memory        the least memory per rank of each LU

@@ -54,14 +54,14 @@ tournament.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
+from linalg_io.models.conflux_classes import ColumnRole, panel_widths, step_ranks
 from linalg_io.models.conflux_nodes import RowCrossing, row_crossing, timed_links
-from linalg_io.models.conflux_pivots import pivot_counts
+from linalg_io.models.conflux_pivots import pivot_changes, pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
     crossing_links,
@@ -69,17 +69,13 @@ from linalg_io.models.costs import (
     waiting_makespans,
 )
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rank_classes import StepClasses, spread, step_classes
+from linalg_io.models.rank_classes import RunClasses, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
-    SMALL_BYTES,
-    allgatherv_costs,
     bcast_costs,
     bcast_node_costs,
-    binomial_children,
-    gatherv_costs,
     reduce_costs,
     scatterv_costs,
 )
@@ -111,31 +107,6 @@ def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
         keys[group + "@column"] = (keys[group], max(1, r // py))
         keys[group + "@row"] = (keys[group], min(r, py))
     return keys
-
-
-class RowRole(enum.IntFlag):
-    """The features of a process row at step k that its costs depend on (besides its
-    rows and pivots), by its position r = (x - kx) mod Px: the ends of the chains and
-    trees down a column, its tournament roles at steps k and k+1 (q: `butterfly_size`);
-    CHILDREN is a multiplier, not a bit: its children in a binomial tree, counted where
-    some broadcast of the step is small enough to take one."""
-
-    FIRST = 1            # r = 0: the root (process row kx)
-    LAST = 2             # r = Px - 1
-    FOLDS = 4            # r >= q: folds its candidates into r - q, then waits
-    UNFOLDED = 8         # r < Px - q: receives a fold
-    FOLDS_NEXT = 16      # the same two at step k+1 (the look-ahead's panel)
-    UNFOLDED_NEXT = 32
-    CHILDREN = 64
-
-
-class ColumnRole(enum.IntFlag):
-    """The same for a process column at position j = (y - ky) mod Py along the rows."""
-
-    FIRST = 1            # j = 0: the panel's column
-    LAST = 2             # j = Py - 1
-    NEXT_PANEL = 4       # j = (ky_{k+1} - ky) mod Py: step k+1's panel column
-    CHILDREN = 8
 
 
 def _getrf_flops(m, n):
@@ -193,20 +164,6 @@ class _Piece:
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
-
-
-def _widths(tiles) -> np.ndarray:
-    """[step] columns of each panel (the last one may be narrower)."""
-    return np.minimum(tiles.v, tiles.n - np.arange(tiles.ntiles) * tiles.v).astype(float)
-
-
-def _trailing(tiles, steps: int) -> np.ndarray:
-    """[step, process column] local columns right of each panel (tiles > k)."""
-    widths = _widths(tiles)
-    by_column = np.zeros((steps + 1, tiles.py))
-    by_column[np.arange(steps), tiles.col_owner(np.arange(steps))] = widths
-    after = np.cumsum(by_column[::-1], axis=0)[::-1]      # tiles >= j
-    return after[1:]
 
 
 def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
@@ -271,54 +228,28 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     tiles = plan.tiles
     steps, p = tiles.ntiles, c * px * py
     k = np.arange(steps)
-    w = _widths(tiles)
-    kx, lk = k % px, (k // py) % c
+    w = panel_widths(tiles)
+    lk = (k // py) % c
     nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
     layer = np.arange(c)
     slices = (w[:, None] // c + (layer[None, :] < w[:, None] % c)).astype(float)
     active, owned = pivot_counts(plan, pivots)
-    trailing = _trailing(tiles, steps)
     q = butterfly_size(px)
     rounds = q.bit_length() - 1
-
-    # classes of the process rows and columns at each step (module doc); a position's
-    # children in a binomial tree matter only at steps where a broadcast is that small
-    role = (np.arange(px)[None, :] - k[:, None]) % px
-    rows_left = active - owned
-    r = np.arange(px)
-    r_next = (r - 1) % px
-    x_code = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
-              + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
-              + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q)
-              )[role] \
-        + RowRole.CHILDREN * binomial_children(r, px)[role] * _small(slices, trailing)[:, None]
-    x_features = [active, owned, x_code.astype(float)]
-    if plan.redundant_u:
-        bruck_sent, _, bruck_msgs = allgatherv_costs(owned)
-        x_features += [bruck_sent, bruck_msgs]
-    xs = step_classes(x_features)
-    ky = tiles.col_owner(k)
-    along = (np.arange(py)[None, :] - ky[:, None]) % py
-    j = np.arange(py)
-    row_small = (w * w * WORD <= SMALL_BYTES) | _small(rows_left, slices)
-    y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1))[along] \
-        + ColumnRole.NEXT_PANEL * (along == ((ky[nxt] - ky) % py)[:, None]) \
-        + ColumnRole.CHILDREN * binomial_children(j, py)[along] * row_small[:, None]
     if profile is not None:
         placement = placement or profile.placement(p)
-    # the time takes a row's hops between nodes at the network's rates: columns that
-    # differ in them are different classes (`linalg_io.models.conflux_nodes`)
+    # classes of the process rows and columns at each step (module doc); the time takes
+    # a row's hops between nodes at the network's rates: columns that differ in them are
+    # different classes (`linalg_io.models.conflux_nodes`)
     crossing = row_crossing(py, placement)
-    ys = step_classes([trailing, y_code.astype(float),
-                       *(crossing.features(steps) if crossing else [])])
+    ranks = step_ranks(plan, slices, active, owned, pivot_changes(plan, pivots), crossing)
+    xs, ys = ranks.xs, ranks.ys
 
-    step_index = k[:, None]
+    def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
+        return ranks.x[name][:, None, :, None]
 
-    def per_x(values: np.ndarray) -> np.ndarray:       # [step, rank] -> [step, 1, class, 1]
-        return values[step_index, xs.rep][:, None, :, None]
-
-    def per_y(values: np.ndarray) -> np.ndarray:
-        return values[step_index, ys.rep][:, None, None, :]
+    def per_y(name: str) -> np.ndarray:
+        return ranks.y[name][:, None, None, :]
 
     def per_l(values: np.ndarray) -> np.ndarray:
         return values[:, :, None, None]
@@ -327,11 +258,11 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         return values[:, None, None, None]
 
     shape = (steps, c, xs.size, ys.size)
-    a, p_x = per_x(active), per_x(owned)
+    a, p_x = per_x("active"), per_x("owned")
     b = a - p_x
-    x_pos = per_x(role)                                  # (x - kx) mod Px
-    t = per_y(trailing)
-    y_pos = per_y(along)                                 # (y - ky) mod Py
+    x_pos = per_x("role")                                # (x - kx) mod Px
+    t = per_y("trailing")
+    y_pos = per_y("along")                               # (y - ky) mod Py
     sl = per_l(slices)
     wk = per_step(w)
     on_fibre = per_l((layer[None, :] - lk[:, None]) % c)
@@ -357,7 +288,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         return piece
 
     panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk)
-    panel_next = panel_phase(b, (x_pos - 1) % px, per_y(y_code) & ColumnRole.NEXT_PANEL > 0,
+    panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
                              per_l(layer[None, :] == lk[nxt, None]),
                              per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]))
 
@@ -368,12 +299,11 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
     solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
     if plan.redundant_u:
-        into = per_x(owned.sum(axis=1, keepdims=True) - owned)
-        solve.add("col", layer_root, (t * WORD * per_x(bruck_sent), t * WORD * into,
-                                      (t > 0) * per_x(bruck_msgs)), "push_pivots")
+        solve.add("col", layer_root, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
+                                      (t > 0) * per_x("bruck_msgs")), "push_pivots")
     else:
         # a gatherv of p_x t_y words onto row kx: the costs of p_x words, times t_y
-        sent, recv, msgs = (per_x(cost) for cost in gatherv_costs(owned * WORD, kx[:, None]))
+        sent, recv, msgs = (per_x("gather_" + cost) for cost in ("sent", "recv", "msgs"))
         solve.add("col", layer_root, (sent * t, recv * t, msgs * (t > 0)), "push_pivots")
     solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
     if c > 1:
@@ -411,7 +341,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     return out
 
 
-def _by_phase(pieces, xs: StepClasses, ys: StepClasses, ids: dict, shape: tuple) -> dict:
+def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple) -> dict:
     """{phase: {"sent", "recv", "msgs", "flops", "gamma_flops", "links"}} per rank
     ([layer, x, y]), in PHASES order (one `spread` for all of them): "gamma_flops" the
     flops as the time counts them (at the rate each kernel runs, in flops at gamma),
@@ -451,14 +381,6 @@ def _by_phase(pieces, xs: StepClasses, ys: StepClasses, ids: dict, shape: tuple)
     return out
 
 
-def _small(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Per step: whether some first[k, i] second[k, j] WORD bytes > 0 take a binomial
-    tree (<= SMALL_BYTES, `linalg_io.layout.schedules`)."""
-    def least_positive(values):
-        return np.where(values > 0, values, np.inf).min(axis=1)
-    return least_positive(first) * least_positive(second) * WORD <= SMALL_BYTES
-
-
 def _scatter(rows_bytes, slices, lk) -> tuple:
     """(sent, received, messages), [step, layer, x, y], of the scatterv of a panel's
     column slices over each fibre from layer lk (`scatterv_costs`): layer l gets
@@ -489,7 +411,7 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
 
 
-def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
+def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
                    spans: dict, crossing: RowCrossing | None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans, crossing)

@@ -98,8 +98,9 @@ def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, n
         active.append(rows)
         owned.append(share)
         rows = rows - share
-    return (np.repeat(np.array(active)[:, None], px, axis=1),
-            np.repeat(np.array(owned)[:, None], px, axis=1))
+    # every process row alike: one column seen Px times, not Px copies of it
+    return (np.broadcast_to(np.array(active)[:, None], (len(widths), px)),
+            np.broadcast_to(np.array(owned)[:, None], (len(widths), px)))
 
 
 def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
@@ -117,6 +118,33 @@ def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
     owned = np.bincount(steps * t.px + owners, minlength=t.ntiles * t.px)
     owned = owned.reshape(t.ntiles, t.px).astype(float)
     return t.rows_per_proc[None, :] - (np.cumsum(owned, axis=0) - owned), owned
+
+
+def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(step, process row), flat: where a or p of `pivot_counts` differs from the
+    process row before."""
+    if isinstance(pivots, str):
+        t = plan.tiles
+        return _expected_changes(t.n, t.v, t.px, pivots)
+    return _changes(*pivot_counts(plan, pivots))
+
+
+def _changes(active: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    moved = (active[:, 1:] != active[:, :-1]) | (owned[:, 1:] != owned[:, :-1])
+    step, row = np.nonzero(moved)
+    return step, row + 1
+
+
+@lru_cache(maxsize=64)
+def _expected_changes(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_changes` of a model name; read-only, cached as `_expected_pivots`."""
+    active, owned = _expected_pivots(n, v, px, pivots)
+    if active.strides[1] == owned.strides[1] == 0:      # alike on every process row
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    step, row = _changes(active, owned)
+    step.flags.writeable = row.flags.writeable = False
+    return step, row
 
 
 @lru_cache(maxsize=64)

@@ -3,26 +3,31 @@
 A model that walks S steps over an axis of n ranks (a process row index, say) needs,
 at step s, only the features of rank i that its costs depend on (its rows, its
 position in a broadcast, ...). `step_classes` groups the ranks with equal features at
-each step; a cost evaluated at one member of a class (its representative) is every
+each step ([step, rank] arrays, each step's ranks sorted: `StepClasses`); a cost
+evaluated at one member of a class (its representative, its lowest rank) is every
 member's, so a model evaluates [step, class] arrays instead of [step, rank] ones.
-`spread` sums such per-class values back to every rank's total over the steps.
+
+Where the features turn with a cyclic layout's root, a step's ranks fall into few runs
+of consecutive ranks with equal features (a broadcast's root, the ranks after it, the
+ranks with one tile more, ...), however many ranks there are. `classes_at` takes the
+ranks where a feature can change and classes the runs between them by sorting the
+runs, not the ranks (`RunClasses`); `spread` sums per-class values back to every
+rank's total over the steps: each step's value on every pair of an x run and a y run,
+a rectangle of ranks, goes in as its four corners of a difference array, summed up
+once: O(pairs of runs + P), not O(steps x P).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
-from linalg_io.models.rates import BLAS
-from scipy import sparse
 
-# the most values `spread` gathers at once (a chunk of the steps: 128 MiB of floats)
-CHUNK_ELEMENTS = 1 << 24
-# `spread`'s estimates of its ways, in values touched: a turned axis's work costs this
-# many times a summed one's, and each of its rolled positions this many values more
-TURN_WEIGHT = 4
-TURN_OVERHEAD = 1 << 16
+# the most values `spread` holds at once per array (pairs of runs x rows of values)
+CHUNK_ELEMENTS = 1 << 22
+# the bits of a float's mantissa (float64)
+MANTISSA_BITS = 52
 
 
 @dataclass(frozen=True)
@@ -38,31 +43,6 @@ class StepClasses:
     @property
     def size(self) -> int:
         return self.rep.shape[1]
-
-    @cached_property
-    def groups(self) -> tuple[np.ndarray, int]:
-        """(group of each step, number of groups): steps whose ranks fall into the same
-        classes (equal rows of `of`) share a group."""
-        signature = self.of @ np.random.default_rng(0).random(self.of.shape[1])
-        _, first, group = np.unique(signature, return_index=True, return_inverse=True)
-        if not (self.of == self.of[first][group]).all():   # signatures collide: no groups
-            return np.arange(self.of.shape[0]), self.of.shape[0]
-        return group, len(first)
-
-    @cached_property
-    def rotations(self) -> tuple[np.ndarray, np.ndarray]:
-        """(pattern of each step, patterns [pattern, position]): the classes of step s as
-        seen from rank s mod n (position j: rank (s + j) mod n), steps with equal ones
-        sharing a pattern; where the classes turn with the root of a cyclic layout (the
-        ranks' roles depend on (rank - s) mod n), there are few patterns."""
-        steps, n = self.of.shape
-        ranks = (np.arange(n)[None, :] + np.arange(steps)[:, None]) % n
-        turned = np.take_along_axis(self.of, ranks, axis=1)
-        signature = turned @ np.random.default_rng(1).random(n)
-        _, first, pattern = np.unique(signature, return_index=True, return_inverse=True)
-        if not (turned == turned[first][pattern]).all():    # signatures collide
-            return np.arange(steps), turned
-        return pattern, turned[first]
 
 
 def step_classes(features: list[np.ndarray]) -> StepClasses:
@@ -92,123 +72,122 @@ def step_classes(features: list[np.ndarray]) -> StepClasses:
     return StepClasses(of=of, rep=rep, count=count)
 
 
-def spread(values: np.ndarray, xs: StepClasses, ys: StepClasses) -> np.ndarray:
+@dataclass(frozen=True)
+class RunClasses:
+    """Classes of one axis of n ranks at each step, held as runs of consecutive ranks:
+    run i is ranks [start[i], end[i]) at step `step[i]`, in class `of_run[i]` of that
+    step (runs ordered by step, then rank); `rep` [step, class] its lowest rank (0 for
+    the padding of steps with fewer classes), `count` [step, class] how many ranks it
+    holds (0 for padding)."""
+
+    n: int
+    step: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    of_run: np.ndarray
+    rep: np.ndarray
+    count: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.rep.shape[1]
+
+    def runs_per_step(self) -> np.ndarray:
+        return np.bincount(self.step, minlength=self.rep.shape[0])
+
+
+def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
+               features_at: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]
+               ) -> RunClasses:
+    """The classes of n ranks at each step given every rank (`step`, `start`: flat,
+    in any order, repeats allowed) where some feature may differ from the rank before
+    it (rank 0 of every step is added): the runs between them, classed by sorting the
+    runs by their features (`features_at`(steps, ranks): their values at a run's first
+    rank, each an array like those) and splitting wherever one of them changes."""
+    first_ranks = np.arange(steps, dtype=np.int64) * n
+    flat = np.sort(np.concatenate([first_ranks, np.asarray(step, dtype=np.int64) * n
+                                   + np.asarray(start, dtype=np.int64)]))
+    flat = flat[np.append(True, flat[1:] != flat[:-1])]
+    step, start = flat // n, flat % n
+    end = np.empty_like(start)
+    end[:-1] = start[1:]
+    end[np.append(step[1:] != step[:-1], True)] = n
+    keys = features_at(step, start)
+    order = np.lexsort((*keys[::-1], step))      # by step, then features, then rank
+    ranked = [key[order] for key in keys]
+    steps_in_order = step[order]
+    first = np.ones(len(order), dtype=bool)      # the first run of each class
+    first[1:] = steps_in_order[1:] != steps_in_order[:-1]
+    for key in ranked:
+        first[1:] |= key[1:] != key[:-1]
+    running = np.cumsum(first) - 1
+    class_in_order = running - running[np.searchsorted(steps_in_order, steps_in_order)]
+    of_run = np.empty_like(class_in_order)
+    of_run[order] = class_in_order
+    size = int(class_in_order.max()) + 1
+    count = np.bincount(step * size + of_run, weights=end - start,
+                        minlength=steps * size).astype(np.int64).reshape(steps, size)
+    rep = np.zeros((steps, size), dtype=np.int64)
+    rep[steps_in_order[first], class_in_order[first]] = start[order][first]
+    # a run of the class of the run before it (a break where nothing changed) joins it
+    kept = np.ones(len(step), dtype=bool)
+    kept[1:] = (step[1:] != step[:-1]) | (of_run[1:] != of_run[:-1])
+    end = np.append(start[kept][1:], n)
+    end[np.append(step[kept][1:] != step[kept][:-1], True)] = n
+    return RunClasses(n=n, step=step[kept], start=start[kept], end=end,
+                      of_run=of_run[kept], rep=rep, count=count)
+
+
+def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     """Totals over the steps per rank, [..., layer, x, y], of `values` [..., step, layer,
-    x class, y class]: rank (l, x, y) adds values[s, l, xs.of[s, x], ys.of[s, y]] at each
-    step s. One axis is expanded by indexing; for the other the steps that class its
-    ranks alike are summed first, then spread by a matrix product with the class
-    indicators (BLAS). The axis expanded is the one that makes less work."""
+    x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
+    at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
+    ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
+    difference array, summed up along x and y at the end. The sums are exact: each
+    value splits into a multiple of a power of two u, whose sums stay below 2^52 u
+    (exact in a float), and a remainder below u/2, whose sums' rounding is far below
+    the totals' last bit."""
     *lead, steps, layers, nx, ny = values.shape
-    px, py = xs.of.shape[1], ys.of.shape[1]
-    q = int(np.prod(lead, dtype=np.int64)) * layers
-    gathered = {"x": steps * px * ny * q, "y": steps * py * nx * q}
-    # expand one axis, sum the other's groups: a product [lead x, group class] @ [.., y]
-    costs = {("sum", "y"): gathered["x"] + ys.groups[1] * ny * py * px * q,
-             ("sum", "x"): gathered["y"] + xs.groups[1] * nx * px * py * q}
-    # or expand one, turn the other (`_expand_then_turn`): a rolled copy per position off
-    # its pattern's largest class; counted at TURN_WEIGHT (no BLAS, a copy per position);
-    # its patterns (O(steps x ranks) to find) only looked for where the expanding alone
-    # would not already cost more than the best way so far
-    for name, classes, other in (("y", ys, px), ("x", xs, py)):
-        expanding = TURN_WEIGHT * gathered["x" if name == "y" else "y"]
-        if expanding < min(costs.values()):
-            costs[("turn", name)] = expanding + TURN_WEIGHT * _turn_positions(classes) * (
-                classes.of.shape[1] * other * q + TURN_OVERHEAD)
-    how, axis = min(costs, key=costs.get)
-    work = _expand_then_sum if how == "sum" else _expand_then_turn
-    if axis == "y":
-        return work(values, xs.of, ys)
-    return np.swapaxes(work(np.swapaxes(values, -1, -2), ys.of, xs), -1, -2)
-
-
-def _turn_positions(classes: StepClasses) -> int:
-    """Positions, summed over the patterns of `StepClasses.rotations`, off the largest
-    class of their pattern."""
-    _, patterns = classes.rotations
-    largest = np.array([np.bincount(row).max() for row in patterns])
-    return int((patterns.shape[1] - largest).sum())
-
-
-def _expand_then_turn(values: np.ndarray, expand_of: np.ndarray,
-                      turned: StepClasses) -> np.ndarray:
-    """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
-    axis (n ranks) turned with the steps (`StepClasses.rotations`): the steps of one
-    pattern and one residue s mod n summed (A[pattern, s mod n, class, x]), then rank y
-    adds A[pattern, r, class of position (y - r) mod n, x] over r: the pattern's largest
-    class d at every position, and at each position j of another class c, A[.., c] -
-    A[.., d] rolled by j."""
-    *lead, steps, layers, n_expand, n_turn = values.shape
-    ranks_expanded, n = expand_of.shape[1], turned.of.shape[1]
-    q = int(np.prod(lead, dtype=np.int64))
-    pattern, patterns = turned.rotations
-    residue = np.arange(steps) % n
-    group = pattern * n + residue
-    # rows (step, expanded class), columns (lead, layer, turned class)
-    rows = np.moveaxis(values.reshape(q, steps, layers, n_expand, n_turn), (1, 3), (0, 1))
-    rows = np.ascontiguousarray(rows).reshape(steps * n_expand, q * layers * n_turn)
-    sums = np.zeros((len(patterns) * n, ranks_expanded, rows.shape[1]))
-    # blocks of consecutive steps, at most n (their residues differ): one add each
-    block = max(1, min(n, CHUNK_ELEMENTS // max(1, ranks_expanded * rows.shape[1])))
-    for begin in range(0, steps, block):
-        chosen = np.arange(begin, min(steps, begin + block))
-        index = chosen[:, None] * n_expand + expand_of[chosen]             # [block, x]
-        sums[group[chosen]] += rows.take(index.reshape(-1), axis=0).reshape(
-            len(chosen), ranks_expanded, -1)
-    sums = sums.reshape(len(patterns), n, ranks_expanded, q, layers, n_turn)
-    total = np.zeros((q, layers, ranks_expanded, n))
-    for a, positions in enumerate(patterns):
-        part = np.moveaxis(sums[a], (2, 3, 1, 0), (0, 1, 2, 3))        # [q, l, x, r, class]
-        largest = np.bincount(positions).argmax()
-        base = part[..., largest]
-        total += base.sum(axis=-1, keepdims=True)
-        for j in np.flatnonzero(positions != largest):
-            total += np.roll(part[..., positions[j]] - base, j, axis=-1)
-    return total.reshape(*lead, layers, ranks_expanded, n)
-
-
-def _expand_then_sum(values: np.ndarray, expand_of: np.ndarray,
-                     summed_classes: StepClasses) -> np.ndarray:
-    """`spread` with the classes on axis -2 expanded (`expand_of`) and those on the last
-    axis summed (`summed_classes`): each rank's class row summed over the steps of each
-    group (a sparse product, `_selection`), then spread over the summed axis by a matrix
-    product with the classes' indicators."""
-    *lead, steps, layers, n_expand, n_sum = values.shape
-    sum_of = summed_classes.of
-    ranks_expanded, ranks_summed = expand_of.shape[1], sum_of.shape[1]
-    q = int(np.prod(lead, dtype=np.int64))
-    # rows (step, class) of the expanded axis, columns (lead, layer, summed class)
-    rows = np.moveaxis(values.reshape(q, steps, layers, n_expand, n_sum), (1, 3), (0, 1))
-    rows = np.ascontiguousarray(rows).reshape(steps * n_expand, q * layers * n_sum)
-    group, count = summed_classes.groups
-    order = np.argsort(group, kind="stable")
-    starts = np.searchsorted(group[order], np.arange(count))
-    # summed[g, x] = the sum over the steps s of group g, in order, of rows[s, class of x
-    # at s]: a sparse product, row (g, x) holding (s, class of x at s) for each s of g
-    summed = _selection(order, group, expand_of, n_expand) @ rows
-    firsts = order[starts]
-    onehot = (sum_of[firsts][:, None, :] == np.arange(n_sum)[None, :, None])  # [g, n, y]
-    lhs = np.asarray(summed).reshape(count, ranks_expanded, q, layers, n_sum)
-    lhs = np.ascontiguousarray(lhs.transpose(2, 3, 1, 0, 4)).reshape(-1, count * n_sum)
-    with BLAS.limit(limits=1, user_api="blas"):
-        total = lhs @ onehot.reshape(count * n_sum, ranks_summed).astype(float)
-    return total.reshape(*lead, layers, ranks_expanded, ranks_summed)
-
-
-def _selection(order: np.ndarray, group: np.ndarray, expand_of: np.ndarray,
-               n_expand: int) -> sparse.csr_matrix:
-    """[group x rank, step x class] 0/1: row (g, x) selects (s, expand_of[s, x]) for the
-    steps s of group g, ascending (`order`: the steps sorted by group, stably), so that a
-    product sums them in the steps' order. Built in place, O(steps x ranks), no sort."""
-    steps, ranks = expand_of.shape
-    sizes = np.bincount(group)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    in_order = np.arange(steps)                       # position of each step in `order`
-    size, start = sizes[group[order]], starts[group[order]]
-    # entry (position i, rank x) goes to start ranks + x size + (i - start)
-    where = (start * ranks + (in_order - start))[:, None] + np.arange(ranks)[None, :] * \
-        size[:, None]
-    columns = np.empty(steps * ranks, dtype=np.int64)
-    columns[where.reshape(-1)] = (order[:, None] * n_expand + expand_of[order]).reshape(-1)
-    indptr = np.concatenate([[0], np.cumsum(np.repeat(sizes, ranks))])
-    return sparse.csr_matrix((np.ones(steps * ranks), columns, indptr),
-                             shape=(len(sizes) * ranks, steps * n_expand))
+    px, py = xs.n, ys.n
+    rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
+        -1, steps, nx, ny)
+    xruns, yruns = xs.runs_per_step(), ys.runs_per_step()
+    pairs = xruns * yruns
+    # a bound on the sum of |value| over every corner: the partial sums stay below it
+    bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
+    exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
+    unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
+    size = (px + 1) * (py + 1)
+    sums = {}                    # "high", and "low" once some value has a remainder
+    xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
+    yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
+    ends = np.cumsum(pairs)
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)))
+    begin = 0
+    while begin < steps:
+        # the steps of this chunk: up to `most` pairs (one step at least)
+        stop = max(begin + 1, int(np.searchsorted(ends, ends[begin] - pairs[begin] + most,
+                                                  side="right")))
+        chunk = np.arange(begin, stop)
+        step = np.repeat(chunk, pairs[chunk])
+        within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
+            ends[begin] - pairs[begin]), pairs[chunk])
+        xi = xfirst[step] + within // yruns[step]
+        yi = yfirst[step] + within % yruns[step]
+        x0, x1 = xs.start[xi] * (py + 1), xs.end[xi] * (py + 1)
+        y0, y1 = ys.start[yi], ys.end[yi]
+        corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
+                   + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
+        value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
+        high = np.round(value / unit) * unit
+        low = value - high
+        for part, weights in (("high", high), ("low", low)):
+            if part == "low" and not low.any():
+                continue
+            signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
+            sums[part] = sums.get(part, 0.0) + np.bincount(
+                corners, weights=signed.reshape(-1), minlength=len(rows) * size)
+        begin = stop
+    totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
+                 for part in sums.values())
+    return totals[:, :px, :py].reshape(*lead, layers, px, py)

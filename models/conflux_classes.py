@@ -1,0 +1,252 @@
+"""The rank classes of the 2.5D LU's steps (`linalg_io.models.conflux`), found at the
+ranks where a feature can change, not by comparing every rank of every step.
+
+At step k a process row x costs what its rows a_x, its pivots p_x, its position r = (x
+- kx) mod Px (`RowRole`) and, c = 1, its Bruck windows of the pivot counts make it
+cost; a process column y what its trailing columns t_y and its position j = (y - ky)
+mod Py (`ColumnRole`) and its hops between nodes make it cost. Each changes only at a
+few ranks of a step:
+
+  RowRole              r in {0, 1, q, q+1, Px-q, Px-q+1, Px-1} (q: `butterfly_size`)
+  ColumnRole           j in {0, 1, Py-1, j', j'+1}, j' = (ky_{k+1} - ky) mod Py
+  a_x, p_x             where they change along the process rows (`pivot_changes`)
+  t_y                  (cyclic columns) j in {0, 1, m mod Py, m mod Py + 1}, m = the
+                       tiles after k: columns 1 .. m mod Py hold one tile more, column
+                       m mod Py the last (narrower) tile
+  hops between nodes   the columns where the row's node crossings change
+
+but for the steps where a broadcast is small enough to take a binomial tree (CHILDREN:
+every rank's children count) or, c = 1, the pivots are unequal (the Bruck windows):
+there every rank is a break. `classes_at` (`linalg_io.models.rank_classes`) classes the
+runs between the breaks; the costs are read at each class's representative. The
+classes are the same as comparing every rank's features (tests/conflux_walk.py and
+the reference tests/conflux_model_reference.py hold the totals to them), in O(steps
+x breaks), not O(steps x ranks).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+from linalg_io.models.conflux_nodes import RowCrossing
+from linalg_io.models.rank_classes import RunClasses, classes_at
+
+from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
+from linalg_io.layout.schedules import (
+    SMALL_BYTES,
+    allgatherv_costs,
+    binomial_children,
+    bruck_rounds,
+)
+from linalg_io.layout.words import WORD
+
+
+class RowRole(enum.IntFlag):
+    """The features of a process row at step k that its costs depend on (besides its
+    rows and pivots), by its position r = (x - kx) mod Px: the ends of the chains and
+    trees down a column, its tournament roles at steps k and k+1 (q: `butterfly_size`);
+    CHILDREN is a multiplier, not a bit: its children in a binomial tree, counted where
+    some broadcast of the step is small enough to take one."""
+
+    FIRST = 1            # r = 0: the root (process row kx)
+    LAST = 2             # r = Px - 1
+    FOLDS = 4            # r >= q: folds its candidates into r - q, then waits
+    UNFOLDED = 8         # r < Px - q: receives a fold
+    FOLDS_NEXT = 16      # the same two at step k+1 (the look-ahead's panel)
+    UNFOLDED_NEXT = 32
+    CHILDREN = 64
+
+
+class ColumnRole(enum.IntFlag):
+    """The same for a process column at position j = (y - ky) mod Py along the rows."""
+
+    FIRST = 1            # j = 0: the panel's column
+    LAST = 2             # j = Py - 1
+    NEXT_PANEL = 4       # j = (ky_{k+1} - ky) mod Py: step k+1's panel column
+    CHILDREN = 8
+
+
+def panel_widths(tiles) -> np.ndarray:
+    """[step] columns of each panel (the last one may be narrower)."""
+    return np.minimum(tiles.v, tiles.n - np.arange(tiles.ntiles) * tiles.v).astype(float)
+
+
+def _trailing_table(tiles) -> np.ndarray:
+    """[step, process column] local columns right of each panel (tiles > k)."""
+    steps = tiles.ntiles
+    by_column = np.zeros((steps + 1, tiles.py))
+    by_column[np.arange(steps), tiles.col_owner(np.arange(steps))] = panel_widths(tiles)
+    after = np.cumsum(by_column[::-1], axis=0)[::-1]      # tiles >= j
+    return after[1:]
+
+
+@dataclass(frozen=True)
+class StepRanks:
+    """The classes of the process rows (`xs`) and columns (`ys`) at each step, and the
+    figures the model reads at their representatives, [step, class] each: `x`
+    "active", "owned", "role" (r), "bruck_sent", "bruck_msgs" (c = 1: the Bruck
+    allgatherv of the pivot counts, in rows), "others" (the pivots the other process
+    rows own), "gather_sent", "gather_recv", "gather_msgs" (the gatherv of the pivot
+    counts onto row kx, in rows); `y` "trailing", "along" (j), "code" (`ColumnRole`)."""
+
+    xs: RunClasses
+    ys: RunClasses
+    x: dict
+    y: dict
+
+
+def _least_positive(steps: int, step: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """[step] the least of `values` > 0 at each step (inf where none is)."""
+    least = np.full(steps, np.inf)
+    np.minimum.at(least, step, np.where(values > 0, values, np.inf))
+    return least
+
+
+def _at_offsets(root: np.ndarray, offsets: list, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(step, rank) flat of rank (root[k] + offset) mod n for each offset ([step] arrays
+    or numbers) at every step k."""
+    steps = len(root)
+    ranks = np.stack([np.broadcast_to((root + offset) % n, (steps,)) for offset in offsets],
+                     axis=1)
+    return np.repeat(np.arange(steps), len(offsets)), ranks.reshape(-1)
+
+
+def _with_dense(steps: int, n: int, breaks: tuple, dense: np.ndarray) -> tuple:
+    """`breaks` (step, rank) plus every rank of the steps where `dense`."""
+    chosen = np.flatnonzero(dense)
+    return (np.concatenate([breaks[0], np.repeat(chosen, n)]),
+            np.concatenate([breaks[1], np.tile(np.arange(n), len(chosen))]))
+
+
+def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np.ndarray,
+               changes: tuple[np.ndarray, np.ndarray],
+               crossing: RowCrossing | None) -> StepRanks:
+    """The classes of `conflux_plan_counts` (module doc): `slices` [step, layer], `active`
+    and `owned` [step, process row] (`pivot_counts`), `changes` the (step, process row)
+    where they change (`pivot_changes`), `crossing` the row's hops between nodes."""
+    tiles = plan.tiles
+    px, py, steps = tiles.px, tiles.py, tiles.ntiles
+    k = np.arange(steps)
+    w = panel_widths(tiles)
+    kx, ky = k % px, tiles.col_owner(k)
+    nxt = np.minimum(k + 1, steps - 1)
+    q = butterfly_size(px)
+
+    # process columns: trailing columns and positions
+    after = steps - 1 - k                                 # tiles right of panel k
+    if tiles.reflected:
+        table = _trailing_table(tiles)
+
+        def trailing_at(at, y):
+            return table[at, y]
+    else:
+        def trailing_at(at, y):
+            # tiles J in (k, ntiles) with J = y mod Py, the last one narrower
+            count = (steps - 1 - y) // py - (at - y) // py
+            last = (y == (steps - 1) % py) & (at < steps - 1)
+            return count * float(tiles.v) - last * (tiles.v - w[-1])
+    next_column = (ky[nxt] - ky) % py
+    y_breaks = _at_offsets(ky, [0, 1, py - 1, next_column, next_column + 1,
+                                after % py, after % py + 1], py)
+    if crossing is not None:
+        column = np.arange(1, py)
+        moved = np.flatnonzero((crossing.cross_in[1:] != crossing.cross_in[:-1])
+                               | (crossing.cross_out[1:] != crossing.cross_out[:-1]))
+        y_breaks = (np.concatenate([y_breaks[0], np.repeat(k, len(moved))]),
+                    np.concatenate([y_breaks[1], np.tile(column[moved], steps)]))
+    least_trailing = _least_positive(steps, np.append(y_breaks[0], k),
+                                     trailing_at(np.append(y_breaks[0], k),
+                                                 np.append(y_breaks[1], 0 * k)))
+
+    # process rows: pivots and positions
+    offsets = sorted({0, 1, q % px, (q + 1) % px, (px - q) % px, (px - q + 1) % px, px - 1})
+    role_breaks = _at_offsets(kx, offsets, px)
+    x_breaks = (np.concatenate([role_breaks[0], changes[0]]),
+                np.concatenate([role_breaks[1], changes[1]]))
+    left = active[x_breaks] - owned[x_breaks]
+    least_left = np.minimum(_least_positive(steps, x_breaks[0], left),
+                            _least_positive(steps, k, active[:, 0] - owned[:, 0]))
+    least_slice = np.where(slices > 0, slices, np.inf).min(axis=1)
+    column_small = least_slice * least_trailing * WORD <= SMALL_BYTES
+    row_small = (w * w * WORD <= SMALL_BYTES) | (least_left * least_slice * WORD
+                                                  <= SMALL_BYTES)
+
+    r = np.arange(px)
+    r_next = (r - 1) % px
+    x_codes = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
+               + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
+               + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q))
+    x_children = binomial_children(r, px)
+
+    def role_at(at, x):
+        return (x - kx[at]) % px
+
+    def x_code_at(at, x):
+        role = role_at(at, x)
+        return (x_codes[role] + RowRole.CHILDREN * x_children[role] * column_small[at]
+                ).astype(float)
+
+    x_features = [lambda at, x: active[at, x], lambda at, x: owned[at, x], x_code_at]
+    x_dense = column_small.copy()
+    figures = {}
+    if plan.redundant_u:
+        unequal = np.zeros(steps, dtype=bool)
+        unequal[changes[0][owned[changes] != owned[changes[0], 0]]] = True
+        x_dense |= unequal
+        rounds = bruck_rounds(px)
+        sizes = float(sum(m for _, m in rounds))
+        row_of = np.cumsum(unequal) - 1
+        dense_sent, _, dense_msgs = allgatherv_costs(owned[unequal])
+
+        def bruck_sent_at(at, x):
+            equal_sent = owned[at, x] * sizes
+            if not unequal.any():
+                return equal_sent
+            return np.where(unequal[at], dense_sent[row_of[at], x], equal_sent)
+
+        def bruck_msgs_at(at, x):
+            equal_msgs = (owned[at, x] > 0) * float(len(rounds))
+            if not unequal.any():
+                return equal_msgs
+            return np.where(unequal[at], dense_msgs[row_of[at], x], equal_msgs)
+
+        x_features += [bruck_sent_at, bruck_msgs_at]
+        figures.update(bruck_sent=bruck_sent_at, bruck_msgs=bruck_msgs_at)
+    xs = classes_at(steps, px, *_with_dense(steps, px, x_breaks, x_dense),
+                    lambda at, x: [feature(at, x) for feature in x_features])
+
+    y_children = binomial_children(np.arange(py), py)
+
+    def along_at(at, y):
+        return (y - ky[at]) % py
+
+    def y_code_at(at, y):
+        j = along_at(at, y)
+        return (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1)
+                + ColumnRole.NEXT_PANEL * (j == next_column[at])
+                + ColumnRole.CHILDREN * y_children[j] * row_small[at])
+
+    y_features = [trailing_at, lambda at, y: y_code_at(at, y).astype(float)]
+    if crossing is not None:
+        y_features += [lambda at, y: crossing.cross_in[y].astype(float),
+                       lambda at, y: crossing.cross_out[y].astype(float)]
+    ys = classes_at(steps, py, *_with_dense(steps, py, y_breaks, row_small),
+                    lambda at, y: [feature(at, y) for feature in y_features])
+
+    at = k[:, None]
+    others = owned.sum(axis=1)
+    x_rep, y_rep = xs.rep, ys.rep
+    owned_rep = owned[at, x_rep]
+    is_root = x_rep == kx[:, None]
+    gathered = np.where(is_root, 0.0, owned_rep * WORD)
+    x = {"active": active[at, x_rep], "owned": owned_rep, "role": role_at(at, x_rep),
+         "others": others[:, None] - owned_rep,
+         "gather_sent": gathered,
+         "gather_recv": np.where(is_root, (others - owned[k, kx])[:, None] * WORD, 0.0),
+         "gather_msgs": (gathered > 0) * 1.0,
+         **{name: figure(at, x_rep) for name, figure in figures.items()}}
+    y = {"trailing": trailing_at(at, y_rep), "along": along_at(at, y_rep),
+         "code": y_code_at(at, y_rep)}
+    return StepRanks(xs=xs, ys=ys, x=x, y=y)
