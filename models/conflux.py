@@ -251,8 +251,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     A rank's time for a piece of work is the sum over its collectives, one after
     another, of alpha msgs + beta max(sent, recv) (a rank sends while it receives only
     inside one collective: a chain, a Bruck round), at the rates of the link each
-    crosses (`MachineProfile.link`; a process row's chain hop by hop where it spans
-    nodes, `linalg_io.models.conflux_nodes`), + flops/gamma, the trailing update's
+    crosses (`MachineProfile.link`; a row's, column's or fibre's messages within a node
+    and between nodes apart where its members share nodes, `linalg_io.models.
+    conflux_nodes`), + flops/gamma, the trailing update's
     flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times
     PANEL_RATE. Per step k and rank r, four pieces, in the order `ConfluxLU.step`
     runs them:
@@ -672,7 +673,8 @@ def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
 TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})] of "
                 "per-rank pieces: sum over their collectives of alpha msgs + beta max(sent, "
                 "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
-                "network's alpha and beta per communicator, a process row's per hop; M = "
+                "network's alpha and beta per communicator, per message where a row's, "
+                "column's or fibre's members share nodes; M = "
                 "slowest rank, or the makespan when ranks share cores; with Py > 1 and a "
                 "core per rank, the "
                 "look-ahead's sends started early: M(F_0) + sum_k M(I_k) + max over ranks of "
