@@ -73,6 +73,8 @@ CONFIGS = {   # name: (ranks, CLI arguments)
     "2d 4x1": (4, ["lu", "--algo", "2d", "--n", str(LU_N), "--grid", "4x1"]),
     "conflux 1x4x1": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "1x4x1"]),
     "conflux 4x1x1": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "4x1x1"]),
+    # a fibre across the two nodes, two layers on each
+    "conflux 1x1x4": (4, ["lu", "--algo", "conflux", "--n", str(LU_N), "--grid", "1x1x4"]),
 }
 
 

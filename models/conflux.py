@@ -32,9 +32,11 @@ Rank classes: at step k a rank (l, x, y) costs what its features make it cost: f
 its process row x, a_x, p_x, its position (x - kx) mod Px in the chains and trees
 down the columns and its tournament roles at steps k and k+1 (and, c = 1, its Bruck
 windows of the pivot counts); for its process column y, t_y and its position
-(y - ky) mod Py along the rows (and whether it is step k+1's panel column); for its
+(y - ky) mod Py along the rows (and whether it is step k+1's panel column); where a
+row's or a column's members share nodes, which of its messages cross them; for its
 layer, everything. Ranks of equal features form a class (`linalg_io.models.
-rank_classes`); each step is evaluated once per (layer, x class, y class), at a
+rank_classes`, found at the ranks where a feature can change: `linalg_io.models.
+conflux_classes`); each step is evaluated once per (layer, x class, y class), at a
 representative of each class, with the schedules' own cost functions, and the
 totals are spread back to every rank. Only the pivot ids' broadcast, a binomial tree
 over all P ranks, depends on the world rank itself: its counts per rank are the
@@ -59,8 +61,18 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
-from linalg_io.models.conflux_classes import ColumnRole, panel_widths, step_ranks
-from linalg_io.models.conflux_nodes import RowCrossing, row_crossing, timed_links
+from linalg_io.models.conflux_classes import BUTTERFLY, ColumnRole, panel_widths, step_ranks
+from linalg_io.models.conflux_nodes import (
+    HOP,
+    NET,
+    NODE,
+    across_part,
+    bcast_across,
+    node_groups,
+    reduce_across,
+    split_keys,
+    timed_links,
+)
 from linalg_io.models.conflux_pivots import pivot_changes, pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
@@ -88,6 +100,8 @@ COMM_GROUPS = ("row", "col", "fibre")
 # x = kx) of each layer runs: a node's ranks share its links only as far as they run them
 # (`link_keys`)
 ALONG = ("", "@column", "@row")
+# the "by_group" entry of a group's bytes between nodes, where its members share nodes
+ACROSS = "@across"
 # the most (root, rank) pairs `_node_traffic` has `bcast_node_costs` count at once
 NODE_CHUNK = 1 << 22
 
@@ -97,16 +111,16 @@ def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
     ranks, a layer's column Px Py, a fibre and the world all P) and, for the @column and
     @row keys, (span, the ranks of a node that use its links at once): of a node's r
     consecutive ranks of a layer, max(1, r // Py) lie in one process column and min(r,
-    Py) in one process row. The row group's keys are those of a row whose hops all take
-    one link; where a row crosses nodes on a grid aligned with them, its hops go on the
-    links they cross instead (`linalg_io.models.conflux_nodes.timed_links`)."""
+    Py) in one process row. Where a group's members share nodes on a grid aligned with
+    them, its traffic is kept in parts on the node and between nodes, each with its key
+    (`linalg_io.models.conflux_nodes`)."""
     p = c * px * py
     r = placement.ranks_per_node if placement is not None else p
     keys = {"row": py, "col": px * py, "fibre": p, "world": p}
     for group in COMM_GROUPS:
         keys[group + "@column"] = (keys[group], max(1, r // py))
         keys[group + "@row"] = (keys[group], min(r, py))
-    return keys
+    return {**keys, **split_keys(keys, px, py, node_groups(px, py, c, placement))}
 
 
 def _getrf_flops(m, n):
@@ -129,10 +143,19 @@ class _Piece:
     slow: np.ndarray | float = 0.0
     phases: dict | None = None   # None: not kept
 
-    def add(self, group: str, mask, costs: tuple, phase: str | None = None) -> None:
+    def add(self, group: str, mask, costs: tuple, phase: str | None = None,
+            across: tuple | None = None) -> None:
         """One collective's (sent, recv, msgs) on `group`, after those added before:
         the group's traffic keeps their sum and serial, the sum of max(sent, recv) of
-        each (`linalg_io.models.costs.link_terms`)."""
+        each (`linalg_io.models.costs.link_terms`). `across`: (HOP or NET, the part of
+        `costs` between nodes) where the group's members share nodes: the two parts
+        kept apart (`linalg_io.models.conflux_nodes`)."""
+        if across is not None:
+            part, between = across
+            self.add(group + part, mask, between, phase)
+            self.add(group + NODE, mask, tuple(np.asarray(c, dtype=float) - b
+                                               for c, b in zip(costs, between)), phase)
+            return
         sent, recv, msgs = (mask * np.asarray(c, dtype=float) for c in costs)
         old = self.traffic.get(group, (0.0,) * 4)
         self.traffic[group] = tuple(o + c for o, c in
@@ -155,12 +178,12 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
-    def seconds(self, profile: MachineProfile, placement: Placement, spans: dict,
-                crossing: RowCrossing | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def seconds(self, profile: MachineProfile, placement: Placement,
+                spans: dict) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
-        and its messages on the network, which do not (`link_split`); the row group's
-        hops on the links they cross (`crossing`, at the y classes: `timed_links`)."""
-        links = timed_links(self.traffic, spans, crossing)
+        and its messages on the network, which do not (`link_split`); each traffic key
+        on its link (`timed_links`)."""
+        links = timed_links(self.traffic, spans)
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
@@ -186,8 +209,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     A rank's time for a piece of work is the sum over its collectives, one after
     another, of alpha msgs + beta max(sent, recv) (a rank sends while it receives only
     inside one collective: a chain, a Bruck round), at the rates of the link each
-    crosses (`MachineProfile.link`; a process row's chain hop by hop where it spans
-    nodes, `linalg_io.models.conflux_nodes`), + flops/gamma, the trailing update's
+    crosses (`MachineProfile.link`; a row's, column's or fibre's messages within a node
+    and between nodes apart where its members share nodes, `linalg_io.models.
+    conflux_nodes`), + flops/gamma, the trailing update's
     flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times
     PANEL_RATE. Per step k and rank r, four pieces, in the order `ConfluxLU.step`
     runs them:
@@ -238,11 +262,12 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     rounds = q.bit_length() - 1
     if profile is not None:
         placement = placement or profile.placement(p)
-    # classes of the process rows and columns at each step (module doc); the time takes
-    # a row's hops between nodes at the network's rates: columns that differ in them are
-    # different classes (`linalg_io.models.conflux_nodes`)
-    crossing = row_crossing(py, placement)
-    ranks = step_ranks(plan, slices, active, owned, pivot_changes(plan, pivots), crossing)
+    # classes of the process rows and columns at each step (module doc); where a group's
+    # members share nodes, the time and the inter-node bytes take its messages on and
+    # between nodes apart: members that differ in them are different classes
+    # (`linalg_io.models.conflux_nodes`)
+    groups = node_groups(px, py, c, placement)
+    ranks = step_ranks(plan, slices, active, owned, pivot_changes(plan, pivots), groups)
     xs, ys = ranks.xs, ranks.ys
 
     def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
@@ -257,6 +282,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     def per_step(values: np.ndarray) -> np.ndarray:
         return values[:, None, None, None]
 
+    # the crossings of a column's and a row's members at the classes' representatives
+    col_hops = ranks.x_hops.at(lambda a: a[:, None, :, None]) if "col" in groups else None
+    row_hops = ranks.y_hops.at(lambda a: a[:, None, None, :]) if "row" in groups else None
+
     shape = (steps, c, xs.size, ys.size)
     a, p_x = per_x("active"), per_x("owned")
     b = a - p_x
@@ -269,51 +298,81 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     layer_root = per_l(layer[None, :] == lk[:, None])
     on_panel = y_pos == 0
 
-    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width):
-        """F: reduce_panel, tournament and the panel's getrf on the class grid."""
+    def between(group: str, part: str, costs):
+        """(part, costs()) of a collective of a group whose members share nodes: its
+        messages between nodes (`_Piece.add`); None for the other groups."""
+        return (part, costs()) if group in groups else None
+
+    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width, turn):
+        """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
+        step k's, 1: step k+1's)."""
         piece = _Piece(shape, phases={} if by_phase else None)
         piece.add("fibre@column", panel_column,
                   reduce_costs(fibre_pos, c, a_rows * width * WORD),
-                  "reduce_panel")
+                  "reduce_panel",
+                  between("fibre", HOP, lambda: reduce_across(
+                      groups["fibre"].hops((lk, lk[nxt])[turn]).at(per_l), fibre_pos, c,
+                      a_rows * width * WORD)))
         players = panel_column & layer_is_root
         block = width * (width + 1) * WORD
         if px > 1:
             n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
             piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
-                      "tournament_pivoting")
+                      "tournament_pivoting",
+                      between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
+                              + (per_x(BUTTERFLY[turn]),)))
         merges = np.where(roles >= q, 0, rounds + (roles < px - q))
         piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
                                                                                   width)),
                    PANEL_RATE, "tournament_pivoting")
         return piece
 
-    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk)
+    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
     panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
                              per_l(layer[None, :] == lk[nxt, None]),
-                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]))
+                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]), 1)
 
+    layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
     solve = _Piece(shape, phases={} if by_phase else None)
     players = on_panel & layer_root
     solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
-    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots")
+    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
+              between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
+                                                       wk * wk * WORD)))
     solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
-    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
+    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
+              between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
+                                                          p_x * t * WORD)))
     if plan.redundant_u:
         solve.add("col", layer_root, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
-                                      (t > 0) * per_x("bruck_msgs")), "push_pivots")
+                                      (t > 0) * per_x("bruck_msgs")), "push_pivots",
+                  between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
+                                               t * WORD * per_x("bruck_across_recv"),
+                                               (t > 0) * per_x("bruck_across_msgs"))))
     else:
-        # a gatherv of p_x t_y words onto row kx: the costs of p_x words, times t_y
-        sent, recv, msgs = (per_x("gather_" + cost) for cost in ("sent", "recv", "msgs"))
-        solve.add("col", layer_root, (sent * t, recv * t, msgs * (t > 0)), "push_pivots")
+        def gathered(name: str) -> tuple:
+            """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
+            "gather" all of them, "gather_across" those from another node), times t_y."""
+            sent, recv, msgs = (per_x(f"{name}_{cost}") for cost in ("sent", "recv", "msgs"))
+            return sent * t, recv * t, msgs * (t > 0)
+
+        solve.add("col", layer_root, gathered("gather"), "push_pivots",
+                  between("col", NET, lambda: gathered("gather_across")))
     solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
     if c > 1:
         solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
-                  "scatter_slices")
+                  "scatter_slices", between("fibre", NET, lambda: _scatter(
+                      b * WORD, slices * layer_hops.from_root, lk)))
         solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, slices, lk),
-                  "scatter_slices")
-    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices")
+                  "scatter_slices", between("fibre", NET, lambda: _scatter(
+                      t * WORD, slices * layer_hops.from_root, lk)))
+    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices",
+              between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
+                                                       b * sl * WORD)))
     if c > 1:
-        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices")
+        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices",
+                  between("col", HOP, lambda: bcast_across(col_hops, x_pos, px,
+                                                           sl * t * WORD)))
 
     update = _Piece(shape, phases={} if by_phase else None)
     update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
@@ -327,17 +386,23 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     if by_phase:
         out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
     if by_group:
-        out["by_group"] = {group: spread(sum(
-            np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
-            for piece in (panel, solve) for key in piece.traffic
-            if key.split("@")[0] == group), xs, ys)
-            for group in COMM_GROUPS
-            if any(key.split("@")[0] == group for key in (*panel.traffic, *solve.traffic))}
+        def group_bytes(group: str, between_nodes: bool = False) -> np.ndarray:
+            """(sent, recv) of a group's traffic keys (their parts between nodes)."""
+            return spread(sum(
+                np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
+                for piece in (panel, solve) for key in piece.traffic
+                if key.split("@")[0] == group and (across_part(key) or not between_nodes)),
+                xs, ys)
+
+        used = {key.split("@")[0] for piece in (panel, solve) for key in piece.traffic}
+        out["by_group"] = {group: group_bytes(group) for group in COMM_GROUPS if group in used}
+        out["by_group"].update({group + ACROSS: group_bytes(group, True)
+                                for group in groups if group in used})
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
+        out["placement"] = placement
     if profile is not None:
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement),
-                                       crossing and crossing.at(ys.rep[:, None, None, :]))
+                                       xs, ys, ids, link_keys(px, py, c, placement))
     return out
 
 
@@ -412,9 +477,9 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
-                   spans: dict, crossing: RowCrossing | None) -> float:
+                   spans: dict) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
-    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans, crossing)
+    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
@@ -481,19 +546,24 @@ def _node_traffic(counts: dict, placement: Placement) -> tuple[np.ndarray, np.nd
     """Inter-node (sent, received) bytes per rank: every byte of a process row (Py
     consecutive ranks), column (a layer, Px Py) or fibre (all P, stride Px Py) that
     crosses nodes (`crossing_links`; exact where such a communicator's members sit on
-    distinct nodes), but a row whose ranks share nodes on a grid aligned with them: its
-    chains' hops between nodes (`linalg_io.models.conflux_nodes.RowCrossing`; exact
-    where its broadcasts are chains, > SMALL_BYTES); and the pivot ids' tree edges
-    between nodes."""
+    distinct nodes), but a group whose members share nodes on a grid aligned with them:
+    its messages between nodes (`linalg_io.models.conflux_nodes`, the counts' ACROSS
+    entries, for the placement the counts were made for); and the pivot ids' tree
+    edges between nodes."""
+    if placement != counts["placement"]:
+        raise ValueError(f"the 2.5D counts' inter-node split is for {counts['placement']}, "
+                         f"not {placement}")
     c, px, py = counts["sent"].shape
     p = c * px * py
     spans = {"row": py, "col": px * py, "fibre": p}
-    row = row_crossing(py, placement)
+    groups = counts["by_group"]
     sent, recv = np.zeros(p), np.zeros(p)
-    for group, (group_sent, group_recv) in counts["by_group"].items():
-        if group == "row" and row is not None:
-            group_sent, group_recv = group_sent * row.cross_out, group_recv * row.cross_in
-        elif not crossing_links(spans[group], placement):
+    for group in COMM_GROUPS:
+        if group + ACROSS in groups:
+            group_sent, group_recv = groups[group + ACROSS]
+        elif group in groups and crossing_links(spans[group], placement):
+            group_sent, group_recv = groups[group]
+        else:
             continue
         sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
     roots, sizes = counts["id_roots"]
@@ -523,7 +593,8 @@ def memory_words(n: int, v: int, px: int, py: int, c: int) -> float:
 TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})] of "
                 "per-rank pieces: sum over their collectives of alpha msgs + beta max(sent, "
                 "recv) + flops / gamma' (panel, pivot ids, solves, update; the node's or the "
-                "network's alpha and beta per communicator, a process row's per hop; M = "
+                "network's alpha and beta per communicator, per message where a row's, "
+                "column's or fibre's members share nodes; M = "
                 "slowest rank, or the makespan when ranks share cores; with Py > 1 and a "
                 "core per rank, the "
                 "look-ahead's sends started early: M(F_0) + sum_k M(I_k) + max over ranks of "

@@ -4,8 +4,9 @@ ranks where a feature can change, not by comparing every rank of every step.
 At step k a process row x costs what its rows a_x, its pivots p_x, its position r = (x
 - kx) mod Px (`RowRole`) and, c = 1, its Bruck windows of the pivot counts make it
 cost; a process column y what its trailing columns t_y and its position j = (y - ky)
-mod Py (`ColumnRole`) and its hops between nodes make it cost. Each changes only at a
-few ranks of a step:
+mod Py (`ColumnRole`) and, where the groups' members share nodes
+(`linalg_io.models.conflux_nodes`), its messages between nodes make it cost. Each
+changes only at a few ranks of a step:
 
   RowRole              r in {0, 1, q, q+1, Px-q, Px-q+1, Px-1} (q: `butterfly_size`)
   ColumnRole           j in {0, 1, Py-1, j', j'+1}, j' = (ky_{k+1} - ky) mod Py
@@ -13,11 +14,16 @@ few ranks of a step:
   t_y                  (cyclic columns) j in {0, 1, m mod Py, m mod Py + 1}, m = the
                        tiles after k: columns 1 .. m mod Py hold one tile more, column
                        m mod Py the last (narrower) tile
-  hops between nodes   the columns where the row's node crossings change
+  a row's crossings    the columns where a row's node, hop in or hop out changes
+                       (`Members.boundaries`; its tree's edges: the steps below)
 
 but for the steps where a broadcast is small enough to take a binomial tree (CHILDREN:
-every rank's children count) or, c = 1, the pivots are unequal (the Bruck windows):
-there every rank is a break. `classes_at` (`linalg_io.models.rank_classes`) classes the
+every rank's children count, and the tree's edges between nodes) or, c = 1, the pivots
+are unequal (the Bruck windows): there every rank is a break; and where a process
+column's members share nodes (`linalg_io.models.conflux_nodes.node_groups`), every
+process row of every step is one: whether its tournament partners and its Bruck
+windows' receivers sit on other nodes (`Members.butterfly`, `bruck_across`) turns with
+its place within its node. `classes_at` (`linalg_io.models.rank_classes`) classes the
 runs between the breaks; the costs are read at each class's representative. The
 classes are the same as comparing every rank's features (tests/conflux_walk.py and
 the reference tests/conflux_model_reference.py hold the totals to them), in O(steps
@@ -28,10 +34,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
-from linalg_io.models.conflux_nodes import RowCrossing
-from linalg_io.models.rank_classes import RunClasses, classes_at
+from linalg_io.models.conflux_nodes import Hops, Members, bruck_across
+from linalg_io.models.rank_classes import RunClasses, classes_at, run_classes
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
@@ -39,8 +46,12 @@ from linalg_io.layout.schedules import (
     allgatherv_costs,
     binomial_children,
     bruck_rounds,
+    gatherv_costs,
 )
 from linalg_io.layout.words import WORD
+
+# the x figures of the tournament's messages between nodes at steps k and k+1
+BUTTERFLY = ("butterfly", "butterfly_next")
 
 
 class RowRole(enum.IntFlag):
@@ -89,12 +100,20 @@ class StepRanks:
     "active", "owned", "role" (r), "bruck_sent", "bruck_msgs" (c = 1: the Bruck
     allgatherv of the pivot counts, in rows), "others" (the pivots the other process
     rows own), "gather_sent", "gather_recv", "gather_msgs" (the gatherv of the pivot
-    counts onto row kx, in rows); `y` "trailing", "along" (j), "code" (`ColumnRole`)."""
+    counts onto row kx, in rows); `y` "trailing", "along" (j), "code" (`ColumnRole`).
+    Where a process column's members share nodes (node group "col"), also `x`
+    BUTTERFLY (the tournament's messages between nodes at steps k and k+1) and
+    "bruck_across_sent", "_recv", "_msgs" (c = 1) or "gather_across_sent", "_recv",
+    "_msgs" (c > 1, bytes): the pivot rows' messages between nodes; and `x_hops` the
+    column's crossings (`Hops`). Where a row's share nodes, `y_hops` its crossings (the
+    tree's edges only at the steps where a row broadcast is small enough to take one)."""
 
     xs: RunClasses
     ys: RunClasses
     x: dict
     y: dict
+    x_hops: Hops | None = None
+    y_hops: Hops | None = None
 
 
 def _least_positive(steps: int, step: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -122,10 +141,11 @@ def _with_dense(steps: int, n: int, breaks: tuple, dense: np.ndarray) -> tuple:
 
 def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np.ndarray,
                changes: tuple[np.ndarray, np.ndarray],
-               crossing: RowCrossing | None) -> StepRanks:
+               groups: dict[str, Members]) -> StepRanks:
     """The classes of `conflux_plan_counts` (module doc): `slices` [step, layer], `active`
     and `owned` [step, process row] (`pivot_counts`), `changes` the (step, process row)
-    where they change (`pivot_changes`), `crossing` the row's hops between nodes."""
+    where they change (`pivot_changes`), `groups` the node groups
+    (`linalg_io.models.conflux_nodes.node_groups`)."""
     tiles = plan.tiles
     px, py, steps = tiles.px, tiles.py, tiles.ntiles
     k = np.arange(steps)
@@ -150,12 +170,11 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     next_column = (ky[nxt] - ky) % py
     y_breaks = _at_offsets(ky, [0, 1, py - 1, next_column, next_column + 1,
                                 after % py, after % py + 1], py)
-    if crossing is not None:
-        column = np.arange(1, py)
-        moved = np.flatnonzero((crossing.cross_in[1:] != crossing.cross_in[:-1])
-                               | (crossing.cross_out[1:] != crossing.cross_out[:-1]))
+    row, col = groups.get("row"), groups.get("col")
+    if row is not None:
+        moved = row.boundaries()
         y_breaks = (np.concatenate([y_breaks[0], np.repeat(k, len(moved))]),
-                    np.concatenate([y_breaks[1], np.tile(column[moved], steps)]))
+                    np.concatenate([y_breaks[1], np.tile(moved, steps)]))
     least_trailing = _least_positive(steps, np.append(y_breaks[0], k),
                                      trailing_at(np.append(y_breaks[0], k),
                                                  np.append(y_breaks[1], 0 * k)))
@@ -214,8 +233,32 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
 
         x_features += [bruck_sent_at, bruck_msgs_at]
         figures.update(bruck_sent=bruck_sent_at, bruck_msgs=bruck_msgs_at)
-    xs = classes_at(steps, px, *_with_dense(steps, px, x_breaks, x_dense),
-                    lambda at, x: [feature(at, x) for feature in x_features])
+    tables = {}
+    if col is not None:
+        # the tournament's partners and the Bruck's receivers on other nodes change within
+        # a node's members: every process row of every step apart, from [step, row] tables
+        col_hops = col.hops(kx)
+        tables.update(zip(BUTTERFLY, (col.butterfly(k), col.butterfly(k + 1))))
+        if plan.redundant_u:
+            tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
+                              bruck_across(owned, col)))
+        else:
+            tables.update(zip(("gather_across_sent", "gather_across_recv",
+                               "gather_across_msgs"),
+                              gatherv_costs(owned * WORD * col_hops.from_root, kx[:, None])))
+        # one key each for the crossings and the two steps' tournaments (small counts)
+        crossings = _hops_code(col_hops)
+        tournaments = tables[BUTTERFLY[0]] + 1024.0 * tables[BUTTERFLY[1]]
+        x_features += [partial(_lookup, table) for table in (crossings, tournaments)]
+        x_features += [partial(_lookup, tables[name]) for name in tables
+                       if name not in BUTTERFLY]
+    if col is None:
+        xs = classes_at(steps, px, *_with_dense(steps, px, x_breaks, x_dense),
+                        lambda at, x: [feature(at, x) for feature in x_features])
+    else:
+        every = (k[:, None], np.arange(px)[None, :])
+        xs = run_classes([np.broadcast_to(feature(*every), (steps, px))
+                          for feature in x_features])
 
     y_children = binomial_children(np.arange(py), py)
 
@@ -229,9 +272,16 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
                 + ColumnRole.CHILDREN * y_children[j] * row_small[at])
 
     y_features = [trailing_at, lambda at, y: y_code_at(at, y).astype(float)]
-    if crossing is not None:
-        y_features += [lambda at, y: crossing.cross_in[y].astype(float),
-                       lambda at, y: crossing.cross_out[y].astype(float)]
+    if row is not None:
+        def row_hops_at(at, y):
+            """The row's crossings, its tree's edges only where a row broadcast is small
+            (elsewhere every one is a chain, > SMALL_BYTES, or empty)."""
+            hops = row.hops_at(ky[at], y)
+            tree = row_small[at]
+            return Hops(hops.cross_in, hops.cross_out, hops.parent & tree,
+                        hops.children * tree, hops.from_root)
+
+        y_features.append(lambda at, y: _hops_code(row_hops_at(at, y)))
     ys = classes_at(steps, py, *_with_dense(steps, py, y_breaks, row_small),
                     lambda at, y: [feature(at, y) for feature in y_features])
 
@@ -247,6 +297,22 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
          "gather_recv": np.where(is_root, (others - owned[k, kx])[:, None] * WORD, 0.0),
          "gather_msgs": (gathered > 0) * 1.0,
          **{name: figure(at, x_rep) for name, figure in figures.items()}}
+    x.update({name: table[at, x_rep] for name, table in tables.items()})
     y = {"trailing": trailing_at(at, y_rep), "along": along_at(at, y_rep),
          "code": y_code_at(at, y_rep)}
-    return StepRanks(xs=xs, ys=ys, x=x, y=y)
+    return StepRanks(xs=xs, ys=ys, x=x, y=y,
+                     x_hops=None if col is None else col_hops.at(lambda table: table[at, x_rep]),
+                     y_hops=None if row is None else row_hops_at(at, y_rep))
+
+
+def _hops_code(hops: Hops) -> np.ndarray:
+    """The crossings of `Hops` as one number each (the children's count above the bits
+    of the other four), a class key."""
+    return (hops.cross_in + 2.0 * hops.cross_out + 4.0 * hops.parent + 8.0 * hops.from_root
+            + 16.0 * hops.children)
+
+
+def _lookup(table: np.ndarray, at: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """A [step, rank] table's values at the (step, rank) pairs."""
+    return table[at, rank]
+

@@ -31,9 +31,9 @@ s_l), the schedules of `linalg_io.lu.conflux`:
   scatter_slices       c > 1: the L and U slices from lk to the layers; L slices along
                        the rows (b x s_l), U slices down the columns (c > 1, s_l x t);
   update               2 b s_l t.
-  Each group's traffic on the link it is timed on; a process row's broadcasts across
-  nodes split into their hops on a node and between nodes (`linalg_io.models.
-  conflux_nodes`).
+  Each group's traffic on the link it is timed on; a row's, column's or fibre's whose
+  members share nodes split into its messages on a node and between nodes
+  (`linalg_io.models.conflux_nodes`).
 2D: the per-phase bytes and messages of `linalg_io.models.lu2d.lu2d_plan_counts`, each
 part on the link it crosses (`linalg_io.models.lu2d.lu2d_phase_links`), the panels'
 getrf in panel, the dgemm and the dtrsm of U in update.
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 from linalg_io.models.conflux import conflux_plan_counts, link_keys
-from linalg_io.models.conflux_nodes import row_crossing, timed_links
+from linalg_io.models.conflux_nodes import timed_links
 from linalg_io.models.costs import link_time
 from linalg_io.models.lu2d import lu2d_phase_links, lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
@@ -94,14 +94,14 @@ def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform",
     """The per-phase `_Phase` totals of the 2.5D LU, arrays [layer, x, y]: the per-phase
     counts of `conflux_plan_counts` (one walk of the plan), each communicator group on
     the link it is timed on (`linalg_io.models.conflux.link_keys`, for `placement`), a
-    process row's hops on the links they cross (`linalg_io.models.conflux_nodes`)."""
+    group's messages on and between nodes apart where its members share nodes
+    (`linalg_io.models.conflux_nodes`)."""
     keys = link_keys(px, py, c, placement)
-    crossing = row_crossing(py, placement)
-    counts = conflux_plan_counts(n, v, px, py, c, pivots, by_phase=True)["by_phase"]
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, placement=placement,
+                                 by_phase=True)["by_phase"]
     phases = {name: _Phase((c, px, py)) for name in CONFLUX_PHASES}
     for name, phase in phases.items():
-        links = timed_links(counts[name]["links"], keys,
-                            crossing and crossing.at(np.arange(py)))
+        links = timed_links(counts[name]["links"], keys)
         for key, costs in links.items():
             phase.add(key, True, costs)
         phase.flops += counts[name]["flops"]

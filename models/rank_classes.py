@@ -11,7 +11,8 @@ Where the features turn with a cyclic layout's root, a step's ranks fall into fe
 of consecutive ranks with equal features (a broadcast's root, the ranks after it, the
 ranks with one tile more, ...), however many ranks there are. `classes_at` takes the
 ranks where a feature can change and classes the runs between them by sorting the
-runs, not the ranks (`RunClasses`); `spread` sums per-class values back to every
+runs, not the ranks (`RunClasses`; `run_classes` makes them from every rank's classes,
+for an axis where any rank may be a break); `spread` sums per-class values back to every
 rank's total over the steps: each step's value on every pair of an x run and a y run,
 a rectangle of ranks, goes in as its four corners of a difference array, summed up
 once: O(pairs of runs + P), not O(steps x P).
@@ -136,6 +137,21 @@ def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
     end[np.append(step[kept][1:] != step[kept][:-1], True)] = n
     return RunClasses(n=n, step=step[kept], start=start[kept], end=end,
                       of_run=of_run[kept], rep=rep, count=count)
+
+
+def run_classes(features: list[np.ndarray]) -> RunClasses:
+    """`RunClasses` of the classes of every rank (`step_classes` of [step, rank]
+    `features`): for an axis whose every rank may be a break, at less cost than
+    `classes_at` with all of them; each class's representative is its lowest rank."""
+    dense = step_classes(features)
+    steps, n = dense.of.shape
+    new = np.ones((steps, n), dtype=bool)
+    new[:, 1:] = dense.of[:, 1:] != dense.of[:, :-1]
+    step, start = np.nonzero(new)
+    end = np.append(start[1:], n)
+    end[np.append(step[1:] != step[:-1], True)] = n
+    return RunClasses(n=n, step=step, start=start, end=end, of_run=dense.of[step, start],
+                      rep=dense.rep, count=dense.count)
 
 
 def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:

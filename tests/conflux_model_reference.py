@@ -1,7 +1,8 @@
 """The 2.5D (COnfLUX) model as it was before its spread and classes were made faster
 (`models/conflux.py` and `models/rank_classes.py` at commit 31c85bb, verbatim but for
-this paragraph and the imports; its time takes a process row's hops across nodes on
-their own links as the model does since, `linalg_io.models.conflux_nodes`): the
+this paragraph and the imports; its time and its counts by link take a row's, column's
+or fibre's messages on and between nodes apart where its members share nodes, as the
+model does since, `linalg_io.models.conflux_nodes`): the
 reference tests/test_model_identity.py holds the model to, at sizes the per-rank walk
 (tests/conflux_walk.py) cannot reach.
 
@@ -67,7 +68,18 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 
 import numpy as np
-from linalg_io.models.conflux_nodes import row_crossing, timed_links
+from linalg_io.models.conflux_nodes import (
+    HOP,
+    NET,
+    NODE,
+    across_part,
+    bcast_across,
+    bruck_across,
+    node_groups,
+    reduce_across,
+    split_keys,
+    timed_links,
+)
 from linalg_io.models.conflux_pivots import pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
@@ -114,7 +126,7 @@ def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
     for group in COMM_GROUPS:
         keys[group + "@column"] = (keys[group], max(1, r // py))
         keys[group + "@row"] = (keys[group], min(r, py))
-    return keys
+    return {**keys, **split_keys(keys, px, py, node_groups(px, py, c, placement))}
 
 
 class RowRole(enum.IntFlag):
@@ -162,10 +174,18 @@ class _Piece:
     slow: np.ndarray | float = 0.0
     phases: dict | None = None   # None: not kept
 
-    def add(self, group: str, mask, costs: tuple, phase: str | None = None) -> None:
+    def add(self, group: str, mask, costs: tuple, phase: str | None = None,
+            across: tuple | None = None) -> None:
         """One collective's (sent, recv, msgs) on `group`, after those added before:
         the group's traffic keeps their sum and serial, the sum of max(sent, recv) of
-        each (`linalg_io.models.costs.link_terms`)."""
+        each (`linalg_io.models.costs.link_terms`); `across`: its part between nodes,
+        kept apart (`linalg_io.models.conflux_nodes`)."""
+        if across is not None:
+            part, between = across
+            self.add(group + part, mask, between, phase)
+            self.add(group + NODE, mask, tuple(np.asarray(c, dtype=float) - b
+                                               for c, b in zip(costs, between)), phase)
+            return
         sent, recv, msgs = (mask * np.asarray(c, dtype=float) for c in costs)
         old = self.traffic.get(group, (0.0,) * 4)
         self.traffic[group] = tuple(o + c for o, c in
@@ -188,11 +208,11 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
-    def seconds(self, profile: MachineProfile, placement: Placement, spans: dict,
-                crossing=None) -> tuple[np.ndarray, np.ndarray]:
+    def seconds(self, profile: MachineProfile, placement: Placement,
+                spans: dict) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
         and its messages on the network, which do not (`link_split`)."""
-        links = timed_links(self.traffic, spans, crossing)
+        links = timed_links(self.traffic, spans)
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
@@ -298,6 +318,16 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     if plan.redundant_u:
         bruck_sent, _, bruck_msgs = allgatherv_costs(owned)
         x_features += [bruck_sent, bruck_msgs]
+    if profile is not None:
+        placement = placement or profile.placement(p)
+    groups = node_groups(px, py, c, placement)
+    if "col" in groups:
+        col_hops = groups["col"].hops(kx)
+        butterflies = [groups["col"].butterfly(shifts) for shifts in (k, k + 1)]
+        x_features += col_hops.features() + butterflies
+        if plan.redundant_u:
+            bruck_split = bruck_across(owned, groups["col"])
+            x_features += list(bruck_split)
     xs = step_classes(x_features)
     ky = tiles.col_owner(k)
     along = (np.arange(py)[None, :] - ky[:, None]) % py
@@ -306,11 +336,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     y_code = (ColumnRole.FIRST * (j == 0) + ColumnRole.LAST * (j == py - 1))[along] \
         + ColumnRole.NEXT_PANEL * (along == ((ky[nxt] - ky) % py)[:, None]) \
         + ColumnRole.CHILDREN * binomial_children(j, py)[along] * row_small[:, None]
-    if profile is not None:
-        placement = placement or profile.placement(p)
-    crossing = row_crossing(py, placement)
+    row_hops = groups["row"].hops(ky) if "row" in groups else None
     ys = step_classes([trailing, y_code.astype(float),
-                       *(crossing.features(steps) if crossing else [])])
+                       *(row_hops.features() if row_hops else [])])
 
     step_index = k[:, None]
 
@@ -338,53 +366,83 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     layer_root = per_l(layer[None, :] == lk[:, None])
     on_panel = y_pos == 0
 
-    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width):
+    def between(group, part, costs):
+        return (part, costs()) if group in groups else None
+
+    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width, turn):
         """F: reduce_panel, tournament and the panel's getrf on the class grid."""
         piece = _Piece(shape, phases={} if by_phase else None)
         piece.add("fibre@column", panel_column,
                   reduce_costs(fibre_pos, c, a_rows * width * WORD),
-                  "reduce_panel")
+                  "reduce_panel",
+                  between("fibre", HOP, lambda: reduce_across(
+                      groups["fibre"].hops((lk, lk[nxt])[turn]).at(per_l), fibre_pos, c,
+                      a_rows * width * WORD)))
         players = panel_column & layer_is_root
         block = width * (width + 1) * WORD
         if px > 1:
             n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
             piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
-                      "tournament_pivoting")
+                      "tournament_pivoting",
+                      between("col", NET, lambda: (per_x(butterflies[turn]) * block,) * 2
+                              + (per_x(butterflies[turn]),)))
         merges = np.where(roles >= q, 0, rounds + (roles < px - q))
         piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
                                                                                   width)),
                    PANEL_RATE, "tournament_pivoting")
         return piece
 
-    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk)
+    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
     panel_next = panel_phase(b, (x_pos - 1) % px, per_y(y_code) & ColumnRole.NEXT_PANEL > 0,
                              per_l(layer[None, :] == lk[nxt, None]),
-                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]))
+                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]), 1)
 
+    layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
     solve = _Piece(shape, phases={} if by_phase else None)
     players = on_panel & layer_root
     solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
-    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots")
+    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
+              between("row", HOP, lambda: bcast_across(row_hops.at(per_y), y_pos, py,
+                                                       wk * wk * WORD)))
     solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
-    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots")
+    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
+              between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
+                                                          p_x * t * WORD)))
     if plan.redundant_u:
         into = per_x(owned.sum(axis=1, keepdims=True) - owned)
         solve.add("col", layer_root, (t * WORD * per_x(bruck_sent), t * WORD * into,
-                                      (t > 0) * per_x(bruck_msgs)), "push_pivots")
+                                      (t > 0) * per_x(bruck_msgs)), "push_pivots",
+                  between("col", NET, lambda: (t * WORD * per_x(bruck_split[0]),
+                                               t * WORD * per_x(bruck_split[1]),
+                                               (t > 0) * per_x(bruck_split[2]))))
     else:
         at_root = x_pos == 0
         others = per_step(owned.sum(axis=1) - owned[k, kx])
+
+        def apart():
+            away = per_x(col_hops.from_root)
+            elsewhere = per_step((owned * col_hops.from_root).sum(axis=1))
+            return (t * p_x * WORD * ~at_root * away, at_root * t * WORD * elsewhere,
+                    ((p_x * t) > 0) * ~at_root * away)
+
         solve.add("col", layer_root, (t * p_x * WORD * ~at_root, at_root * t * WORD * others,
-                                      ((p_x * t) > 0) * ~at_root), "push_pivots")
+                                      ((p_x * t) > 0) * ~at_root), "push_pivots",
+                  between("col", NET, apart))
     solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
     if c > 1:
         solve.add("fibre@column", on_panel, _scatter(b * WORD, sl, layer_root),
-                  "scatter_slices")
+                  "scatter_slices", between("fibre", NET, lambda: _scatter(
+                      b * WORD, sl * per_l(layer_hops.from_root), layer_root)))
         solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, sl, layer_root),
-                  "scatter_slices")
-    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices")
+                  "scatter_slices", between("fibre", NET, lambda: _scatter(
+                      t * WORD, sl * per_l(layer_hops.from_root), layer_root)))
+    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices",
+              between("row", HOP, lambda: bcast_across(row_hops.at(per_y), y_pos, py,
+                                                       b * sl * WORD)))
     if c > 1:
-        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices")
+        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices",
+                  between("col", HOP, lambda: bcast_across(col_hops.at(per_x), x_pos, px,
+                                                           sl * t * WORD)))
 
     update = _Piece(shape, phases={} if by_phase else None)
     update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
@@ -398,17 +456,21 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     if by_phase:
         out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
     if by_group:
-        out["by_group"] = {group: spread(sum(
-            np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
-            for piece in (panel, solve) for key in piece.traffic
-            if key.split("@")[0] == group), xs, ys)
-            for group in COMM_GROUPS
-            if any(key.split("@")[0] == group for key in (*panel.traffic, *solve.traffic))}
+        def group_bytes(group, between_nodes=False):
+            return spread(sum(
+                np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
+                for piece in (panel, solve) for key in piece.traffic
+                if key.split("@")[0] == group and (across_part(key) or not between_nodes)),
+                xs, ys)
+
+        used = {key.split("@")[0] for piece in (panel, solve) for key in piece.traffic}
+        out["by_group"] = {group: group_bytes(group) for group in COMM_GROUPS if group in used}
+        out["by_group"].update({group + "@across": group_bytes(group, True)
+                                for group in groups if group in used})
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement),
-                                       crossing and crossing.at(ys.rep[:, None, None, :]))
+                                       xs, ys, ids, link_keys(px, py, c, placement))
     return out
 
 
@@ -492,9 +554,9 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
-                   spans: dict, crossing) -> float:
+                   spans: dict) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
-    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans, crossing)
+    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]

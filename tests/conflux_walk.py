@@ -5,8 +5,11 @@ This is `models/conflux.py`'s `conflux_plan_counts` before the rank classes (com
 at a time. Its counts are unchanged; its time takes the pieces of the current model
 (the pivot ids' broadcast a piece I_k of its own; the traffic of each piece split by
 the span of its communicators and charged at that link's rates), computed here the
-slow way, rank by rank (a process row's hops across nodes on their own links,
-`linalg_io.models.conflux_nodes`). tests/test_model_fast.py checks the two agree.
+slow way, rank by rank: where a group's members share nodes
+(`linalg_io.models.conflux_nodes.node_groups`), each of its collectives' messages are
+listed one by one (sender, receiver, bytes) between world ranks, and those whose ends
+sit on different nodes are counted apart (`Messages`), on the links the model times
+them on. tests/test_model_fast.py checks the two agree.
 """
 
 from __future__ import annotations
@@ -15,19 +18,103 @@ from functools import cache
 
 import numpy as np
 from linalg_io.models.conflux import WORD, _getrf_flops, link_keys
-from linalg_io.models.conflux_nodes import row_crossing, timed_links
+from linalg_io.models.conflux_nodes import HOP, NET, NODE, node_groups, timed_links
 from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
+    SMALL_BYTES,
     allgatherv_costs,
     bcast_costs,
+    binomial_child_positions,
+    bruck_rounds,
+    chunk_count,
     gatherv_costs,
     reduce_costs,
     scatterv_costs,
 )
+
+
+class Messages:
+    """The messages of one collective on every instance of a group, between world ranks,
+    and the (sent, received, messages) per rank [layer, x, y] of those whose ends sit on
+    different nodes (ranks_per_node consecutive world ranks to a node)."""
+
+    def __init__(self, shape: tuple, ranks_per_node: int) -> None:
+        self.shape, self.per_node = shape, ranks_per_node
+        self.across = [np.zeros(int(np.prod(shape))) for _ in range(3)]
+
+    def send(self, sender: int, receiver: int, nbytes: float, count: float = 1.0) -> None:
+        if nbytes > 0 and sender // self.per_node != receiver // self.per_node:
+            self.across[0][sender] += nbytes
+            self.across[1][receiver] += nbytes
+            self.across[2][sender] += count
+
+    def costs(self) -> tuple:
+        return tuple(a.reshape(self.shape) for a in self.across)
+
+    def bcast(self, ranks: list, root: int, nbytes: float) -> None:
+        """A chain from the root (> SMALL_BYTES) or the binomial tree."""
+        p = len(ranks)
+        for q in range(p):
+            if nbytes > SMALL_BYTES:
+                if q < p - 1:
+                    self.send(ranks[(root + q) % p], ranks[(root + q + 1) % p], nbytes,
+                              chunk_count(nbytes))
+            else:
+                for child in binomial_child_positions(q, p):
+                    self.send(ranks[(root + q) % p], ranks[(root + child) % p], nbytes)
+
+    def reduce(self, ranks: list, root: int, nbytes: float) -> None:
+        """The chain root+1 -> ... -> root, or the binomial tree upside down."""
+        p = len(ranks)
+        for q in range(p):
+            if nbytes > SMALL_BYTES:
+                if q > 0:
+                    self.send(ranks[(root + q) % p], ranks[(root + q + 1) % p], nbytes,
+                              chunk_count(nbytes))
+            else:
+                for child in binomial_child_positions(q, p):
+                    self.send(ranks[(root + child) % p], ranks[(root + q) % p], nbytes)
+
+    def gather(self, ranks: list, root: int, counts) -> None:
+        """gatherv onto the root: one message per member."""
+        for j, rank in enumerate(ranks):
+            if j != root:
+                self.send(rank, ranks[root], counts[j])
+
+    def scatter(self, ranks: list, root: int, counts) -> None:
+        """scatterv from the root: one message per member."""
+        for j, rank in enumerate(ranks):
+            if j != root:
+                self.send(ranks[root], rank, counts[j])
+
+    def bruck(self, ranks: list, counts) -> None:
+        """allgatherv: in round (h, m) member j sends blocks j .. j+m-1 to j - h."""
+        p = len(ranks)
+        for h, m in bruck_rounds(p):
+            for j in range(p):
+                self.send(ranks[j], ranks[(j - h) % p],
+                          sum(counts[(j + i) % p] for i in range(m)))
+
+    def butterfly(self, ranks: list, shift: int, block: float) -> None:
+        """The tournament's messages (`linalg_io.lu.tournament`), roles shifted."""
+        p = len(ranks)
+        q = butterfly_size(p)
+
+        def real(role: int) -> int:
+            return ranks[(role + shift) % p]
+
+        for role in range(q, p):
+            self.send(real(role), real(role - q), block)
+            self.send(real(role - q), real(role), block)
+        for role in range(q):
+            bit = 1
+            while bit < q:
+                self.send(real(role), real(role ^ bit), block)
+                bit *= 2
 
 
 def merge_tree(px: int, k: int):
@@ -107,7 +194,8 @@ def _fibre_scatter(rows_bytes, slices, lk, shape, axis):
 
 
 def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
-    """Per-rank totals [layer, x, y] (sent, recv, msgs, flops) and, with a profile, the
+    """Per-rank totals [layer, x, y] (sent, recv, msgs, flops), "across" {group: (sent,
+    recv) between nodes} of the groups whose members share nodes and, with a profile, the
     critical-path time M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]; with Py > 1
     and a core per rank (the look-ahead's sends started early) M(F_0) + sum_k M(I_k) +
     max over the ranks of sum_k [S_k + U_k + F_{k+1}]."""
@@ -116,8 +204,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     p = c * px * py
     shape = (c, px, py)
     spans = link_keys(px, py, c, placement)
-    crossing = row_crossing(py, placement)
-    crossing = crossing and crossing.at(np.arange(py))
+    groups = node_groups(px, py, c, placement)
     sent = {g: np.zeros(shape) for g in spans}
     recv = {g: np.zeros(shape) for g in spans}
     msgs = {g: np.zeros(shape) for g in spans}
@@ -131,7 +218,21 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     slow_flops = np.zeros(shape)
     pieces = []
 
-    def add(group, mask, costs):
+    def add(group, mask, costs, across=None):
+        """A collective's costs on `group`; `across` (part, schedule, calls): its part
+        between nodes (HOP or NET), its `Messages` method and the arguments of each
+        instance of the group (its members' world ranks first), for a group whose
+        members share nodes: the messages between nodes kept apart."""
+        if group.split("@")[0] in groups and across is not None:
+            part, schedule, calls = across
+            messages = Messages(shape, placement.ranks_per_node)
+            for call in calls:
+                getattr(messages, schedule)(list(call[0]), *call[1:])
+            between = messages.costs()
+            add(group + part, mask, between)
+            add(group + NODE, mask, tuple(np.asarray(c_, dtype=float) - b_
+                                          for c_, b_ in zip(costs, between)))
+            return
         out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in costs)
         sent[group] += mask * out
         recv[group] += mask * into
@@ -145,7 +246,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     def piece(before, after):
         """(work, wait) per rank: flops and on-node messages, messages on the network."""
         traffic = {g: tuple(after[i][g] - before[i][g] for i in range(4)) for g in spans}
-        links = timed_links(traffic, spans, crossing)
+        links = timed_links(traffic, spans)
         inside, across = link_split(links, profile, placement)
         return (inside + (after[4] - before[4]) / profile.gamma_flops,
                 np.broadcast_to(across, shape))
@@ -167,7 +268,9 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         along_row = (Y - ky) % py
         down_col = (X - kx) % px
         start = snapshot()
-        add("fibre@column", on_panel, reduce_costs(on_fibre, c, a * w * WORD))
+        add("fibre@column", on_panel, reduce_costs(on_fibre, c, a * w * WORD),
+            (HOP, "reduce", [(world[:, x_, ky], lk, a[0, x_, 0] * w * WORD)
+                             for x_ in range(px)]))
         players = on_panel & root
         block = w * (w + 1) * WORD
         role = (X - step.k) % px
@@ -175,7 +278,8 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             folded = role >= q
             partner_folds = role < px - q
             n_sent = np.where(folded, 1, rounds + partner_folds)
-            add("col@column", players, (n_sent * block, n_sent * block, n_sent))
+            add("col@column", players, (n_sent * block, n_sent * block, n_sent),
+                (NET, "butterfly", [(world[lk, :, ky], step.k, block)]))
         merges = np.where(role >= q, 0, rounds + (role < px - q))
         panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
         flops += panel_flops
@@ -185,28 +289,43 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         add("world", everyone, bcast_costs((world - header_root) % p, p, (w + 1) * WORD))
         after_ids = snapshot()
         solvers = root & (everyone if plan.redundant_u else X == kx)
-        add("row", solvers, bcast_costs(along_row, py, w * w * WORD))
+        add("row", solvers, bcast_costs(along_row, py, w * w * WORD),
+            (HOP, "bcast", [(world[lk, x_, :], ky, w * w * WORD) for x_ in range(px)]))
         flops += players * b * w * w
         slow_flops += players * b * w * w * (1.0 / PANEL_RATE - 1.0)
-        add("fibre", everyone, reduce_costs(on_fibre, c, p_x * t * WORD))
+        add("fibre", everyone, reduce_costs(on_fibre, c, p_x * t * WORD),
+            (HOP, "reduce", [(world[:, x_, y_], lk, owned[x_] * t_y[y_] * WORD)
+                             for x_ in range(px) for y_ in range(py)]))
         column_blocks = np.outer(t_y, owned) * WORD
         if plan.redundant_u:
             spread = allgatherv_costs(column_blocks)
         else:
             spread = gatherv_costs(column_blocks, kx)
-        add("col", root, tuple(np.transpose(a_)[None] for a_ in spread))
+        add("col", root, tuple(np.transpose(a_)[None] for a_ in spread),
+            (NET, "bruck", [(world[lk, :, y_], column_blocks[y_]) for y_ in range(py)])
+            if plan.redundant_u else
+            (NET, "gather", [(world[lk, :, y_], kx, column_blocks[y_]) for y_ in range(py)]))
         flops += solvers * w * w * t
         slow_flops += solvers * w * w * t * (1.0 / PANEL_RATE - 1.0)
         if c > 1:
             add("fibre@column", on_panel,
-                _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"))
-        add("row", everyone, bcast_costs(along_row, py, b * sl * WORD))
+                _fibre_scatter(b[0, :, 0] * WORD, s, lk, shape, axis="x"),
+                (NET, "scatter", [(world[:, x_, ky], lk, b[0, x_, 0] * WORD * s)
+                                  for x_ in range(px)]))
+        add("row", everyone, bcast_costs(along_row, py, b * sl * WORD),
+            (HOP, "bcast", [(world[l_, x_, :], ky, b[l_, x_, 0] * s[l_] * WORD)
+                            for l_ in range(c) for x_ in range(px)]))
         if c > 1:
             u_from = everyone if plan.redundant_u else X == kx
             add("fibre@row" if u_from is not everyone else "fibre", u_from,
-                _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"))
+                _fibre_scatter(t_y * WORD, s, lk, shape, axis="y"),
+                (NET, "scatter", [(world[:, x_, y_], lk, t_y[y_] * WORD * s)
+                                  for x_ in (range(px) if plan.redundant_u else [kx])
+                                  for y_ in range(py)]))
             if not plan.redundant_u:
-                add("col", everyone, bcast_costs(down_col, px, sl * t * WORD))
+                add("col", everyone, bcast_costs(down_col, px, sl * t * WORD),
+                    (HOP, "bcast", [(world[l_, :, y_], kx, s[l_] * t_y[y_] * WORD)
+                                    for l_ in range(c) for y_ in range(py)]))
         before_update = snapshot()
         flops += 2.0 * b * sl * t
         efficiency = gemm_efficiency(np.maximum(sl, 1.0))
@@ -215,7 +334,10 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             pieces.append((piece(start, after_panel), piece(after_panel, after_ids),
                            piece(after_ids, before_update), piece(before_update, snapshot())))
     out = {"sent": sum(sent.values()), "recv": sum(recv.values()),
-           "msgs": sum(msgs.values()), "flops": flops}
+           "msgs": sum(msgs.values()), "flops": flops,
+           "across": {group: tuple(sum(part[key] for key in spans
+                                       if key.split("@")[0] == group and key.endswith((HOP, NET)))
+                                   for part in (sent, recv)) for group in groups}}
     if profile is not None:
         cores = placement.shared_cores
 

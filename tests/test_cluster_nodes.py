@@ -2,7 +2,8 @@
 bytes to and from the other node, and within its own, as Open MPI's monitoring counted
 them, equal the model's split from the placement, rank by rank (2D LU, COnfLUX c = 1
 and c = 2, the 2D LU with a process row or a column across the nodes, COnfLUX with a
-process row across them, TS-GEMM atb on a chain and on a tree, ab, tsm2r 1D and 2D).
+process row, a process column or a fibre across them, and with each node a layer,
+TS-GEMM atb on a chain and on a tree, ab, tsm2r 1D and 2D).
 
 Needs root and network namespaces (tests/emulated_cluster.py): skipped with the reason
 without them, failed under LINALG_IO_REQUIRE_NETNS=1."""
@@ -27,6 +28,16 @@ RUNS = {
     # a process row of 4 across both nodes: its broadcasts (chains at this size) cross once
     "conflux_row_spans": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid",
                           "1x4x1", "--dist", "diagdom"],
+    # a process column of 4 across both nodes, 2 of its members on each (the tournament,
+    # the pivot rows' allgather), and c = 2 with each node a layer; then a fibre of 4
+    # layers, 2 on each node (the panel's and the pivot rows' reductions, the scatters),
+    # with the columns' gather and U's broadcast on one node
+    "conflux_column_spans": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid",
+                             "4x1x1", "--dist", "diagdom"],
+    "conflux_layers_apart": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid",
+                             "2x1x2", "--dist", "diagdom"],
+    "conflux_fibre_spans": ["lu", "--algo", "conflux", "--n", "256", "--nb", "64", "--grid",
+                            "1x1x4", "--dist", "diagdom"],
     "atb_chain": ["tsgemm", "--variant", "atb", "--m", "4096", "--n", "64", "--k", "64"],
     "atb_tree": ["tsgemm", "--variant", "atb", "--m", "4096", "--n", "16", "--k", "16"],
     "ab": ["tsgemm", "--variant", "ab", "--m", "4096", "--n", "64", "--k", "64"],

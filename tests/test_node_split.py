@@ -276,33 +276,110 @@ def test_a_conflux_row_across_nodes_pays_the_link_once_per_node():
 def test_conflux_row_hops_split_by_node():
     """1 x 4 x 1 on 2 nodes x 2 ranks: a row's chain enters node 1 at column 2 and
     node 0 at column 0 (the wrap): those ranks' received bytes, and the sent bytes of
-    columns 1 and 3, go on the network's link, the rest on the node; the parts add up
-    to the row group's counts, and the counts are those of one node."""
+    columns 1 and 3, go on the network's link (one chain per node: key (4, 1)), the rest
+    on the node; the parts add up to the row group's counts, and the counts are those
+    of one node."""
     from linalg_io.models.conflux import conflux_plan_counts, link_keys
-    from linalg_io.models.conflux_nodes import row_crossing, timed_links
+    from linalg_io.models.conflux_nodes import node_groups
     from linalg_io.models.lu2d import ON_NODE
     from linalg_io.models.profile import InterNode
 
     machine = MachineProfile(1e-6, 1e-10, 1e10, 1e10, ranks_per_node=2,
                              inter_node=InterNode(1e-5, 1e8))
     placement = machine.placement(4)
-    crossing = row_crossing(4, placement)
-    np.testing.assert_array_equal(crossing.cross_in, [True, False, True, False])
-    np.testing.assert_array_equal(crossing.cross_out, [False, True, False, True])
-    assert crossing.across == (4, 1)
-    assert row_crossing(2, placement) is None          # a row of 2 stays on its node
+    groups = node_groups(1, 4, 1, placement)
+    assert list(groups) == ["row"]
+    hops = groups["row"].hops(np.arange(4))
+    np.testing.assert_array_equal(hops.cross_in[0], [True, False, True, False])
+    np.testing.assert_array_equal(hops.cross_out[0], [False, True, False, True])
+    assert node_groups(1, 2, 2, placement) == {}        # a row of 2 stays on its node
+    keys = link_keys(1, 4, 1, placement)
+    assert keys["row@hop"] == (4, 1) and keys["row@node"] == ON_NODE
     counts = conflux_plan_counts(512, 64, 1, 4, 1, "uniform", machine, placement,
                                  by_phase=True)
     alone = conflux_plan_counts(512, 64, 1, 4, 1, "uniform", by_phase=True)
     for key in ("sent", "recv", "msgs"):
         np.testing.assert_array_equal(counts[key], alone[key])
     row = alone["by_phase"]["scatter_slices"]["links"]["row"]
-    links = timed_links({"row": row}, link_keys(1, 4, 1, placement),
-                        crossing.at(np.arange(4)))
-    across, inside = links[(4, 1)], links[ON_NODE]
+    links = counts["by_phase"]["scatter_slices"]["links"]
+    across, inside = links["row@hop"], links["row@node"]
     np.testing.assert_array_equal(across[1][..., [1, 3]], 0)
     np.testing.assert_array_equal(across[1][..., [0, 2]], row[1][..., [0, 2]])
     np.testing.assert_array_equal(across[0][..., [0, 2]], 0)
     for i in range(3):
         np.testing.assert_array_equal(across[i] + inside[i], row[i])
     assert row[1].sum() > 0
+
+
+def test_conflux_columns_and_fibres_across_nodes_pay_the_link_once_per_node():
+    """P = 256 on nodes of 8, 16 or 32 ranks. 2 x 1 x 128: each fibre has 8, 16 or 32
+    layers on a node (stride 2), its reductions are chains that cross each node's link
+    once per direction, so the panel's reduction and the pivot rows' (push_pivots) take
+    the same time whatever the ranks per node, and so does the whole LU within 5% (main:
+    every hop at the network's rate on a link shared by all the node's ranks: 3.456,
+    3.584, 3.840 s; reduce_panel 0.044, 0.088, 0.175 s; now 3.394, 3.434, 3.504 s and
+    0.0248 s each). 128 x 1 x 2: U's broadcast down a process column (8, 16, 32 of its
+    members on a node) is one chain per node (scatter_slices on main 0.044, 0.087, 0.173
+    s, now 0.0195, 0.0203, 0.0219 s: what grows is the L slices' scatter, one message
+    from each of the node's ranks in the panel's column to another node). 256 x 1 x 1's
+    allgather and tournament do grow with the ranks per node, on main and now alike: a
+    node's link carries r (P - r) of the Bruck's blocks, one for each of its r ranks
+    from each rank elsewhere."""
+    from dataclasses import replace
+
+    from linalg_io.models.phase_time import conflux_phase_seconds
+    from linalg_io.models.profile import load_profile
+
+    machine = load_profile("example_cpu")
+    n, v, p = 8192, 128, 256
+    times, phases = {}, {}
+    for grid in ((2, 1, 128), (128, 1, 2)):
+        for per_node in (8, 16, 32):
+            m = replace(machine, ranks_per_node=per_node, nodes=10000)
+            times.setdefault(grid, []).append(
+                conflux_block(n, v, *grid, m, "uniform", m.placement(p))["time_s"])
+            phases.setdefault(grid, []).append(
+                conflux_phase_seconds(n, v, *grid, m, m.placement(p))["max"])
+    fibre = phases[2, 1, 128]
+    for phase in ("reduce_panel", "push_pivots"):
+        spent = [by_phase[phase] for by_phase in fibre]
+        assert max(spent) < 1.05 * min(spent), (phase, spent)
+    assert max(times[2, 1, 128]) < 1.05 * min(times[2, 1, 128])
+    scatter = [by_phase["scatter_slices"] for by_phase in phases[128, 1, 2]]
+    assert scatter[2] < 1.25 * scatter[0], scatter
+
+
+def test_conflux_messages_between_nodes_equal_the_walk():
+    """Every group whose members share nodes (rows, columns, fibres on nodes of 2 and 4
+    ranks; chains and, at v = 16, binomial trees): its bytes between nodes per rank equal
+    those of the walk that lists each message between world ranks (tests/conflux_walk.py),
+    and a group whose members sit on distinct nodes is not split."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from conflux_walk import walk
+    from linalg_io.models.conflux import ACROSS, conflux_plan_counts
+    from linalg_io.models.profile import InterNode
+
+    split = set()
+    for per_node, grids in ((2, [(4, 1, 1), (1, 4, 1), (1, 1, 4), (2, 1, 2), (2, 2, 1)]),
+                            (4, [(8, 1, 1), (4, 2, 1), (2, 1, 4), (1, 2, 4), (1, 8, 1),
+                                 (4, 1, 2)])):
+        machine = MachineProfile(1e-6, 1e-10, 1e10, 1e10, ranks_per_node=per_node,
+                                 inter_node=InterNode(1e-5, 1e8))
+        for grid in grids:
+            placement = machine.placement(int(np.prod(grid)))
+            for n, v in ((512, 64), (256, 16)):
+                walked = walk(n, v, *grid, "none", machine, placement)
+                model = conflux_plan_counts(n, v, *grid, "none", machine, placement,
+                                            by_group=True)
+                for group, (sent, recv) in walked["across"].items():
+                    np.testing.assert_array_equal(model["by_group"][group + ACROSS],
+                                                  np.stack([sent, recv]), err_msg=str(grid))
+                    split.add(group)
+                assert set(walked["across"]) == {key[:-len(ACROSS)] for key in model["by_group"]
+                                                 if key.endswith(ACROSS)}
+                if grid == (2, 2, 1):       # the columns' members on distinct nodes
+                    assert walked["across"] == {}
+    assert split == {"row", "col", "fibre"}

@@ -1,4 +1,5 @@
-"""Run classes (`classes_at`) against the classes of every rank (`step_classes`), and
+"""Run classes (`classes_at`, `run_classes`) against the classes of every rank
+(`step_classes`), and
 `spread` against each rank's own sum over the steps: whole numbers exactly, fractions
 to the float's last bits (math.fsum of the same terms)."""
 
@@ -6,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from linalg_io.models.rank_classes import classes_at, spread, step_classes
+from linalg_io.models.rank_classes import classes_at, run_classes, spread, step_classes
 
 
 def _rotating_features(steps: int, n: int, seed: int) -> list[np.ndarray]:
@@ -22,11 +23,15 @@ def _rotating_features(steps: int, n: int, seed: int) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("steps, n", [(1, 1), (7, 1), (12, 5), (40, 16), (33, 64)])
-def test_run_classes_are_the_classes_of_every_rank(steps, n):
+@pytest.mark.parametrize("how", ["classes_at", "run_classes"])
+def test_run_classes_are_the_classes_of_every_rank(steps, n, how):
     features = _rotating_features(steps, n, steps * n)
     dense = step_classes(features)
     every = np.nonzero(np.ones((steps, n), dtype=bool))
-    runs = classes_at(steps, n, *every, lambda at, rank: [f[at, rank] for f in features])
+    if how == "classes_at":
+        runs = classes_at(steps, n, *every, lambda at, rank: [f[at, rank] for f in features])
+    else:
+        runs = run_classes(features)
     for k in range(steps):
         assert sorted(dense.rep[k][dense.count[k] > 0]) == sorted(runs.rep[k][runs.count[k] > 0])
         assert sorted(dense.count[k][dense.count[k] > 0]) == sorted(
@@ -35,6 +40,9 @@ def test_run_classes_are_the_classes_of_every_rank(steps, n):
         mine = runs.step == k
         assert runs.start[mine][0] == 0 and runs.end[mine][-1] == n
         assert (runs.start[mine][1:] == runs.end[mine][:-1]).all()
+        assert (runs.of_run[mine][1:] != runs.of_run[mine][:-1]).all()   # runs merged
+        for cls in np.flatnonzero(runs.count[k]):                        # lowest rank
+            assert runs.rep[k, cls] == runs.start[mine][runs.of_run[mine] == cls].min()
         for start, end, cls in zip(runs.start[mine], runs.end[mine], runs.of_run[mine]):
             rep = runs.rep[k, cls]
             for f in features:
