@@ -73,14 +73,16 @@ chromium:
 bench: setup
 	$(VENV)/bin/linalg-io sweep bench/default.yaml --out results/default.jsonl --report results/report
 
-# Three steps: the pure tests on TEST_WORKERS pytest-xdist workers (the guard of
-# tests/launch_guard refuses any launch there); the tests that launch MPI on as many,
-# a module's tests on one worker, their jobs oversubscribing the cores
+# Three steps: the pure tests on PURE_WORKERS pytest-xdist workers (the guard of
+# tests/launch_guard refuses any launch there; one more than the cores: they wait on
+# compilers and files part of the time, and a module's tests stay on one worker); the
+# tests that launch MPI on TEST_WORKERS, their jobs oversubscribing the cores
 # (tests/conftest.py); then the MPI tests marked `alone` (a deadline or a measurement
 # of the machine), one at a time.
+PURE_WORKERS ?= 3
 TEST_WORKERS ?= 2
 test: setup
-	$(VPY) -m pytest -q -m "not package and not mpi" -n $(TEST_WORKERS) --dist loadfile tests
+	$(VPY) -m pytest -q -m "not package and not mpi" -n $(PURE_WORKERS) --dist loadfile tests
 	$(VPY) -m pytest -q -m "mpi and not package and not alone" -n $(TEST_WORKERS) \
 	    --dist loadfile tests
 	$(VPY) -m pytest -q -m "mpi and not package and alone" tests
