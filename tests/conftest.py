@@ -25,14 +25,16 @@ share one worker (its module-scoped fixtures are built once), and the session's
 The MPI tests that are not `alone` run on two workers too (`--dist loadfile`), their jobs
 oversubscribing the cores. Nothing they use is shared between the workers: a test's files
 under its tmp_path, an emulated cluster's name and subnet its worker's own
-(tests/emulated_cluster.py), MPI's ports chosen by each job; the local Slurm, which two
-modules use, is started and stopped under a lock (the `slurm` fixture of
-tests/test_slurm_live.py).
+(tests/emulated_cluster.py), MPI's ports chosen by each job, TMPDIR a folder of the
+worker's own (`private_tmpdir`); the local Slurm, which two modules use, is started and
+stopped under a lock (the `slurm` fixture of tests/test_slurm_live.py).
 """
 
 import fcntl
 import os
+import shutil
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -62,6 +64,19 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     if "not mpi" in (config.option.markexpr or ""):
         guard_launches()
+    private_tmpdir(config)
+
+
+def private_tmpdir(config) -> None:
+    """TMPDIR a fresh folder of this process's own (each xdist worker's), removed at the
+    end: Open MPI 5's mpiexec keeps its session files under TMPDIR, and two of them
+    starting and ending at once in one TMPDIR now and then fail to start one of them
+    ("The PMIx server's listener thread failed to start"), about 1 start in 800 with
+    four loops of `mpiexec -n 1 true` side by side, none in 4000 with a TMPDIR each."""
+    folder = tempfile.mkdtemp(prefix=f"lio-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def guard_launches() -> None:
