@@ -77,6 +77,7 @@ from linalg_io.models.conflux_pivots import pivot_changes, pivot_counts
 from linalg_io.models.costs import (
     RankCosts,
     crossing_links,
+    link_span,
     link_split,
     waiting_makespans,
 )
@@ -247,6 +248,15 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
       time_s = M(F_0) + sum_k M(I_k) + max_r sum_k [S_k(r) + U_k(r) + F_{k+1}(r)]
       (each piece its work and its wait).
+
+    With c = 1 and Px > 1 the ranks of column ky_k (k >= 1) start step k's pivot rows'
+    allgather G_k inside U_{k-1}, after F_k, and a thread moves it while the rest of
+    U_{k-1} (R_{k-1} = 2 a_x w_{k-1} t_y, a_x and t_y of step k) computes
+    (`ConfluxLU._start_pivot_rows`). Where its links move messages during computation
+    (`MachineProfile.overlaps`: on a node, and across nodes where `inter_node.overlap`),
+    R_{k-1} + G_k^o becomes max(R_{k-1}, G_k^o) on those ranks: S_k(r) loses
+    min(R_{k-1}(r) x max(1, P / cores), G_k^o(r)) (`_overlapped`); G_k on links without
+    overlap, the other columns' allgathers and step 0's stay in S_k whole.
     """
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
@@ -343,12 +353,25 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
               between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
                                                           p_x * t * WORD)))
+    ahead = None
     if plan.redundant_u:
-        solve.add("col", layer_root, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
-                                      (t > 0) * per_x("bruck_msgs")), "push_pivots",
-                  between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
-                                               t * WORD * per_x("bruck_across_recv"),
-                                               (t > 0) * per_x("bruck_across_msgs"))))
+        def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
+            """The pivot rows' Bruck allgather in the process columns of layer lk."""
+            piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
+                                    (t > 0) * per_x("bruck_msgs")), phase,
+                      between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
+                                                   t * WORD * per_x("bruck_across_recv"),
+                                                   (t > 0) * per_x("bruck_across_msgs"))))
+
+        pivot_rows(solve, layer_root, "push_pivots")
+        if px > 1 and profile is not None:
+            # the look-ahead's (`_critical_path`): column ky_k's allgather, started in
+            # update k-1 (k >= 1), and the rest of that update beside it, 2 a_x w_{k-1} t_y
+            ahead = _Piece(shape)
+            started = on_panel & layer_root & per_step(k > 0)
+            pivot_rows(ahead, started)
+            before = per_step(w[np.maximum(k - 1, 0)])
+            ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
     else:
         def gathered(name: str) -> tuple:
             """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
@@ -402,7 +425,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["placement"] = placement
     if profile is not None:
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement))
+                                       xs, ys, ids, link_keys(px, py, c, placement), ahead)
     return out
 
 
@@ -477,10 +500,13 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
-                   spans: dict) -> float:
-    """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
+                   spans: dict, ahead: _Piece | None = None) -> float:
+    """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],
+    S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`)."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
+    if ahead is not None:
+        solve = _overlapped(profile, placement, solve, ahead, spans)
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
                * np.ones(panel[0].shape[1])[None, :, None, None]).reshape(steps, -1)
@@ -507,6 +533,27 @@ def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, i
     # total is the time
     own = sum(part[0] + part[1] for part in (solve, update, following))
     return float(total + spread(own, xs, ys).max())
+
+
+def _overlapped(profile, placement, solve: tuple, ahead: _Piece, spans: dict) -> tuple:
+    """S_k's (work, wait) with the look-ahead (c = 1, Px > 1): on column ky_k (k >= 1)
+    the pivot rows' allgather G_k was started inside update k-1, after that column's
+    first w_k columns, and moves while the rest of it, R_{k-1} = 2 a_x w_{k-1} t_y flops
+    (`ahead`'s work; times P / cores where the ranks share cores), computes. The part of
+    G_k on links whose messages move meanwhile (`MachineProfile.overlaps`), G_k^o, costs
+    max(R_{k-1}, G_k^o) instead of R_{k-1} + G_k^o: S_k loses min(R_{k-1}, G_k^o), what
+    it keeps of G_k^o (the excess over R_{k-1}) a wait on the network; the part on links
+    without overlap stays in S_k whole."""
+    links = timed_links(ahead.traffic, spans)
+    moving = {key: costs for key, costs in links.items()
+              if profile.overlaps(link_span(key), placement)}
+    inside, across = link_split(moving, profile, placement) if moving else (0.0, 0.0)
+    cores = placement.shared_cores
+    window = (ahead.flops + ahead.slow) / profile.gamma_flops * (
+        max(1.0, spans["world"] / cores) if cores else 1.0)
+    excess = np.maximum(inside + across - window, 0.0)
+    work, wait = solve
+    return work - inside, np.maximum(wait - across, 0.0) + excess
 
 
 def closed_form_words(n: int, v: int, px: int, py: int, c: int) -> float:
@@ -598,7 +645,9 @@ TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1}
                 "slowest rank, or the makespan when ranks share cores; with Py > 1 and a "
                 "core per rank, the "
                 "look-ahead's sends started early: M(F_0) + sum_k M(I_k) + max over ranks of "
-                "sum_k [S_k + U_k + F_{k+1}]; conflux_plan_counts)")
+                "sum_k [S_k + U_k + F_{k+1}]; c = 1, Px > 1: the panel column's pivot-row "
+                "allgather G_k, started inside U_{k-1}, costs max(rest of U_{k-1}, G_k) on "
+                "links that overlap; conflux_plan_counts)")
 
 
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,

@@ -408,13 +408,25 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
               between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
                                                           p_x * t * WORD)))
+    ahead = None
     if plan.redundant_u:
         into = per_x(owned.sum(axis=1, keepdims=True) - owned)
-        solve.add("col", layer_root, (t * WORD * per_x(bruck_sent), t * WORD * into,
-                                      (t > 0) * per_x(bruck_msgs)), "push_pivots",
-                  between("col", NET, lambda: (t * WORD * per_x(bruck_split[0]),
-                                               t * WORD * per_x(bruck_split[1]),
-                                               (t > 0) * per_x(bruck_split[2]))))
+
+        def pivot_rows(piece, mask, phase=None):
+            piece.add("col", mask, (t * WORD * per_x(bruck_sent), t * WORD * into,
+                                    (t > 0) * per_x(bruck_msgs)), phase,
+                      between("col", NET, lambda: (t * WORD * per_x(bruck_split[0]),
+                                                   t * WORD * per_x(bruck_split[1]),
+                                                   (t > 0) * per_x(bruck_split[2]))))
+
+        pivot_rows(solve, layer_root, "push_pivots")
+        if px > 1 and profile is not None:
+            # the look-ahead (models/conflux.py `_overlapped`)
+            ahead = _Piece(shape)
+            started = on_panel & layer_root & per_step(k > 0)
+            pivot_rows(ahead, started)
+            before = per_step(w[np.maximum(k - 1, 0)])
+            ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
     else:
         at_root = x_pos == 0
         others = per_step(owned.sum(axis=1) - owned[k, kx])
@@ -470,7 +482,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
     if profile is not None:
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement))
+                                       xs, ys, ids, link_keys(px, py, c, placement), ahead)
     return out
 
 
@@ -554,10 +566,21 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: StepClasses, ys: StepClasses, ids: dict,
-                   spans: dict) -> float:
+                   spans: dict, ahead=None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
+    if ahead is not None:
+        # S_k on column ky_k: its allgather on links that overlap costs max(rest of U_{k-1},
+        # G) with the update
+        links = timed_links(ahead.traffic, spans)
+        moving = {key: costs for key, costs in links.items()
+                  if profile.overlaps(key[0] if isinstance(key, tuple) else key, placement)}
+        inside, across = link_split(moving, profile, placement) if moving else (0.0, 0.0)
+        window = (ahead.flops + ahead.slow) / profile.gamma_flops * (
+            max(1.0, spans["world"] / placement.shared_cores) if placement.shared_cores else 1.0)
+        excess = np.maximum(inside + across - window, 0.0)
+        solve = (solve[0] - inside, np.maximum(solve[1] - across, 0.0) + excess)
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
                * np.ones(panel[0].shape[1])[None, :, None, None]).reshape(steps, -1)

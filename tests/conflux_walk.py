@@ -198,7 +198,9 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     recv) between nodes} of the groups whose members share nodes and, with a profile, the
     critical-path time M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]; with Py > 1
     and a core per rank (the look-ahead's sends started early) M(F_0) + sum_k M(I_k) +
-    max over the ranks of sum_k [S_k + U_k + F_{k+1}]."""
+    max over the ranks of sum_k [S_k + U_k + F_{k+1}]. With c = 1 and Px > 1, S_k on
+    column ky_k (k >= 1) keeps of its pivot rows' allgather, on the links that overlap,
+    only its excess over the rest of update k-1 there (`models/conflux.py _overlapped`)."""
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
     p = c * px * py
@@ -251,7 +253,17 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         return (inside + (after[4] - before[4]) / profile.gamma_flops,
                 np.broadcast_to(across, shape))
 
+    def overlapping(before, after, mask):
+        """(on the node, on the network) per rank of the traffic between two snapshots on
+        `mask`, on the links whose messages move while the ranks compute."""
+        traffic = {g: tuple((after[i][g] - before[i][g]) * mask for i in range(4))
+                   for g in spans}
+        links = {key: costs for key, costs in timed_links(traffic, spans).items()
+                 if profile.overlaps(key[0] if isinstance(key, tuple) else key, placement)}
+        return link_split(links, profile, placement) if links else (0.0, 0.0)
+
     everyone = np.ones(shape, dtype=bool)
+    previous_w = 0
     for step in plan.steps():
         owned = owned_all[step.k]
         w, ky, lk, kx = step.w, step.ky, step.lk, step.kx
@@ -297,6 +309,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             (HOP, "reduce", [(world[:, x_, y_], lk, owned[x_] * t_y[y_] * WORD)
                              for x_ in range(px) for y_ in range(py)]))
         column_blocks = np.outer(t_y, owned) * WORD
+        before_rows = snapshot()
         if plan.redundant_u:
             spread = allgatherv_costs(column_blocks)
         else:
@@ -305,6 +318,16 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             (NET, "bruck", [(world[lk, :, y_], column_blocks[y_]) for y_ in range(py)])
             if plan.redundant_u else
             (NET, "gather", [(world[lk, :, y_], kx, column_blocks[y_]) for y_ in range(py)]))
+        rows_moved = None
+        if profile is not None and plan.redundant_u and px > 1 and step.k > 0:
+            # the look-ahead: column ky's allgather, started in update k-1, beside the rest
+            # of that update (2 a w_{k-1} t on the column)
+            moved = overlapping(before_rows, snapshot(), on_panel & root)
+            gemm = gemm_efficiency(float(previous_w))
+            window = on_panel * root * 2.0 * a * previous_w * t / (gemm * profile.gamma_flops)
+            rows_moved = moved, window * (max(1.0, p / placement.shared_cores)
+                                          if placement.shared_cores else 1.0)
+        previous_w = w
         flops += solvers * w * w * t
         slow_flops += solvers * w * w * t * (1.0 / PANEL_RATE - 1.0)
         if c > 1:
@@ -331,8 +354,14 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
         efficiency = gemm_efficiency(np.maximum(sl, 1.0))
         slow_flops += 2.0 * b * sl * t * (1.0 / efficiency - 1.0)
         if profile is not None:
+            s_k = piece(after_ids, before_update)
+            if rows_moved is not None:
+                # S_k keeps of the moved part only its excess over the update's rest
+                (inside, across), window = rows_moved
+                excess = np.maximum(inside + across - window, 0.0)
+                s_k = (s_k[0] - inside, np.maximum(s_k[1] - across, 0.0) + excess)
             pieces.append((piece(start, after_panel), piece(after_panel, after_ids),
-                           piece(after_ids, before_update), piece(before_update, snapshot())))
+                           s_k, piece(before_update, snapshot())))
     out = {"sent": sum(sent.values()), "recv": sum(recv.values()),
            "msgs": sum(msgs.values()), "flops": flops,
            "across": {group: tuple(sum(part[key] for key in spans

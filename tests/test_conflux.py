@@ -9,13 +9,15 @@ import pytest
 from linalg_io.models import conflux as model
 from linalg_io.models.conflux_pivots import pivot_counts, tournament_pivots
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
-from linalg_io.models.profile import load_profile
+from linalg_io.models.profile import InterNode, load_profile
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 from mpi4py import MPI
 
 from linalg_io.cli import main as cli_main
 from linalg_io.comm.counting import CountedComm
 from linalg_io.errors import InputError
 from linalg_io.layout.conflux_layout import StepPlan, TileMap, slice_sizes
+from linalg_io.layout.schedules import allgatherv_costs
 from linalg_io.lu.choice import TILE_SIZES, candidate_table, choose_lu, ranked
 from linalg_io.lu.conflux import HostKernels
 from linalg_io.lu.tournament import select_rows, tournament
@@ -175,6 +177,46 @@ def test_time_is_critical_path_or_shared_core_work():
     assert counts[(4, 1, 1)]["flops"].sum() > counts[(2, 2, 1)]["flops"].sum()
     assert shared[(2, 2, 1)] < shared[(4, 1, 1)]
     assert _auto_choice(n, 4, 6e9, profile, two_cores).grid[1] > 1
+
+
+@pytest.mark.parametrize("bandwidth", [1e10, 1e8])
+def test_look_ahead_overlaps_the_pivot_rows_with_the_update(bandwidth):
+    """c = 1, Px > 1: the pivot rows' allgather of step k on the panel's column, started
+    inside update k-1, costs max(R, G) with the rest of that update R instead of R + G,
+    where the network overlaps (`inter_node.overlap`); without overlap, with c > 1 or
+    Px = 1 the time is the sum. 2x1x1 on 2 nodes of 1 rank, N = 3v, pivots on the
+    diagonal: only step 1 has both (kx = 1 sends its v x v pivot rows, G = alpha + beta
+    v^2 8 bytes sent, beta v^2 8 received on row 0; rows 0 and 1 update v x v x v after
+    panel 1's columns, R = 2 v^3 / (gamma eff(v)); S_1 also has the solves, row 0's v
+    L rows v^3 and both rows' U v^3 at PANEL_RATE). 1e10 B/s: G < R, all of G hidden;
+    1e8 B/s: G > R, G - R left."""
+    v = 64
+    base = replace(load_profile(), ranks_per_node=1, cores_per_node=4, threads_per_rank=1,
+                   gamma_flops=1e10)
+
+    def on(overlap: bool):
+        return replace(base, inter_node=InterNode(latency_s=2e-5, bandwidth_bytes_per_s=bandwidth,
+                                                  overlap=overlap))
+
+    def time(n, grid, profile):
+        p = int(np.prod(grid))
+        return model.conflux_plan_counts(n, v, *grid, "none", profile,
+                                         profile.placement(p))["time_s"]
+
+    sent, recv, msgs = allgatherv_costs(np.array([0.0, v * v * 8]))
+    assert [list(sent), list(recv), list(msgs)] == [[0, v * v * 8], [v * v * 8, 0], [0, 1]]
+    gather = 2e-5 * msgs + np.maximum(sent, recv) / bandwidth
+    solves = np.array([2.0, 1.0]) * v**3 / (PANEL_RATE * 1e10)
+    window = 2.0 * v**3 / (float(gemm_efficiency(float(v))) * 1e10)
+    summed = (gather + solves).max()
+    overlapped = (solves + np.maximum(gather - window, 0.0)).max()
+    hidden = time(3 * v, (2, 1, 1), on(False)) - time(3 * v, (2, 1, 1), on(True))
+    assert hidden == pytest.approx(summed - overlapped, rel=1e-9)
+    # row 0 (twice the solves) is the slower: it hides its G (received) whole, or R
+    assert hidden == pytest.approx(gather[0] if bandwidth > 1e9 else window, rel=1e-9)
+    assert 0 < hidden < gather.max()
+    for n, grid in [(3 * v, (2, 1, 2)), (3 * v, (1, 2, 1)), (4 * v, (1, 1, 2))]:
+        assert time(n, grid, on(True)) == time(n, grid, on(False)), grid
 
 
 def test_model_lu_prints_candidates_baseline_and_bound(capsys):
