@@ -202,7 +202,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     (`_by_phase`)} for the `PHASES` of `ConfluxLU.step` in its order (they sum to the
     totals, but for the panel rows' solve with Px = 1, which the code does not run: the
     getrf of the panel gives L; the pivot ids' broadcast is push_pivots', the local
-    getrf and merges tournament_pivoting's); with `by_group`,
+    getrf and merges tournament_pivoting's; with a profile, c = 1 and Px > 1, push_pivots'
+    "overlapped_s": per rank the seconds of it the look-ahead hides, `_overlapped`); with
+    `by_group`,
     "by_group": {group: (sent, recv) arrays [layer, x, y]} of the row, column and fibre
     communicators, and "id_roots" (the pivot ids' root and bytes per step), for the
     inter-node split (`node_traffic`).
@@ -424,8 +426,15 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["id_roots"] = (ids["roots"], (w + 1) * WORD)
         out["placement"] = placement
     if profile is not None:
+        spans = link_keys(px, py, c, placement)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, link_keys(px, py, c, placement), ahead)
+                                       xs, ys, ids, spans, ahead)
+        if by_phase and ahead is not None:
+            # the seconds of push_pivots the look-ahead hides per rank, for the phase times
+            whole = solve.seconds(profile, placement, spans)
+            kept = _overlapped(profile, placement, whole, ahead, spans)
+            out["by_phase"]["push_pivots"]["overlapped_s"] = spread(
+                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, kept)), xs, ys)
     return out
 
 

@@ -25,7 +25,10 @@ s_l), the schedules of `linalg_io.lu.conflux`:
                        their w (w+1) blocks (Px = 1: the getrf of the panel alone);
   push_pivots          the w+1 ids to all P; L00 along the rows of layer lk (all rows
                        when c = 1, row kx otherwise); the p x t pivot rows summed over the
-                       layers, then allgathered (c = 1) or gathered on row kx;
+                       layers, then allgathered (c = 1) or gathered on row kx; less,
+                       c = 1 and Px > 1, on column ky (k >= 1), min(R, G^o): the
+                       allgather's part on links that overlap, G^o, moves during the rest
+                       R of update k-1 (the look-ahead, `linalg_io.models.conflux`);
   solves               (x, ky, lk): b w^2 (Px > 1; with Px = 1 the getrf gave L); the
                        solvers of U: w^2 t;
   scatter_slices       c > 1: the L and U slices from lk to the layers; L slices along
@@ -62,6 +65,7 @@ class _Phase:
         self.links: dict[int, list] = {}
         self.flops = np.zeros(shape)
         self.gamma_flops = np.zeros(shape)
+        self.hidden = 0.0      # seconds of it a look-ahead runs beside another phase
 
     def add(self, span, mask, costs: tuple) -> None:
         totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in costs])
@@ -76,7 +80,8 @@ class _Phase:
     def seconds(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         links = {span: tuple(costs) for span, costs in self.links.items()}
         comm = link_time(links, profile, placement) if links else 0.0
-        return np.broadcast_to(comm + self.gamma_flops / profile.gamma_flops, self.shape)
+        return np.broadcast_to(comm + self.gamma_flops / profile.gamma_flops - self.hidden,
+                               self.shape)
 
 
 def _summary(phases: dict[str, _Phase], profile: MachineProfile, placement: Placement,
@@ -90,14 +95,16 @@ def _summary(phases: dict[str, _Phase], profile: MachineProfile, placement: Plac
 
 
 def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform",
-                   placement: Placement | None = None) -> dict:
+                   placement: Placement | None = None,
+                   profile: MachineProfile | None = None) -> dict:
     """The per-phase `_Phase` totals of the 2.5D LU, arrays [layer, x, y]: the per-phase
     counts of `conflux_plan_counts` (one walk of the plan), each communicator group on
     the link it is timed on (`linalg_io.models.conflux.link_keys`, for `placement`), a
     group's messages on and between nodes apart where its members share nodes
-    (`linalg_io.models.conflux_nodes`)."""
+    (`linalg_io.models.conflux_nodes`); with a `profile`, push_pivots' `hidden`: the
+    seconds of it the look-ahead moves beside the update (its "overlapped_s")."""
     keys = link_keys(px, py, c, placement)
-    counts = conflux_plan_counts(n, v, px, py, c, pivots, placement=placement,
+    counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement,
                                  by_phase=True)["by_phase"]
     phases = {name: _Phase((c, px, py)) for name in CONFLUX_PHASES}
     for name, phase in phases.items():
@@ -106,14 +113,15 @@ def conflux_phases(n: int, v: int, px: int, py: int, c: int, pivots="uniform",
             phase.add(key, True, costs)
         phase.flops += counts[name]["flops"]
         phase.gamma_flops += counts[name]["gamma_flops"]
+        phase.hidden = counts[name].get("overlapped_s", 0.0)
     return phases
 
 
 def conflux_phase_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                           placement: Placement, pivots="uniform") -> dict:
     """Predicted seconds per phase of the 2.5D LU (module doc)."""
-    return _summary(conflux_phases(n, v, px, py, c, pivots, placement), profile, placement,
-                    px * py * c)
+    return _summary(conflux_phases(n, v, px, py, c, pivots, placement, profile), profile,
+                    placement, px * py * c)
 
 
 def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected",

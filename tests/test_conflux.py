@@ -9,6 +9,7 @@ import pytest
 from linalg_io.models import conflux as model
 from linalg_io.models.conflux_pivots import pivot_counts, tournament_pivots
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
+from linalg_io.models.phase_time import conflux_phase_seconds
 from linalg_io.models.profile import InterNode, load_profile
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 from mpi4py import MPI
@@ -189,7 +190,7 @@ def test_look_ahead_overlaps_the_pivot_rows_with_the_update(bandwidth):
     v^2 8 bytes sent, beta v^2 8 received on row 0; rows 0 and 1 update v x v x v after
     panel 1's columns, R = 2 v^3 / (gamma eff(v)); S_1 also has the solves, row 0's v
     L rows v^3 and both rows' U v^3 at PANEL_RATE). 1e10 B/s: G < R, all of G hidden;
-    1e8 B/s: G > R, G - R left."""
+    1e8 B/s: G > R, G - R left. The phase times' push_pivots loses the same min(G, R)."""
     v = 64
     base = replace(load_profile(), ranks_per_node=1, cores_per_node=4, threads_per_rank=1,
                    gamma_flops=1e10)
@@ -215,6 +216,14 @@ def test_look_ahead_overlaps_the_pivot_rows_with_the_update(bandwidth):
     # row 0 (twice the solves) is the slower: it hides its G (received) whole, or R
     assert hidden == pytest.approx(gather[0] if bandwidth > 1e9 else window, rel=1e-9)
     assert 0 < hidden < gather.max()
+    # the phase times: push_pivots loses min(G, R) on each rank, the other phases nothing
+    placement = on(True).placement(2)
+    phases = [conflux_phase_seconds(3 * v, v, 2, 1, 1, on(overlap), placement, "none")["mean"]
+              for overlap in (False, True)]
+    assert phases[0]["push_pivots"] - phases[1]["push_pivots"] == pytest.approx(
+        np.minimum(gather, window).mean(), rel=1e-9)
+    assert {k: s for k, s in phases[0].items() if k != "push_pivots"} == pytest.approx(
+        {k: s for k, s in phases[1].items() if k != "push_pivots"}, rel=1e-12)
     for n, grid in [(3 * v, (2, 1, 2)), (3 * v, (1, 2, 1)), (4 * v, (1, 1, 2))]:
         assert time(n, grid, on(True)) == time(n, grid, on(False)), grid
 
