@@ -8,36 +8,36 @@ that one of its rows reads, once. With V_r values sent, W_r received and B_r bat
     syncfree: bytes_sent = 8 R V_r + 8 B_r,   bytes_recv = 8 R W_r + 8 B'_r,
               msgs = 2 B_r  (one Put of the values, one Accumulate of the 8-byte flag)
 
-Time: the slowest rank streams its rows once (12 bytes per stored nonzero, 8 R per row
-for b and x twice) at the profile's memory bandwidth, plus alpha per message and beta per
-byte at the rates of the link each batch crosses (its two ranks on one node or not, with
-ranks_per_node consecutive ranks per node: `RankCosts.links`, span 1 on a node, P
-across, the node's link shared by those of its ranks that send, or receive, across
-nodes: `network_users`), plus one alpha (the network's where any batch crosses nodes) per level that
-carries a message (the chain of dependent messages on the critical path of `levels`
-levels); the makespan of the ranks' times where they share cores. Computed here from
-the pattern, the levels and the owner array alone, independently of the executors'
-plan.
+Time: the larger of the solve's critical path and its work.
 
-Two measured trips refine this where the machine file has them (`linalg-io calibrate`
-writes them; without them the figures are the alpha-beta ones above):
+* The critical path (models/sptrsv_dag.py): the longest path through the (rank, level)
+  tasks, a rank's rows of one level streamed at the profile's memory bandwidth (12 bytes
+  per stored nonzero, 8 R per row for b and x twice), in level order on their rank, each
+  batch an edge from the task that solves its values to the first task it gates, at the
+  latency and seconds per byte of the link it crosses (its two ranks on one node or
+  not, with ranks_per_node consecutive ranks per node: `RankCosts.links`, span 1 on a
+  node, P across, the node's link shared by those of its ranks that send, or receive,
+  across nodes: `network_users`). With rows in contiguous blocks the wavefront
+  pipelines: a boundary's trip adds once per hop of the chain of ranks, not once per
+  level; with rows dealt across ranks every level's message lies on the path.
+* The work: each rank's stream / mem_bw + beta per byte + alpha per message on its
+  links, the makespan of the ranks' work where they share cores.
+
+Two measured trips refine the path where the machine file has them (`linalg-io
+calibrate` writes them; without them the figures are the alpha-beta ones above):
 
 * sync-free, `onesided_trip_s` (on a node) and `inter_node.onesided_trip_s` (across):
-  a batch is one put-with-signal, whose Flush_all calls wait for the target, so a batch
-  on a link with a measured trip t_os costs t_os (in place of its two messages at
-  alpha), and a message level's wait is the slowest link's trip. These are waits: the
-  solve's poll gives its core away (calibrate measured the trip with that poll), so
-  where ranks share cores they add after the makespan of the work, as
-  `costs.waiting_makespans` adds waits on the network:
-  T = makespan_r(stream_r / mem_bw + beta bytes_r + alpha msgs_r on unmeasured links)
-      + max_r(sum_link t_os,link B_link,r + max_link t_os,link * message levels)
-  (max_r of the sum where ranks do not share cores; over TCP the target's progress
-  engine carries each operation, and t_os is many network latencies);
+  a batch is one put-with-signal whose Flush_all calls wait for the target's
+  acknowledgement (over TCP the target's progress engine carries it when the target
+  next polls; calibrate measured the trip with the solve's poll), so a batch on a link
+  with a measured trip t_os holds its sender t_os (the sender's blocking flush, on the
+  path) and arrives when the sender is released. These holds are waits (the poll gives
+  its core away): the work's makespan, then the longest rank's holds
+  (`costs.waiting_makespans`);
 * level-set, `wake_s`, where the job's ranks outnumber its cores (`Placement.
-  shared_cores`): the rank a level's message wakes waits for a core, once per message
-  level on the critical path, after the makespan of the ranks' times:
-  T = makespan + wake_s * message levels. (The sync-free solve's poll gives its core
-  away at every empty poll; its trip is measured with that poll.)
+  shared_cores`): the rank a message wakes waits for a core, wake_s more on each edge.
+
+    T = max(critical path, makespan_r(work_r) + max_r(holds_r))
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from linalg_io.models.costs import RankCosts, link_terms, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
+from linalg_io.models.sptrsv_dag import TaskGraph, critical_path, task_graph
 
 VALUE_BYTES = 8
 FLAG_BYTES = 8
@@ -60,13 +61,16 @@ class SptrsvCosts(RankCosts):
     critical_levels: int = 0
     message_levels: int = 0
     algo: str = "levelset"
+    graph: TaskGraph = None
+    ranks_per_node: int = 1
+    value_bytes: int = VALUE_BYTES
 
-    TIME_FORMULA = ("stream bytes / mem_bw + alpha (msgs + message levels) + beta max(sent, "
-                    "recv) per link, slowest rank (the solve is memory-bound: no flops term; "
-                    "makespan where ranks share cores); sync-free on a link with a measured "
-                    "put-with-signal trip t_os: t_os per batch and per message level in "
-                    "place of alpha, waits added after the makespan; level-set where "
-                    "ranks share cores with a measured wake_s: + wake_s per message level")
+    TIME_FORMULA = ("max(critical path through the (rank, level) tasks: rows streamed at "
+                    "mem_bw, each batch an edge at its link's latency + beta bytes (+ wake_s "
+                    "where ranks share cores, level-set; sync-free on a link with a measured "
+                    "put-with-signal trip t_os: the sender held t_os), work: stream bytes / "
+                    "mem_bw + alpha msgs + beta max(sent, recv) per link, makespan where "
+                    "ranks share cores, + the longest rank's sync-free holds)")
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         """Seconds per rank (module doc): `work_and_wait`'s sum."""
@@ -76,52 +80,69 @@ class SptrsvCosts(RankCosts):
                       placement: Placement) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) seconds per rank (module doc): the stream, the bytes and each
         link's messages at alpha are work; a sync-free batch on a link with a measured
-        put-with-signal trip (`message_costs`) is a wait, and so are the message levels
-        when the slowest link's wait is such a trip."""
+        put-with-signal trip (`message_costs`) is a wait."""
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
         work = (self.stream_bytes / profile.mem_bw_bytes_per_s
                 + link_terms(links, profile, placement)[1])
         wait = np.zeros_like(work)
-        slowest, slowest_measured = 0.0, False
         for key, (_, _, msgs) in links.items():
-            per_message, level, measured = self.message_costs(key, profile, placement)
+            per_message, measured = self.message_costs(key, profile, placement)
             if measured:
                 wait = wait + per_message * msgs
             else:
                 work = work + per_message * msgs
-            if msgs.any() and level >= slowest:
-                slowest, slowest_measured = level, measured
-        if slowest_measured:
-            return work, wait + slowest * self.message_levels
-        return work + slowest * self.message_levels, wait
+        return work, wait
 
     def message_costs(self, key, profile: MachineProfile,
-                      placement: Placement) -> tuple[float, float, bool]:
-        """(seconds per message, a message level's wait, measured) on link `key`: alpha,
-        alpha, False; a sync-free batch (two messages) on a link with a measured
-        put-with-signal trip t_os: t_os / 2, t_os, True (module doc)."""
+                      placement: Placement) -> tuple[float, bool]:
+        """(seconds per message, measured) on link `key`: alpha, False; a sync-free batch
+        (two messages) on a link with a measured put-with-signal trip t_os: t_os / 2,
+        True (module doc)."""
         span, active = key if isinstance(key, tuple) else (key, None)
         alpha = profile.link(span, placement, active)[0]
         if self.algo != "syncfree":
-            return alpha, alpha, False
+            return alpha, False
         across = profile.on_network(span, placement)
         trip = profile.inter_node.onesided_trip_s if across else profile.onesided_trip_s
-        return (alpha, alpha, False) if trip is None else (trip / 2, trip, True)
+        return (alpha, False) if trip is None else (trip / 2, True)
 
-    def wake_time(self, profile: MachineProfile, placement: Placement) -> float:
-        """The level-set's wake-ups (module doc): wake_s per message level where the
-        job's ranks outnumber its cores and the file has wake_s; else 0."""
-        shared = placement.shared_cores is not None
-        if self.algo != "levelset" or not shared or not profile.wake_s:
-            return 0.0
-        return profile.wake_s * self.message_levels
+    def path_terms(self, profile: MachineProfile,
+                   placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(compute, hold) per task and delay per batch of the task graph (module doc)."""
+        graph = self.graph
+        compute = graph.stream / profile.mem_bw_bytes_per_s
+        hold = np.zeros(graph.ntasks)
+        src_rank, dst_rank = graph.rank[graph.src], graph.rank[graph.dst]
+        across = src_rank // self.ranks_per_node != dst_rank // self.ranks_per_node
+        flags = FLAG_BYTES if self.algo == "syncfree" else 0
+        nbytes = self.value_bytes * graph.values + flags
+        network = next((key for key in self.links if isinstance(key, tuple)), None)
+        wake = (profile.wake_s or 0.0) if (self.algo == "levelset"
+                                           and placement.shared_cores is not None) else 0.0
+        delay = np.zeros(graph.src.size)
+        for key, pick in ((1, ~across), (network, across)):
+            if key is None or not pick.any():
+                continue
+            span, active = key if isinstance(key, tuple) else (key, None)
+            alpha, beta = profile.link(span, placement, active)
+            per_message, measured = self.message_costs(key, profile, placement)
+            if measured:
+                np.add.at(hold, graph.src[pick], 2 * per_message)
+            else:
+                delay[pick] = alpha + beta * nbytes[pick] + wake
+        return compute, hold, delay
+
+    def path_time(self, profile: MachineProfile, placement: Placement) -> float:
+        """The critical path through the (rank, level) tasks (module doc)."""
+        compute, hold, delay = self.path_terms(profile, placement)
+        return critical_path(self.graph, hold, delay, compute)
 
     def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
         placement = placement or profile.placement(len(self.bytes_sent))
         block = super().record_block(profile, placement)
         work, wait = self.work_and_wait(profile, placement)
-        block["time_s"] = (float(waiting_makespans(work, wait, placement.shared_cores))
-                           + self.wake_time(profile, placement))
+        block["time_s"] = max(float(waiting_makespans(work, wait, placement.shared_cores)),
+                              self.path_time(profile, placement))
         block["critical_path_levels"] = self.critical_levels
         block["message_levels"] = self.message_levels
         return block
@@ -194,7 +215,9 @@ def sptrsv_costs(indptr: np.ndarray, indices: np.ndarray, levels: np.ndarray,
     return SptrsvCosts(sent.astype(float), recv.astype(float), msgs.astype(float), flops,
                        formula + f"; critical path {nlev} levels", links=links,
                        stream_bytes=stream, critical_levels=nlev,
-                       message_levels=message_levels, algo=algo)
+                       message_levels=message_levels, algo=algo,
+                       graph=task_graph(indptr, indices, levels, owner, algo, value_bytes),
+                       ranks_per_node=per_node, value_bytes=value_bytes)
 
 
 def network_users(senders: np.ndarray, receivers: np.ndarray, per_node: int) -> int:

@@ -59,12 +59,14 @@ def test_one_boundary_across_nodes_uses_the_link_alone(algo, flag, per_batch):
     wire = block["wire"]["inter_node"]
     assert wire["per_rank_bytes_sent"] == [0, 512 + 14 * flag, 0, 0]
     assert wire["per_rank_bytes_recv"] == [0, 0, 512 + 14 * flag, 0]
-    # rank 1: stream 7552 B at 1 GB/s; 14 per_batch messages across at 10 us; the larger
-    # of its bytes received on its node (as many as it sends, at 1 ns/B) and sent across
-    # at 10 ns/B (one rank on the link, not 20 ns/B); 18 message levels at 10 us
+    # rank 1's work: stream 7552 B at 1 GB/s; 14 per_batch messages across at 10 us; the
+    # larger of its bytes received on its node (as many as it sends, at 1 ns/B) and sent
+    # across at 10 ns/B (one rank on the link, not 20 ns/B); the blocks' wavefront
+    # pipelines, its critical path (3 hops) shorter than that work
     across = 512 + 14 * flag
-    expected = 7552e-9 + 14 * per_batch * 1e-5 + across * 1e-8 + 18 * 1e-5
+    expected = 7552e-9 + 14 * per_batch * 1e-5 + across * 1e-8
     assert block["time_s"] == pytest.approx(expected, rel=1e-12)
+    assert costs.path_time(PROFILE, PROFILE.placement(4)) < expected
 
 
 RUNS = {algo: ["sptrsv", "--matrix", "lap3d:16", "--algo", algo]
@@ -102,46 +104,57 @@ SHARED = replace(PROFILE, cores_per_node=1)      # 4 ranks on 2 cores
 
 
 def test_syncfree_batches_cost_the_one_sided_trip():
-    """Rank 1's 14 batches across cost one put-with-signal trip each (not two messages
-    at the network's latency), and each of the 18 message levels waits the slowest
-    link's trip, the network's; bytes and stream as before."""
-    block = lap3d_costs("syncfree").record_block(TRIPS)
+    """Rank 1's 14 batches across hold it one put-with-signal trip each (not two messages
+    at the network's latency), on the critical path with what leads to them (rank 0's
+    batches on its node, the stream): the path, more than rank 1's holds and work, less
+    than those plus every one of the 18 message levels' on-node trips; not the 18
+    message levels at the network's trip on top."""
+    costs = lap3d_costs("syncfree")
+    block = costs.record_block(TRIPS)
     across = 512 + 14 * 8
-    expected = 7552e-9 + 14 * NET_TRIP + across * 1e-8 + 18 * NET_TRIP
-    assert block["time_s"] == pytest.approx(expected, rel=1e-12)
+    rank1 = 7552e-9 + 14 * NET_TRIP + across * 1e-8
+    assert block["time_s"] == costs.path_time(TRIPS, TRIPS.placement(4))
+    assert rank1 < block["time_s"] < rank1 + 18 * NODE_TRIP
     assert block["msgs_sent"]["max"] == 28        # the counts stay two messages a batch
 
 
 def test_one_sided_trips_wait_after_the_makespan_where_ranks_share_cores():
     """4 ranks on 2 cores: the stream and bytes are shared work (their makespan), the
-    one-sided trips waits: each rank's batches at its link's trip plus 18 message levels
-    at the network's, the longest of those added once."""
+    one-sided trips waits: each rank's batches at its link's trip, the longest of those
+    added once; the critical path where it is longer."""
     costs = lap3d_costs("syncfree")
     shared = replace(TRIPS, cores_per_node=1)
     placement = shared.placement(4)
     work, wait = costs.work_and_wait(shared, placement)
     on_node = costs.links[1][2] / 2                # batches within a node, per rank
     assert wait.tolist() == pytest.approx((on_node * NODE_TRIP + np.array([0, 14, 0, 0])
-                                           * NET_TRIP + 18 * NET_TRIP).tolist(), rel=1e-12)
+                                           * NET_TRIP).tolist(), rel=1e-12)
     # the work: the alpha-beta model's (all work there) less its messages and levels
     alpha_beta_work, none = costs.work_and_wait(SHARED, placement)
     assert none.tolist() == [0, 0, 0, 0]
     assert work.tolist() == pytest.approx(
-        (alpha_beta_work - on_node * 2 * 1e-6 - costs.links[4, 1][2] * 1e-5
-         - 18 * 1e-5).tolist(), rel=1e-12)
+        (alpha_beta_work - on_node * 2 * 1e-6 - costs.links[4, 1][2] * 1e-5).tolist(),
+        rel=1e-12)
     assert costs.record_block(shared)["time_s"] == pytest.approx(
-        shared_makespan(work, 2) + wait.max(), rel=1e-12)
+        max(shared_makespan(work, 2) + wait.max(), costs.path_time(shared, placement)),
+        rel=1e-12)
 
 
-def test_level_set_waits_a_wake_up_per_message_level_where_ranks_share_cores():
-    """4 ranks on 2 cores: the makespan of the ranks' times, then 18 message levels of
-    wake_s; with a core per rank, or for the sync-free solve, wake_s changes nothing;
-    the level-set solve takes no one-sided trip."""
+def test_level_set_waits_a_wake_up_per_message_where_ranks_share_cores():
+    """4 ranks on 2 cores: every batch's edge of the critical path takes wake_s more, the
+    work's makespan none; with a core per rank, or for the sync-free solve, wake_s
+    changes nothing; the level-set solve takes no one-sided trip."""
     levelset, syncfree = lap3d_costs("levelset"), lap3d_costs("syncfree")
     shared_trips = replace(TRIPS, cores_per_node=1)
-    without = levelset.record_block(SHARED)["time_s"]
+    placement = SHARED.placement(4)
+    delay = levelset.path_terms(shared_trips, placement)[2]
+    assert delay - levelset.path_terms(SHARED, placement)[2] == pytest.approx(WAKE, rel=1e-12)
+    work = shared_makespan(levelset.work_and_wait(SHARED, placement)[0], 2)
     assert levelset.record_block(shared_trips)["time_s"] == pytest.approx(
-        without + 18 * WAKE, rel=1e-12)
+        max(work, levelset.path_time(shared_trips, placement)), rel=1e-12)
+    # the blocks' path crosses 3 boundaries: 3 wake-ups, whichever path is longest
+    assert levelset.path_time(shared_trips, placement) == pytest.approx(
+        levelset.path_time(SHARED, placement) + 3 * WAKE, rel=1e-12)
     assert levelset.record_block(TRIPS)["time_s"] == levelset.record_block(PROFILE)["time_s"]
     shared_syncfree = syncfree.record_block(replace(shared_trips, wake_s=None))["time_s"]
     assert syncfree.record_block(shared_trips)["time_s"] == shared_syncfree
@@ -160,7 +173,7 @@ def test_old_machine_files_load_and_give_the_old_figures(tmp_path):
         (None, None, None)
     for algo, flag, per_batch in (("levelset", 0, 1), ("syncfree", 8, 2)):
         across = 512 + 14 * flag
-        expected = 7552e-9 + 14 * per_batch * 1e-5 + across * 1e-8 + 18 * 1e-5
+        expected = 7552e-9 + 14 * per_batch * 1e-5 + across * 1e-8
         assert lap3d_costs(algo).record_block(loaded)["time_s"] == pytest.approx(expected,
                                                                                  rel=1e-12)
     new = tmp_path / "new.json"
