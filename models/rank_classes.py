@@ -200,7 +200,9 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
     ends = np.cumsum(pairs)
-    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)))
+    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
+    # rank (rows x size) would cost more than its pairs
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), size // 4)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
