@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, fields
+from functools import partial
 
 import numpy as np
 from linalg_io.models.conflux_nodes import Hops, Members, bruck_across
@@ -316,9 +317,8 @@ def _shared_column_classes(col: Members, redundant_u: bool, kx: np.ndarray, owne
                              for feature in x_features] + keys)
         rows = np.arange(len(at))[:, None]
         blocks.append(block)
-        figures.append({name: (table[rows, block.rep], table[:, 0])
-                        for name, table in tables.items()})
-        crossings.append(hops.at(lambda table: (table[rows, block.rep], table[:, 0])))
+        figures.append({name: _at_reps(rows, block.rep, table) for name, table in tables.items()})
+        crossings.append(hops.at(partial(_at_reps, rows, block.rep)))
     xs = stacked(blocks)
 
     def joined(parts: list) -> np.ndarray:
@@ -332,6 +332,11 @@ def _shared_column_classes(col: Members, redundant_u: bool, kx: np.ndarray, owne
     hops = Hops(*(joined([getattr(part, f.name) for part in crossings])
                   for f in fields(Hops)))
     return xs, tables, hops
+
+
+def _at_reps(rows: np.ndarray, rep: np.ndarray, table: np.ndarray) -> tuple:
+    """A block's [step, row] table at its representatives and at row 0 (`joined`)."""
+    return table[rows, rep], table[:, 0]
 
 
 def _hops_code(hops: Hops) -> np.ndarray:
