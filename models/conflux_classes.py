@@ -33,12 +33,12 @@ x breaks), not O(steps x ranks).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import partial
 
 import numpy as np
 from linalg_io.models.conflux_nodes import Hops, Members, bruck_across
-from linalg_io.models.rank_classes import RunClasses, classes_at, run_classes
+from linalg_io.models.rank_classes import RunClasses, classes_at, run_classes, stacked
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
@@ -52,6 +52,8 @@ from linalg_io.layout.words import WORD
 
 # the x figures of the tournament's messages between nodes at steps k and k+1
 BUTTERFLY = ("butterfly", "butterfly_next")
+# [step, process row] entries of each table at once where a column's members share nodes
+BLOCK_ELEMENTS = 1 << 20
 
 
 class RowRole(enum.IntFlag):
@@ -233,32 +235,13 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
 
         x_features += [bruck_sent_at, bruck_msgs_at]
         figures.update(bruck_sent=bruck_sent_at, bruck_msgs=bruck_msgs_at)
-    tables = {}
-    if col is not None:
-        # the tournament's partners and the Bruck's receivers on other nodes change within
-        # a node's members: every process row of every step apart, from [step, row] tables
-        col_hops = col.hops(kx)
-        tables.update(zip(BUTTERFLY, (col.butterfly(k), col.butterfly(k + 1))))
-        if plan.redundant_u:
-            tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
-                              bruck_across(owned, col)))
-        else:
-            tables.update(zip(("gather_across_sent", "gather_across_recv",
-                               "gather_across_msgs"),
-                              gatherv_costs(owned * WORD * col_hops.from_root, kx[:, None])))
-        # one key each for the crossings and the two steps' tournaments (small counts)
-        crossings = _hops_code(col_hops)
-        tournaments = tables[BUTTERFLY[0]] + 1024.0 * tables[BUTTERFLY[1]]
-        x_features += [partial(_lookup, table) for table in (crossings, tournaments)]
-        x_features += [partial(_lookup, tables[name]) for name in tables
-                       if name not in BUTTERFLY]
     if col is None:
         xs = classes_at(steps, px, *_with_dense(steps, px, x_breaks, x_dense),
                         lambda at, x: [feature(at, x) for feature in x_features])
+        tables, col_hops = {}, None
     else:
-        every = (k[:, None], np.arange(px)[None, :])
-        xs = run_classes([np.broadcast_to(feature(*every), (steps, px))
-                          for feature in x_features])
+        xs, tables, col_hops = _shared_column_classes(col, plan.redundant_u, kx, owned,
+                                                      x_features)
 
     y_children = binomial_children(np.arange(py), py)
 
@@ -297,12 +280,63 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
          "gather_recv": np.where(is_root, (others - owned[k, kx])[:, None] * WORD, 0.0),
          "gather_msgs": (gathered > 0) * 1.0,
          **{name: figure(at, x_rep) for name, figure in figures.items()}}
-    x.update({name: table[at, x_rep] for name, table in tables.items()})
+    x.update(tables)
     y = {"trailing": trailing_at(at, y_rep), "along": along_at(at, y_rep),
          "code": y_code_at(at, y_rep)}
     return StepRanks(xs=xs, ys=ys, x=x, y=y,
-                     x_hops=None if col is None else col_hops.at(lambda table: table[at, x_rep]),
+                     x_hops=col_hops,
                      y_hops=None if row is None else row_hops_at(at, y_rep))
+
+
+def _shared_column_classes(col: Members, redundant_u: bool, kx: np.ndarray, owned: np.ndarray,
+                           x_features: list) -> tuple[RunClasses, dict, Hops]:
+    """The classes of the process rows where a process column's members share nodes
+    (module doc): every process row of every step apart, from [step, row] tables of
+    its features and of its crossings (`Hops`), tournaments (BUTTERFLY) and pivot rows'
+    messages between nodes, built BLOCK_ELEMENTS entries at a time; (classes, those
+    tables' figures at the representatives [step, class], the crossings there)."""
+    steps, px = owned.shape
+    per_block = max(1, BLOCK_ELEMENTS // px)
+    blocks, figures, crossings = [], [], []
+    for first in range(0, steps, per_block):
+        at = np.arange(first, min(steps, first + per_block))
+        hops = col.hops(kx[at])
+        tables = dict(zip(BUTTERFLY, (col.butterfly(at), col.butterfly(at + 1))))
+        if redundant_u:
+            tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
+                              bruck_across(owned[at], col)))
+        else:
+            tables.update(zip(("gather_across_sent", "gather_across_recv",
+                               "gather_across_msgs"),
+                              gatherv_costs(owned[at] * WORD * hops.from_root, kx[at, None])))
+        # one key each for the crossings and the two steps' tournaments (small counts)
+        keys = [_hops_code(hops), tables[BUTTERFLY[0]] + 1024.0 * tables[BUTTERFLY[1]]]
+        keys += [tables[name] for name in tables if name not in BUTTERFLY]
+        every = (at[:, None], np.arange(px)[None, :])
+        block = run_classes([np.broadcast_to(feature(*every), (len(at), px))
+                             for feature in x_features] + keys)
+        rows = np.arange(len(at))[:, None]
+        blocks.append(block)
+        figures.append({name: _at_reps(rows, block.rep, table) for name, table in tables.items()})
+        crossings.append(hops.at(partial(_at_reps, rows, block.rep)))
+    xs = stacked(blocks)
+
+    def joined(parts: list) -> np.ndarray:
+        """[step, class] of each block's (figures at its representatives, at rank 0):
+        the padding of a block with fewer classes reads rank 0, as `rep` 0 does."""
+        return np.concatenate([np.concatenate(
+            [values, np.repeat(zero[:, None], xs.size - values.shape[1], axis=1)], axis=1)
+            for values, zero in parts])
+
+    tables = {name: joined([figure[name] for figure in figures]) for name in figures[0]}
+    hops = Hops(*(joined([getattr(part, f.name) for part in crossings])
+                  for f in fields(Hops)))
+    return xs, tables, hops
+
+
+def _at_reps(rows: np.ndarray, rep: np.ndarray, table: np.ndarray) -> tuple:
+    """A block's [step, row] table at its representatives and at row 0 (`joined`)."""
+    return table[rows, rep], table[:, 0]
 
 
 def _hops_code(hops: Hops) -> np.ndarray:
@@ -310,9 +344,4 @@ def _hops_code(hops: Hops) -> np.ndarray:
     of the other four), a class key."""
     return (hops.cross_in + 2.0 * hops.cross_out + 4.0 * hops.parent + 8.0 * hops.from_root
             + 16.0 * hops.children)
-
-
-def _lookup(table: np.ndarray, at: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """A [step, rank] table's values at the (step, rank) pairs."""
-    return table[at, rank]
 

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# the most values `spread` holds at once per array (pairs of runs x rows of values)
-CHUNK_ELEMENTS = 1 << 22
+# the most values `spread` holds at once per array (pairs of runs x rows of values): a
+# chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
+# runs slower and pays the kernel for fresh pages each chunk)
+CHUNK_ELEMENTS = 1 << 18
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
 
@@ -154,6 +156,26 @@ def run_classes(features: list[np.ndarray]) -> RunClasses:
                       rep=dense.rep, count=dense.count)
 
 
+def stacked(blocks: list[RunClasses]) -> RunClasses:
+    """One `RunClasses` of consecutive blocks of steps of the same axis (each block's
+    steps after the one before's): the runs in order, `rep` and `count` padded to the
+    widest block's classes (rep 0, count 0)."""
+    size = max(block.size for block in blocks)
+    offsets = np.cumsum([0] + [block.rep.shape[0] for block in blocks])
+
+    def padded(table: np.ndarray) -> np.ndarray:
+        return np.pad(table, ((0, 0), (0, size - table.shape[1])))
+
+    return RunClasses(
+        n=blocks[0].n,
+        step=np.concatenate([block.step + first for block, first in zip(blocks, offsets)]),
+        start=np.concatenate([block.start for block in blocks]),
+        end=np.concatenate([block.end for block in blocks]),
+        of_run=np.concatenate([block.of_run for block in blocks]),
+        rep=np.concatenate([padded(block.rep) for block in blocks]),
+        count=np.concatenate([padded(block.count) for block in blocks]))
+
+
 def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     """Totals over the steps per rank, [..., layer, x, y], of `values` [..., step, layer,
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
@@ -178,7 +200,9 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
     ends = np.cumsum(pairs)
-    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)))
+    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
+    # rank (rows x size) would cost more than its pairs
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), size // 4)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)

@@ -383,3 +383,47 @@ def test_conflux_messages_between_nodes_equal_the_walk():
                 if grid == (2, 2, 1):       # the columns' members on distinct nodes
                     assert walked["across"] == {}
     assert split == {"row", "col", "fibre"}
+
+
+@pytest.mark.parametrize("grid, n, v, pivots", [
+    ((16, 1, 1), 1000, 64, "uniform"),       # c = 1: the Bruck's windows between nodes
+    ((8, 2, 2), 700, 32, "none"),            # c > 1: the gatherv from other nodes
+    ((32, 1, 2), 512, 16, "proportional"),   # binomial trees down the columns
+])
+def test_shared_column_classes_in_blocks_of_steps_equal_the_walk(monkeypatch, grid, n, v,
+                                                                  pivots):
+    """A process column's members on nodes of 8 ranks (stride Py, 8 / Py to a node): its
+    classes, built a few steps at a time (BLOCK_ELEMENTS: 3 or fewer steps a block),
+    give every rank the bytes, messages and flops of the per-rank walk (tests/
+    conflux_walk.py), the same bytes between nodes, and its critical path; and the
+    counts do not change with the blocks (one block of every step)."""
+    import sys
+    from dataclasses import replace
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from conflux_walk import walk
+    from linalg_io.models import conflux_classes
+    from linalg_io.models.conflux import ACROSS, conflux_plan_counts
+    from linalg_io.models.conflux_nodes import node_groups
+    from linalg_io.models.profile import load_profile
+
+    machine = replace(load_profile("example_cpu"), ranks_per_node=8, nodes=10000)
+    placement = machine.placement(int(np.prod(grid)))
+    assert "col" in node_groups(*grid, placement)
+    whole = conflux_plan_counts(n, v, *grid, pivots, machine, placement, by_group=True)
+    monkeypatch.setattr(conflux_classes, "BLOCK_ELEMENTS", 3 * grid[0])
+    blocks = conflux_plan_counts(n, v, *grid, pivots, machine, placement, by_group=True)
+    walked = walk(n, v, *grid, pivots, machine, placement)
+    for key in ("sent", "recv", "msgs", "flops"):
+        np.testing.assert_array_equal(blocks[key], whole[key], err_msg=key)
+        np.testing.assert_allclose(blocks[key], walked[key], rtol=1e-10, atol=1e-6,
+                                   err_msg=key)
+    for group, (sent, recv) in walked["across"].items():
+        np.testing.assert_array_equal(blocks["by_group"][group + ACROSS],
+                                      whole["by_group"][group + ACROSS], err_msg=group)
+        np.testing.assert_allclose(blocks["by_group"][group + ACROSS], np.stack([sent, recv]),
+                                   rtol=1e-10, atol=1e-6, err_msg=group)
+    assert "col" in walked["across"]
+    assert blocks["time_s"] == whole["time_s"]
+    assert blocks["time_s"] == pytest.approx(walked["time_s"], rel=1e-9)
