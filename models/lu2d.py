@@ -399,6 +399,28 @@ TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1
                 "or the makespan when ranks share cores")
 
 
+SAMPLED_FORMULA = ("; sampled: of {steps} steps the last {tail} walked and one in {stride} of the "
+                   "others, their sum corrected by a degree-{degree} polynomial fit "
+                   "(approximate: relative error within {error:g} of walking every step "
+                   "where measured)")
+# the largest relative error of the sampled sum against every step, measured on the
+# grids of docs/MEASUREMENTS.md ("model lu speed") and pinned by tests/test_lu2d_sampled.py
+SAMPLED_ERROR = 2e-4
+
+
+def time_formula(n: int, nb: int, pr: int, pc: int, pivoting) -> str:
+    """TIME_FORMULA, and where `critical_path_time` samples the steps (`sampled_steps`)
+    how, and its error."""
+    steps = len(block_columns(n, nb)[0])
+    plan = sampled_steps(steps, pr, pc) if isinstance(pivoting, str) else None
+    if plan is None:
+        return TIME_FORMULA
+    sample = plan[0]
+    return TIME_FORMULA + SAMPLED_FORMULA.format(
+        steps=steps, tail=len(plan[1]), stride=int(sample[1] - sample[0]) if len(sample) > 1
+        else 1, degree=SAMPLE_DEGREE, error=SAMPLED_ERROR)
+
+
 def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: MachineProfile,
                        placement: Placement) -> float:
     """Seconds of the 2D LU as its code runs (linalg_io/lu/lu2d.py), per step k:
@@ -729,7 +751,7 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
                      gamma_flops=counts["gamma_flops"].reshape(-1),
                      formula=f"{FORMULA} (pivoting={label})",
                      placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting, counts=counts),
-                     critical_path=(timing, TIME_FORMULA))
+                     critical_path=(timing, time_formula(n, nb, pr, pc, pivoting)))
 
 
 def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:

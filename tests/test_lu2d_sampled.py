@@ -49,3 +49,16 @@ def test_sampled_steps_near_the_walk(profile, cases, monkeypatch):
             assert sampled == pytest.approx(walked, rel=SAMPLED_RTOL), (n, nb, pr, pc,
                                                                          pivoting)
             assert sampled != walked        # it sampled
+
+
+def test_the_record_says_where_it_samples(monkeypatch):
+    exact = lu2d.lu2d_costs(262144, 64, 16, 16, "expected").critical_path[1]
+    assert exact == lu2d.TIME_FORMULA
+    monkeypatch.setattr(lu2d, "EXACT_STEPS", 1024)
+    monkeypatch.setattr(lu2d, "SAMPLES", 384)
+    monkeypatch.setattr(lu2d, "TAIL_STEPS", 256)
+    formula = lu2d.lu2d_costs(262144, 64, 16, 16, "expected").critical_path[1]
+    assert formula.startswith(lu2d.TIME_FORMULA)
+    # (4096 - 256) // 384 = 10, the first stride prime to 16: 11
+    assert "sampled: of 4096 steps the last 256 walked and one in 11 of the others" in formula
+    assert f"within {lu2d.SAMPLED_ERROR:g}" in formula
