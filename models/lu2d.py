@@ -83,6 +83,12 @@ PIVOTING = ("worst", "none", "expected")
 PHASES = TRAFFIC_PHASES
 ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
 _POINTS_PER_RUN = 6      # `_Steps.row_points` per run and Bruck round, at most (for the chunks)
+# `sampled_steps`: the most steps the critical path walks one by one; beyond, the last
+# TAIL_STEPS and about SAMPLES others, with a polynomial of degree SAMPLE_DEGREE
+EXACT_STEPS = 1 << 16
+TAIL_STEPS = 512
+SAMPLES = 2048
+SAMPLE_DEGREE = 6
 
 
 @dataclass(frozen=True)
@@ -393,6 +399,28 @@ TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1
                 "or the makespan when ranks share cores")
 
 
+SAMPLED_FORMULA = ("; sampled: of {steps} steps the last {tail} walked and one in {stride} of the "
+                   "others, their sum corrected by a degree-{degree} polynomial fit "
+                   "(approximate: relative error within {error:g} of walking every step "
+                   "where measured)")
+# the largest relative error of the sampled sum against every step, measured on the
+# grids of docs/MEASUREMENTS.md ("model lu speed") and pinned by tests/test_lu2d_sampled.py
+SAMPLED_ERROR = 2e-4
+
+
+def time_formula(n: int, nb: int, pr: int, pc: int, pivoting) -> str:
+    """TIME_FORMULA, and where `critical_path_time` samples the steps (`sampled_steps`)
+    how, and its error."""
+    steps = len(block_columns(n, nb)[0])
+    plan = sampled_steps(steps, pr, pc) if isinstance(pivoting, str) else None
+    if plan is None:
+        return TIME_FORMULA
+    sample = plan[0]
+    return TIME_FORMULA + SAMPLED_FORMULA.format(
+        steps=steps, tail=len(plan[1]), stride=int(sample[1] - sample[0]) if len(sample) > 1
+        else 1, degree=SAMPLE_DEGREE, error=SAMPLED_ERROR)
+
+
 def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: MachineProfile,
                        placement: Placement) -> float:
     """Seconds of the 2D LU as its code runs (linalg_io/lu/lu2d.py), per step k:
@@ -481,21 +509,62 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     width = min(pr, _POINTS_PER_RUN * len(bruck_rounds(pr)) * blocks.rows.start.shape[1]) \
         if few else pr
     chunk = max(1, ROW_CHUNK // max(1, width))
-    for first in range(0, steps, chunk):
-        k = np.arange(first, min(steps, first + chunk))
-        rows = blocks.row_points(k) if few else np.broadcast_to(every_row, (len(k), pr))
-        runs = blocks.rows.at_steps(k) if isinstance(pivoting, str) else blocks.dense_rows(k)
-        total += _steps_seconds(blocks, k, blocks.rows_at(k, rows)[0],
-                                panels(np.minimum(k + 1, steps - 1), rows), arrival,
-                                column.at(k, runs, rows), rate, slow, gamma, cores, col_net,
-                                row_overlap)
-    return total
+
+    def seconds(k: np.ndarray) -> np.ndarray:       # [step]: the steps k's terms
+        out = []
+        for first in range(0, len(k), chunk):
+            part = k[first:first + chunk]
+            rows = blocks.row_points(part) if few else np.broadcast_to(every_row,
+                                                                       (len(part), pr))
+            runs = (blocks.rows.at_steps(part) if isinstance(pivoting, str)
+                    else blocks.dense_rows(part))
+            out.append(_steps_seconds(blocks, part, blocks.rows_at(part, rows)[0],
+                                      panels(np.minimum(part + 1, steps - 1), rows), arrival,
+                                      column.at(part, runs, rows), rate, slow, gamma, cores,
+                                      col_net, row_overlap))
+        return np.concatenate(out)
+
+    plan = sampled_steps(steps, pr, pc) if isinstance(pivoting, str) else None
+    if plan is None:
+        for first in range(0, steps, chunk):
+            total += float(seconds(np.arange(first, min(steps, first + chunk))).sum())
+        return total
+    sample, exact, estimate = plan
+    return total + float(seconds(exact).sum()) + estimate(seconds(sample))
+
+
+def sampled_steps(steps: int, pr: int, pc: int):
+    """None where `critical_path_time` walks every step (steps <= EXACT_STEPS), else
+    (sample [step], exact [step], estimate): the last TAIL_STEPS steps (`exact`: where
+    rows run out of rows below the terms turn fastest) are walked, and of the others
+    every s-th (`sample`, about SAMPLES of them), s prime to Pr and Pc so that the
+    sample meets every residue of the block-cyclic period k mod lcm(Pr, Pc) alike;
+    estimate(the sample's terms) is their sum times s, corrected by a Chebyshev
+    polynomial of degree SAMPLE_DEGREE fitted to them: plus its sum over every step not
+    walked, less s times its sum over the sample (the rectangle rule's error on the
+    smooth part: a step's terms are smooth in k but for its residues, and rows below
+    fall by one block every Pr steps). The error measured against every step is in
+    docs/MEASUREMENTS.md ("model lu speed")."""
+    if steps <= EXACT_STEPS:
+        return None
+    head = steps - TAIL_STEPS
+    stride = max(1, head // SAMPLES)
+    while np.gcd(stride, pr * pc) != 1:
+        stride += 1
+    sample = np.arange(stride // 2, head, stride)
+    every = np.arange(head)
+
+    def estimate(terms: np.ndarray) -> float:
+        poly = np.polynomial.Chebyshev.fit(sample, terms, SAMPLE_DEGREE, domain=[0, head - 1])
+        return float(stride * terms.sum() + poly(every).sum() - stride * poly(sample).sum())
+
+    return sample, np.arange(head, steps), estimate
 
 
 def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
                    arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
                    gamma: float, cores, col_net: bool, row_overlap: bool) -> float:
-    """sum over the steps k of M(S_k) + the step's last term (`critical_path_time`):
+    """[step]: M(S_k) + the step's last term (`critical_path_time`) at the steps k:
     `below` [step, process row] at the steps k, `panels` F's (work, wait) at k + 1,
     `column` at the steps k."""
     steps, pc = len(blocks.starts), blocks.pc
@@ -538,7 +607,7 @@ def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tup
         step = np.maximum(u_k, np.where(has_next, lead, 0.0) + after)
     else:   # L_{k+1} moves once the receivers are back in MPI, after their update
         step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
-    return float((s_k + step).sum())
+    return s_k + step
 
 
 def _column_segments(blocks: _Steps, k: np.ndarray,
@@ -681,8 +750,8 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
                      flops=counts["flops"].reshape(-1),
                      gamma_flops=counts["gamma_flops"].reshape(-1),
                      formula=f"{FORMULA} (pivoting={label})",
-                     placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting),
-                     critical_path=(timing, TIME_FORMULA))
+                     placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting, counts=counts),
+                     critical_path=(timing, time_formula(n, nb, pr, pc, pivoting)))
 
 
 def lu_lower_bound(n: int, p: int, mem_words: float, memory: str) -> dict:
@@ -777,11 +846,13 @@ def rows_per_node(pc: int, placement: Placement) -> int:
 
 
 def lu2d_phase_links(n: int, nb: int, pr: int, pc: int, pivoting,
-                     placement: Placement) -> dict[str, Links]:
+                     placement: Placement, counts: dict | None = None) -> dict[str, Links]:
     """{phase: Links} of the 2D LU for `placement` (module doc): per rank (flattened,
     world order) the (sent, received, messages) of each part of the phase, keyed by the
-    link it crosses. The parts of a phase add up to `lu2d_plan_counts`' counts."""
-    counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
+    link it crosses. The parts of a phase add up to `lu2d_plan_counts`' counts (`counts`:
+    those, already computed for these arguments)."""
+    if counts is None:
+        counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
     row_key, column_key = pc, pr * pc
     totals = {ph: tuple(counts[k][ph] for k in ("sent", "recv", "msgs_by_phase"))
               for ph in PHASES}
@@ -819,9 +890,12 @@ def merge_links(*parts: Links) -> Links:
     return out
 
 
-def lu2d_links(n: int, nb: int, pr: int, pc: int, pivoting, placement: Placement) -> Links:
-    """Every phase's `lu2d_phase_links`, merged: the `Links` of `RankCosts.times`."""
-    return merge_links(*lu2d_phase_links(n, nb, pr, pc, pivoting, placement).values())
+def lu2d_links(n: int, nb: int, pr: int, pc: int, pivoting, placement: Placement,
+               counts: dict | None = None) -> Links:
+    """Every phase's `lu2d_phase_links`, merged: the `Links` of `RankCosts.times`
+    (`counts`: `lu2d_plan_counts` of these arguments, when already computed)."""
+    return merge_links(*lu2d_phase_links(n, nb, pr, pc, pivoting, placement,
+                                         counts).values())
 
 
 def _bcast_l_crossing(n: int, nb: int, pr: int, pc: int, nodes_c: np.ndarray) -> tuple:
