@@ -150,36 +150,63 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     pivots, given per row). The same numbers as walking every rank and step
     (tests/lu2d_walk.py), to rounding (integer counts exactly).
     """
-    if not isinstance(pivoting, str):
-        pivoting = np.asarray(pivoting, dtype=np.int64)
-    elif pivoting not in PIVOTING:
-        raise ValueError(f"pivoting must be one of {PIVOTING} or the pivots, got {pivoting!r}")
+    pivoting = _checked(pivoting)
     steps = _steps(n, nb, pr, pc)
     fixed = _fixed_costs(n, nb, pr, pc)
     out = {key: {ph: fixed[key][ph].copy() for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     if pr > 1:
-        # bcast_U: the pivot rows' trailing columns, Bruck allgatherv in every column;
-        # swap: the diagonal row sends the displaced rows to their new process rows
-        rows = steps.rows if isinstance(pivoting, str) else steps.dense_rows()
-        owned, displaced = _pivot_rows(pivoting, steps, rows)
-        # a Bruck window is linear in the blocks and the same every step: the windows of
-        # sum_k owned_k trail_k (one product) are the sum of the steps' windows
-        spread_sent, spread_recv, _ = allgatherv_costs(steps.by_trail(rows.jumps(owned)).T)
-        out["sent"]["bcast_U"] += spread_sent.T * WORD
-        out["recv"]["bcast_U"] += spread_recv.T * WORD
-        out["msgs_by_phase"]["bcast_U"] += steps.by_trailing(_bruck_messages(rows, owned > 0,
-                                                                             pr))
-        remote = displaced * ~rows.diag                # the diagonal row's own: a copy
-        out["sent"]["swap"] += steps.by_trail(rows.jumps(rows.diag * rows.total(remote)
-                                                         * WORD))
-        out["recv"]["swap"] += steps.by_trail(rows.jumps(remote * WORD))
-        out["msgs_by_phase"]["swap"] += steps.by_trailing(
-            rows.jumps(rows.diag * rows.total(remote > 0)))
+        _add_pivot_counts(out, steps, pivoting, received_only=False)
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
             "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
             "gamma_flops": fixed["gamma_flops"].copy()}
+
+
+def lu2d_received(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
+    """{phase: [Pr, Pc]} bytes received: `lu2d_plan_counts`' "recv", the same numbers,
+    without the sent bytes and messages (bcast_U's Bruck windows and rounds: most of
+    the cost)."""
+    pivoting = _checked(pivoting)
+    fixed = _fixed_costs(n, nb, pr, pc)
+    out = {"recv": {ph: fixed["recv"][ph].copy() for ph in PHASES}}
+    if pr > 1:
+        _add_pivot_counts(out, _steps(n, nb, pr, pc), pivoting, received_only=True)
+    return out["recv"]
+
+
+def _checked(pivoting):
+    """`pivoting` as the counts take it: a name of PIVOTING, or the pivots as int64."""
+    if not isinstance(pivoting, str):
+        return np.asarray(pivoting, dtype=np.int64)
+    if pivoting not in PIVOTING:
+        raise ValueError(f"pivoting must be one of {PIVOTING} or the pivots, got {pivoting!r}")
+    return pivoting
+
+
+def _add_pivot_counts(out: dict, steps: _Steps, pivoting, received_only: bool) -> None:
+    """Add the phases that depend on the pivots (Pr > 1) to `out` {key: {phase: [Pr,
+    Pc]}}: "recv" only where `received_only`, else "sent", "recv" and "msgs_by_phase"."""
+    pr = steps.pr
+    # bcast_U: the pivot rows' trailing columns, Bruck allgatherv in every column;
+    # swap: the diagonal row sends the displaced rows to their new process rows
+    rows = steps.rows if isinstance(pivoting, str) else steps.dense_rows()
+    owned, displaced = _pivot_rows(pivoting, steps, rows)
+    remote = displaced * ~rows.diag                # the diagonal row's own: a copy
+    blocks = steps.by_trail(rows.jumps(owned)).T
+    out["recv"]["swap"] += steps.by_trail(rows.jumps(remote * WORD))
+    if received_only:       # allgatherv_costs' received: every block but its own
+        out["recv"]["bcast_U"] += (blocks.sum(axis=-1, keepdims=True) - blocks).T * WORD
+        return
+    # a Bruck window is linear in the blocks and the same every step: the windows of
+    # sum_k owned_k trail_k (one product) are the sum of the steps' windows
+    spread_sent, spread_recv, _ = allgatherv_costs(blocks)
+    out["sent"]["bcast_U"] += spread_sent.T * WORD
+    out["recv"]["bcast_U"] += spread_recv.T * WORD
+    out["msgs_by_phase"]["bcast_U"] += steps.by_trailing(_bruck_messages(rows, owned > 0, pr))
+    out["sent"]["swap"] += steps.by_trail(rows.jumps(rows.diag * rows.total(remote) * WORD))
+    out["msgs_by_phase"]["swap"] += steps.by_trailing(
+        rows.jumps(rows.diag * rows.total(remote > 0)))
 
 
 def _bruck_messages(rows: _Rows, nonempty: np.ndarray, p: int) -> Jumps:
@@ -681,7 +708,8 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
                      flops=counts["flops"].reshape(-1),
                      gamma_flops=counts["gamma_flops"].reshape(-1),
                      formula=f"{FORMULA} (pivoting={label})",
-                     placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting),
+                     placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting,
+                                          counts=counts),
                      critical_path=(timing, TIME_FORMULA))
 
 
@@ -777,11 +805,13 @@ def rows_per_node(pc: int, placement: Placement) -> int:
 
 
 def lu2d_phase_links(n: int, nb: int, pr: int, pc: int, pivoting,
-                     placement: Placement) -> dict[str, Links]:
+                     placement: Placement, counts: dict | None = None) -> dict[str, Links]:
     """{phase: Links} of the 2D LU for `placement` (module doc): per rank (flattened,
     world order) the (sent, received, messages) of each part of the phase, keyed by the
-    link it crosses. The parts of a phase add up to `lu2d_plan_counts`' counts."""
-    counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
+    link it crosses. The parts of a phase add up to `lu2d_plan_counts`' counts (`counts`:
+    those of the same arguments, where the caller has them)."""
+    if counts is None:
+        counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
     row_key, column_key = pc, pr * pc
     totals = {ph: tuple(counts[k][ph] for k in ("sent", "recv", "msgs_by_phase"))
               for ph in PHASES}
@@ -819,9 +849,11 @@ def merge_links(*parts: Links) -> Links:
     return out
 
 
-def lu2d_links(n: int, nb: int, pr: int, pc: int, pivoting, placement: Placement) -> Links:
+def lu2d_links(n: int, nb: int, pr: int, pc: int, pivoting, placement: Placement,
+               counts: dict | None = None) -> Links:
     """Every phase's `lu2d_phase_links`, merged: the `Links` of `RankCosts.times`."""
-    return merge_links(*lu2d_phase_links(n, nb, pr, pc, pivoting, placement).values())
+    return merge_links(*lu2d_phase_links(n, nb, pr, pc, pivoting, placement,
+                                         counts).values())
 
 
 def _bcast_l_crossing(n: int, nb: int, pr: int, pc: int, nodes_c: np.ndarray) -> tuple:
