@@ -82,6 +82,10 @@ PIVOTING = ("worst", "none", "expected")
 
 PHASES = TRAFFIC_PHASES
 ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
+# the same where a step takes the few rows of `_Steps.row_points`: arrays small enough
+# that the allocator reuses their memory (larger ones cost as much in page faults as in
+# arithmetic), in chunks of many steps still
+POINT_CHUNK = 1 << 16
 _POINTS_PER_RUN = 6      # `_Steps.row_points` per run and Bruck round, at most (for the chunks)
 
 
@@ -459,7 +463,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     is taken at the few rows of `_Steps.row_points` (a Bruck window's bytes are linear
     in the rank between them); else O(steps x Pr) (the rows' classes at every step: the
     makespan of shared cores needs every rank's work). Memory ROW_CHUNK [step, row]
-    entries at a time."""
+    entries at a time (POINT_CHUNK at the few rows)."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_overlap = profile.overlaps(pc, placement)
@@ -507,7 +511,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     few = cores is None and isinstance(pivoting, str)
     width = min(pr, _POINTS_PER_RUN * len(bruck_rounds(pr)) * blocks.rows.start.shape[1]) \
         if few else pr
-    chunk = max(1, ROW_CHUNK // max(1, width))
+    chunk = max(1, (POINT_CHUNK if few else ROW_CHUNK) // max(1, width))
     for first in range(0, steps, chunk):
         k = np.arange(first, min(steps, first + chunk))
         rows = blocks.row_points(k) if few else np.broadcast_to(every_row, (len(k), pr))
