@@ -82,6 +82,10 @@ PIVOTING = ("worst", "none", "expected")
 
 PHASES = TRAFFIC_PHASES
 ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
+# the same where a step takes the few rows of `_Steps.row_points`: arrays small enough
+# that the allocator reuses their memory (larger ones cost as much in page faults as in
+# arithmetic), in chunks of many steps still
+POINT_CHUNK = 1 << 16
 _POINTS_PER_RUN = 6      # `_Steps.row_points` per run and Bruck round, at most (for the chunks)
 # `sampled_steps`: the most steps the critical path walks one by one; beyond, the last
 # TAIL_STEPS and about SAMPLES others, with a polynomial of degree SAMPLE_DEGREE
@@ -156,36 +160,63 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     pivots, given per row). The same numbers as walking every rank and step
     (tests/lu2d_walk.py), to rounding (integer counts exactly).
     """
-    if not isinstance(pivoting, str):
-        pivoting = np.asarray(pivoting, dtype=np.int64)
-    elif pivoting not in PIVOTING:
-        raise ValueError(f"pivoting must be one of {PIVOTING} or the pivots, got {pivoting!r}")
+    pivoting = _checked(pivoting)
     steps = _steps(n, nb, pr, pc)
     fixed = _fixed_costs(n, nb, pr, pc)
     out = {key: {ph: fixed[key][ph].copy() for ph in PHASES}
            for key in ("sent", "recv", "msgs_by_phase")}
     if pr > 1:
-        # bcast_U: the pivot rows' trailing columns, Bruck allgatherv in every column;
-        # swap: the diagonal row sends the displaced rows to their new process rows
-        rows = steps.rows if isinstance(pivoting, str) else steps.dense_rows()
-        owned, displaced = _pivot_rows(pivoting, steps, rows)
-        # a Bruck window is linear in the blocks and the same every step: the windows of
-        # sum_k owned_k trail_k (one product) are the sum of the steps' windows
-        spread_sent, spread_recv, _ = allgatherv_costs(steps.by_trail(rows.jumps(owned)).T)
-        out["sent"]["bcast_U"] += spread_sent.T * WORD
-        out["recv"]["bcast_U"] += spread_recv.T * WORD
-        out["msgs_by_phase"]["bcast_U"] += steps.by_trailing(_bruck_messages(rows, owned > 0,
-                                                                             pr))
-        remote = displaced * ~rows.diag                # the diagonal row's own: a copy
-        out["sent"]["swap"] += steps.by_trail(rows.jumps(rows.diag * rows.total(remote)
-                                                         * WORD))
-        out["recv"]["swap"] += steps.by_trail(rows.jumps(remote * WORD))
-        out["msgs_by_phase"]["swap"] += steps.by_trailing(
-            rows.jumps(rows.diag * rows.total(remote > 0)))
+        _add_pivot_counts(out, steps, pivoting, received_only=False)
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
             "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
             "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
             "gamma_flops": fixed["gamma_flops"].copy()}
+
+
+def lu2d_received(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
+    """{phase: [Pr, Pc]} bytes received: `lu2d_plan_counts`' "recv", the same numbers,
+    without the sent bytes and messages (bcast_U's Bruck windows and rounds: most of
+    the cost)."""
+    pivoting = _checked(pivoting)
+    fixed = _fixed_costs(n, nb, pr, pc)
+    out = {"recv": {ph: fixed["recv"][ph].copy() for ph in PHASES}}
+    if pr > 1:
+        _add_pivot_counts(out, _steps(n, nb, pr, pc), pivoting, received_only=True)
+    return out["recv"]
+
+
+def _checked(pivoting):
+    """`pivoting` as the counts take it: a name of PIVOTING, or the pivots as int64."""
+    if not isinstance(pivoting, str):
+        return np.asarray(pivoting, dtype=np.int64)
+    if pivoting not in PIVOTING:
+        raise ValueError(f"pivoting must be one of {PIVOTING} or the pivots, got {pivoting!r}")
+    return pivoting
+
+
+def _add_pivot_counts(out: dict, steps: _Steps, pivoting, received_only: bool) -> None:
+    """Add the phases that depend on the pivots (Pr > 1) to `out` {key: {phase: [Pr,
+    Pc]}}: "recv" only where `received_only`, else "sent", "recv" and "msgs_by_phase"."""
+    pr = steps.pr
+    # bcast_U: the pivot rows' trailing columns, Bruck allgatherv in every column;
+    # swap: the diagonal row sends the displaced rows to their new process rows
+    rows = steps.rows if isinstance(pivoting, str) else steps.dense_rows()
+    owned, displaced = _pivot_rows(pivoting, steps, rows)
+    remote = displaced * ~rows.diag                # the diagonal row's own: a copy
+    blocks = steps.by_trail(rows.jumps(owned)).T
+    out["recv"]["swap"] += steps.by_trail(rows.jumps(remote * WORD))
+    if received_only:       # allgatherv_costs' received: every block but its own
+        out["recv"]["bcast_U"] += (blocks.sum(axis=-1, keepdims=True) - blocks).T * WORD
+        return
+    # a Bruck window is linear in the blocks and the same every step: the windows of
+    # sum_k owned_k trail_k (one product) are the sum of the steps' windows
+    spread_sent, spread_recv, _ = allgatherv_costs(blocks)
+    out["sent"]["bcast_U"] += spread_sent.T * WORD
+    out["recv"]["bcast_U"] += spread_recv.T * WORD
+    out["msgs_by_phase"]["bcast_U"] += steps.by_trailing(_bruck_messages(rows, owned > 0, pr))
+    out["sent"]["swap"] += steps.by_trail(rows.jumps(rows.diag * rows.total(remote) * WORD))
+    out["msgs_by_phase"]["swap"] += steps.by_trailing(
+        rows.jumps(rows.diag * rows.total(remote > 0)))
 
 
 def _bruck_messages(rows: _Rows, nonempty: np.ndarray, p: int) -> Jumps:
@@ -460,7 +491,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     is taken at the few rows of `_Steps.row_points` (a Bruck window's bytes are linear
     in the rank between them); else O(steps x Pr) (the rows' classes at every step: the
     makespan of shared cores needs every rank's work). Memory ROW_CHUNK [step, row]
-    entries at a time."""
+    entries at a time (POINT_CHUNK at the few rows)."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_overlap = profile.overlaps(pc, placement)
@@ -508,7 +539,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     few = cores is None and isinstance(pivoting, str)
     width = min(pr, _POINTS_PER_RUN * len(bruck_rounds(pr)) * blocks.rows.start.shape[1]) \
         if few else pr
-    chunk = max(1, ROW_CHUNK // max(1, width))
+    chunk = max(1, (POINT_CHUNK if few else ROW_CHUNK) // max(1, width))
 
     def seconds(k: np.ndarray) -> np.ndarray:       # [step]: the steps k's terms
         out = []

@@ -31,7 +31,9 @@ PAIR_CHUNK = 1 << 22
 @dataclass(frozen=True)
 class Jumps:
     """A per-step function of the ranks 0..n-1 of an axis: at step step[i] it rises by
-    delta[i] from rank at[i] on (sorted by step; no zero deltas)."""
+    delta[i] from rank at[i] on (no zero deltas; sorted by step where `of_runs` makes
+    them, in the parts' order where `join` does: `outer_sum` needs the order of its
+    columns only)."""
 
     step: np.ndarray
     at: np.ndarray
@@ -50,14 +52,14 @@ class Jumps:
 
     @staticmethod
     def join(*parts: Jumps) -> Jumps:
-        """The sum of several functions (none: zero): their jumps, sorted by step."""
+        """The sum of several functions (none: zero): their jumps, one part's after the
+        other's (not sorted by step: the rows of `outer_sum`)."""
         if not parts:
             return Jumps(step=np.zeros(0, dtype=np.int64), at=np.zeros(0, dtype=np.int64),
                          delta=np.zeros(0))
-        step = np.concatenate([j.step for j in parts])
-        order = np.argsort(step, kind="stable")
-        return Jumps(step=step[order], at=np.concatenate([j.at for j in parts])[order],
-                     delta=np.concatenate([j.delta for j in parts])[order])
+        return Jumps(step=np.concatenate([j.step for j in parts]),
+                     at=np.concatenate([j.at for j in parts]),
+                     delta=np.concatenate([j.delta for j in parts]))
 
 
 def run_starts(cuts: list[np.ndarray], size: int) -> np.ndarray:
@@ -76,7 +78,8 @@ def run_counts(starts: np.ndarray, size: int) -> np.ndarray:
 def outer_sum(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
     """[Pr, Pc]: sum over the steps k of f_k(r) g_k(c) (module doc): every pair of a row
     jump and a column jump of one step adds delta_f delta_g at (at_f, at_g) of the
-    difference array, a chunk of PAIR_CHUNK pairs at a time."""
+    difference array, a chunk of PAIR_CHUNK pairs at a time. `columns` sorted by step,
+    `rows` in any order."""
     size = (pr + 1) * (pc + 1)
     total = np.zeros(size)
     steps = int(max(rows.step.max(initial=-1), columns.step.max(initial=-1))) + 1

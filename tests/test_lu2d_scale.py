@@ -8,7 +8,14 @@ grid at N = 524288, worst case), the figures it gave, stored."""
 
 import numpy as np
 import pytest
-from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_phase_links, lu2d_plan_counts
+from linalg_io.models.lu2d import (
+    PHASES,
+    lu2d_costs,
+    lu2d_links,
+    lu2d_phase_links,
+    lu2d_plan_counts,
+    lu2d_received,
+)
 from linalg_io.models.lu2d_runs import (
     Jumps,
     bruck_at,
@@ -119,6 +126,44 @@ def test_outer_sum_of_runs_is_the_sum_of_outer_products():
     got = outer_sum(Jumps.of_runs(row_starts, row_values),
                     Jumps.of_runs(col_starts, col_values), pr, pc)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_outer_sum_takes_its_rows_in_any_order():
+    # Jumps.join leaves the rows unsorted by step: the same sums, exactly (whole numbers)
+    rng = np.random.default_rng(4)
+    steps, pr, pc = 30, 11, 6
+    rows = Jumps.join(*(Jumps.of_runs(np.sort(rng.integers(0, pr + 1, (steps, 3)), axis=1),
+                                      rng.integers(-5, 9, (steps, 3))) for _ in range(3)))
+    columns = Jumps.of_runs(np.sort(rng.integers(0, pc + 1, (steps, 2)), axis=1),
+                            rng.integers(0, 9, (steps, 2)))
+    order = np.argsort(rows.step, kind="stable")
+    by_step = Jumps(step=rows.step[order], at=rows.at[order], delta=rows.delta[order])
+    assert not np.array_equal(order, np.arange(len(order)))      # the join was unsorted
+    np.testing.assert_array_equal(outer_sum(rows, columns, pr, pc),
+                                  outer_sum(by_step, columns, pr, pc))
+
+
+@pytest.mark.parametrize("n, nb, pr, pc", [(1000, 16, 4, 8), (777, 10, 6, 5),
+                                           (3000, 32, 1, 7), (2500, 24, 9, 1),
+                                           (6000, 64, 32, 8)])
+def test_received_and_record_links_are_the_full_counts(n, nb, pr, pc):
+    # lu2d_received: the plan counts' "recv" bit for bit; lu2d_costs' links (its counts
+    # handed on) those of lu2d_links counting afresh, ranks sharing cores or not
+    pivots = np.random.default_rng(5).integers(np.arange(n), n)
+    for pivoting in ("expected", "none", "worst", pivots):
+        full = lu2d_plan_counts(n, nb, pr, pc, pivoting)["recv"]
+        received = lu2d_received(n, nb, pr, pc, pivoting)
+        for phase in PHASES:
+            np.testing.assert_array_equal(received[phase], full[phase], err_msg=phase)
+        costs = lu2d_costs(n, nb, pr, pc, pivoting)
+        for profile in (CPU, CPU.for_run(4)):
+            placement = profile.placement(pr * pc)
+            fresh = lu2d_links(n, nb, pr, pc, pivoting, placement)
+            handed = costs.links_at(placement)
+            assert handed.keys() == fresh.keys()
+            for key, parts in fresh.items():
+                for a, b in zip(handed[key], parts):
+                    np.testing.assert_array_equal(a, b, err_msg=str(key))
 
 
 def _dense_runs(starts, values, size):
