@@ -13,7 +13,7 @@ aligned, the chosen row always among them. Rows are dicts: the 2.5D ones of
 from __future__ import annotations
 
 from linalg_io.lu.hpl import hpl_flops
-from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_plan_counts
+from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_received
 from linalg_io.models.profile import MachineProfile, Placement
 
 MB = 1e6
@@ -30,7 +30,7 @@ def row_2d(n: int, profile: MachineProfile, placement: Placement,
     wire_sent, wire_recv, _ = expected.wire()
 
     def recv_max(pivoting: str) -> float:    # lu2d_costs' bytes_recv, the other pivotings
-        counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)["recv"]
+        counts = lu2d_received(n, nb, pr, pc, pivoting)
         return float(sum(counts[phase] for phase in PHASES).max())
 
     return {"pr": pr, "pc": pc, "nb": nb,
