@@ -28,7 +28,7 @@ from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu, fast
 from linalg_io.lu.fits import check_model_memory
 from linalg_io.model_command import lu_verdict as verdict
 from linalg_io.models import conflux
-from linalg_io.models.lu2d import lu_lower_bound
+from linalg_io.models.lu2d import TIME_FORMULA, lu_lower_bound, time_formula
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
 from linalg_io.parallel import core_map
 
@@ -106,6 +106,7 @@ def model_table(args) -> str:
                        "the 2D model (its formula: a 2D record's model.time_formula):")]
         lines += verdict.lu2d_lines(rows_2d, chosen_2d, limit) + verdict.more_line(rows_2d, limit)
         lines.append(f"  * = what `lu --algo 2d --grid {args.grid} --nb {args.nb}` runs")
+        lines += _sampled_lines(n, rows_2d)
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
     lines += ["", "lower bound on the bytes each rank receives (MB = 1e6 bytes):"]
     lines += [f"  {bound['bytes_per_rank'] / 1e6:>11.2f} MB  {label}: {bound['formula']}"
@@ -121,6 +122,14 @@ def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUChoice | None, li
         return choose_lu("conflux", **ask, table=table), table
     except InputError:
         return None, table
+
+
+def _sampled_lines(n: int, rows_2d: list[dict]) -> list[str]:
+    """A line saying the 2D times are approximate where the critical path samples its
+    steps (`linalg_io.models.lu2d.sampled_steps`), with how and its error."""
+    formulas = {time_formula(n, row["nb"], row["pr"], row["pc"], "expected") for row in rows_2d}
+    return [f"  2D time{formula[len(TIME_FORMULA):].removeprefix(';')}"
+            for formula in sorted(formulas) if formula != TIME_FORMULA]
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
