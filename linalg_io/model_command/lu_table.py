@@ -67,13 +67,15 @@ def model_table(args) -> str:
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "grid": args.grid, "nb": args.nb, "objective": args.objective}
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
+    unevaluated = 0
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
         if "2d" in algos:
             choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
             pending_2d = mapper.start(partial(_row_2d, profile, placement), choices_2d)
         if "conflux" in algos:
-            chosen, table = conflux_rows(ask, mapper)
-            rows = [candidate.costs for candidate in table]
+            chosen, table = conflux_rows(ask, mapper, limit)
+            rows = [candidate.costs for candidate in table if candidate.costs is not None]
+            unevaluated = len(table) - len(rows)
             chosen_row = next((candidate.costs for candidate in table
                                if candidate.choice == chosen), None)
         if "2d" in algos:
@@ -88,7 +90,8 @@ def model_table(args) -> str:
         lines += ["", (f"2.5D LU (conflux), best first for --objective {args.objective}; bytes "
                        "per rank, MB = 1e6 B; wire = what MPI moves (the code's own "
                        "point-to-point schedules: = logical):")]
-        lines += verdict.conflux_lines(rows, chosen_row, limit) + verdict.more_line(rows, limit)
+        lines += (verdict.conflux_lines(rows, chosen_row, limit)
+                  + verdict.more_line(rows, limit, unevaluated))
         lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} "
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "
@@ -113,10 +116,12 @@ def model_table(args) -> str:
     return "\n".join(lines)
 
 
-def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUChoice | None, list[Candidate]]:
+def conflux_rows(ask: dict, mapper: Callable = map,
+                 keep: int | None = None) -> tuple[LUChoice | None, list[Candidate]]:
     """(the choice `lu --algo conflux` runs, or None when nothing fits; every candidate, in
-    `candidates`' order) for the keyword arguments `ask` of `choose_lu`."""
-    table = candidates("conflux", **ask, mapper=mapper)
+    `candidates`' order) for the keyword arguments `ask` of `choose_lu`; `keep`: only
+    the first `keep` evaluated for certain (`candidates`), None: every one."""
+    table = candidates("conflux", **ask, mapper=mapper, keep=keep)
     try:
         return choose_lu("conflux", **ask, table=table), table
     except InputError:
