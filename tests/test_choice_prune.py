@@ -2,12 +2,15 @@
 bound (`linalg_io.models.lu_bounds`) never exceeds the model's time, and the rows it
 evaluates give the table's first rows and the choice of every row."""
 
+import re
+
 import pytest
 from linalg_io.models import conflux
 from linalg_io.models.lu_bounds import update_seconds, update_work
 from linalg_io.models.profile import load_profile
 from linalg_io.models.rates import gemm_efficiency
 
+from linalg_io.cli import main as cli_main
 from linalg_io.errors import InputError
 from linalg_io.lu.choice import (
     TILE_SIZES,
@@ -106,3 +109,22 @@ def test_pruning_skips_and_stops_at_the_bound():
     assert all(update_seconds(131072, v, px, py, c, profile, placement) > kth
                for px, py, c, v in skipped if (px, py, c, v) not in over)
     assert len(over) < len(skipped)
+
+
+def test_model_lu_prints_what_every_row_gives(capsys):
+    """`model lu` at N = 65536, P = 64 on example_cpu skips candidates: its verdict and
+    its 2.5D rows are those of `--all` (which evaluates every one), and it says how many
+    it did not evaluate."""
+    ask = ["model", "lu", "--n", "65536", "--p", "64", "--machine", "example_cpu"]
+    assert cli_main(ask + ["--all"]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert cli_main(ask) == 0
+    pruned = capsys.readouterr().out.splitlines()
+    table = pruned.index(next(line for line in pruned if line.startswith("2.5D LU")))
+    assert pruned[:table + 2 + TOP] == every[:table + 2 + TOP]
+    more = pruned[table + 2 + TOP]
+    assert re.fullmatch(r"  \.\.\. \d+ more \(--all shows every candidate\); \d+ more not "
+                        r"evaluated \(below the bound\)", more)
+    shown, unevaluated = (int(x) for x in re.findall(r"\d+", more))
+    rows = [line for line in every[table + 2:] if re.match(r"[*! ] +\d+x\d+x\d+ ", line)]
+    assert unevaluated > 0 and TOP + shown + unevaluated == len(rows)
