@@ -1,20 +1,22 @@
 """`linalg-io model lu`: predicted traffic and time of every LU configuration, no MPI.
 
-The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores
-and memory, its links (`linalg_io.models.profile`); without one, the shipped profile of
-one node, this one. `--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c,
-v; those of --grid and --nb when given; else every grid whose process rows and columns
-all own a tile), best first for --objective (time or volume), with the bytes the
-busiest rank receives, the wire bytes sent and received (max over ranks), their
-max/mean, the logical bytes sent, messages, memory per rank and the predicted time,
-marking the one `lu --algo conflux` would run with the same --grid/--nb/--mem/
---objective on that machine. `--algo 2d` (or no --algo): the 2D block-cyclic LU on
-every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
-`lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting
-a run records ("expected") and the received band (no swaps .. worst case). Then the
-lower bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory
-per rank (else the node's memory over its ranks) and for the M each run records (2D:
-N^2/P; 2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
+The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores and
+memory, its links (`linalg_io.models.profile`); without one, the shipped profile of one
+node, this one. `--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c, v;
+those of --grid and --nb when given; else every grid whose process rows and columns all
+own a tile), best first for --objective (time or volume), with the bytes the busiest
+rank receives, the wire bytes sent and received (max over ranks), their max/mean, the
+logical bytes sent, messages, memory per rank and the predicted time, marking the one
+`lu --algo conflux` would run with the same --grid/--nb/--mem/ --objective on that
+machine (without --all, for --objective time, only the candidates a lower bound on their
+time does not already put below the rows shown are evaluated: "N more not evaluated",
+`linalg_io.lu.choice.pruned_rows`). `--algo 2d` (or no --algo): the 2D block-cyclic LU
+on every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
+`lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting a
+run records ("expected") and the received band (no swaps .. worst case). Then the lower
+bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory per
+rank (else the node's memory over its ranks) and for the M each run records (2D: N^2/P;
+2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
 """
 
 from __future__ import annotations
