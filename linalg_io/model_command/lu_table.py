@@ -7,7 +7,7 @@ those of --grid and --nb when given; else every grid whose process rows and colu
 own a tile), best first for --objective (time or volume), with the bytes the busiest
 rank receives, the wire bytes sent and received (max over ranks), their max/mean, the
 logical bytes sent, messages, memory per rank and the predicted time, marking the one
-`lu --algo conflux` would run with the same --grid/--nb/--mem/ --objective on that
+`lu --algo conflux` would run with the same --grid/--nb/--mem/--objective on that
 machine (without --all, for --objective time, only the candidates a lower bound on their
 time does not already put below the rows shown are evaluated: "N more not evaluated",
 `linalg_io.lu.choice.pruned_rows`). `--algo 2d` (or no --algo): the 2D block-cyclic LU
