@@ -24,8 +24,9 @@ def usable_cores() -> int:
 class CoreMap:
     """map over the workers of `pool` (None: in this process)."""
 
-    def __init__(self, pool) -> None:
+    def __init__(self, pool, workers: int = 1) -> None:
         self.pool = pool
+        self.workers = workers   # how many items run at once
 
     def start(self, function: Callable, items: Iterable) -> Callable[[], list]:
         items = list(items)
@@ -47,4 +48,4 @@ def core_map() -> Iterator[CoreMap]:
         yield CoreMap(None)
         return
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield CoreMap(pool)
+        yield CoreMap(pool, workers)

@@ -6,11 +6,15 @@ Rank order: 2D grids are row-major (rank = row * Pc + col, as ScaLAPACK's defaul
 
 from __future__ import annotations
 
+import math
+
 from linalg_io.errors import InputError
 
 
 def divisors(p: int) -> list[int]:
-    return [d for d in range(1, p + 1) if p % d == 0]
+    """The divisors of p >= 1, ascending: the pairs d, p/d for d <= sqrt(p), O(sqrt p)."""
+    small = [d for d in range(1, math.isqrt(p) + 1) if p % d == 0]
+    return small + [p // d for d in reversed(small) if d * d != p]
 
 
 def square_2d(p: int) -> tuple[int, int]:

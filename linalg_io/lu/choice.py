@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.layout.grid_shapes import divisors, parse_grid
-from linalg_io.models import conflux, lu2d
+from linalg_io.models import conflux, lu2d, lu_bounds
 from linalg_io.models.profile import MachineProfile, Placement
 
 if TYPE_CHECKING:
@@ -128,8 +128,9 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
         return _choice(algorithm, n, shape, nb, objective, memory, placement)
     if table is None:   # only the candidates within the memory: the others are never chosen
         table = candidates(algorithm, n, p, memory, profile, placement, grid, nb, objective,
-                           mapper, fitting_only=True)
-    fitting = [candidate for candidate in table if candidate.costs["fits"]]
+                           mapper, fitting_only=True, keep=1)
+    fitting = [candidate for candidate in table
+               if candidate.costs is not None and candidate.costs["fits"]]
     if fitting:
         return fitting[0].choice
     if shape is not None:
@@ -161,13 +162,16 @@ def lu2d_seconds(profile: MachineProfile, choice: LUChoice) -> float:
 
 def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachineProfile,
                placement: Placement, grid: str = "auto", nb="auto", objective: str = "time",
-               mapper: Callable = map, fitting_only: bool = False) -> list[Candidate]:
+               mapper: Callable = map, fitting_only: bool = False,
+               keep: int | None = None) -> list[Candidate]:
     """Every configuration `choose_lu` ranks, in `model lu`'s order. 2D: --grid, else
     every Pr x Pc whose process rows and columns all own a block (every shape when none
     does), NB as the run takes it. 2.5D: the grids and tiles of `busy_grids` (or --grid
     and --nb), evaluated by `mapper` (`linalg_io.parallel.core_map` spreads them over
     the cores), those within `memory` best first for `objective` (`ranked`), then the
-    others by time (`fitting_only`: the others left out, not evaluated)."""
+    others by time (`fitting_only`: the others left out, not evaluated). `keep`: only
+    the first `keep` need their costs (`candidate_table`'s pruning, objective "time"):
+    those not evaluated come last, with costs None."""
     if _family(algorithm) == "2d":
         def nb_of(pr: int, pc: int) -> int:
             return default_nb(n, pr, pc) if nb == "auto" else int(nb)
@@ -182,34 +186,88 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
                 for pr, pc, b in shapes]
     tile_sizes = TILE_SIZES if nb == "auto" else (int(nb),)
     shapes = None if grid == "auto" else [parse_grid(grid, p, 3)]
+    skipped: list[tuple[int, int, int, int]] = []
     rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper,
-                           fitting_only)
+                           fitting_only, keep if objective == "time" else None, skipped)
     order = ranked(rows, objective) + sorted((r for r in rows if not r["fits"]),
                                              key=lambda r: r["time_s"])
-    return [Candidate(_choice(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective, memory,
-                            placement), r) for r in order]
+    return ([Candidate(_choice(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective,
+                               memory, placement), r) for r in order]
+            + [Candidate(_choice(algorithm, n, (px, py, c), v, objective, memory, placement))
+               for px, py, c, v in skipped])
 
 
 def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
                     placement: Placement | None = None,
                     shapes: Sequence[tuple[int, int, int]] | None = None,
-                    mapper: Callable = map, fitting_only: bool = False) -> list[dict]:
+                    mapper: Callable = map, fitting_only: bool = False,
+                    keep: int | None = None,
+                    skipped: list | None = None) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted bytes per rank, messages,
     memory and time (`conflux.candidate_row`; `placement`: where the p ranks sit,
     default the profile's). `shapes`: the grids to consider, default `busy_grids`;
-    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits")."""
+    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits").
+    `keep`: only rows enough that the first `keep` of `ranked(rows, "time")` are those
+    of every row (`pruned_rows`); the configurations left out are appended to
+    `skipped`."""
     placement = placement or profile.placement(p)
     tiles = [v for v in tile_sizes if v <= n] or [n]
     configs = [(px, py, c, v) for v in tiles
                for px, py, c in (busy_grids(n, v, p) if shapes is None else [
                    (px, py, c) for px, py, c in shapes if c == 1 or v // c >= MIN_SLICE])]
     if fitting_only:
-        configs = [(px, py, c, v) for px, py, c, v in configs
-                   if conflux.memory_words(n, v, px, py, c) * conflux.WORD <= mem_bytes]
-    rows = list(mapper(partial(conflux.candidate_row, n, mem_bytes, profile, placement),
-                       configs))
+        configs = [(px, py, c, v) for px, py, c, v in configs if _fits(n, mem_bytes, px, py, c, v)]
+    row = partial(conflux.candidate_row, n, mem_bytes, profile, placement)
+    if keep is None:
+        rows = list(mapper(row, configs))
+    else:
+        rows, left = pruned_rows(n, mem_bytes, profile, placement, configs, keep, mapper)
+        if skipped is not None:
+            skipped.extend(left)
     return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
+
+
+def _fits(n: int, mem_bytes: float, px: int, py: int, c: int, v: int) -> bool:
+    return conflux.memory_words(n, v, px, py, c) * conflux.WORD <= mem_bytes
+
+
+def pruned_rows(n: int, mem_bytes: float, profile: MachineProfile, placement: Placement,
+                configs: Sequence[tuple[int, int, int, int]], keep: int,
+                mapper: Callable = map) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
+    """(rows, configurations not evaluated): branch and bound on the time. The fitting
+    configurations are evaluated in the order of a proven lower bound on their time
+    (`linalg_io.models.lu_bounds.update_seconds`), a batch of `mapper.workers` at a time,
+    until the next bound B exceeds both the best time t* times 1 + TIE and the time of
+    the keep-th row of `ranked`: any other row has a time >= B, so it is neither in
+    t*'s tie (nor lowers t*) nor before the keep-th row, and the first `keep` rows of
+    `ranked` are those of every row. Fewer than `keep` fitting: every row."""
+    row = partial(conflux.candidate_row, n, mem_bytes, profile, placement)
+    fitting = [config for config in configs if _fits(n, mem_bytes, *config)]
+    if len(fitting) < keep:
+        return list(mapper(row, configs)), []
+    bounded = sorted((lu_bounds.update_seconds(n, v, px, py, c, profile, placement), i)
+                     for i, (px, py, c, v) in enumerate(fitting))
+    order = [fitting[i] for _, i in bounded]
+    bounds = [bound for bound, _ in bounded]
+    batch = max(1, getattr(mapper, "workers", 1))
+    rows: list[dict] = []
+    done = 0
+    while done < len(order):
+        rows += mapper(row, order[done:done + batch])
+        done = min(len(order), done + batch)
+        if done < len(order) and _settled(rows, keep, bounds[done]):
+            break
+    left = order[done:] + [config for config in configs if not _fits(n, mem_bytes, *config)]
+    return rows, left
+
+
+def _settled(rows: list[dict], keep: int, bound: float) -> bool:
+    """Whether no row of time >= `bound` can enter the first `keep` of `ranked(rows)`."""
+    if len(rows) < keep:
+        return False
+    first = ranked(rows, "time")
+    return bound > first[0]["time_s"] * (1 + TIE) and bound > first[keep - 1]["time_s"]
 
 
 def grid_candidates(p: int) -> list[tuple[int, int, int]]:

@@ -1,20 +1,22 @@
 """`linalg-io model lu`: predicted traffic and time of every LU configuration, no MPI.
 
-The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores
-and memory, its links (`linalg_io.models.profile`); without one, the shipped profile of
-one node, this one. `--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c,
-v; those of --grid and --nb when given; else every grid whose process rows and columns
-all own a tile), best first for --objective (time or volume), with the bytes the
-busiest rank receives, the wire bytes sent and received (max over ranks), their
-max/mean, the logical bytes sent, messages, memory per rank and the predicted time,
-marking the one `lu --algo conflux` would run with the same --grid/--nb/--mem/
---objective on that machine. `--algo 2d` (or no --algo): the 2D block-cyclic LU on
-every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
-`lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting
-a run records ("expected") and the received band (no swaps .. worst case). Then the
-lower bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory
-per rank (else the node's memory over its ranks) and for the M each run records (2D:
-N^2/P; 2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
+The machine is the --machine (or --profile) file's: its nodes, ranks per node, cores and
+memory, its links (`linalg_io.models.profile`); without one, the shipped profile of one
+node, this one. `--algo conflux` (or no --algo): the 2.5D candidates (Px x Py x c, v;
+those of --grid and --nb when given; else every grid whose process rows and columns all
+own a tile), best first for --objective (time or volume), with the bytes the busiest
+rank receives, the wire bytes sent and received (max over ranks), their max/mean, the
+logical bytes sent, messages, memory per rank and the predicted time, marking the one
+`lu --algo conflux` would run with the same --grid/--nb/--mem/--objective on that
+machine (without --all, for --objective time, only the candidates a lower bound on their
+time does not already put below the rows shown are evaluated: "N more not evaluated",
+`linalg_io.lu.choice.pruned_rows`). `--algo 2d` (or no --algo): the 2D block-cyclic LU
+on every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
+`lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting a
+run records ("expected") and the received band (no swaps .. worst case). Then the lower
+bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory per
+rank (else the node's memory over its ranks) and for the M each run records (2D: N^2/P;
+2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
 """
 
 from __future__ import annotations
@@ -67,13 +69,15 @@ def model_table(args) -> str:
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "grid": args.grid, "nb": args.nb, "objective": args.objective}
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
+    unevaluated = 0
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
         if "2d" in algos:
             choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
             pending_2d = mapper.start(partial(_row_2d, profile, placement), choices_2d)
         if "conflux" in algos:
-            chosen, table = conflux_rows(ask, mapper)
-            rows = [candidate.costs for candidate in table]
+            chosen, table = conflux_rows(ask, mapper, limit)
+            rows = [candidate.costs for candidate in table if candidate.costs is not None]
+            unevaluated = len(table) - len(rows)
             chosen_row = next((candidate.costs for candidate in table
                                if candidate.choice == chosen), None)
         if "2d" in algos:
@@ -88,7 +92,8 @@ def model_table(args) -> str:
         lines += ["", (f"2.5D LU (conflux), best first for --objective {args.objective}; bytes "
                        "per rank, MB = 1e6 B; wire = what MPI moves (the code's own "
                        "point-to-point schedules: = logical):")]
-        lines += verdict.conflux_lines(rows, chosen_row, limit) + verdict.more_line(rows, limit)
+        lines += (verdict.conflux_lines(rows, chosen_row, limit)
+                  + verdict.more_line(rows, limit, unevaluated))
         lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} "
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "
@@ -114,10 +119,12 @@ def model_table(args) -> str:
     return "\n".join(lines)
 
 
-def conflux_rows(ask: dict, mapper: Callable = map) -> tuple[LUChoice | None, list[Candidate]]:
+def conflux_rows(ask: dict, mapper: Callable = map,
+                 keep: int | None = None) -> tuple[LUChoice | None, list[Candidate]]:
     """(the choice `lu --algo conflux` runs, or None when nothing fits; every candidate, in
-    `candidates`' order) for the keyword arguments `ask` of `choose_lu`."""
-    table = candidates("conflux", **ask, mapper=mapper)
+    `candidates`' order) for the keyword arguments `ask` of `choose_lu`; `keep`: only
+    the first `keep` evaluated for certain (`candidates`), None: every one."""
+    table = candidates("conflux", **ask, mapper=mapper, keep=keep)
     try:
         return choose_lu("conflux", **ask, table=table), table
     except InputError:

@@ -124,6 +124,13 @@ def lu2d_lines(rows: list[dict], chosen: dict | None, limit: int | None) -> list
     return out
 
 
-def more_line(rows: list[dict], limit: int | None) -> list[str]:
+def more_line(rows: list[dict], limit: int | None, unevaluated: int = 0) -> list[str]:
+    """The count of the rows not shown; `unevaluated` of them were never evaluated: a
+    lower bound on their time already put them below the rows shown
+    (`linalg_io.lu.choice.pruned_rows`)."""
     hidden = 0 if limit is None else max(0, len(rows) - limit)
-    return [f"  ... {hidden} more (--all shows every candidate)"] if hidden else []
+    line = f"  ... {hidden} more (--all shows every candidate)" if hidden else ""
+    if unevaluated:
+        line = (f"{line}; " if line else "  ... ") + (f"{unevaluated} more not evaluated "
+                                                     "(below the bound)")
+    return [line] if line else []

@@ -1,0 +1,130 @@
+"""The 2.5D candidate search's branch and bound (`linalg_io.lu.choice.pruned_rows`): its
+bound (`linalg_io.models.lu_bounds`) never exceeds the model's time, and the rows it
+evaluates give the table's first rows and the choice of every row."""
+
+import re
+
+import pytest
+from linalg_io.models import conflux
+from linalg_io.models.lu_bounds import update_seconds, update_work
+from linalg_io.models.profile import load_profile
+from linalg_io.models.rates import gemm_efficiency
+
+from linalg_io.cli import main as cli_main
+from linalg_io.errors import InputError
+from linalg_io.lu.choice import (
+    TILE_SIZES,
+    busy_grids,
+    candidate_table,
+    candidates,
+    choose_lu,
+    ranked,
+)
+from linalg_io.model_command.lu_verdict import TOP
+
+MACHINES = ("default", "example_cpu", "example_gpu", "lumi_c", "piz_daint_mc")
+
+
+def _profile(name: str):
+    return load_profile(None if name == "default" else name)
+
+
+def test_update_work_is_the_sum_of_the_updates():
+    """N = 1000, v = 256, c = 3: widths 256, 256, 256, 232; slices 86/85/85 and 78/77/77."""
+    expected = 0.0
+    left = 1000
+    for w in (256, 256, 256, 232):
+        left -= w
+        slices = [w // 3 + (layer < w % 3) for layer in range(3)]
+        expected += sum(2.0 * left * left * s / float(gemm_efficiency(s)) for s in slices)
+    assert update_work(1000, 256, 3) == pytest.approx(expected, rel=1e-12)
+    assert update_work(1000, 256, 3) > update_work(1000, 256, 1) > 2 * 744**2 * 256
+
+
+def _placeable(machine: str, p: int) -> bool:
+    try:
+        _profile(machine).placement(p)
+    except InputError:    # more ranks than the machine holds
+        return False
+    return True
+
+
+@pytest.mark.parametrize("machine,n,p", [
+    (machine, n, p) for machine in MACHINES
+    for n, p in [(2048, 1), (4096, 6), (8192, 64), (6000, 96), (16384, 512), (32768, 4096),
+                 (65536, 16384)] if _placeable(machine, p)])
+def test_bound_is_below_the_model_time(machine, n, p):
+    """Over every candidate of busy_grids (every tile), shared cores included (the
+    default profile's one node), the bound is at most the exact time_s and not vacuous."""
+    profile = _profile(machine)
+    placement = profile.placement(p)
+    ratios = []
+    for v in TILE_SIZES:
+        grids = busy_grids(n, v, p)
+        if p >= 4096:   # the cheap ones of each c: the bound is the same for every grid
+            grids = sorted(grids, key=lambda g: (g[2], g[0]))[::3]
+        for px, py, c in grids:
+            exact = conflux.candidate_row(n, 1e30, profile, placement, (px, py, c, v))["time_s"]
+            bound = update_seconds(n, v, px, py, c, profile, placement)
+            assert 0 < bound <= exact, (machine, n, p, px, py, c, v, bound, exact)
+            ratios.append(bound / exact)
+    assert max(ratios) > 0.05
+
+
+@pytest.mark.parametrize("machine,n,p", [
+    ("example_cpu", 8192, 64), ("default", 4096, 64), ("example_gpu", 16384, 256),
+    ("example_cpu", 65536, 64), ("example_cpu", 131072, 256),
+    ("example_cpu", 32768, 1024), ("lumi_c", 65536, 4096), ("example_cpu", 65536, 16384)])
+def test_pruned_table_is_the_unpruned_one(machine, n, p):
+    """The first TOP rows of the pruned candidates, and the choice, are those of every
+    candidate; the rows not evaluated come last, without costs."""
+    profile = _profile(machine)
+    placement = profile.placement(p)
+    ask = {"n": n, "p": p, "memory": placement.memory_per_rank, "profile": profile,
+           "placement": placement}
+    full = candidates("conflux", **ask)
+    pruned = candidates("conflux", **ask, keep=TOP)
+    assert len(pruned) == len(full)
+    evaluated = [c for c in pruned if c.costs is not None]
+    assert [c.costs for c in evaluated[:TOP]] == [c.costs for c in full[:TOP]]
+    assert [c.choice for c in evaluated[:TOP]] == [c.choice for c in full[:TOP]]
+    assert all(c.costs is None for c in pruned[len(evaluated):])
+    assert ({c.choice for c in pruned} == {c.choice for c in full})
+    assert choose_lu("conflux", **ask) == choose_lu("conflux", **ask, table=full)
+
+
+def test_pruning_skips_and_stops_at_the_bound():
+    """At P = 256, N = 131072 on example_cpu (compute-bound) most candidates are never
+    evaluated, and every one left out has a bound above the keep-th row's time."""
+    profile = _profile("example_cpu")
+    placement = profile.placement(256)
+    skipped = []
+    rows = candidate_table(131072, 256, placement.memory_per_rank, profile,
+                           placement=placement, keep=TOP, skipped=skipped)
+    assert len(skipped) > len(rows) >= TOP
+    kth = ranked(rows, "time")[TOP - 1]["time_s"]
+    mem = placement.memory_per_rank
+    over = [(px, py, c, v) for px, py, c, v in skipped
+            if conflux.memory_words(131072, v, px, py, c) * 8 > mem]
+    assert all(update_seconds(131072, v, px, py, c, profile, placement) > kth
+               for px, py, c, v in skipped if (px, py, c, v) not in over)
+    assert len(over) < len(skipped)
+
+
+def test_model_lu_prints_what_every_row_gives(capsys):
+    """`model lu` at N = 65536, P = 64 on example_cpu skips candidates: its verdict and
+    its 2.5D rows are those of `--all` (which evaluates every one), and it says how many
+    it did not evaluate."""
+    ask = ["model", "lu", "--n", "65536", "--p", "64", "--machine", "example_cpu"]
+    assert cli_main(ask + ["--all"]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert cli_main(ask) == 0
+    pruned = capsys.readouterr().out.splitlines()
+    table = pruned.index(next(line for line in pruned if line.startswith("2.5D LU")))
+    assert pruned[:table + 2 + TOP] == every[:table + 2 + TOP]
+    more = pruned[table + 2 + TOP]
+    assert re.fullmatch(r"  \.\.\. \d+ more \(--all shows every candidate\); \d+ more not "
+                        r"evaluated \(below the bound\)", more)
+    shown, unevaluated = (int(x) for x in re.findall(r"\d+", more))
+    rows = [line for line in every[table + 2:] if re.match(r"[*! ] +\d+x\d+x\d+ ", line)]
+    assert unevaluated > 0 and TOP + shown + unevaluated == len(rows)
