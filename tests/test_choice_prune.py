@@ -124,7 +124,7 @@ def test_model_lu_prints_what_every_row_gives(capsys):
     assert pruned[:table + 2 + TOP] == every[:table + 2 + TOP]
     more = pruned[table + 2 + TOP]
     assert re.fullmatch(r"  \.\.\. \d+ more \(--all shows every candidate\); \d+ more not "
-                        r"evaluated \(below the bound\)", more)
+                        r"evaluated \(a lower bound on their time ranks them after these\)", more)
     shown, unevaluated = (int(x) for x in re.findall(r"\d+", more))
     rows = [line for line in every[table + 2:] if re.match(r"[*! ] +\d+x\d+x\d+ ", line)]
     assert unevaluated > 0 and TOP + shown + unevaluated == len(rows)

@@ -132,5 +132,6 @@ def more_line(rows: list[dict], limit: int | None, unevaluated: int = 0) -> list
     line = f"  ... {hidden} more (--all shows every candidate)" if hidden else ""
     if unevaluated:
         line = (f"{line}; " if line else "  ... ") + (f"{unevaluated} more not evaluated "
-                                                     "(below the bound)")
+                                                     "(a lower bound on their time ranks them "
+                                                     "after these)")
     return [line] if line else []
