@@ -222,7 +222,7 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
     if keep is None:
         rows = list(mapper(row, configs))
     else:
-        rows, left = pruned_rows(n, mem_bytes, profile, placement, configs, keep, mapper)
+        rows, left = pruned_rows(row, n, mem_bytes, profile, placement, configs, keep, mapper)
         if skipped is not None:
             skipped.extend(left)
     return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
@@ -232,18 +232,19 @@ def _fits(n: int, mem_bytes: float, px: int, py: int, c: int, v: int) -> bool:
     return conflux.memory_words(n, v, px, py, c) * conflux.WORD <= mem_bytes
 
 
-def pruned_rows(n: int, mem_bytes: float, profile: MachineProfile, placement: Placement,
-                configs: Sequence[tuple[int, int, int, int]], keep: int,
+def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile,
+                placement: Placement, configs: Sequence[tuple[int, int, int, int]], keep: int,
                 mapper: Callable = map) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
-    """(rows, configurations not evaluated): branch and bound on the time. The fitting
+    """(rows, configurations not evaluated): branch and bound on the time of `row`
+    (`conflux.candidate_row` of these n, mem_bytes, profile, placement). The fitting
     configurations are evaluated in the order of a proven lower bound on their time
     (`linalg_io.models.lu_bounds.update_seconds`), a batch of `mapper.workers` at a time,
     until the next bound B exceeds both the best time t* times 1 + TIE and the time of
     the keep-th row of `ranked`: any other row has a time >= B, so it is neither in
     t*'s tie (nor lowers t*) nor before the keep-th row, and the first `keep` rows of
     `ranked` are those of every row. Fewer than `keep` fitting: every row."""
-    row = partial(conflux.candidate_row, n, mem_bytes, profile, placement)
-    fitting = [config for config in configs if _fits(n, mem_bytes, *config)]
+    fits = [_fits(n, mem_bytes, *config) for config in configs]
+    fitting = [config for config, fit in zip(configs, fits) if fit]
     if len(fitting) < keep:
         return list(mapper(row, configs)), []
     bounded = sorted((lu_bounds.update_seconds(n, v, px, py, c, profile, placement), i)
@@ -258,7 +259,7 @@ def pruned_rows(n: int, mem_bytes: float, profile: MachineProfile, placement: Pl
         done = min(len(order), done + batch)
         if done < len(order) and _settled(rows, keep, bounds[done]):
             break
-    left = order[done:] + [config for config in configs if not _fits(n, mem_bytes, *config)]
+    left = order[done:] + [config for config, fit in zip(configs, fits) if not fit]
     return rows, left
 
 
