@@ -24,6 +24,7 @@ from linalg_io.kernels import sptrsv_gpu, tsm2_gpu
 HOST_DIR = Path(__file__).resolve().parent / "cuda_host"
 GXX = shutil.which("g++")
 _P = ctypes.c_void_p
+SMS = 2  # the tests' small device: tsm2l's few blocks stride over the rows
 
 
 def _host_source(source: Path, directory: Path) -> Path:
@@ -50,6 +51,13 @@ def build(directory: Path) -> Emulator:
     if done.returncode != 0:
         raise RuntimeError(f"g++ failed on the emulated kernels:\n{done.stderr[-4000:]}")
     return Emulator(library)
+
+
+def scaled_error(c, a, b) -> float:
+    """max |C - A B| / (|A| |B|), elementwise, in float64."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = np.maximum(np.abs(a64) @ np.abs(b64), np.finfo(np.float64).tiny)
+    return float(np.max(np.abs(c.astype(np.float64) - a64 @ b64) / scale))
 
 
 def _pointer(array: np.ndarray) -> ctypes.c_void_p:
