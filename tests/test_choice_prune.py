@@ -6,7 +6,7 @@ import re
 
 import pytest
 from linalg_io.models import conflux
-from linalg_io.models.lu_bounds import update_seconds, update_work
+from linalg_io.models.lu_bounds import time_seconds, update_seconds, update_work
 from linalg_io.models.profile import load_profile
 from linalg_io.models.rates import gemm_efficiency
 
@@ -105,7 +105,7 @@ def test_pruning_skips_and_stops_at_the_bound():
     mem = placement.memory_per_rank
     over = [(px, py, c, v) for px, py, c, v in skipped
             if conflux.memory_words(131072, v, px, py, c) * 8 > mem]
-    assert all(update_seconds(131072, v, px, py, c, profile, placement) > kth
+    assert all(time_seconds(131072, v, px, py, c, profile, placement) > kth
                for px, py, c, v in skipped if (px, py, c, v) not in over)
     assert len(over) < len(skipped)
 
