@@ -22,6 +22,65 @@ runs a rank at most at one core's rate). So, every other term being >= 0,
 
 a bound per (N, v, c, P) and the machine's gamma and cores: it tells the tiles and
 slices apart (a thin slice v/c runs the dgemm far from gamma), not the grids.
+
+`time_seconds` adds the communication, per grid, in O(steps x c + Px) (the pivot ids'
+broadcast once per panel width, P and machine: O(P), cached). The model's time is
+
+    (a) Py > 1, a core per rank:  M(F_0) + sum_k M(I_k) + max_r sum_k X_k(r)
+    (b) otherwise:                M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]
+
+with X_k(r) = S_k(r) + U_k(r) + F_{k+1}(r), each piece a rank's work + wait, and every
+piece's seconds alpha msgs + beta serial (serial: the sum over its collectives of
+max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
+
+  1. M >= every rank's work + wait (`waiting_makespans`: the makespan of the works is
+     >= the largest work, then + the largest wait), and, with shared cores C, >= the
+     sum of the works over C (each rank's share of the cores is <= 1: `makespans`).
+     So a max over ranks is >= any mean over ranks, and in (a) max_r sum_k >= the mean
+     over a fixed set of ranks of sum_k; in (b) M(S_k) + M(U_k + F_{k+1}) >= the same
+     set's mean of X_k, and (shared cores) >= its mean of S_k + the works of all U_k
+     over C.
+  2. sum_k M(I_k) is the model's own: the binomial broadcast of w_k + 1 words over all
+     P ranks timed as `_critical_path` times it, per width (`_ids_seconds`).
+  3. The set: the layers and process rows of one process column y (those of the last
+     two tiles, which hold the most trailing columns t_y: the larger bound is kept).
+     Its means need only sums over the process rows: sum_x b_x >= R_k - Px DUST and
+     sum_x a_x >= R_{k-1} - Px DUST (a_x: rows active before step k; the pivot model
+     hands each step's w_k rows out, a process row at most once rounding its last
+     DUST rows up, `conflux_pivots`), sum_x p_x >= w_k, sum_l s_l = w_k; t_y is the
+     widths of the tiles J > k that `TileMap.col_owner` gives y.
+  4. A collective's bytes: every member of a broadcast or a reduce over >= 2 ranks
+     sends or receives the whole n bytes (chain or binomial tree, `schedules`), so its
+     serial is >= n; a scatter's root sends what the others receive; the Bruck
+     allgather's member receives every other member's block. Where a group's members
+     share nodes its traffic is split into parts on and between nodes, each with its
+     own serial; their sum is >= the whole's max(sent, recv). So each collective costs
+     >= n times the least beta (and its messages the least alpha) of the links its key
+     or its parts are timed on (`_rates`; a key of a group not split: its own link).
+  5. The look-ahead (c = 1, Px > 1) takes from S_k on column ky_k at most the pivot
+     rows' allgather (`_overlapped`: work - its time on the node, wait - its time on
+     the network, both >= what the other collectives and flops leave); so that
+     allgather is counted on the steps where y is not ky_k only.
+
+Per step k, the means over column y's c Px ranks (`_column_seconds`; [y = ky_k] on the
+panel's column; words of 8 bytes; rates of fact 4 on the key named):
+
+  U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
+  S_k  row: L along the rows (sum_x b_x) w_k / (c Px) and L00 w_k^2 (c = 1; c > 1: over
+       c Px), if Py > 1; col: the U slices down the columns w_k t_y / c (c > 1, Px > 1),
+       the allgather (Px - 1) w_k t_y / Px (c = 1, Px > 1, y != ky_k); fibre: the pivot
+       rows' reduce w_k t_y / Px (c > 1); the scatters' 2 (w_k - s_lk) (sum_x b_x [y =
+       ky_k] + t_y) / (c Px) (c > 1); the solves w_k^2 t_y (c > 1: over c Px) + [y =
+       ky_k] (sum_x b_x) w_k^2 / (c Px) flops at gamma PANEL_RATE
+  F_k  [y = ky_k] times: the panel's reduce (sum_x a_x) w_k / Px words (c > 1); the
+       tournament's sends (summed over the roles, n_sent of `conflux`) / (c Px) times
+       (alpha + beta w_k (w_k + 1) words) (Px > 1); getrf of the candidates
+       getrf(sum_x a_x / Px, w_k) (getrf_flops is convex in the rows: Jensen) and of
+       the merges' 2 w_k x w_k blocks, over c, at gamma PANEL_RATE
+
+and the bound is ids + F_0 + sum_k (S_k + max(U_k + F_{k+1}, shared_k)), shared_k = 0
+but in (b) with shared cores: 2 (sum_x b_x) R_k sum_l s_l / eff(s_l) / (gamma C);
+the larger of that and `update_seconds`, less ROUNDING for the sums' order.
 """
 
 from __future__ import annotations
@@ -41,7 +100,9 @@ from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import bcast_costs
 from linalg_io.layout.words import WORD
 
-ROUNDING = 1e-9   # relative: the bound's sums in another order than the model's
+# relative: the bound's sums in another order than the model's, and `update_seconds`'
+# R_k rows where the pivot model may leave Px DUST fewer (<= 3 Px DUST / N of it)
+ROUNDING = 1e-6
 
 
 def update_work(n: int, v: int, c: int) -> float:
@@ -68,7 +129,7 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
                  placement: Placement) -> float:
     """A lower bound on the 2.5D model's time_s of (Px, Py, c, v) with its communication
     (module doc): the largest of `update_seconds` and `_column_seconds` of the process
-    columns of the last two tiles, less a relative 1e-9 for rounding."""
+    columns of the last two tiles, less a relative ROUNDING."""
     plan = StepPlan.create(n, v, px, py, c)
     owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
     spans = link_keys(px, py, c, placement)
