@@ -22,13 +22,87 @@ runs a rank at most at one core's rate). So, every other term being >= 0,
 
 a bound per (N, v, c, P) and the machine's gamma and cores: it tells the tiles and
 slices apart (a thin slice v/c runs the dgemm far from gamma), not the grids.
+
+`time_seconds` adds the communication, per grid, in O(steps x c + Px) (the pivot ids'
+broadcast once per panel width, P and machine: O(P), cached). The model's time is
+
+    (a) Py > 1, a core per rank:  M(F_0) + sum_k M(I_k) + max_r sum_k X_k(r)
+    (b) otherwise:                M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]
+
+with X_k(r) = S_k(r) + U_k(r) + F_{k+1}(r), each piece a rank's work + wait, and every
+piece's seconds alpha msgs + beta serial (serial: the sum over its collectives of
+max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
+
+  1. M >= every rank's work + wait (`waiting_makespans`: the makespan of the works is
+     >= the largest work, then + the largest wait), and, with shared cores C, >= the
+     sum of the works over C (each rank's share of the cores is <= 1: `makespans`).
+     So a max over ranks is >= any mean over ranks, and in (a) max_r sum_k >= the mean
+     over a fixed set of ranks of sum_k; in (b) M(S_k) + M(U_k + F_{k+1}) >= the same
+     set's mean of X_k, and (shared cores) >= its mean of S_k + the works of all U_k
+     over C.
+  2. sum_k M(I_k) is the model's own: the binomial broadcast of w_k + 1 words over all
+     P ranks timed as `_critical_path` times it, per width (`_ids_seconds`).
+  3. The set: the layers and process rows of one process column y (those of the last
+     two tiles, which hold the most trailing columns t_y: the larger bound is kept).
+     Its means need only sums over the process rows: sum_x b_x >= R_k - Px DUST and
+     sum_x a_x >= R_{k-1} - Px DUST (a_x: rows active before step k; the pivot model
+     hands each step's w_k rows out, a process row at most once rounding its last
+     DUST rows up, `conflux_pivots`), sum_x p_x >= w_k, sum_l s_l = w_k; t_y is the
+     widths of the tiles J > k that `TileMap.col_owner` gives y.
+  4. A collective's bytes: every member of a broadcast or a reduce over >= 2 ranks
+     sends or receives the whole n bytes (chain or binomial tree, `schedules`), so its
+     serial is >= n; a scatter's root sends what the others receive; the Bruck
+     allgather's member receives every other member's block. Where a group's members
+     share nodes its traffic is split into parts on and between nodes, each with its
+     own serial; their sum is >= the whole's max(sent, recv). So each collective costs
+     >= n times the least beta (and its messages the least alpha) of the links its key
+     or its parts are timed on (`_rates`; a key of a group not split: its own link).
+  5. The look-ahead (c = 1, Px > 1) takes from S_k on column ky_k at most the pivot
+     rows' allgather (`_overlapped`: work - its time on the node, wait - its time on
+     the network, both >= what the other collectives and flops leave); so that
+     allgather is counted on the steps where y is not ky_k only.
+
+Per step k, the means over column y's c Px ranks (`_column_seconds`; [y = ky_k] on the
+panel's column; words of 8 bytes; rates of fact 4 on the key named):
+
+  U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
+  S_k  row: L along the rows (sum_x b_x) w_k / (c Px) and L00 w_k^2 (c = 1; c > 1: over
+       c Px), if Py > 1; col: the U slices down the columns w_k t_y / c (c > 1, Px > 1),
+       the allgather (Px - 1) w_k t_y / Px (c = 1, Px > 1, y != ky_k); fibre: the pivot
+       rows' reduce w_k t_y / Px (c > 1); the scatters' 2 (w_k - s_lk) (sum_x b_x [y =
+       ky_k] + t_y) / (c Px) (c > 1); the solves w_k^2 t_y (c > 1: over c Px) + [y =
+       ky_k] (sum_x b_x) w_k^2 / (c Px) flops at gamma PANEL_RATE
+  F_k  [y = ky_k] times: the panel's reduce (sum_x a_x) w_k / Px words (c > 1); the
+       tournament's sends (summed over the roles, n_sent of `conflux`) / (c Px) times
+       (alpha + beta w_k (w_k + 1) words) (Px > 1); getrf of the candidates
+       getrf(sum_x a_x / Px, w_k) (getrf_flops is convex in the rows: Jensen) and of
+       the merges' 2 w_k x w_k blocks, over c, at gamma PANEL_RATE
+
+and the bound is ids + F_0 + sum_k (S_k + max(U_k + F_{k+1}, shared_k)), shared_k = 0
+but in (b) with shared cores: 2 (sum_x b_x) R_k sum_l s_l / eff(s_l) / (gamma C);
+the larger of that and `update_seconds`, less ROUNDING for the sums' order.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+from linalg_io.models.conflux import _getrf_flops, link_keys
+from linalg_io.models.conflux_classes import panel_widths
+from linalg_io.models.conflux_nodes import HOP, NET, NODE
+from linalg_io.models.conflux_pivots import DUST
+from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import gemm_efficiency
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+
+from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
+from linalg_io.layout.schedules import bcast_costs
+from linalg_io.layout.words import WORD
+
+# relative: the bound's sums in another order than the model's, and `update_seconds`'
+# R_k rows where the pivot model may leave Px DUST fewer (<= 3 Px DUST / N of it)
+ROUNDING = 1e-6
 
 
 def update_work(n: int, v: int, c: int) -> float:
@@ -49,3 +123,108 @@ def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachinePro
     cores = placement.shared_cores
     share = max(1.0, p / cores) if cores else 1.0
     return update_work(n, v, c) / profile.gamma_flops / p * share
+
+
+def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
+                 placement: Placement) -> float:
+    """A lower bound on the 2.5D model's time_s of (Px, Py, c, v) with its communication
+    (module doc): the largest of `update_seconds` and `_column_seconds` of the process
+    columns of the last two tiles, less a relative ROUNDING."""
+    plan = StepPlan.create(n, v, px, py, c)
+    owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
+    spans = link_keys(px, py, c, placement)
+    ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
+              for width, count in zip(*np.unique(panel_widths(plan.tiles),
+                                                  return_counts=True)))
+    columns = max(_column_seconds(plan, y, owners, profile, placement, spans)
+                  for y in set(owners[-2:].tolist()))
+    best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
+    return best * (1.0 - ROUNDING)
+
+
+@lru_cache(maxsize=64)
+def _ids_seconds(p: int, width: float, profile: MachineProfile, placement: Placement) -> float:
+    """M(I_k) of a panel `width` wide: the pivot ids' broadcast over all P ranks, as
+    `conflux._critical_path` times it (the same every step of that width)."""
+    costs = bcast_costs(np.arange(p), p, (width + 1) * WORD)
+    inside, across = link_split({p: costs}, profile, placement)
+    return float(waiting_makespans(inside, across, placement.shared_cores))
+
+
+def _rates(profile: MachineProfile, placement: Placement, spans: dict,
+           key: str) -> tuple[float, float]:
+    """(alpha, beta): the least of the links a traffic key's messages are timed on (its
+    own, or its parts' on and between nodes where its group's members share nodes)."""
+    parts = [spans[key + part] for part in (NODE, HOP, NET) if key + part in spans]
+    links = [profile.link(span, placement, active)
+             for span, active in map(_span_active, parts or [spans[key]])]
+    return min(a for a, _ in links), min(b for _, b in links)
+
+
+def _span_active(key) -> tuple:
+    """(span, active_per_node) of a `Links` key for `MachineProfile.link`."""
+    return (key[0], key[1]) if isinstance(key, tuple) else (key, None)
+
+
+def _column_seconds(plan: StepPlan, y: int, owners: np.ndarray, profile: MachineProfile,
+                    placement: Placement, spans: dict) -> float:
+    """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the layers
+    and process rows, of process column y's F_k, S_k and U_k (module doc), per step."""
+    tiles, c = plan.tiles, plan.c
+    px, py, n = tiles.px, tiles.py, tiles.n
+    steps = tiles.ntiles
+    k = np.arange(steps)
+    w = panel_widths(tiles)
+    lk = (k // py) % c
+    s = w[:, None] // c + (np.arange(c)[None, :] < w[:, None] % c)
+    s_lk = s[k, lk]
+    done = np.cumsum(w)
+    dust = px * DUST
+    rows = np.maximum(n - done - dust, 0.0)              # <= sum_x b_x
+    active = np.maximum(n - done + w - dust, 0.0)         # <= sum_x a_x
+    mine = np.where(owners == y, w, 0.0)
+    t = np.cumsum(mine[::-1])[::-1] - mine               # t_y: y's columns of tiles > k
+    panel = owners == y
+    gamma = profile.gamma_flops
+    per_flop = (s / gemm_efficiency(np.maximum(s, 1.0))).sum(axis=1)
+    update = 2.0 * rows / px * t * per_flop / c / gamma
+    beta_row = _rates(profile, placement, spans, "row")[1]
+    beta_col = _rates(profile, placement, spans, "col")[1]
+    solve = (w * w * t * (1.0 if c == 1 else 1.0 / (c * px))
+             + panel * rows * w * w / (px * c)) / (gamma * PANEL_RATE)
+    if py > 1:      # every member of a broadcast sends or receives its bytes
+        solve = solve + beta_row * WORD * (rows * w / (px * c)
+                                           + w * w * (1.0 if c == 1 else 1.0 / (c * px)))
+    if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
+        solve = solve + beta_col * WORD * (~panel) * (px - 1) * w * t / px
+    if c > 1:
+        fibre = _rates(profile, placement, spans, "fibre")[1]
+        scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
+        scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
+        solve = solve + WORD * (fibre * w * t / px
+                                + 2.0 * (w - s_lk) / (c * px) * (scatter_l * panel * rows
+                                                                 + scatter_u * t))
+        if px > 1:
+            solve = solve + beta_col * WORD * w * t / c
+    getrf = _getrf_flops(active / px, w) / c
+    if px > 1:
+        q = butterfly_size(px)
+        rounds = q.bit_length() - 1
+        roles = np.arange(px)
+        sends = float(np.where(roles >= q, 1, rounds + (roles < px - q)).sum())
+        merges = float(np.where(roles >= q, 0, rounds + (roles < px - q)).sum())
+        alpha, beta = _rates(profile, placement, spans, "col@column")
+        getrf = getrf + merges / (px * c) * _getrf_flops(2.0 * w, w)
+        tournament = sends / (px * c) * (alpha + beta * w * (w + 1) * WORD)
+    else:
+        tournament = 0.0
+    factor = panel * (getrf / (gamma * PANEL_RATE) + tournament)
+    if c > 1:
+        factor = factor + panel * _rates(profile, placement, spans, "fibre@column")[1] \
+            * WORD * active * w / px
+    cores = placement.shared_cores
+    if py > 1 and cores is None:
+        return float(factor.sum() + solve.sum() + update.sum())
+    shared = 0.0 if cores is None else 2.0 * rows * (n - done) * per_flop / gamma / cores
+    following = np.concatenate([factor[1:], [0.0]])
+    return float(factor[0] + solve.sum() + np.maximum(update + following, shared).sum())

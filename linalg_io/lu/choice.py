@@ -238,7 +238,7 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     """(rows, configurations not evaluated): branch and bound on the time of `row`
     (`conflux.candidate_row` of these n, mem_bytes, profile, placement). The fitting
     configurations are evaluated in the order of a proven lower bound on their time
-    (`linalg_io.models.lu_bounds.update_seconds`), a batch of `mapper.workers` at a time,
+    (`linalg_io.models.lu_bounds.time_seconds`), a batch of `mapper.workers` at a time,
     until the next bound B exceeds both the best time t* times 1 + TIE and the time of
     the keep-th row of `ranked`: any other row has a time >= B, so it is neither in
     t*'s tie (nor lowers t*) nor before the keep-th row, and the first `keep` rows of
@@ -247,7 +247,7 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     fitting = [config for config, fit in zip(configs, fits) if fit]
     if len(fitting) < keep:
         return list(mapper(row, configs)), []
-    bounded = sorted((lu_bounds.update_seconds(n, v, px, py, c, profile, placement), i)
+    bounded = sorted((lu_bounds.time_seconds(n, v, px, py, c, profile, placement), i)
                      for i, (px, py, c, v) in enumerate(fitting))
     order = [fitting[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
