@@ -28,12 +28,13 @@ below 2^53); others to rounding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from math import lcm
 
 import numpy as np
+from linalg_io.models.rates import BLAS
 
 from linalg_io.layout.schedules import bruck_rounds
-from linalg_io.models.rates import BLAS
 
 # the most (row jump, column jump) pairs `outer_sum` adds at once (32 MiB of each array)
 PAIR_CHUNK = 1 << 22
@@ -51,6 +52,33 @@ class Block:
 
     def every_step(self) -> bool:
         return self.step is None
+
+    def at_steps(self, values: np.ndarray) -> np.ndarray:
+        """Per-step `values` at the steps of the rows."""
+        return values if self.step is None else values[self.step]
+
+    # a column block's properties, kept for its every use (`_add_pairs`)
+    @cached_property
+    def alike(self) -> np.ndarray:
+        """[row]: whether the row's jumps all lie at rank 0 (its ranks all alike)."""
+        return ((self.at == 0) | (self.delta == 0)).all(axis=1)
+
+    @cached_property
+    def level(self) -> np.ndarray:
+        """[row]: the value the row's jumps reach."""
+        return self.delta.sum(axis=1)
+
+    @cached_property
+    def nonzero(self) -> tuple[np.ndarray, np.ndarray]:
+        """(at, delta) in the fewest slots (`_nonzero_slots`)."""
+        return _nonzero_slots(self.at, self.delta)
+
+    def off_period(self, period: int) -> np.ndarray:
+        """`_off_period` of the block's ranks."""
+        memo = self.__dict__.setdefault("_off", {})
+        if period not in memo:
+            memo[period] = _off_period(self.at, period)
+        return memo[period]
 
 
 @dataclass(frozen=True)
@@ -131,7 +159,7 @@ def _add_by_period(total: np.ndarray, rows: Block, columns: Block, period: int,
     residue k mod `period`; return the others (sorted)."""
     steps = len(rows.at)
     members = -(-steps // period)
-    off = _off_period(rows.at, period) | _off_period(columns.at, period)
+    off = rows.off_period(period) | columns.off_period(period)
     row_delta = np.where(off[:, None], 0.0, rows.delta) if off.any() else rows.delta
     with BLAS.limit(limits=1, user_api="blas"):
         weight = np.matmul(_folded(row_delta, period, members).transpose(1, 2, 0),
@@ -162,14 +190,23 @@ def _folded(delta: np.ndarray, period: int, members: int) -> np.ndarray:
 
 def _add_pairs(total: np.ndarray, rows: Block, columns: Block, pc: int) -> None:
     """Add to `total` every pair of a jump of `rows` and one of `columns` (a block of
-    every step) at its step, PAIR_CHUNK pairs at a time."""
-    steps = np.arange(len(rows.at)) if rows.every_step() else rows.step
-    if not len(steps):
+    every step) at its step, PAIR_CHUNK pairs at a time; where a step's columns are all
+    alike (every jump at column 0), its rows' jumps times their value go to column 0."""
+    if not len(rows.at):
         return
     row_at, row_delta = _nonzero_slots(rows.at, rows.delta)
-    col_at, col_delta = _nonzero_slots(columns.at[steps], columns.delta[steps])
+    alike = rows.at_steps(columns.alike)
+    if alike.any():
+        level = rows.at_steps(columns.level)[alike][:, None]
+        total += np.bincount((row_at[alike] * (pc + 1)).reshape(-1),
+                             (row_delta[alike] * level).reshape(-1), minlength=len(total))
+        if alike.all():
+            return
+        row_at, row_delta = row_at[~alike], row_delta[~alike]
+    steps = rows.at_steps(np.arange(len(columns.at)))[~alike]
+    col_at, col_delta = (a[steps] for a in columns.nonzero)
     chunk = max(1, PAIR_CHUNK // max(1, row_at.shape[1] * col_at.shape[1]))
-    for first in range(0, len(steps), chunk):
+    for first in range(0, len(row_at), chunk):
         part = slice(first, first + chunk)
         flat = (row_at[part] * (pc + 1))[:, :, None] + col_at[part][:, None, :]
         weight = row_delta[part][:, :, None] * col_delta[part][:, None, :]
@@ -199,6 +236,9 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     empty, that is unless the next non-empty block at or after q (cyclically) starts at
     B >= q + m: in an empty run [lo, hi) followed by a non-empty block at B, the ranks
     lo .. min(hi, B - m + 1) - 1 miss the round. Every step needs a non-empty block."""
+    rounds = bruck_rounds(p)
+    if not rounds:          # one rank: no round to miss
+        return Jumps(())
     # only the steps with an empty run can miss a round
     some = np.flatnonzero((~nonempty & (counts > 0)).any(axis=1))
     starts, counts, nonempty = starts[some], counts[some], nonempty[some]
@@ -208,16 +248,14 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     later = np.minimum.accumulate(start_if[:, ::-1], axis=1)[:, ::-1]
     after = np.concatenate([later[:, 1:], np.full((len(starts), 1), 2 * p)], axis=1)
     nxt = np.where(after < 2 * p, after, later[:, :1] + p)
-    ends = starts + counts
-    parts = []
-    for _, m in bruck_rounds(p):
-        stop = np.minimum(ends, nxt - m + 1)
-        missing = ~nonempty & (stop > starts)
-        step = np.flatnonzero(missing.any(axis=1))     # a run of one of these misses
-        rows = missing[step] * 1.0
-        parts.append(Jumps((Block(some[step], np.concatenate([starts[step], stop[step]], 1),
-                                  np.concatenate([-rows, rows], axis=1)),)))
-    return Jumps.join(*parts)
+    # each empty run: -1 from its start and +1 from its stop, per round it misses (a
+    # block of one row per run, a slot per round)
+    row, run = np.nonzero(~nonempty & (counts > 0))
+    lo, hi, reach = starts[row, run], (starts + counts)[row, run], nxt[row, run]
+    stop = np.stack([np.clip(reach - m + 1, lo, hi) for _, m in rounds], axis=1)
+    missed = (stop > lo[:, None]) * 1.0
+    return Jumps((Block(some[row], np.concatenate([lo[:, None], stop], axis=1),
+                        np.concatenate([-missed.sum(axis=1, keepdims=True), missed], axis=1)),))
 
 
 def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
