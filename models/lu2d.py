@@ -49,6 +49,7 @@ from linalg_io.models.lu2d_runs import (
     column_sum,
     outer_sum,
     piece_ends,
+    rounds_holding,
     run_counts,
     run_of,
     run_starts,
@@ -337,17 +338,16 @@ class _Steps:
         at = column_sum(self._row_jumps(rows), column, self.pr, self.pc)
         return at if positions == "first" else at.sum(axis=1, keepdims=True) - at
 
-    def folded_holds(self, weight: np.ndarray) -> tuple[list, np.ndarray]:
-        """`window_holds` of the diagonal rows times weight[k], summed over the steps of
-        each residue k mod lcm(Pr, Pc) (the windows depend on k mod Pr alone, and the
-        diagonal column on k mod Pc): ([(h, m, jumps)] on the residues, the residues'
-        diagonal column), for `column_sum`."""
+    def folded(self, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """weight[k] summed over the steps of each residue k mod lcm(Pr, Pc) (the Bruck
+        windows of the diagonal row depend on k mod Pr alone, the diagonal column on k
+        mod Pc): (the sums, the residues' diagonal row, their diagonal column), for
+        `column_sum` of `window_holds` or `rounds_holding` of those rows."""
         steps = len(self.starts)
         period = min(steps, lcm(self.pr, self.pc))
         residue = np.arange(period)
-        folded = np.bincount(np.arange(steps) % period, weight, minlength=period)
-        return ([(h, m, jumps.scaled(folded)) for h, m, jumps in
-                 window_holds(residue % self.pr, self.pr)], residue % self.pc)
+        return (np.bincount(np.arange(steps) % period, weight, minlength=period),
+                residue % self.pr, residue % self.pc)
 
 
 @lru_cache(maxsize=4)
@@ -401,10 +401,10 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
         # holds in the rounds m > (diagonal - rank) mod Pr (`allgatherv_one_costs`)
         base, extra = (words * WORD for words in candidate_words(kb[:, 0]))
         rounds = bruck_rounds(pr)
-        holds, column = steps.folded_holds(kb[:, 0] * extra)
+        weight, roots, column = steps.folded(kb[:, 0] * extra)
         out["sent"]["panel"] += (
             steps.by_position(kb * base[:, None] * sum(m for _, m in rounds), "first")
-            + column_sum(Jumps.join(*(j for _, _, j in holds)), column, pr, pc))
+            + column_sum(rounds_holding(roots, pr).scaled(weight), column, pr, pc))
         out["recv"]["panel"] += steps.by_position(
             kb * (base[:, None] * (pr - 1) + extra[:, None] * ~rows.diag), "first")
         out["msgs_by_phase"]["panel"] += steps.by_position(kb * len(rounds), "first")
@@ -1003,10 +1003,10 @@ def _column_crossing(n: int, nb: int, pr: int, pc: int, pivoting, nodes_r: np.nd
     # diagonal rank's) to q - h, counted where q and q - h sit on different nodes
     base, extra = (kb[:, 0] * words * WORD for words in candidate_words(kb[:, 0]))
     sent, recv = np.zeros((pr, pc)), np.zeros((pr, pc))
-    holds, column = blocks.folded_holds(extra)
-    for cross, (h, m, hold) in zip(crosses, holds):
+    weight, roots, column = blocks.folded(extra)
+    for cross, (h, m, hold) in zip(crosses, window_holds(roots, pr)):
         window = (blocks.by_position((base * m)[:, None], "first")
-                  + column_sum(hold, column, pr, pc))
+                  + column_sum(hold.scaled(weight), column, pr, pc))
         sent += cross[:, None] * window
         recv += np.roll(cross[:, None] * window, -h, axis=0)             # at q - h
     out["panel"] = (sent, recv, totals["panel"][2] * round_share)

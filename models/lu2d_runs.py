@@ -275,6 +275,20 @@ def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
     return out
 
 
+def rounds_holding(roots: np.ndarray, p: int) -> Jumps:
+    """The number of Bruck rounds over p ranks whose window (`window_holds`) holds the
+    block of rank roots[k], per step, as one block: -rounds from roots[k] + 1, and per
+    round +1 from its window's first rank (0 where it wraps, and +1 from lo + p)."""
+    rounds = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
+    lo = roots[:, None] - rounds[None, :] + 1
+    wrap = lo < 0
+    at = np.concatenate([roots[:, None] + 1, np.maximum(lo, 0), np.where(wrap, lo + p, p)],
+                        axis=1)
+    delta = np.concatenate([np.full((len(roots), 1), -float(len(rounds))),
+                            np.ones(lo.shape), wrap * 1.0], axis=1)
+    return Jumps((Block(None, at, delta),))
+
+
 def run_of(starts: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     """[step, i]: the run ([step, run] `starts`, sorted) holding rank ranks[step, i] in
     0..p-1: the last run that starts at or before it (a run of no rank starts where the

@@ -24,6 +24,7 @@ from linalg_io.models.lu2d_runs import (
     column_sum,
     outer_sum,
     piece_ends,
+    rounds_holding,
     run_counts,
     window_holds,
 )
@@ -216,6 +217,10 @@ def test_bruck_misses_and_window_holds_equal_the_schedules(p):
     roots = rng.integers(0, p, steps)
     held = Jumps.join(*(j for _, _, j in window_holds(roots, p)))
     per_step = [outer_sum(_only(held, k), ones, p, 1)[:, 0] for k in range(steps)]
+    np.testing.assert_array_equal(np.array(per_step),
+                                  allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
+    counted = rounds_holding(roots, p)         # the rounds holding the root, at once
+    per_step = [outer_sum(_only(counted, k), ones, p, 1)[:, 0] for k in range(steps)]
     np.testing.assert_array_equal(np.array(per_step),
                                   allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
 
