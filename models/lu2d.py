@@ -111,7 +111,11 @@ class _Rows:
 
     def jumps(self, values) -> Jumps:
         """The per-step function with `values` [step, run] (or [step, 1]) on the runs."""
-        return Jumps.of_runs(self.start, values)
+        return Jumps.of_runs(self.start, values, self._memo)
+
+    @cached_property
+    def _memo(self) -> dict:
+        return {}
 
     def total(self, values: np.ndarray) -> np.ndarray:
         """[step, 1]: the sum over the rows of `values` [step, run]."""

@@ -89,13 +89,20 @@ class Jumps:
     blocks: tuple[Block, ...]
 
     @staticmethod
-    def of_runs(starts: np.ndarray, values) -> Jumps:
+    def of_runs(starts: np.ndarray, values, memo: dict | None = None) -> Jumps:
         """The jumps of runs: [step, run] first ranks (sorted along the runs, a run of no
-        rank starts where the next does) and their values (or [step, 1]: one run)."""
+        rank starts where the next does) and their values (or [step, 1]: one run).
+        `memo`: a dict that every block of these starts shares (`Block.off_period`)."""
         values = np.asarray(values, dtype=float)
         if values.shape[1] == 1:
             starts = np.zeros((values.shape[0], 1), dtype=np.int64)
-        return Jumps((Block(None, np.asarray(starts), np.diff(values, axis=1, prepend=0.0)),))
+            memo = None
+        delta = values.copy()
+        delta[:, 1:] -= values[:, :-1]
+        block = Block(None, np.asarray(starts), delta)
+        if memo is not None:
+            block.__dict__["_off"] = memo
+        return Jumps((block,))
 
     @staticmethod
     def join(*parts: Jumps) -> Jumps:
