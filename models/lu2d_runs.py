@@ -73,6 +73,25 @@ class Block:
         """(at, delta) in the fewest slots (`_nonzero_slots`)."""
         return _nonzero_slots(self.at, self.delta)
 
+    def merged(self, size: int) -> Block:
+        """A column block (whole numbers) in fewer slots: the jumps at one rank of a row
+        (its ranks sorted) added into its first slot of that rank, those at `size` or
+        beyond (they add nothing) dropped, and the slots left zero at every step
+        removed; kept for every use."""
+        memo = self.__dict__.setdefault("_merged", {})
+        if size not in memo:
+            at, delta = self.at, np.where(self.at < size, self.delta, 0.0)
+            if self.step is None and (np.diff(at, axis=1) >= 0).all():
+                for j in range(at.shape[1] - 1, 0, -1):
+                    same = at[:, j] == at[:, j - 1]
+                    delta[same, j - 1] += delta[same, j]
+                    delta[same, j] = 0.0
+            used = (delta != 0).any(axis=0)
+            used[0] |= not used.any()
+            memo[size] = Block(self.step, np.ascontiguousarray(at[:, used]),
+                               np.ascontiguousarray(delta[:, used]))
+        return memo[size]
+
     def off_period(self, period: int) -> np.ndarray:
         """`_off_period` of the block's ranks."""
         memo = self.__dict__.setdefault("_off", {})
@@ -148,7 +167,7 @@ def column_sum(rows: Jumps, column: np.ndarray, pr: int, pc: int) -> np.ndarray:
 def _difference(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
     """The (Pr + 1) x (Pc + 1) difference array of `outer_sum`: the steps of every
     residue k mod lcm(Pr, Pc) summed first where each has two or more (module doc)."""
-    (col,) = columns.blocks
+    col = columns.blocks[0].merged(pc)
     total = np.zeros((pr + 1) * (pc + 1))
     period = lcm(pr, pc)
     for block in rows.blocks:
