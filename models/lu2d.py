@@ -162,10 +162,14 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
     column's (its trailing columns, whether it has any, its position (c - k) mod Pc),
     and at each step both are constant on a few runs of consecutive ranks: the sums over
-    the steps are sums of products of their jumps (`linalg_io.models.lu2d_runs`), in
-    O(steps + P) time and memory for the assumed pivotings (O(steps Pr) for a run's
-    pivots, given per row). The same numbers as walking every rank and step
-    (tests/lu2d_walk.py), to rounding (integer counts exactly).
+    the steps are sums of products of their jumps (`linalg_io.models.lu2d_runs`), and
+    the ranks where those jumps fall repeat with k mod lcm(Pr, Pc), so the products are
+    first summed over the steps of each residue: O(steps x runs^2 + min(steps,
+    lcm(Pr, Pc)) x runs^2 + P) time for the assumed pivotings (O(steps Pr) for a run's
+    pivots, given per row); a position's sum (c - k mod Pc: the panel, bcast_L) is
+    the rows' sum in one column. The same numbers as walking every rank and step
+    (tests/lu2d_walk.py, tests/test_lu2d_period.py): whole numbers exactly, others
+    (expected pivoting, flops) to rounding.
     """
     pivoting = _checked(pivoting)
     steps = _steps(n, nb, pr, pc)

@@ -156,31 +156,63 @@ def run_counts(starts: np.ndarray, size: int) -> np.ndarray:
 def outer_sum(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
     """[Pr, Pc]: sum over the steps k of f_k(r) g_k(c) (module doc); `columns` one block
     of every step."""
-    return _difference(rows, columns, pr, pc).cumsum(axis=0).cumsum(axis=1)[:pr, :pc]
+    total = _difference(rows, columns, pr, pc)
+    np.cumsum(total, axis=0, out=total)
+    return np.cumsum(total, axis=1, out=total)[:pr, :pc]
 
 
 def column_sum(rows: Jumps, column: np.ndarray, pr: int, pc: int) -> np.ndarray:
     """[Pr, Pc]: sum over the steps k of f_k(r) in column column[k] (in 0..Pc-1) alone."""
-    return _difference(rows, at_column(column), pr, pc).cumsum(axis=0)[:pr, :pc]
+    total = _difference(rows, at_column(column), pr, pc)
+    return np.cumsum(total, axis=0, out=total)[:pr, :pc]
+
+
+class _Entries:
+    """A difference array's entries (flat index, value), added by one bincount per
+    PAIR_CHUNK of them (a P-sized array each: few for P = 2^20)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.total, self.parts, self.pending = size, None, [], 0
+
+    def add(self, flat: np.ndarray, weight: np.ndarray) -> None:
+        self.parts.append((flat.reshape(-1), weight.reshape(-1)))
+        self.pending += flat.size
+        if self.pending >= PAIR_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.parts:
+            return
+        flat, weight = ((np.concatenate(a) if len(a) > 1 else a[0]) for a in zip(*self.parts))
+        added = np.bincount(flat, weight, minlength=self.size)
+        if self.total is None:
+            self.total = added
+        else:
+            self.total += added
+        self.parts, self.pending = [], 0
+
+    def array(self) -> np.ndarray:
+        self._flush()
+        return np.zeros(self.size) if self.total is None else self.total
 
 
 def _difference(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
     """The (Pr + 1) x (Pc + 1) difference array of `outer_sum`: the steps of every
     residue k mod lcm(Pr, Pc) summed first where each has two or more (module doc)."""
     col = columns.blocks[0].merged(pc)
-    total = np.zeros((pr + 1) * (pc + 1))
+    entries = _Entries((pr + 1) * (pc + 1))
     period = lcm(pr, pc)
     for block in rows.blocks:
         if block.every_step() and len(block.at) >= 2 * period:
-            off = _add_by_period(total, block, col, period, pc)
+            off = _add_by_period(entries, block, col, period, pc)
             block = Block(off, block.at[off], block.delta[off])
-        _add_pairs(total, block, col, pc)
-    return total.reshape(pr + 1, pc + 1)
+        _add_pairs(entries, block, col, pc)
+    return entries.array().reshape(pr + 1, pc + 1)
 
 
-def _add_by_period(total: np.ndarray, rows: Block, columns: Block, period: int,
+def _add_by_period(entries: _Entries, rows: Block, columns: Block, period: int,
                    pc: int) -> np.ndarray:
-    """Add to `total` the pairs of `rows` and `columns` (blocks of every step, at least
+    """Add to `entries` the pairs of `rows` and `columns` (blocks of every step, at least
     `period` steps) at the steps whose slots' ranks are those of the first step of their
     residue k mod `period`; return the others (sorted)."""
     steps = len(rows.at)
@@ -190,8 +222,8 @@ def _add_by_period(total: np.ndarray, rows: Block, columns: Block, period: int,
     with BLAS.limit(limits=1, user_api="blas"):
         weight = np.matmul(_folded(row_delta, period, members).transpose(1, 2, 0),
                            _folded(columns.delta, period, members).transpose(1, 0, 2))
-    flat = (rows.at[:period] * (pc + 1))[:, :, None] + columns.at[:period][:, None, :]
-    total += np.bincount(flat.reshape(-1), weight.reshape(-1), minlength=len(total))
+    entries.add((rows.at[:period] * (pc + 1))[:, :, None] + columns.at[:period][:, None, :],
+                weight)
     return np.flatnonzero(off)
 
 
@@ -214,8 +246,8 @@ def _folded(delta: np.ndarray, period: int, members: int) -> np.ndarray:
     return delta.reshape(members, period, -1)
 
 
-def _add_pairs(total: np.ndarray, rows: Block, columns: Block, pc: int) -> None:
-    """Add to `total` every pair of a jump of `rows` and one of `columns` (a block of
+def _add_pairs(entries: _Entries, rows: Block, columns: Block, pc: int) -> None:
+    """Add to `entries` every pair of a jump of `rows` and one of `columns` (a block of
     every step) at its step, PAIR_CHUNK pairs at a time; where a step's columns are all
     alike (every jump at column 0), its rows' jumps times their value go to column 0."""
     if not len(rows.at):
@@ -224,8 +256,7 @@ def _add_pairs(total: np.ndarray, rows: Block, columns: Block, pc: int) -> None:
     alike = rows.at_steps(columns.alike)
     if alike.any():
         level = rows.at_steps(columns.level)[alike][:, None]
-        total += np.bincount((row_at[alike] * (pc + 1)).reshape(-1),
-                             (row_delta[alike] * level).reshape(-1), minlength=len(total))
+        entries.add(row_at[alike] * (pc + 1), row_delta[alike] * level)
         if alike.all():
             return
         row_at, row_delta = row_at[~alike], row_delta[~alike]
@@ -234,9 +265,8 @@ def _add_pairs(total: np.ndarray, rows: Block, columns: Block, pc: int) -> None:
     chunk = max(1, PAIR_CHUNK // max(1, row_at.shape[1] * col_at.shape[1]))
     for first in range(0, len(row_at), chunk):
         part = slice(first, first + chunk)
-        flat = (row_at[part] * (pc + 1))[:, :, None] + col_at[part][:, None, :]
-        weight = row_delta[part][:, :, None] * col_delta[part][:, None, :]
-        total += np.bincount(flat.reshape(-1), weight.reshape(-1), minlength=len(total))
+        entries.add((row_at[part] * (pc + 1))[:, :, None] + col_at[part][:, None, :],
+                    row_delta[part][:, :, None] * col_delta[part][:, None, :])
 
 
 def _nonzero_slots(at: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
