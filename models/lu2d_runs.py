@@ -5,14 +5,14 @@ At block column k (its end e_k = j0 + kb), a process row's factors in
 `linalg_io.models.lu2d` (its rows below the block, whether it is the diagonal row, the
 pivot rows it owns, ...) depend on the row r only through numroc's comparisons of r with
 (e_k // NB) mod Pr and (N // NB) mod Pr and through r == k mod Pr; a process column's
-(its trailing columns, its position (c - k) mod Pc) through the same comparisons mod Pc
-and c == k, k - 1 mod Pc. So at each step the ranks of an axis fall into a few runs of
-consecutive ranks with equal factors (`run_starts`: cut wherever one of the comparisons
-changes), and a per-step function of an axis is a few jumps (`Jumps`: a value added
-from a rank on, in a few slots per step). A sum over the steps of products f_k(r) g_k(c)
-is then a sum of products of jumps: each pair adds f's jump times g's at the corner
-(r, c) of a (Pr + 1) x (Pc + 1) difference array, whose sums along both axes are the
-totals (`outer_sum`).
+trailing columns through the same comparisons mod Pc. So at each step the ranks of an
+axis fall into a few runs of consecutive ranks with equal factors (`run_starts`: cut
+wherever one of the comparisons changes), and a per-step function of an axis is a few
+jumps (`Jumps`: a value added from a rank on, in a few slots per step). A sum over the
+steps of products f_k(r) g_k(c) is then a sum of products of jumps: each pair adds f's
+jump times g's at the corner (r, c) of a (Pr + 1) x (Pc + 1) difference array, whose
+sums along both axes are the totals (`outer_sum`); where g_k is one column (c == k mod
+Pc: the panel's), the rows' jumps go to that column alone (`column_sum`).
 
 The block-cyclic plan repeats: the ranks where a slot's jumps fall depend on k mod Pr
 (rows) and k mod Pc (columns) alone, but at a few steps (the last, a partial block), so
