@@ -358,7 +358,10 @@ class _Steps:
                 residue % self.pr, residue % self.pc)
 
 
-@lru_cache(maxsize=4)
+# the calls for one grid (its pivotings, links and time) share these; held for two
+# grids only: a grid's arrays are P-sized (tens of MB at P = 2^20) and a table's workers
+# evaluate one grid after the other
+@lru_cache(maxsize=2)
 def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     starts, widths = block_columns(n, nb)
     k = np.arange(len(starts))
@@ -380,7 +383,7 @@ def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarra
     return np.take_along_axis(values[k], run, axis=1)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
     steps = _steps(n, nb, pr, pc)
