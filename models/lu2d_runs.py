@@ -275,12 +275,14 @@ def _nonzero_slots(at: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.nd
     width = int(nonzero.sum(axis=1).max(initial=0))
     if width == at.shape[1]:
         return at, delta
-    row, slot = np.nonzero(nonzero)
-    to = np.cumsum(nonzero, axis=1)[row, slot] - 1
     out_at = np.zeros((len(at), width), dtype=np.int64)
     out_delta = np.zeros((len(at), width))
-    out_at[row, to] = at[row, slot]
-    out_delta[row, to] = delta[row, slot]
+    filled = np.zeros(len(at), dtype=np.int64)     # a slot at a time: rows are short
+    for slot in range(at.shape[1]):
+        row = np.flatnonzero(nonzero[:, slot])
+        out_at[row, filled[row]] = at[row, slot]
+        out_delta[row, filled[row]] = delta[row, slot]
+        filled[row] += 1
     return out_at, out_delta
 
 
