@@ -169,15 +169,18 @@ def column_sum(rows: Jumps, column: np.ndarray, pr: int, pc: int) -> np.ndarray:
 
 class _Entries:
     """A difference array's entries (flat index, value), added by one bincount per
-    PAIR_CHUNK of them (a P-sized array each: few for P = 2^20)."""
+    PAIR_CHUNK of them (a P-sized array each: few for P = 2^20); a part as large as the
+    array on its own (copying it into one would cost more)."""
 
     def __init__(self, size: int) -> None:
         self.size, self.total, self.parts, self.pending = size, None, [], 0
 
     def add(self, flat: np.ndarray, weight: np.ndarray) -> None:
+        if flat.size >= self.size:
+            self._flush()
         self.parts.append((flat.reshape(-1), weight.reshape(-1)))
         self.pending += flat.size
-        if self.pending >= PAIR_CHUNK:
+        if self.pending >= min(PAIR_CHUNK, self.size):
             self._flush()
 
     def _flush(self) -> None:
