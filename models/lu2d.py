@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, partial
+from math import lcm
 
 import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
@@ -45,8 +46,10 @@ from linalg_io.models.lu2d_runs import (
     Jumps,
     bruck_at,
     bruck_misses,
+    column_sum,
     outer_sum,
     piece_ends,
+    rounds_holding,
     run_counts,
     run_of,
     run_starts,
@@ -108,7 +111,11 @@ class _Rows:
 
     def jumps(self, values) -> Jumps:
         """The per-step function with `values` [step, run] (or [step, 1]) on the runs."""
-        return Jumps.of_runs(self.start, values)
+        return Jumps.of_runs(self.start, values, self._memo)
+
+    @cached_property
+    def _memo(self) -> dict:
+        return {}
 
     def total(self, values: np.ndarray) -> np.ndarray:
         """[step, 1]: the sum over the rows of `values` [step, run]."""
@@ -155,10 +162,14 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     factor (its rows below the block, pivot rows, Bruck windows, ...) and a process
     column's (its trailing columns, whether it has any, its position (c - k) mod Pc),
     and at each step both are constant on a few runs of consecutive ranks: the sums over
-    the steps are sums of products of their jumps (`linalg_io.models.lu2d_runs`), in
-    O(steps + P) time and memory for the assumed pivotings (O(steps Pr) for a run's
-    pivots, given per row). The same numbers as walking every rank and step
-    (tests/lu2d_walk.py), to rounding (integer counts exactly).
+    the steps are sums of products of their jumps (`linalg_io.models.lu2d_runs`), and
+    the ranks where those jumps fall repeat with k mod lcm(Pr, Pc), so the products are
+    first summed over the steps of each residue: O(steps x runs^2 + min(steps,
+    lcm(Pr, Pc)) x runs^2 + P) time for the assumed pivotings (O(steps Pr) for a run's
+    pivots, given per row); a position's sum (c - k mod Pc: the panel, bcast_L) is
+    the rows' sum in one column. The same numbers as walking every rank and step
+    (tests/lu2d_walk.py, tests/test_lu2d_period.py): whole numbers exactly, others
+    (expected pivoting, flops) to rounding.
     """
     pivoting = _checked(pivoting)
     steps = _steps(n, nb, pr, pc)
@@ -227,17 +238,13 @@ def _bruck_messages(rows: _Rows, nonempty: np.ndarray, p: int) -> Jumps:
     return Jumps.join(every, bruck_misses(rows.start, rows.count, nonempty, p))
 
 
-def _scaled(jumps: Jumps, weight: np.ndarray) -> Jumps:
-    """`jumps` times a per-step weight [step]."""
-    return Jumps(step=jumps.step, at=jumps.at, delta=jumps.delta * weight[jumps.step])
-
-
 @dataclass(frozen=True)
 class _Steps:
     """The block columns k ([step] arrays), their process rows as runs (`rows`) and their
-    process columns' factors as runs (`column_start`: [step, run] first column; `trail`
-    its trailing columns, `first` / `last` whether (c - k) mod Pc is 0 / Pc - 1): sums
-    over the steps by `by_trail`, `by_trailing`, `by_position` (`lu2d_runs.outer_sum`).
+    process columns' trailing columns as runs (`column_start`: [step, run] first column,
+    `trail`), the diagonal column k mod Pc (`diag_col`): sums over the steps by
+    `by_trail`, `by_trailing` (`lu2d_runs.outer_sum`), `by_position`
+    (`lu2d_runs.column_sum`).
     `dense_rows`: the [step, process row] arrays of a run's pivots and the critical
     path."""
 
@@ -251,8 +258,7 @@ class _Steps:
     diag_row: np.ndarray    # [step]: k mod Pr
     column_start: np.ndarray
     trail: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
+    diag_col: np.ndarray    # [step]: k mod Pc
 
     @cached_property
     def rows(self) -> _Rows:
@@ -311,42 +317,63 @@ class _Steps:
         return (numroc(self.n, self.nb, columns, self.pc)
                 - numroc(ends, self.nb, columns, self.pc)).astype(float)
 
-    def _sum(self, rows, columns: np.ndarray) -> np.ndarray:
-        if not isinstance(rows, Jumps):
-            rows = self.rows.jumps(rows)
-        return outer_sum(rows, Jumps.of_runs(self.column_start, columns), self.pr, self.pc)
+    @cached_property
+    def _trail_jumps(self) -> Jumps:
+        return Jumps.of_runs(self.column_start, self.trail)
+
+    @cached_property
+    def _trailing_jumps(self) -> Jumps:
+        return Jumps.of_runs(self.column_start, self.trail > 0)
+
+    def _row_jumps(self, rows) -> Jumps:
+        return rows if isinstance(rows, Jumps) else self.rows.jumps(rows)
 
     def by_trail(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] (jumps, or values on `rows`'s
         runs) times column c's trailing columns."""
-        return self._sum(rows, self.trail)
+        return outer_sum(self._row_jumps(rows), self._trail_jumps, self.pr, self.pc)
 
     def by_trailing(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
         columns."""
-        return self._sum(rows, self.trail > 0)
+        return outer_sum(self._row_jumps(rows), self._trailing_jumps, self.pr, self.pc)
 
     def by_position(self, rows, positions: str) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c is at `positions`
-        ("first", "not first", "not last") of (c - k) mod Pc."""
-        at = {"first": self.first, "not first": ~self.first, "not last": ~self.last}
-        return self._sum(rows, at[positions])
+        ("first", "not first", "not last") of (c - k) mod Pc: the sum in column k mod
+        Pc (or k - 1) alone, or every column's less that."""
+        column = self.diag_col if positions != "not last" else (self.diag_col - 1) % self.pc
+        at = column_sum(self._row_jumps(rows), column, self.pr, self.pc)
+        return at if positions == "first" else at.sum(axis=1, keepdims=True) - at
+
+    def folded(self, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """weight[k] summed over the steps of each residue k mod lcm(Pr, Pc) (the Bruck
+        windows of the diagonal row depend on k mod Pr alone, the diagonal column on k
+        mod Pc): (the sums, the residues' diagonal row, their diagonal column), for
+        `column_sum` of `window_holds` or `rounds_holding` of those rows."""
+        steps = len(self.starts)
+        period = min(steps, lcm(self.pr, self.pc))
+        residue = np.arange(period)
+        return (np.bincount(np.arange(steps) % period, weight, minlength=period),
+                residue % self.pr, residue % self.pc)
 
 
-@lru_cache(maxsize=4)
+# the calls for one grid (its pivotings, links and time) share these; held for two
+# grids only: a grid's arrays are P-sized (tens of MB at P = 2^20) and a table's workers
+# evaluate one grid after the other
+@lru_cache(maxsize=2)
 def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     starts, widths = block_columns(n, nb)
     k = np.arange(len(starts))
     diag_row, diag_col = diagonal(k, pr, pc)
     ends = starts + widths
-    cuts = [(ends // nb) % pc, np.full_like(ends, (n // nb) % pc), diag_col, (k - 1) % pc]
+    cuts = [(ends // nb) % pc, np.full_like(ends, (n // nb) % pc)]
     column_start = run_starts([c + s for c in cuts for s in (0, 1)], pc)
     rep = np.minimum(column_start, pc - 1)
     trail = (numroc(n, nb, rep, pc) - numroc(ends[:, None], nb, rep, pc)).astype(float)
     return _Steps(n=n, nb=nb, pr=pr, pc=pc, starts=starts, widths=widths,
                   kb=widths.astype(float)[:, None], diag_row=diag_row,
-                  column_start=column_start, trail=trail, first=rep == diag_col[:, None],
-                  last=rep == ((k - 1) % pc)[:, None])
+                  column_start=column_start, trail=trail, diag_col=diag_col)
 
 
 def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarray:
@@ -356,7 +383,7 @@ def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarra
     return np.take_along_axis(values[k], run, axis=1)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
     steps = _steps(n, nb, pr, pc)
@@ -385,10 +412,10 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
         # holds in the rounds m > (diagonal - rank) mod Pr (`allgatherv_one_costs`)
         base, extra = (words * WORD for words in candidate_words(kb[:, 0]))
         rounds = bruck_rounds(pr)
-        held = Jumps.join(*(j for _, _, j in window_holds(steps.diag_row, pr)))
-        sent = Jumps.join(rows.jumps((kb[:, 0] * base * sum(m for _, m in rounds))[:, None]),
-                          _scaled(held, kb[:, 0] * extra))
-        out["sent"]["panel"] += steps.by_position(sent, "first")
+        weight, roots, column = steps.folded(kb[:, 0] * extra)
+        out["sent"]["panel"] += (
+            steps.by_position(kb * base[:, None] * sum(m for _, m in rounds), "first")
+            + column_sum(rounds_holding(roots, pr).scaled(weight), column, pr, pc))
         out["recv"]["panel"] += steps.by_position(
             kb * (base[:, None] * (pr - 1) + extra[:, None] * ~rows.diag), "first")
         out["msgs_by_phase"]["panel"] += steps.by_position(kb * len(rounds), "first")
@@ -987,9 +1014,10 @@ def _column_crossing(n: int, nb: int, pr: int, pc: int, pivoting, nodes_r: np.nd
     # diagonal rank's) to q - h, counted where q and q - h sit on different nodes
     base, extra = (kb[:, 0] * words * WORD for words in candidate_words(kb[:, 0]))
     sent, recv = np.zeros((pr, pc)), np.zeros((pr, pc))
-    for cross, (h, m, holds) in zip(crosses, window_holds(blocks.diag_row, pr)):
-        window = blocks.by_position(Jumps.join(blocks.rows.jumps((base * m)[:, None]),
-                                               _scaled(holds, extra)), "first")
+    weight, roots, column = blocks.folded(extra)
+    for cross, (h, m, hold) in zip(crosses, window_holds(roots, pr)):
+        window = (blocks.by_position((base * m)[:, None], "first")
+                  + column_sum(hold.scaled(weight), column, pr, pc))
         sent += cross[:, None] * window
         recv += np.roll(cross[:, None] * window, -h, axis=0)             # at q - h
     out["panel"] = (sent, recv, totals["panel"][2] * round_share)

@@ -5,22 +5,34 @@ At block column k (its end e_k = j0 + kb), a process row's factors in
 `linalg_io.models.lu2d` (its rows below the block, whether it is the diagonal row, the
 pivot rows it owns, ...) depend on the row r only through numroc's comparisons of r with
 (e_k // NB) mod Pr and (N // NB) mod Pr and through r == k mod Pr; a process column's
-(its trailing columns, its position (c - k) mod Pc) through the same comparisons mod Pc
-and c == k, k - 1 mod Pc. So at each step the ranks of an axis fall into a few runs of
-consecutive ranks with equal factors (`run_starts`: cut wherever one of the comparisons
-changes), and a per-step function of an axis is a few jumps (`Jumps`: a value added
-from a rank on). A sum over the steps of products f_k(r) g_k(c) is then a sum of
-products of jumps: each pair adds f's jump times g's at the corner (r, c) of a
-(Pr + 1) x (Pc + 1) difference array, whose sums along both axes are the totals
-(`outer_sum`). Time and memory O(sum over the steps of jumps(f) x jumps(g) + P), not
-O(steps x Pr); whole numbers stay exact (float64 sums of integers below 2^53).
+trailing columns through the same comparisons mod Pc. So at each step the ranks of an
+axis fall into a few runs of consecutive ranks with equal factors (`run_starts`: cut
+wherever one of the comparisons changes), and a per-step function of an axis is a few
+jumps (`Jumps`: a value added from a rank on, in a few slots per step). A sum over the
+steps of products f_k(r) g_k(c) is then a sum of products of jumps: each pair adds f's
+jump times g's at the corner (r, c) of a (Pr + 1) x (Pc + 1) difference array, whose
+sums along both axes are the totals (`outer_sum`); where g_k is one column (c == k mod
+Pc: the panel's), the rows' jumps go to that column alone (`column_sum`).
+
+The block-cyclic plan repeats: the ranks where a slot's jumps fall depend on k mod Pr
+(rows) and k mod Pc (columns) alone, but at a few steps (the last, a partial block), so
+every pair of slots lands on the same corner at the steps of one residue k mod
+lcm(Pr, Pc), and their products are summed along those steps first (a product of
+[residue, slot, step] matrices) before they go to the difference array: where there are
+at least two steps per residue, O(steps x slots^2) arithmetic and O(lcm(Pr, Pc) x
+slots^2 + P) memory; else, or at the steps off the period, every pair goes to the array
+(its slots of zero jumps left out). Whole numbers stay exact (float64 sums of integers
+below 2^53); others to rounding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from math import lcm
 
 import numpy as np
+from linalg_io.models.rates import BLAS
 
 from linalg_io.layout.schedules import bruck_rounds
 
@@ -29,37 +41,103 @@ PAIR_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
-class Jumps:
-    """A per-step function of the ranks 0..n-1 of an axis: at step step[i] it rises by
-    delta[i] from rank at[i] on (no zero deltas; sorted by step where `of_runs` makes
-    them, in the parts' order where `join` does: `outer_sum` needs the order of its
-    columns only)."""
+class Block:
+    """Jumps at some steps: at step step[i] (step i where `step` is None) a rise by
+    delta[i, j] from rank at[i, j] on, for each slot j ([row, slot] arrays; zero deltas
+    allowed; a rank at the axis' size adds nothing)."""
 
-    step: np.ndarray
+    step: np.ndarray | None
     at: np.ndarray
     delta: np.ndarray
 
+    def every_step(self) -> bool:
+        return self.step is None
+
+    def at_steps(self, values: np.ndarray) -> np.ndarray:
+        """Per-step `values` at the steps of the rows."""
+        return values if self.step is None else values[self.step]
+
+    # a column block's properties, kept for its every use (`_add_pairs`)
+    @cached_property
+    def alike(self) -> np.ndarray:
+        """[row]: whether the row's jumps all lie at rank 0 (its ranks all alike)."""
+        return ((self.at == 0) | (self.delta == 0)).all(axis=1)
+
+    @cached_property
+    def level(self) -> np.ndarray:
+        """[row]: the value the row's jumps reach."""
+        return self.delta.sum(axis=1)
+
+    @cached_property
+    def nonzero(self) -> tuple[np.ndarray, np.ndarray]:
+        """(at, delta) in the fewest slots (`_nonzero_slots`)."""
+        return _nonzero_slots(self.at, self.delta)
+
+    def merged(self, size: int) -> Block:
+        """A column block (whole numbers) in fewer slots: the jumps at one rank of a row
+        (its ranks sorted) added into its first slot of that rank, those at `size` or
+        beyond (they add nothing) dropped, and the slots left zero at every step
+        removed; kept for every use."""
+        memo = self.__dict__.setdefault("_merged", {})
+        if size not in memo:
+            at, delta = self.at, np.where(self.at < size, self.delta, 0.0)
+            if self.step is None and (np.diff(at, axis=1) >= 0).all():
+                for j in range(at.shape[1] - 1, 0, -1):
+                    same = at[:, j] == at[:, j - 1]
+                    delta[same, j - 1] += delta[same, j]
+                    delta[same, j] = 0.0
+            used = (delta != 0).any(axis=0)
+            used[0] |= not used.any()
+            memo[size] = Block(self.step, np.ascontiguousarray(at[:, used]),
+                               np.ascontiguousarray(delta[:, used]))
+        return memo[size]
+
+    def off_period(self, period: int) -> np.ndarray:
+        """`_off_period` of the block's ranks."""
+        memo = self.__dict__.setdefault("_off", {})
+        if period not in memo:
+            memo[period] = _off_period(self.at, period)
+        return memo[period]
+
+
+@dataclass(frozen=True)
+class Jumps:
+    """A per-step function of the ranks 0..n-1 of an axis: the sum of its blocks'
+    jumps (`Block`)."""
+
+    blocks: tuple[Block, ...]
+
     @staticmethod
-    def of_runs(starts: np.ndarray, values: np.ndarray) -> Jumps:
+    def of_runs(starts: np.ndarray, values, memo: dict | None = None) -> Jumps:
         """The jumps of runs: [step, run] first ranks (sorted along the runs, a run of no
-        rank starts where the next does) and their values (or [step, 1]: one run)."""
+        rank starts where the next does) and their values (or [step, 1]: one run).
+        `memo`: a dict that every block of these starts shares (`Block.off_period`)."""
         values = np.asarray(values, dtype=float)
         if values.shape[1] == 1:
             starts = np.zeros((values.shape[0], 1), dtype=np.int64)
-        delta = np.diff(values, axis=1, prepend=0.0)
-        step, run = np.nonzero(delta)
-        return Jumps(step=step, at=starts[step, run], delta=delta[step, run])
+            memo = None
+        delta = values.copy()
+        delta[:, 1:] -= values[:, :-1]
+        block = Block(None, np.asarray(starts), delta)
+        if memo is not None:
+            block.__dict__["_off"] = memo
+        return Jumps((block,))
 
     @staticmethod
     def join(*parts: Jumps) -> Jumps:
-        """The sum of several functions (none: zero): their jumps, one part's after the
-        other's (not sorted by step: the rows of `outer_sum`)."""
-        if not parts:
-            return Jumps(step=np.zeros(0, dtype=np.int64), at=np.zeros(0, dtype=np.int64),
-                         delta=np.zeros(0))
-        return Jumps(step=np.concatenate([j.step for j in parts]),
-                     at=np.concatenate([j.at for j in parts]),
-                     delta=np.concatenate([j.delta for j in parts]))
+        """The sum of several functions: their blocks."""
+        return Jumps(tuple(block for part in parts for block in part.blocks))
+
+    def scaled(self, weight: np.ndarray) -> Jumps:
+        """The function times a per-step weight [step]."""
+        return Jumps(tuple(Block(b.step, b.at, b.delta * (weight if b.step is None
+                                                          else weight[b.step])[:, None])
+                           for b in self.blocks))
+
+
+def at_column(column: np.ndarray) -> Jumps:
+    """The per-step function that is 1 from column column[k] on (`column_sum`'s)."""
+    return Jumps((Block(None, np.asarray(column)[:, None], np.ones((len(column), 1))),))
 
 
 def run_starts(cuts: list[np.ndarray], size: int) -> np.ndarray:
@@ -76,29 +154,139 @@ def run_counts(starts: np.ndarray, size: int) -> np.ndarray:
 
 
 def outer_sum(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
-    """[Pr, Pc]: sum over the steps k of f_k(r) g_k(c) (module doc): every pair of a row
-    jump and a column jump of one step adds delta_f delta_g at (at_f, at_g) of the
-    difference array, a chunk of PAIR_CHUNK pairs at a time. `columns` sorted by step,
-    `rows` in any order."""
-    size = (pr + 1) * (pc + 1)
-    total = np.zeros(size)
-    steps = int(max(rows.step.max(initial=-1), columns.step.max(initial=-1))) + 1
-    first = np.searchsorted(columns.step, np.arange(steps))
-    count = np.searchsorted(columns.step, np.arange(steps), side="right") - first
-    pairs = count[rows.step]                                  # per row jump
-    ends = np.cumsum(pairs)
-    begin = 0
-    while begin < len(pairs):
-        stop = max(begin + 1, int(np.searchsorted(ends, ends[begin] - pairs[begin]
-                                                  + PAIR_CHUNK, side="right")))
-        each = pairs[begin:stop]
-        row = np.repeat(np.arange(begin, stop), each)
-        offset = np.arange(len(row)) - np.repeat(np.cumsum(each) - each, each)
-        col = first[rows.step[row]] + offset
-        flat = rows.at[row] * (pc + 1) + columns.at[col]
-        total += np.bincount(flat, rows.delta[row] * columns.delta[col], minlength=size)
-        begin = stop
-    return total.reshape(pr + 1, pc + 1).cumsum(axis=0).cumsum(axis=1)[:pr, :pc]
+    """[Pr, Pc]: sum over the steps k of f_k(r) g_k(c) (module doc); `columns` one block
+    of every step."""
+    total = _difference(rows, columns, pr, pc)
+    np.cumsum(total, axis=0, out=total)
+    return np.cumsum(total, axis=1, out=total)[:pr, :pc]
+
+
+def column_sum(rows: Jumps, column: np.ndarray, pr: int, pc: int) -> np.ndarray:
+    """[Pr, Pc]: sum over the steps k of f_k(r) in column column[k] (in 0..Pc-1) alone."""
+    total = _difference(rows, at_column(column), pr, pc)
+    return np.cumsum(total, axis=0, out=total)[:pr, :pc]
+
+
+class _Entries:
+    """A difference array's entries (flat index, value), added by one bincount per
+    PAIR_CHUNK of them (a P-sized array each: few for P = 2^20); a part as large as the
+    array on its own (copying it into one would cost more)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.total, self.parts, self.pending = size, None, [], 0
+
+    def add(self, flat: np.ndarray, weight: np.ndarray) -> None:
+        if flat.size >= self.size:
+            self._flush()
+        self.parts.append((flat.reshape(-1), weight.reshape(-1)))
+        self.pending += flat.size
+        if self.pending >= min(PAIR_CHUNK, self.size):
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.parts:
+            return
+        flat, weight = ((np.concatenate(a) if len(a) > 1 else a[0]) for a in zip(*self.parts))
+        added = np.bincount(flat, weight, minlength=self.size)
+        if self.total is None:
+            self.total = added
+        else:
+            self.total += added
+        self.parts, self.pending = [], 0
+
+    def array(self) -> np.ndarray:
+        self._flush()
+        return np.zeros(self.size) if self.total is None else self.total
+
+
+def _difference(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
+    """The (Pr + 1) x (Pc + 1) difference array of `outer_sum`: the steps of every
+    residue k mod lcm(Pr, Pc) summed first where each has two or more (module doc)."""
+    col = columns.blocks[0].merged(pc)
+    entries = _Entries((pr + 1) * (pc + 1))
+    period = lcm(pr, pc)
+    for block in rows.blocks:
+        if block.every_step() and len(block.at) >= 2 * period:
+            off = _add_by_period(entries, block, col, period, pc)
+            block = Block(off, block.at[off], block.delta[off])
+        _add_pairs(entries, block, col, pc)
+    return entries.array().reshape(pr + 1, pc + 1)
+
+
+def _add_by_period(entries: _Entries, rows: Block, columns: Block, period: int,
+                   pc: int) -> np.ndarray:
+    """Add to `entries` the pairs of `rows` and `columns` (blocks of every step, at least
+    `period` steps) at the steps whose slots' ranks are those of the first step of their
+    residue k mod `period`; return the others (sorted)."""
+    steps = len(rows.at)
+    members = -(-steps // period)
+    off = rows.off_period(period) | columns.off_period(period)
+    row_delta = np.where(off[:, None], 0.0, rows.delta) if off.any() else rows.delta
+    with BLAS.limit(limits=1, user_api="blas"):
+        weight = np.matmul(_folded(row_delta, period, members).transpose(1, 2, 0),
+                           _folded(columns.delta, period, members).transpose(1, 0, 2))
+    entries.add((rows.at[:period] * (pc + 1))[:, :, None] + columns.at[:period][:, None, :],
+                weight)
+    return np.flatnonzero(off)
+
+
+def _off_period(at: np.ndarray, period: int) -> np.ndarray:
+    """[step]: whether a step's slots' ranks differ from those of step k mod `period`."""
+    steps, whole = len(at), len(at) // period * period
+    off = np.zeros(steps, dtype=bool)
+    off[:whole] = (at[:whole].reshape(-1, period, at.shape[1]) != at[:period]).any(axis=2
+                                                                                   ).reshape(-1)
+    off[whole:] = (at[whole:] != at[:steps - whole]).any(axis=1)
+    return off
+
+
+def _folded(delta: np.ndarray, period: int, members: int) -> np.ndarray:
+    """[member, residue, slot]: delta [step, slot] by k // period, k mod period (zeros
+    after the last step)."""
+    if len(delta) < members * period:
+        delta = np.concatenate([delta, np.zeros((members * period - len(delta),
+                                                 delta.shape[1]))])
+    return delta.reshape(members, period, -1)
+
+
+def _add_pairs(entries: _Entries, rows: Block, columns: Block, pc: int) -> None:
+    """Add to `entries` every pair of a jump of `rows` and one of `columns` (a block of
+    every step) at its step, PAIR_CHUNK pairs at a time; where a step's columns are all
+    alike (every jump at column 0), its rows' jumps times their value go to column 0."""
+    if not len(rows.at):
+        return
+    row_at, row_delta = _nonzero_slots(rows.at, rows.delta)
+    alike = rows.at_steps(columns.alike)
+    if alike.any():
+        level = rows.at_steps(columns.level)[alike][:, None]
+        entries.add(row_at[alike] * (pc + 1), row_delta[alike] * level)
+        if alike.all():
+            return
+        row_at, row_delta = row_at[~alike], row_delta[~alike]
+    steps = rows.at_steps(np.arange(len(columns.at)))[~alike]
+    col_at, col_delta = (a[steps] for a in columns.nonzero)
+    chunk = max(1, PAIR_CHUNK // max(1, row_at.shape[1] * col_at.shape[1]))
+    for first in range(0, len(row_at), chunk):
+        part = slice(first, first + chunk)
+        entries.add((row_at[part] * (pc + 1))[:, :, None] + col_at[part][:, None, :],
+                    row_delta[part][:, :, None] * col_delta[part][:, None, :])
+
+
+def _nonzero_slots(at: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same jumps in the fewest slots: each row's non-zero ones first, in order."""
+    nonzero = delta != 0
+    width = int(nonzero.sum(axis=1).max(initial=0))
+    if width == at.shape[1]:
+        return at, delta
+    out_at = np.zeros((len(at), width), dtype=np.int64)
+    out_delta = np.zeros((len(at), width))
+    filled = np.zeros(len(at), dtype=np.int64)     # a slot at a time: rows are short
+    for slot in range(at.shape[1]):
+        row = np.flatnonzero(nonzero[:, slot])
+        out_at[row, filled[row]] = at[row, slot]
+        out_delta[row, filled[row]] = delta[row, slot]
+        filled[row] += 1
+    return out_at, out_delta
 
 
 def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
@@ -109,22 +297,26 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     empty, that is unless the next non-empty block at or after q (cyclically) starts at
     B >= q + m: in an empty run [lo, hi) followed by a non-empty block at B, the ranks
     lo .. min(hi, B - m + 1) - 1 miss the round. Every step needs a non-empty block."""
+    rounds = bruck_rounds(p)
+    if not rounds:          # one rank: no round to miss
+        return Jumps(())
+    # only the steps with an empty run can miss a round
+    some = np.flatnonzero((~nonempty & (counts > 0)).any(axis=1))
+    starts, counts, nonempty = starts[some], counts[some], nonempty[some]
     nonempty = nonempty & (counts > 0)
     start_if = np.where(nonempty, starts, 2 * p)
     # the first non-empty start after each run, else the first one plus p (wrapped)
     later = np.minimum.accumulate(start_if[:, ::-1], axis=1)[:, ::-1]
     after = np.concatenate([later[:, 1:], np.full((len(starts), 1), 2 * p)], axis=1)
     nxt = np.where(after < 2 * p, after, later[:, :1] + p)
-    ends = starts + counts
-    parts = []
-    for _, m in bruck_rounds(p):
-        stop = np.minimum(ends, nxt - m + 1)
-        missing = ~nonempty & (stop > starts)
-        step, run = np.nonzero(missing)
-        parts.append(Jumps(step=np.repeat(step, 2),
-                           at=np.stack([starts[step, run], stop[step, run]], 1).reshape(-1),
-                           delta=np.tile([-1.0, 1.0], len(step))))
-    return Jumps.join(*parts)
+    # each empty run: -1 from its start and +1 from its stop, per round it misses (a
+    # block of one row per run, a slot per round)
+    row, run = np.nonzero(~nonempty & (counts > 0))
+    lo, hi, reach = starts[row, run], (starts + counts)[row, run], nxt[row, run]
+    stop = np.stack([np.clip(reach - m + 1, lo, hi) for _, m in rounds], axis=1)
+    missed = (stop > lo[:, None]) * 1.0
+    return Jumps((Block(some[row], np.concatenate([lo[:, None], stop], axis=1),
+                        np.concatenate([-missed.sum(axis=1, keepdims=True), missed], axis=1)),))
 
 
 def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
@@ -132,7 +324,6 @@ def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
     q+m-1 of rank q holds the block of rank roots[k] (one per step): the ranks roots[k]
     - m + 1 .. roots[k], cyclically."""
     out = []
-    steps = np.arange(len(roots))
     for h, m in bruck_rounds(p):
         lo = roots - m + 1
         wrap = lo < 0
@@ -141,10 +332,22 @@ def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
                        np.full_like(roots, p)], axis=1)
         delta = np.stack([np.ones(len(roots)), -np.ones(len(roots)), wrap * 1.0,
                           -(wrap * 1.0)], axis=1)
-        keep = delta != 0
-        step = np.broadcast_to(steps[:, None], at.shape)[keep]
-        out.append((h, m, Jumps(step=step, at=at[keep], delta=delta[keep])))
+        out.append((h, m, Jumps((Block(None, at, delta),))))
     return out
+
+
+def rounds_holding(roots: np.ndarray, p: int) -> Jumps:
+    """The number of Bruck rounds over p ranks whose window (`window_holds`) holds the
+    block of rank roots[k], per step, as one block: -rounds from roots[k] + 1, and per
+    round +1 from its window's first rank (0 where it wraps, and +1 from lo + p)."""
+    rounds = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
+    lo = roots[:, None] - rounds[None, :] + 1
+    wrap = lo < 0
+    at = np.concatenate([roots[:, None] + 1, np.maximum(lo, 0), np.where(wrap, lo + p, p)],
+                        axis=1)
+    delta = np.concatenate([np.full((len(roots), 1), -float(len(rounds))),
+                            np.ones(lo.shape), wrap * 1.0], axis=1)
+    return Jumps((Block(None, at, delta),))
 
 
 def run_of(starts: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -17,11 +17,14 @@ from linalg_io.models.lu2d import (
     lu2d_received,
 )
 from linalg_io.models.lu2d_runs import (
+    Block,
     Jumps,
     bruck_at,
     bruck_misses,
+    column_sum,
     outer_sum,
     piece_ends,
+    rounds_holding,
     run_counts,
     window_holds,
 )
@@ -128,19 +131,42 @@ def test_outer_sum_of_runs_is_the_sum_of_outer_products():
     np.testing.assert_array_equal(got, expected)
 
 
-def test_outer_sum_takes_its_rows_in_any_order():
-    # Jumps.join leaves the rows unsorted by step: the same sums, exactly (whole numbers)
-    rng = np.random.default_rng(4)
-    steps, pr, pc = 30, 11, 6
-    rows = Jumps.join(*(Jumps.of_runs(np.sort(rng.integers(0, pr + 1, (steps, 3)), axis=1),
-                                      rng.integers(-5, 9, (steps, 3))) for _ in range(3)))
-    columns = Jumps.of_runs(np.sort(rng.integers(0, pc + 1, (steps, 2)), axis=1),
-                            rng.integers(0, 9, (steps, 2)))
-    order = np.argsort(rows.step, kind="stable")
-    by_step = Jumps(step=rows.step[order], at=rows.at[order], delta=rows.delta[order])
-    assert not np.array_equal(order, np.arange(len(order)))      # the join was unsorted
-    np.testing.assert_array_equal(outer_sum(rows, columns, pr, pc),
-                                  outer_sum(by_step, columns, pr, pc))
+@pytest.mark.parametrize("pr, pc", [(4, 6), (8, 8), (1, 5), (6, 1), (12, 3)])
+def test_outer_sum_by_period_equals_every_pair(pr, pc):
+    # runs whose starts repeat with k mod Pr (rows) and k mod Pc (columns), some steps
+    # off the period, sparse blocks and zero jumps: the sums over the residues first
+    # (two or more steps each) give the sum of the outer products, exactly
+    rng = np.random.default_rng(pr * 10 + pc)
+    period = int(np.lcm(pr, pc))
+    steps = 3 * period + 2
+    k = np.arange(steps)
+
+    def runs(size, count, shift):        # starts cut at k + shift mod size, and 0
+        starts = np.sort((k[:, None] + shift[None, :]) % (size + 1), axis=1)
+        starts[:, 0] = 0
+        return starts, rng.integers(-4, 9, (steps, count))
+
+    row_starts, row_values = runs(pr, 4, rng.integers(0, pr + 1, 4))
+    col_starts, col_values = runs(pc, 3, rng.integers(0, pc + 1, 3))
+    row_values[rng.random(steps) < 0.3, 1:] = row_values[0, 0]      # zero jumps
+    row_starts[-1, 1:] = np.sort(rng.integers(0, pr + 1, 3))        # off the period
+    col_starts[period + 1, 1:] = np.sort(rng.integers(0, pc + 1, 2))
+    some = np.sort(rng.choice(steps, steps // 3, replace=False))
+    sparse_at = rng.integers(0, pr + 1, (len(some), 2))
+    sparse_delta = rng.integers(-3, 4, (len(some), 2)).astype(float)
+    rows = Jumps.join(Jumps.of_runs(row_starts, row_values),
+                      Jumps((Block(some, sparse_at, sparse_delta),)))
+    dense_rows = _dense_runs(row_starts, row_values, pr).astype(float)
+    for i, step in enumerate(some):
+        for at, delta in zip(sparse_at[i], sparse_delta[i]):
+            dense_rows[step, at:] += delta
+    dense_cols = _dense_runs(col_starts, col_values, pc).astype(float)
+    np.testing.assert_array_equal(
+        outer_sum(rows, Jumps.of_runs(col_starts, col_values), pr, pc),
+        dense_rows.T @ dense_cols)
+    column = rng.integers(0, pc, steps)
+    np.testing.assert_array_equal(column_sum(rows, column, pr, pc),
+                                  dense_rows.T @ (column[:, None] == np.arange(pc)))
 
 
 @pytest.mark.parametrize("n, nb, pr, pc", [(1000, 16, 4, 8), (777, 10, 6, 5),
@@ -193,13 +219,17 @@ def test_bruck_misses_and_window_holds_equal_the_schedules(p):
     per_step = [outer_sum(_only(held, k), ones, p, 1)[:, 0] for k in range(steps)]
     np.testing.assert_array_equal(np.array(per_step),
                                   allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
+    counted = rounds_holding(roots, p)         # the rounds holding the root, at once
+    per_step = [outer_sum(_only(counted, k), ones, p, 1)[:, 0] for k in range(steps)]
+    np.testing.assert_array_equal(np.array(per_step),
+                                  allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
 
 
 def _only(jumps: Jumps, k: int) -> Jumps:
     """The jumps of step k alone, as step 0."""
-    mine = jumps.step == k
-    return Jumps(step=np.zeros(mine.sum(), dtype=np.int64), at=jumps.at[mine],
-                 delta=jumps.delta[mine])
+    mine = [np.arange(len(b.at)) == k if b.step is None else b.step == k for b in jumps.blocks]
+    return Jumps(tuple(Block(np.zeros(int(m.sum()), dtype=np.int64), b.at[m], b.delta[m])
+                       for b, m in zip(jumps.blocks, mine)))
 
 
 @pytest.mark.parametrize("p", [1, 2, 5, 8, 13, 64])
