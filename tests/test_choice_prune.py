@@ -59,6 +59,25 @@ def test_pruned_table_is_the_unpruned_one(machine, n, p):
     assert choose_lu("conflux", **ask) == choose_lu("conflux", **ask, table=full)
 
 
+@pytest.mark.parametrize("fitting", [0, 3])
+def test_pruned_table_is_the_unpruned_one_where_few_fit(fitting):
+    """N = 16384, P = 256 on example_cpu with a memory per rank that none or three of the
+    candidates fit: the first TOP rows (those that fit, then the fastest of the others)
+    are those of every candidate, yet some are not evaluated."""
+    profile = _profile("example_cpu")
+    placement = profile.placement(256)
+    ask = {"n": 16384, "p": 256, "profile": profile, "placement": placement}
+    needs = sorted(c.costs["mem_bytes"] for c in candidates("conflux", **ask, memory=1e30))
+    memory = needs[fitting - 1] if fitting else needs[0] / 2
+    full = candidates("conflux", **ask, memory=memory)
+    pruned = candidates("conflux", **ask, memory=memory, keep=TOP)
+    evaluated = [c for c in pruned if c.costs is not None]
+    assert sum(c.costs["fits"] for c in full) == fitting
+    assert [c.costs for c in evaluated[:TOP]] == [c.costs for c in full[:TOP]]
+    assert TOP <= len(evaluated) < len(full)
+    assert all(c.costs is None for c in pruned[len(evaluated):])
+
+
 def test_pruning_skips_and_stops_at_the_bound():
     """At P = 256, N = 131072 on example_cpu (compute-bound) most candidates are never
     evaluated, and every one left out has a bound above the keep-th row's time."""

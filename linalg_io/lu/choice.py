@@ -242,14 +242,29 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     until the next bound B exceeds both the best time t* times 1 + TIE and the time of
     the keep-th row of `ranked`: any other row has a time >= B, so it is neither in
     t*'s tie (nor lowers t*) nor before the keep-th row, and the first `keep` rows of
-    `ranked` are those of every row. Fewer than `keep` fitting: every row."""
+    `ranked` are those of every row. Fewer than `keep` fitting (F of them): every fitting
+    one, then the others the same way until the next bound exceeds the (keep - F)-th
+    time among them, the order `candidates` lists them in after the fitting ones."""
     fits = [_fits(n, mem_bytes, *config) for config in configs]
     fitting = [config for config, fit in zip(configs, fits) if fit]
-    if len(fitting) < keep:
-        return list(mapper(row, configs)), []
+    over = [config for config, fit in zip(configs, fits) if not fit]
+    if len(fitting) >= keep:
+        rows, left = _bounded(row, n, profile, placement, fitting, keep, mapper, _settled)
+        return rows, left + over
+    rows = list(mapper(row, fitting))
+    more, left = _bounded(row, n, profile, placement, over, keep - len(fitting), mapper,
+                          _settled_by_time)
+    return rows + more, left
+
+
+def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placement,
+             configs: Sequence[tuple[int, int, int, int]], keep: int, mapper: Callable,
+             settled: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
+    """(rows, configurations not evaluated) of `configs` evaluated in the order of their
+    lower bounds until `settled`(rows, keep, the next bound) (`pruned_rows`)."""
     bounded = sorted((lu_bounds.time_seconds(n, v, px, py, c, profile, placement), i)
-                     for i, (px, py, c, v) in enumerate(fitting))
-    order = [fitting[i] for _, i in bounded]
+                     for i, (px, py, c, v) in enumerate(configs))
+    order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
     batch = max(1, getattr(mapper, "workers", 1))
     rows: list[dict] = []
@@ -257,10 +272,9 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     while done < len(order):
         rows += mapper(row, order[done:done + batch])
         done = min(len(order), done + batch)
-        if done < len(order) and _settled(rows, keep, bounds[done]):
+        if done < len(order) and settled(rows, keep, bounds[done]):
             break
-    left = order[done:] + [config for config, fit in zip(configs, fits) if not fit]
-    return rows, left
+    return rows, order[done:]
 
 
 def _settled(rows: list[dict], keep: int, bound: float) -> bool:
@@ -269,6 +283,11 @@ def _settled(rows: list[dict], keep: int, bound: float) -> bool:
         return False
     first = ranked(rows, "time")
     return bound > first[0]["time_s"] * (1 + TIE) and bound > first[keep - 1]["time_s"]
+
+
+def _settled_by_time(rows: list[dict], keep: int, bound: float) -> bool:
+    """Whether no row of time >= `bound` can enter the `keep` fastest of `rows`."""
+    return len(rows) >= keep and bound > sorted(r["time_s"] for r in rows)[keep - 1]
 
 
 def grid_candidates(p: int) -> list[tuple[int, int, int]]:
