@@ -312,11 +312,21 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     # each empty run: -1 from its start and +1 from its stop, per round it misses (a
     # block of one row per run, a slot per round)
     row, run = np.nonzero(~nonempty & (counts > 0))
-    lo, hi, reach = starts[row, run], (starts + counts)[row, run], nxt[row, run]
-    stop = np.stack([np.clip(reach - m + 1, lo, hi) for _, m in rounds], axis=1)
-    missed = (stop > lo[:, None]) * 1.0
-    return Jumps((Block(some[row], np.concatenate([lo[:, None], stop], axis=1),
-                        np.concatenate([-missed.sum(axis=1, keepdims=True), missed], axis=1)),))
+    lo, reach = starts[row, run], nxt[row, run]
+    hi = lo + counts[row, run]
+    # [lo, stop per round] and [-missed rounds, 1 per round missed], filled in place (the
+    # [run, round] arrays are the large ones here)
+    sizes = np.array([m for _, m in rounds], dtype=np.int64)
+    at = np.empty((len(row), len(sizes) + 1), dtype=np.int64)
+    at[:, 0] = lo
+    stop = at[:, 1:]
+    np.subtract((reach + 1)[:, None], sizes[None, :], out=stop)
+    np.maximum(stop, lo[:, None], out=stop)
+    np.minimum(stop, hi[:, None], out=stop)
+    delta = np.empty(at.shape)
+    np.greater(stop, lo[:, None], out=delta[:, 1:])
+    delta[:, 0] = -delta[:, 1:].sum(axis=1)
+    return Jumps((Block(some[row], at, delta),))
 
 
 def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
@@ -341,12 +351,19 @@ def rounds_holding(roots: np.ndarray, p: int) -> Jumps:
     block of rank roots[k], per step, as one block: -rounds from roots[k] + 1, and per
     round +1 from its window's first rank (0 where it wraps, and +1 from lo + p)."""
     rounds = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
-    lo = roots[:, None] - rounds[None, :] + 1
+    width = len(rounds)
+    at = np.empty((len(roots), 2 * width + 1), dtype=np.int64)   # filled in place
+    at[:, 0] = roots + 1
+    lo, wrapped_at = at[:, 1:width + 1], at[:, width + 1:]
+    np.subtract((roots + 1)[:, None], rounds[None, :], out=lo)
     wrap = lo < 0
-    at = np.concatenate([roots[:, None] + 1, np.maximum(lo, 0), np.where(wrap, lo + p, p)],
-                        axis=1)
-    delta = np.concatenate([np.full((len(roots), 1), -float(len(rounds))),
-                            np.ones(lo.shape), wrap * 1.0], axis=1)
+    np.add(lo, p, out=wrapped_at)
+    np.copyto(wrapped_at, p, where=~wrap)
+    np.maximum(lo, 0, out=lo)
+    delta = np.empty(at.shape)
+    delta[:, 0] = -float(width)
+    delta[:, 1:width + 1] = 1.0
+    delta[:, width + 1:] = wrap
     return Jumps((Block(None, at, delta),))
 
 
