@@ -116,8 +116,9 @@ class Jumps:
         if values.shape[1] == 1:
             starts = np.zeros((values.shape[0], 1), dtype=np.int64)
             memo = None
-        delta = values.copy()
-        delta[:, 1:] -= values[:, :-1]
+        delta = np.empty(values.shape)
+        delta[:, 0] = values[:, 0]
+        np.subtract(values[:, 1:], values[:, :-1], out=delta[:, 1:])
         block = Block(None, np.asarray(starts), delta)
         if memo is not None:
             block.__dict__["_off"] = memo
