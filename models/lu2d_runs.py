@@ -347,25 +347,22 @@ def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
     return out
 
 
-def rounds_holding(roots: np.ndarray, p: int) -> Jumps:
-    """The number of Bruck rounds over p ranks whose window (`window_holds`) holds the
-    block of rank roots[k], per step, as one block: -rounds from roots[k] + 1, and per
-    round +1 from its window's first rank (0 where it wraps, and +1 from lo + p)."""
-    rounds = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
-    width = len(rounds)
-    at = np.empty((len(roots), 2 * width + 1), dtype=np.int64)   # filled in place
-    at[:, 0] = roots + 1
-    lo, wrapped_at = at[:, 1:width + 1], at[:, width + 1:]
-    np.subtract((roots + 1)[:, None], rounds[None, :], out=lo)
-    wrap = lo < 0
-    np.add(lo, p, out=wrapped_at)
-    np.copyto(wrapped_at, p, where=~wrap)
-    np.maximum(lo, 0, out=lo)
-    delta = np.empty(at.shape)
-    delta[:, 0] = -float(width)
-    delta[:, 1:width + 1] = 1.0
-    delta[:, width + 1:] = wrap
-    return Jumps((Block(None, at, delta),))
+def window_sums(weight: np.ndarray, roots: np.ndarray, column: np.ndarray, p: int,
+                pc: int) -> np.ndarray:
+    """[p, Pc]: sum over the steps k, in column column[k] alone, of weight[k] times the
+    number of Bruck rounds over p ranks whose window r .. r+m-1 (cyclic) holds rank
+    roots[k] (`window_holds`). Per column c the steps' weights by root, A_c[s], give rank
+    r sum over the rounds m of A_c[r] + .. + A_c[r+m-1]: differences of the cyclic
+    prefix sums of A_c, O(P x rounds) whatever the steps (whole weights: exact)."""
+    by_root = np.bincount(column * p + roots, weight, minlength=pc * p).reshape(pc, p)
+    prefix = np.zeros((pc, 2 * p))                  # A_c[0] + .. + A_c[j - 1], j < 2p
+    np.cumsum(by_root, axis=1, out=prefix[:, 1:p + 1])
+    prefix[:, p + 1:] = prefix[:, p:p + 1] + prefix[:, 1:p]
+    out = np.zeros((pc, p))
+    for _, m in bruck_rounds(p):
+        out += prefix[:, m:m + p]
+    out -= len(bruck_rounds(p)) * prefix[:, :p]
+    return out.T
 
 
 def run_of(starts: np.ndarray, ranks: np.ndarray) -> np.ndarray:
