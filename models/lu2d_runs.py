@@ -258,11 +258,12 @@ def _add_pairs(entries: _Entries, rows: Block, columns: Block, pc: int) -> None:
         return
     row_at, row_delta = _nonzero_slots(rows.at, rows.delta)
     alike = rows.at_steps(columns.alike)
+    if alike.all():         # no masked copies of the (large) rows' arrays
+        entries.add(row_at * (pc + 1), row_delta * rows.at_steps(columns.level)[:, None])
+        return
     if alike.any():
         level = rows.at_steps(columns.level)[alike][:, None]
         entries.add(row_at[alike] * (pc + 1), row_delta[alike] * level)
-        if alike.all():
-            return
         row_at, row_delta = row_at[~alike], row_delta[~alike]
     steps = rows.at_steps(np.arange(len(columns.at)))[~alike]
     col_at, col_delta = (a[steps] for a in columns.nonzero)
