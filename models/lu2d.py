@@ -49,11 +49,11 @@ from linalg_io.models.lu2d_runs import (
     column_sum,
     outer_sum,
     piece_ends,
-    rounds_holding,
     run_counts,
     run_of,
     run_starts,
     window_holds,
+    window_sums,
 )
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
 from linalg_io.models.rank_classes import StepClasses, step_classes
@@ -350,7 +350,7 @@ class _Steps:
         """weight[k] summed over the steps of each residue k mod lcm(Pr, Pc) (the Bruck
         windows of the diagonal row depend on k mod Pr alone, the diagonal column on k
         mod Pc): (the sums, the residues' diagonal row, their diagonal column), for
-        `column_sum` of `window_holds` or `rounds_holding` of those rows."""
+        `column_sum` of `window_holds` of those rows or `window_sums`."""
         steps = len(self.starts)
         period = min(steps, lcm(self.pr, self.pc))
         residue = np.arange(period)
@@ -415,7 +415,7 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
         weight, roots, column = steps.folded(kb[:, 0] * extra)
         out["sent"]["panel"] += (
             steps.by_position(kb * base[:, None] * sum(m for _, m in rounds), "first")
-            + column_sum(rounds_holding(roots, pr).scaled(weight), column, pr, pc))
+            + window_sums(weight, roots, column, pr, pc))
         out["recv"]["panel"] += steps.by_position(
             kb * (base[:, None] * (pr - 1) + extra[:, None] * ~rows.diag), "first")
         out["msgs_by_phase"]["panel"] += steps.by_position(kb * len(rounds), "first")

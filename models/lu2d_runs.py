@@ -116,8 +116,9 @@ class Jumps:
         if values.shape[1] == 1:
             starts = np.zeros((values.shape[0], 1), dtype=np.int64)
             memo = None
-        delta = values.copy()
-        delta[:, 1:] -= values[:, :-1]
+        delta = np.empty(values.shape)
+        delta[:, 0] = values[:, 0]
+        np.subtract(values[:, 1:], values[:, :-1], out=delta[:, 1:])
         block = Block(None, np.asarray(starts), delta)
         if memo is not None:
             block.__dict__["_off"] = memo
@@ -257,11 +258,12 @@ def _add_pairs(entries: _Entries, rows: Block, columns: Block, pc: int) -> None:
         return
     row_at, row_delta = _nonzero_slots(rows.at, rows.delta)
     alike = rows.at_steps(columns.alike)
+    if alike.all():         # no masked copies of the (large) rows' arrays
+        entries.add(row_at * (pc + 1), row_delta * rows.at_steps(columns.level)[:, None])
+        return
     if alike.any():
         level = rows.at_steps(columns.level)[alike][:, None]
         entries.add(row_at[alike] * (pc + 1), row_delta[alike] * level)
-        if alike.all():
-            return
         row_at, row_delta = row_at[~alike], row_delta[~alike]
     steps = rows.at_steps(np.arange(len(columns.at)))[~alike]
     col_at, col_delta = (a[steps] for a in columns.nonzero)
@@ -312,11 +314,21 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     # each empty run: -1 from its start and +1 from its stop, per round it misses (a
     # block of one row per run, a slot per round)
     row, run = np.nonzero(~nonempty & (counts > 0))
-    lo, hi, reach = starts[row, run], (starts + counts)[row, run], nxt[row, run]
-    stop = np.stack([np.clip(reach - m + 1, lo, hi) for _, m in rounds], axis=1)
-    missed = (stop > lo[:, None]) * 1.0
-    return Jumps((Block(some[row], np.concatenate([lo[:, None], stop], axis=1),
-                        np.concatenate([-missed.sum(axis=1, keepdims=True), missed], axis=1)),))
+    lo, reach = starts[row, run], nxt[row, run]
+    hi = lo + counts[row, run]
+    # [lo, stop per round] and [-missed rounds, 1 per round missed], filled in place (the
+    # [run, round] arrays are the large ones here)
+    sizes = np.array([m for _, m in rounds], dtype=np.int64)
+    at = np.empty((len(row), len(sizes) + 1), dtype=np.int64)
+    at[:, 0] = lo
+    stop = at[:, 1:]
+    np.subtract((reach + 1)[:, None], sizes[None, :], out=stop)
+    np.maximum(stop, lo[:, None], out=stop)
+    np.minimum(stop, hi[:, None], out=stop)
+    delta = np.empty(at.shape)
+    np.greater(stop, lo[:, None], out=delta[:, 1:])
+    delta[:, 0] = -delta[:, 1:].sum(axis=1)
+    return Jumps((Block(some[row], at, delta),))
 
 
 def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
@@ -336,18 +348,22 @@ def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
     return out
 
 
-def rounds_holding(roots: np.ndarray, p: int) -> Jumps:
-    """The number of Bruck rounds over p ranks whose window (`window_holds`) holds the
-    block of rank roots[k], per step, as one block: -rounds from roots[k] + 1, and per
-    round +1 from its window's first rank (0 where it wraps, and +1 from lo + p)."""
-    rounds = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
-    lo = roots[:, None] - rounds[None, :] + 1
-    wrap = lo < 0
-    at = np.concatenate([roots[:, None] + 1, np.maximum(lo, 0), np.where(wrap, lo + p, p)],
-                        axis=1)
-    delta = np.concatenate([np.full((len(roots), 1), -float(len(rounds))),
-                            np.ones(lo.shape), wrap * 1.0], axis=1)
-    return Jumps((Block(None, at, delta),))
+def window_sums(weight: np.ndarray, roots: np.ndarray, column: np.ndarray, p: int,
+                pc: int) -> np.ndarray:
+    """[p, Pc]: sum over the steps k, in column column[k] alone, of weight[k] times the
+    number of Bruck rounds over p ranks whose window r .. r+m-1 (cyclic) holds rank
+    roots[k] (`window_holds`). Per column c the steps' weights by root, A_c[s], give rank
+    r sum over the rounds m of A_c[r] + .. + A_c[r+m-1]: differences of the cyclic
+    prefix sums of A_c, O(P x rounds) whatever the steps (whole weights: exact)."""
+    by_root = np.bincount(column * p + roots, weight, minlength=pc * p).reshape(pc, p)
+    prefix = np.zeros((pc, 2 * p))                  # A_c[0] + .. + A_c[j - 1], j < 2p
+    np.cumsum(by_root, axis=1, out=prefix[:, 1:p + 1])
+    prefix[:, p + 1:] = prefix[:, p:p + 1] + prefix[:, 1:p]
+    out = np.zeros((pc, p))
+    for _, m in bruck_rounds(p):
+        out += prefix[:, m:m + p]
+    out -= len(bruck_rounds(p)) * prefix[:, :p]
+    return out.T
 
 
 def run_of(starts: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -24,9 +24,9 @@ from linalg_io.models.lu2d_runs import (
     column_sum,
     outer_sum,
     piece_ends,
-    rounds_holding,
     run_counts,
     window_holds,
+    window_sums,
 )
 from linalg_io.models.profile import load_profile
 from lu2d_reference import lu2d_phase_links as reference_links
@@ -199,7 +199,7 @@ def _dense_runs(starts, values, size):
 
 
 @pytest.mark.parametrize("p", [1, 2, 5, 8, 13, 64])
-def test_bruck_misses_and_window_holds_equal_the_schedules(p):
+def test_bruck_misses_window_holds_and_sums_equal_the_schedules(p):
     rng = np.random.default_rng(p)
     steps = 60
     starts = np.sort(rng.integers(0, p + 1, (steps, 5)), axis=1)
@@ -219,10 +219,11 @@ def test_bruck_misses_and_window_holds_equal_the_schedules(p):
     per_step = [outer_sum(_only(held, k), ones, p, 1)[:, 0] for k in range(steps)]
     np.testing.assert_array_equal(np.array(per_step),
                                   allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
-    counted = rounds_holding(roots, p)         # the rounds holding the root, at once
-    per_step = [outer_sum(_only(counted, k), ones, p, 1)[:, 0] for k in range(steps)]
-    np.testing.assert_array_equal(np.array(per_step),
-                                  allgatherv_one_costs(p, 0.0, 1.0, roots)[2])
+    # the rounds holding the root, weighted and summed into each step's column at once
+    weight, column = rng.integers(0, 1000, steps).astype(float), rng.integers(0, 3, steps)
+    held = allgatherv_one_costs(p, 0.0, 1.0, roots)[2] * weight[:, None]
+    by_column = np.stack([held[column == c].sum(axis=0) for c in range(3)], axis=1)
+    np.testing.assert_array_equal(window_sums(weight, roots, column, p, 3), by_column)
 
 
 def _only(jumps: Jumps, k: int) -> Jumps:

@@ -21,6 +21,7 @@ from linalg_io.errors import InputError
 from linalg_io.layout.words import WORD
 from linalg_io.lu.choice import candidates, choose_lu, fastest_2d, lu2d_seconds
 from linalg_io.lu.hpl import hpl_flops
+from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.model_command.predictions import (
     emit,
     prediction_record,
@@ -57,6 +58,7 @@ def scan(args) -> str:
     records = []
     emit(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
          f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")
+    keep_freed_memory()
     with core_map() as mapper:
         for p in args.p:
             records += _records_at(args, profile, p, mapper)

@@ -29,6 +29,7 @@ from linalg_io.layout.words import WORD
 from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu, fastest_2d
 from linalg_io.lu.fits import check_model_memory
 from linalg_io.model_command import lu_verdict as verdict
+from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import TIME_FORMULA, lu_lower_bound, time_formula
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
@@ -70,6 +71,7 @@ def model_table(args) -> str:
            "grid": args.grid, "nb": args.nb, "objective": args.objective}
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     unevaluated = 0
+    keep_freed_memory()
     with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
         if "2d" in algos:
             choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
