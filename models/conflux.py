@@ -56,7 +56,7 @@ tournament.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -84,8 +84,9 @@ from linalg_io.models.costs import (
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import RunClasses, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.step_sample import StepSample
 
-from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size
+from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
 from linalg_io.layout.schedules import (
     bcast_costs,
     bcast_node_costs,
@@ -105,6 +106,19 @@ ALONG = ("", "@column", "@row")
 ACROSS = "@across"
 # the most (root, rank) pairs `_node_traffic` has `bcast_node_costs` count at once
 NODE_CHUNK = 1 << 22
+# `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
+# walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
+# a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
+# of degree SAMPLE_DEGREE
+EXACT_CELLS = 1 << 26
+SAMPLE_CELLS = 1 << 22
+SAMPLE_ROWS = 64
+TAIL_SHARE = 8
+SAMPLE_DEGREE = 6
+SAMPLE_BLOCKS = 8
+# a process row's or column's classes at a step where its members do not share nodes,
+# at most (`class_cells`): the ends of its chains and trees and the pivots' changes
+FEW_CLASSES = 16
 
 
 def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
@@ -263,12 +277,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
     steps, p = tiles.ntiles, c * px * py
-    k = np.arange(steps)
-    w = panel_widths(tiles)
-    lk = (k // py) % c
-    nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
+    every_w = panel_widths(tiles)
     layer = np.arange(c)
-    slices = (w[:, None] // c + (layer[None, :] < w[:, None] % c)).astype(float)
+    every_slice = (every_w[:, None] // c + (layer[None, :] < every_w[:, None] % c)).astype(float)
     active, owned = pivot_counts(plan, pivots)
     q = butterfly_size(px)
     rounds = q.bit_length() - 1
@@ -279,7 +290,17 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # between nodes apart: members that differ in them are different classes
     # (`linalg_io.models.conflux_nodes`)
     groups = node_groups(px, py, c, placement)
-    ranks = step_ranks(plan, slices, active, owned, pivot_changes(plan, pivots), groups)
+    # every step, or a sample of them where that costs too much (`step_sample`): the
+    # [step, ...] arrays below hold the steps k evaluated, one row each
+    sample = step_sample(n, v, px, py, c, placement, pivots)
+    k = np.arange(steps) if sample is None else sample.rows
+    w = every_w[k]
+    lk = (k // py) % c
+    nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
+    lk_next = (nxt // py) % c
+    slices = every_slice[k]
+    ranks = step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
+                       None if sample is None else k)
     xs, ys = ranks.xs, ranks.ys
 
     def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
@@ -298,7 +319,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     col_hops = ranks.x_hops.at(lambda a: a[:, None, :, None]) if "col" in groups else None
     row_hops = ranks.y_hops.at(lambda a: a[:, None, None, :]) if "row" in groups else None
 
-    shape = (steps, c, xs.size, ys.size)
+    shape = (len(k), c, xs.size, ys.size)
     a, p_x = per_x("active"), per_x("owned")
     b = a - p_x
     x_pos = per_x("role")                                # (x - kx) mod Px
@@ -323,7 +344,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                   reduce_costs(fibre_pos, c, a_rows * width * WORD),
                   "reduce_panel",
                   between("fibre", HOP, lambda: reduce_across(
-                      groups["fibre"].hops((lk, lk[nxt])[turn]).at(per_l), fibre_pos, c,
+                      groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos, c,
                       a_rows * width * WORD)))
         players = panel_column & layer_is_root
         block = width * (width + 1) * WORD
@@ -341,8 +362,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
     panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
     panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
-                             per_l(layer[None, :] == lk[nxt, None]),
-                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]), 1)
+                             per_l(layer[None, :] == lk_next[:, None]),
+                             per_l((layer[None, :] - lk_next[:, None]) % c),
+                             per_step(every_w[nxt]), 1)
 
     layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
     solve = _Piece(shape, phases={} if by_phase else None)
@@ -372,7 +394,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             ahead = _Piece(shape)
             started = on_panel & layer_root & per_step(k > 0)
             pivot_rows(ahead, started)
-            before = per_step(w[np.maximum(k - 1, 0)])
+            before = per_step(every_w[np.maximum(k - 1, 0)])
             ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
     else:
         def gathered(name: str) -> tuple:
@@ -403,42 +425,96 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
 
     counts = [piece.totals() for piece in (panel, solve, update)]
-    totals = spread(sum(counts), xs, ys)
-    ids = _ids_broadcast(plan, w, p)
+    spread_steps = partial(_per_rank, sample, xs, ys)
+    totals = spread_steps(sum(counts))
+    ids = _ids_broadcast(plan, every_w, p)
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
     if by_phase:
-        out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
+        out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py),
+                                   spread_steps)
     if by_group:
         def group_bytes(group: str, between_nodes: bool = False) -> np.ndarray:
             """(sent, recv) of a group's traffic keys (their parts between nodes)."""
-            return spread(sum(
+            return spread_steps(sum(
                 np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
                 for piece in (panel, solve) for key in piece.traffic
-                if key.split("@")[0] == group and (across_part(key) or not between_nodes)),
-                xs, ys)
+                if key.split("@")[0] == group and (across_part(key) or not between_nodes)))
 
         used = {key.split("@")[0] for piece in (panel, solve) for key in piece.traffic}
         out["by_group"] = {group: group_bytes(group) for group in COMM_GROUPS if group in used}
         out["by_group"].update({group + ACROSS: group_bytes(group, True)
                                 for group in groups if group in used})
-        out["id_roots"] = (ids["roots"], (w + 1) * WORD)
+        out["id_roots"] = (ids["roots"], (every_w + 1) * WORD)
         out["placement"] = placement
     if profile is not None:
         spans = link_keys(px, py, c, placement)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, spans, ahead)
+                                       xs, ys, ids, spans, ahead, sample)
         if by_phase and ahead is not None:
             # the seconds of push_pivots the look-ahead hides per rank, for the phase times
             whole = solve.seconds(profile, placement, spans)
             kept = _overlapped(profile, placement, whole, ahead, spans)
-            out["by_phase"]["push_pivots"]["overlapped_s"] = spread(
-                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, kept)), xs, ys)
+            out["by_phase"]["push_pivots"]["overlapped_s"] = spread_steps(
+                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, kept)))
     return out
 
 
-def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple) -> dict:
+def _per_rank(sample: StepSample | None, xs: RunClasses, ys: RunClasses,
+              values: np.ndarray) -> np.ndarray:
+    """Per-rank totals over every step [..., layer, x, y] of `values` [..., step, layer,
+    x class, y class] (`spread`; the steps of `sample`: `StepSample.per_rank`)."""
+    if sample is None:
+        return spread(values, xs, ys)
+    return sample.per_rank(values, partial(spread, xs=xs, ys=ys))
+
+
+def class_cells(px: int, py: int, c: int, groups: dict) -> int:
+    """Cells of one step's class grid, about: layers x process row classes (every row
+    where a column's members share nodes, else FEW_CLASSES at most) x process column
+    classes (FEW_CLASSES and a row's node boundaries)."""
+    xs = px if "col" in groups else min(px, FEW_CLASSES)
+    ys = min(py, FEW_CLASSES + (len(groups["row"].boundaries()) if "row" in groups else 0))
+    return c * xs * ys
+
+
+def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
+                pivots) -> StepSample | None:
+    """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
+    EXACT_CELLS, or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
+    the last steps and, of the others, blocks of consecutive steps at a stride prime to
+    Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_ROWS at least, more to make
+    SAMPLE_BLOCKS blocks). A block is B = the period of ky and lk (Py c, 2 Py where
+    the columns go reflected) and of a process column's nodes (r / Py rows a node,
+    where they share nodes): each block meets every column's and layer's role once, in
+    the same order; from one block to the next the root's process row kx moves by B,
+    and where every process row holds as many rows (its costs then depend on where it
+    sits relative to kx and on its node, both kept by a shift of B), the sampled
+    per-rank totals are averaged over the cell's blocks' roots (`StepSample.shift`).
+    Where SAMPLE_BLOCKS blocks of B take half the steps, blocks of one step, no shift."""
+    steps = -(-n // v)
+    groups = node_groups(px, py, c, placement)
+    cells = class_cells(px, py, c, groups)
+    if not isinstance(pivots, str) or steps * cells <= EXACT_CELLS:
+        return None
+    samples = max(SAMPLE_ROWS, SAMPLE_CELLS // cells)
+    block = int(np.lcm(py * c * (2 if reflect_columns(n, v, py, c) else 1),
+                       placement.ranks_per_node // py if "col" in groups else 1))
+    if 2 * SAMPLE_BLOCKS * block < steps:
+        samples = max(samples, SAMPLE_BLOCKS * block)
+    else:
+        block = 1
+    tail = max(SAMPLE_ROWS // 4, samples // TAIL_SHARE)
+    if 2 * (samples + tail) >= steps:
+        return None
+    even = len(set(StepPlan.create(n, v, px, py, c).tiles.rows_per_proc.tolist())) == 1
+    return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE,
+                                block, shift=block > 1 and px > 1 and even)
+
+
+def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple,
+              spread_steps: Callable | None = None) -> dict:
     """{phase: {"sent", "recv", "msgs", "flops", "gamma_flops", "links"}} per rank
     ([layer, x, y]), in PHASES order (one `spread` for all of them): "gamma_flops" the
     flops as the time counts them (at the rate each kernel runs, in flops at gamma),
@@ -460,7 +536,7 @@ def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple) -
     zero = np.zeros((5 + 4 * len(groups),) + full)
     per_phase = np.stack([sum((rows(piece.phases[phase]) for piece in pieces
                                if phase in piece.phases), zero) for phase in PHASES])
-    totals = spread(per_phase, xs, ys)
+    totals = (spread_steps or partial(spread, xs=xs, ys=ys))(per_phase)
     id_costs = tuple(ids[key].reshape(shape) for key in ("sent", "recv", "msgs"))
     push = PHASES.index("push_pivots")
     for i, cost in enumerate(id_costs):
@@ -509,9 +585,12 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
-                   spans: dict, ahead: _Piece | None = None) -> float:
+                   spans: dict, ahead: _Piece | None = None,
+                   sample: StepSample | None = None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],
-    S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`)."""
+    S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`); the pieces'
+    rows the steps of `sample` (every step where None: the sums over k its `total`, the
+    ranks' own sums its weights)."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
     if ahead is not None:
@@ -534,6 +613,10 @@ def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, i
     if spans["row"] == 1 or cores is not None:
         # Py = 1: every rank is on the panel's column (the tournament couples them each
         # step); shared cores: the ranks that do not wait take the cores, step by step
+        if sample is not None:
+            return float(total + sample.total(
+                makespan(*solve) + makespan(update[0] + following[0],
+                                            update[1] + following[1])))
         return float(total + makespan(*solve).sum()
                      + makespan(update[0] + following[0], update[1] + following[1]).sum())
     # Py > 1, a core per rank: the look-ahead starts step k+1's sends right after
@@ -541,7 +624,7 @@ def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, i
     # column of a step): each rank's own S, U and F (work and wait) add up; the busiest
     # total is the time
     own = sum(part[0] + part[1] for part in (solve, update, following))
-    return float(total + spread(own, xs, ys).max())
+    return float(total + _per_rank(sample, xs, ys, np.broadcast_to(own, panel[0].shape)).max())
 
 
 def _overlapped(profile, placement, solve: tuple, ahead: _Piece, spans: dict) -> tuple:
