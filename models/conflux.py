@@ -110,12 +110,12 @@ NODE_CHUNK = 1 << 22
 # walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
 # a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
 # of degree SAMPLE_DEGREE
-EXACT_CELLS = 1 << 26
+EXACT_CELLS = 1 << 23
 SAMPLE_CELLS = 1 << 22
 SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
-SAMPLE_BLOCKS = 8
+SAMPLE_BLOCKS = 4
 # a process row's or column's classes at a step where its members do not share nodes,
 # at most (`class_cells`): the ends of its chains and trees and the pivots' changes
 FEW_CLASSES = 16
@@ -483,34 +483,48 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
                 pivots) -> StepSample | None:
     """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
     EXACT_CELLS, or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
-    the last steps and, of the others, blocks of consecutive steps at a stride prime to
-    Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_ROWS at least, more to make
-    SAMPLE_BLOCKS blocks). A block is B = the period of ky and lk (Py c, 2 Py where
-    the columns go reflected) and of a process column's nodes (r / Py rows a node,
-    where they share nodes): each block meets every column's and layer's role once, in
-    the same order; from one block to the next the root's process row kx moves by B,
-    and where every process row holds as many rows (its costs then depend on where it
-    sits relative to kx and on its node, both kept by a shift of B), the sampled
-    per-rank totals are averaged over the cell's blocks' roots (`StepSample.shift`).
-    Where SAMPLE_BLOCKS blocks of B take half the steps, blocks of one step, no shift."""
+    the last steps and, of the others, blocks of B consecutive steps at a stride prime
+    to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_ROWS at least, more to make
+    SAMPLE_BLOCKS blocks). A rank's costs at step k depend on its place relative to
+    the root (kx, ky, lk) and, where a group's members share nodes, on its node: from
+    one block to the next the root moves by (B / Py mod c, B mod Px, 0) (B a multiple
+    of Py, whose process columns' roles each block meets in turn, 2 Py where the
+    columns go reflected: a column's trailing columns depend on where it sits, not
+    only relative to ky; where no such block fits, B = 1 or a node's process rows:
+    (0, B mod Px, 0)), and where every process row holds as many rows, the
+    sampled per-rank totals are averaged over the places of the roots of the steps
+    each block stands for (`StepSample.shift`). B is also a multiple of the nodes'
+    period along the axes it shifts (where SAMPLE_BLOCKS blocks of that fit), so that
+    the time, whose costs depend on the nodes, is shifted with them; else only the
+    counts keep to it (theirs do not depend on the nodes). Where process rows hold
+    unequal rows: blocks of the period of ky and lk (and of the nodes), no shift."""
     steps = -(-n // v)
     groups = node_groups(px, py, c, placement)
     cells = class_cells(px, py, c, groups)
     if not isinstance(pivots, str) or steps * cells <= EXACT_CELLS:
         return None
     samples = max(SAMPLE_ROWS, SAMPLE_CELLS // cells)
-    block = int(np.lcm(py * c * (2 if reflect_columns(n, v, py, c) else 1),
-                       placement.ranks_per_node // py if "col" in groups else 1))
-    if 2 * SAMPLE_BLOCKS * block < steps:
-        samples = max(samples, SAMPLE_BLOCKS * block)
-    else:
-        block = 1
+    reflected = reflect_columns(n, v, py, c)
+    r = placement.ranks_per_node
+    rows_apart = r // py if "col" in groups else 1      # a node's process rows
+    nodes = [rows_apart, r if "row" in groups else 1, py * c if "fibre" in groups else 1]
+    even = len(set(StepPlan.create(n, v, px, py, c).tiles.rows_per_proc.tolist())) == 1
+    roles = py * (2 if reflected else 1) * (1 if even else c)
+    choices = [int(np.lcm.reduce([roles] + nodes)), roles, rows_apart]
+    block = next((b for b in choices if SAMPLE_BLOCKS * b <= 2 * samples
+                  and 2 * SAMPLE_BLOCKS * b < steps), 1)
+    samples = max(samples, SAMPLE_BLOCKS * block)
     tail = max(SAMPLE_ROWS // 4, samples // TAIL_SHARE)
     if 2 * (samples + tail) >= steps:
         return None
-    even = len(set(StepPlan.create(n, v, px, py, c).tiles.rows_per_proc.tolist())) == 1
-    return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE,
-                                block, shift=block > 1 and px > 1 and even)
+    shift = None
+    if even and block % rows_apart == 0:
+        # blocks shorter than Py: the roots' layers and columns as sampled, their
+        # process rows averaged
+        shift = ((block // py) % c if block % py == 0 else 0, block % px, 0)
+        shift = shift if any(shift) else None
+    return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE, block,
+                                shift)
 
 
 def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple,
@@ -743,14 +757,49 @@ TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1}
                 "links that overlap; conflux_plan_counts)")
 
 
+SAMPLED_FORMULA = ("; sampled: of {steps} steps the first, the last {tail} and {blocks} blocks "
+                   "of {block} consecutive steps, one in {stride} of the others, walked{shift}, "
+                   "their sums weighted by the steps each stands for (midpoint rule, "
+                   "corrected by a degree-{degree} polynomial fit) (approximate: relative "
+                   "error of the time and of the per-rank maxima of bytes and flops within "
+                   "{error:g}, of messages within {msgs_error:g}, of walking every step "
+                   "where measured)")
+SHIFTED = (", each sampled rank's totals averaged over the places of the roots of the "
+           "steps its block stands for")
+# the largest relative error of the sampled time and per-rank maxima of bytes (received,
+# sent) and flops, and of messages (a step's count jumps where a message's size crosses
+# a chunk or the binomial tree's threshold), against walking every step, measured on
+# the grids of docs/MEASUREMENTS.md ("2.5D model: sampled steps") and pinned by
+# tests/test_conflux_sampled.py
+SAMPLED_ERROR = 5e-3
+SAMPLED_MSGS_ERROR = 0.1
+
+
+def sampled_note(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
+                 pivots="uniform") -> str:
+    """"" where `conflux_plan_counts` walks every step, else how it samples them and
+    its error (`SAMPLED_FORMULA`), for the record's formulas and `model lu`."""
+    sample = step_sample(n, v, px, py, c, placement, pivots)
+    if sample is None:
+        return ""
+    return SAMPLED_FORMULA.format(
+        steps=sample.steps, tail=sample.tail, blocks=int(sample.sampled.sum()) // sample.block,
+        block=sample.block, stride=sample.stride, shift=SHIFTED if sample.shift else "",
+        degree=SAMPLE_DEGREE, error=SAMPLED_ERROR, msgs_error=SAMPLED_MSGS_ERROR)
+
+
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                  pivots: str | Sequence[np.ndarray] = "uniform",
                  placement: Placement | None = None) -> dict:
-    """The record's `model` block, its time from the critical-path prediction."""
+    """The record's `model` block, its time from the critical-path prediction (where
+    the steps are sampled, both formulas say so: `sampled_note`)."""
+    placement = placement or profile.placement(px * py * c)
     counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement, by_group=True)
+    note = sampled_note(n, v, px, py, c, placement, pivots)
     block = _costs(counts, pivots).record_block(profile, placement)
     block["time_s"] = counts["time_s"]
-    block["time_formula"] = TIME_FORMULA
+    block["time_formula"] = TIME_FORMULA + note
+    block["formula"] += note
     return block
 
 

@@ -37,20 +37,22 @@ def smooth_sum(sample: np.ndarray, terms: np.ndarray, stride: int, first: int, s
     return float(stride * terms.sum() + poly(every).sum() - stride * poly(sample).sum())
 
 
-def _smooth_weights(sample: np.ndarray, stride: int, first: int, stop: int,
+def _smooth_weights(blocks: np.ndarray, stride: int, first: int, stop: int,
                     degree: int) -> np.ndarray:
-    """[sample] weights w with sum(w terms) = `smooth_sum`(sample, terms, stride, first,
-    stop, degree) for every terms (the least-squares fit is linear in them): stride
-    plus the polynomial's correction, exact on polynomials of `degree`."""
+    """[block] weights W with sum over the blocks of W times the block's mean term =
+    the sum over the steps first .. stop-1, for every polynomial term of `degree`:
+    `stride` (the steps a block stands for) plus the correction of a least-squares fit
+    of such a polynomial to the blocks' means (`smooth_sum`'s, linear in the terms:
+    as weights). `blocks` [block, step]: the steps of each block."""
     half = (stop - 1 - first) / 2.0
 
     def vander(x: np.ndarray) -> np.ndarray:
         return np.polynomial.chebyshev.chebvander((x - first - half) / half, degree)
 
-    coef = np.polynomial.chebyshev.chebfit((sample - first - half) / half,
-                                           np.eye(len(sample)), degree)
-    error = vander(np.arange(first, stop)).sum(axis=0) - stride * vander(sample).sum(axis=0)
-    return stride + error @ coef
+    means = vander(blocks).mean(axis=1)                          # [block, degree + 1]
+    fit = np.linalg.lstsq(means, np.eye(len(blocks)), rcond=None)[0]
+    error = vander(np.arange(first, stop)).sum(axis=0) - stride * means.sum(axis=0)
+    return stride + error @ fit
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,8 @@ class StepSample:
     `stride` sampled (the midpoint rule, its error on polynomials of `degree`
     corrected: `smooth_sum`, as weights); a per-rank total over the steps is the weighted
     sum of the rows (`weighed`), a per-step term's `total` the same. `shift`: where a
-    step's costs along one axis of ranks (the last but one) depend on a rank's place
-    relative to the step's root, which moves by `shift` ranks from one block to the
+    step's costs on a grid of ranks [a, b, c] depend on a rank's place relative to the
+    step's root, which moves by `shift` (cyclic, on each axis) from one block to the
     next, the sampled rows' per-rank totals are averaged over the `stride` places the
     cell's blocks put the roots at (`per_rank`): every rank takes each role about as
     often as walking every step makes it, not `stride` times as often or never."""
@@ -75,23 +77,19 @@ class StepSample:
     block: int
     stop: int
     weight: np.ndarray
-    shift: int = 0
+    shift: tuple | None = None
 
     @classmethod
     def midpoints(cls, steps: int, period: int, samples: int, tail: int, degree: int,
-                  block: int = 1, shift: bool = False) -> StepSample:
-        """About `samples` steps of the head in blocks of `block`, the cells' stride
-        prime to `period` (of those up to twice the least, the one that leaves the
-        fewest steps past the last whole cell: walked, with the last `tail` steps);
-        `shift`: average the sampled rows' per-rank totals over the roots' places (a
-        shift of `block` ranks from one block to the next)."""
-        head = max(0, steps - 1 - tail)
-        least = max(1, head // max(1, samples))
-        strides = [s for s in range(least, 2 * least + 1) if np.gcd(s, period) == 1]
-        stride = min(strides or [prime_stride(least, period)],
-                     key=lambda s: head % (s * block) if head >= s * block else head)
+                  block: int = 1, shift: tuple | None = None) -> StepSample:
+        """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
+        cells' stride prime to `period` (the head's last steps, less than a cell, in
+        the polynomial's correction), and the last `tail` steps; `shift`: average the
+        sampled rows' per-rank totals over the roots' places (class doc)."""
+        stop = max(1, steps - tail)
+        head = stop - 1
+        stride = prime_stride(head // max(1, samples), period)
         cells = head // (stride * block)
-        stop = 1 + cells * stride * block
         start = 1 + stride // 2 * block + stride * block * np.arange(cells)
         sample = (start[:, None] + np.arange(block)[None, :]).reshape(-1)
         rows = np.concatenate([[0], sample, np.arange(stop, steps)]).astype(np.int64)
@@ -99,13 +97,13 @@ class StepSample:
         sampled[1:1 + len(sample)] = True
         weight = np.ones(len(rows))
         if cells:
-            # the blocks' sums at their centres, the correction of a low degree (a
-            # polynomial through few clusters of steps would swing)
-            centres = start + (block - 1) / 2.0
+            # one weight a block (each meets every role once), the correction of a low
+            # degree (a polynomial through few clusters of steps would swing)
             weight[sampled] = np.repeat(_smooth_weights(
-                centres, stride * block, 1, stop, min(degree, cells // 2)) / block, block)
+                sample.reshape(cells, block), stride * block, 1, stop,
+                min(degree, cells // 2)) / block, block)
         return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
-                   stop=stop, weight=weight, shift=block if shift else 0)
+                   stop=stop, weight=weight, shift=shift)
 
     @property
     def tail(self) -> int:
@@ -120,20 +118,23 @@ class StepSample:
         """The per-rank totals over every step of `values` [..., row, a, b, c], given
         `spread` (values -> per-rank totals over the rows [..., a, x, y]): weighed,
         the sampled rows' averaged over the roots' places (`shift`)."""
-        if not self.shift:
+        if self.shift is None:
             return spread(self.weighed(values))
         walked, sampled = spread(np.stack([self.weighed(values, ~self.sampled),
                                            self.weighed(values, self.sampled)]))
         return walked + self._smeared(sampled)
 
     def _smeared(self, totals: np.ndarray) -> np.ndarray:
-        """`totals` [..., x, y] averaged over the cyclic shifts along x by m `shift`,
-        m = -(stride // 2) .. stride // 2 (the steps of a cell, block by block)."""
-        n = totals.shape[-2]
+        """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
+        -(stride // 2) .. stride // 2 (the blocks of a cell)."""
+        dims = totals.shape[-3:]
         half = self.stride // 2
-        places = np.bincount((np.arange(-half, half + 1) * self.shift) % n, minlength=n)
-        kernel = np.fft.rfft(places / (2 * half + 1))
-        return np.fft.irfft(np.fft.rfft(totals, axis=-2) * kernel[:, None], n=n, axis=-2)
+        m = np.arange(-half, half + 1)
+        places = np.zeros(dims)
+        np.add.at(places, tuple((m * d) % n for d, n in zip(self.shift, dims)), 1.0 / len(m))
+        kernel = np.fft.rfftn(places)
+        return np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1)) * kernel, s=dims,
+                             axes=(-3, -2, -1))
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""
