@@ -106,6 +106,8 @@ ALONG = ("", "@column", "@row")
 ACROSS = "@across"
 # the most (root, rank) pairs `_node_traffic` has `bcast_node_costs` count at once
 NODE_CHUNK = 1 << 22
+# the most cells of classes (`class_cells`) the sampled steps take at once (memory)
+CHUNK_CELLS = 1 << 20
 # `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
 # walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
 # a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
@@ -294,140 +296,149 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # [step, ...] arrays below hold the steps k evaluated, one row each
     sample = step_sample(n, v, px, py, c, placement, pivots)
     k = np.arange(steps) if sample is None else sample.rows
-    w = every_w[k]
-    lk = (k // py) % c
-    nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
-    lk_next = (nxt // py) % c
-    slices = every_slice[k]
-    ranks = step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
-                       None if sample is None else k)
-    xs, ys = ranks.xs, ranks.ys
+    def pieces_at(k: np.ndarray) -> tuple:
+        """The classes (xs, ys), the class grid's shape and the pieces F, S, U, F_{k+1}
+        and the look-ahead's (or None) at the steps k (module doc)."""
+        w = every_w[k]
+        lk = (k // py) % c
+        nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
+        lk_next = (nxt // py) % c
+        slices = every_slice[k]
+        ranks = step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
+                           None if sample is None else k)
+        xs, ys = ranks.xs, ranks.ys
 
-    def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
-        return ranks.x[name][:, None, :, None]
+        def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
+            return ranks.x[name][:, None, :, None]
 
-    def per_y(name: str) -> np.ndarray:
-        return ranks.y[name][:, None, None, :]
+        def per_y(name: str) -> np.ndarray:
+            return ranks.y[name][:, None, None, :]
 
-    def per_l(values: np.ndarray) -> np.ndarray:
-        return values[:, :, None, None]
+        def per_l(values: np.ndarray) -> np.ndarray:
+            return values[:, :, None, None]
 
-    def per_step(values: np.ndarray) -> np.ndarray:
-        return values[:, None, None, None]
+        def per_step(values: np.ndarray) -> np.ndarray:
+            return values[:, None, None, None]
 
-    # the crossings of a column's and a row's members at the classes' representatives
-    col_hops = ranks.x_hops.at(lambda a: a[:, None, :, None]) if "col" in groups else None
-    row_hops = ranks.y_hops.at(lambda a: a[:, None, None, :]) if "row" in groups else None
+        # the crossings of a column's and a row's members at the classes' representatives
+        col_hops = ranks.x_hops.at(lambda a: a[:, None, :, None]) if "col" in groups else None
+        row_hops = ranks.y_hops.at(lambda a: a[:, None, None, :]) if "row" in groups else None
 
-    shape = (len(k), c, xs.size, ys.size)
-    a, p_x = per_x("active"), per_x("owned")
-    b = a - p_x
-    x_pos = per_x("role")                                # (x - kx) mod Px
-    t = per_y("trailing")
-    y_pos = per_y("along")                               # (y - ky) mod Py
-    sl = per_l(slices)
-    wk = per_step(w)
-    on_fibre = per_l((layer[None, :] - lk[:, None]) % c)
-    layer_root = per_l(layer[None, :] == lk[:, None])
-    on_panel = y_pos == 0
+        shape = (len(k), c, xs.size, ys.size)
+        a, p_x = per_x("active"), per_x("owned")
+        b = a - p_x
+        x_pos = per_x("role")                                # (x - kx) mod Px
+        t = per_y("trailing")
+        y_pos = per_y("along")                               # (y - ky) mod Py
+        sl = per_l(slices)
+        wk = per_step(w)
+        on_fibre = per_l((layer[None, :] - lk[:, None]) % c)
+        layer_root = per_l(layer[None, :] == lk[:, None])
+        on_panel = y_pos == 0
 
-    def between(group: str, part: str, costs):
-        """(part, costs()) of a collective of a group whose members share nodes: its
-        messages between nodes (`_Piece.add`); None for the other groups."""
-        return (part, costs()) if group in groups else None
+        def between(group: str, part: str, costs):
+            """(part, costs()) of a collective of a group whose members share nodes: its
+            messages between nodes (`_Piece.add`); None for the other groups."""
+            return (part, costs()) if group in groups else None
 
-    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width, turn):
-        """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
-        step k's, 1: step k+1's)."""
-        piece = _Piece(shape, phases={} if by_phase else None)
-        piece.add("fibre@column", panel_column,
-                  reduce_costs(fibre_pos, c, a_rows * width * WORD),
-                  "reduce_panel",
-                  between("fibre", HOP, lambda: reduce_across(
-                      groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos, c,
-                      a_rows * width * WORD)))
-        players = panel_column & layer_is_root
-        block = width * (width + 1) * WORD
-        if px > 1:
-            n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
-            piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
-                      "tournament_pivoting",
-                      between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
-                              + (per_x(BUTTERFLY[turn]),)))
-        merges = np.where(roles >= q, 0, rounds + (roles < px - q))
-        piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
-                                                                                  width)),
-                   PANEL_RATE, "tournament_pivoting")
-        return piece
+        def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width, turn):
+            """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
+            step k's, 1: step k+1's)."""
+            piece = _Piece(shape, phases={} if by_phase else None)
+            piece.add("fibre@column", panel_column,
+                      reduce_costs(fibre_pos, c, a_rows * width * WORD),
+                      "reduce_panel",
+                      between("fibre", HOP, lambda: reduce_across(
+                          groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos, c,
+                          a_rows * width * WORD)))
+            players = panel_column & layer_is_root
+            block = width * (width + 1) * WORD
+            if px > 1:
+                n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
+                piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
+                          "tournament_pivoting",
+                          between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
+                                  + (per_x(BUTTERFLY[turn]),)))
+            merges = np.where(roles >= q, 0, rounds + (roles < px - q))
+            piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
+                                                                                      width)),
+                       PANEL_RATE, "tournament_pivoting")
+            return piece
 
-    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
-    panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
-                             per_l(layer[None, :] == lk_next[:, None]),
-                             per_l((layer[None, :] - lk_next[:, None]) % c),
-                             per_step(every_w[nxt]), 1)
+        panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
+        panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
+                                 per_l(layer[None, :] == lk_next[:, None]),
+                                 per_l((layer[None, :] - lk_next[:, None]) % c),
+                                 per_step(every_w[nxt]), 1)
 
-    layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
-    solve = _Piece(shape, phases={} if by_phase else None)
-    players = on_panel & layer_root
-    solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
-    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
-              between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
-                                                       wk * wk * WORD)))
-    solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
-    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
-              between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
-                                                          p_x * t * WORD)))
-    ahead = None
-    if plan.redundant_u:
-        def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
-            """The pivot rows' Bruck allgather in the process columns of layer lk."""
-            piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
-                                    (t > 0) * per_x("bruck_msgs")), phase,
-                      between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
-                                                   t * WORD * per_x("bruck_across_recv"),
-                                                   (t > 0) * per_x("bruck_across_msgs"))))
+        layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
+        solve = _Piece(shape, phases={} if by_phase else None)
+        players = on_panel & layer_root
+        solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
+        solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
+                  between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
+                                                           wk * wk * WORD)))
+        solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
+        solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
+                  between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
+                                                              p_x * t * WORD)))
+        ahead = None
+        if plan.redundant_u:
+            def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
+                """The pivot rows' Bruck allgather in the process columns of layer lk."""
+                piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
+                                        (t > 0) * per_x("bruck_msgs")), phase,
+                          between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
+                                                       t * WORD * per_x("bruck_across_recv"),
+                                                       (t > 0) * per_x("bruck_across_msgs"))))
 
-        pivot_rows(solve, layer_root, "push_pivots")
-        if px > 1 and profile is not None:
-            # the look-ahead's (`_critical_path`): column ky_k's allgather, started in
-            # update k-1 (k >= 1), and the rest of that update beside it, 2 a_x w_{k-1} t_y
-            ahead = _Piece(shape)
-            started = on_panel & layer_root & per_step(k > 0)
-            pivot_rows(ahead, started)
-            before = per_step(every_w[np.maximum(k - 1, 0)])
-            ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
-    else:
-        def gathered(name: str) -> tuple:
-            """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
-            "gather" all of them, "gather_across" those from another node), times t_y."""
-            sent, recv, msgs = (per_x(f"{name}_{cost}") for cost in ("sent", "recv", "msgs"))
-            return sent * t, recv * t, msgs * (t > 0)
+            pivot_rows(solve, layer_root, "push_pivots")
+            if px > 1 and profile is not None:
+                # the look-ahead's (`_critical_path`): column ky_k's allgather, started in
+                # update k-1 (k >= 1), and the rest of that update beside it, 2 a_x w_{k-1} t_y
+                ahead = _Piece(shape)
+                started = on_panel & layer_root & per_step(k > 0)
+                pivot_rows(ahead, started)
+                before = per_step(every_w[np.maximum(k - 1, 0)])
+                ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
+        else:
+            def gathered(name: str) -> tuple:
+                """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
+                "gather" all of them, "gather_across" those from another node), times t_y."""
+                sent, recv, msgs = (per_x(f"{name}_{cost}") for cost in ("sent", "recv", "msgs"))
+                return sent * t, recv * t, msgs * (t > 0)
 
-        solve.add("col", layer_root, gathered("gather"), "push_pivots",
-                  between("col", NET, lambda: gathered("gather_across")))
-    solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
-    if c > 1:
-        solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
-                  "scatter_slices", between("fibre", NET, lambda: _scatter(
-                      b * WORD, slices * layer_hops.from_root, lk)))
-        solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, slices, lk),
-                  "scatter_slices", between("fibre", NET, lambda: _scatter(
-                      t * WORD, slices * layer_hops.from_root, lk)))
-    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices",
-              between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
-                                                       b * sl * WORD)))
-    if c > 1:
-        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices",
-                  between("col", HOP, lambda: bcast_across(col_hops, x_pos, px,
-                                                           sl * t * WORD)))
+            solve.add("col", layer_root, gathered("gather"), "push_pivots",
+                      between("col", NET, lambda: gathered("gather_across")))
+        solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
+        if c > 1:
+            solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
+                      "scatter_slices", between("fibre", NET, lambda: _scatter(
+                          b * WORD, slices * layer_hops.from_root, lk)))
+            solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, slices, lk),
+                      "scatter_slices", between("fibre", NET, lambda: _scatter(
+                          t * WORD, slices * layer_hops.from_root, lk)))
+        solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices",
+                  between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
+                                                           b * sl * WORD)))
+        if c > 1:
+            solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices",
+                      between("col", HOP, lambda: bcast_across(col_hops, x_pos, px,
+                                                               sl * t * WORD)))
 
-    update = _Piece(shape, phases={} if by_phase else None)
-    update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
+        update = _Piece(shape, phases={} if by_phase else None)
+        update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
+        return xs, ys, shape, (panel, solve, update, panel_next), ahead
 
+    ids = _ids_broadcast(plan, every_w, p)
+    spans = link_keys(px, py, c, placement)
+    if sample is not None and not (by_phase or by_group):
+        return _chunked(pieces_at, sample, ids, spans, profile, placement,
+                        max(1, CHUNK_CELLS // class_cells(px, py, c, groups)))
+    xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
     counts = [piece.totals() for piece in (panel, solve, update)]
     spread_steps = partial(_per_rank, sample, xs, ys)
     totals = spread_steps(sum(counts))
-    ids = _ids_broadcast(plan, every_w, p)
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
@@ -449,7 +460,6 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["id_roots"] = (ids["roots"], (every_w + 1) * WORD)
         out["placement"] = placement
     if profile is not None:
-        spans = link_keys(px, py, c, placement)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
                                        xs, ys, ids, spans, ahead, sample)
         if by_phase and ahead is not None:
@@ -525,6 +535,34 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
         shift = shift if any(shift) else None
     return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE, block,
                                 shift)
+
+
+def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, placement,
+             per_chunk: int) -> dict:
+    """`conflux_plan_counts`' totals and time (no phases, no groups) from the sampled
+    rows `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps):
+    each chunk's per-rank totals and critical-path parts (`_path_parts`) add up."""
+    totals, parts = 0.0, []
+    steps = sample.steps
+    for first in range(0, len(sample.rows), per_chunk):
+        part = sample.part(slice(first, first + per_chunk))
+        xs, ys, _, pieces, ahead = pieces_at(part.rows)
+        totals = totals + _per_rank(part, xs, ys, sum(piece.totals() for piece in pieces[:3]))
+        if profile is not None:
+            parts.append(_path_parts(profile, placement, pieces, xs, ys, spans, ahead, part,
+                                     first == 0, part.rows[-1] == steps - 1))
+    c, px, py = totals.shape[1:]
+    for i, key in enumerate(("sent", "recv", "msgs")):
+        totals[i] += ids[key].reshape(c, px, py)
+    out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
+    if profile is not None:
+        start, solve, update, own = zip(*parts)
+        out["time_s"] = _path_total(
+            sum(start) + _ids_seconds(profile, placement, ids, spans),
+            None if solve[0] is None else np.concatenate(solve),
+            None if update[0] is None else np.concatenate(update),
+            None if own[0] is None else sum(own), sample)
+    return out
 
 
 def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple,
@@ -605,6 +643,39 @@ def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, i
     S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`); the pieces'
     rows the steps of `sample` (every step where None: the sums over k its `total`, the
     ranks' own sums its weights)."""
+    first, solve, update, own = _path_parts(profile, placement, pieces, xs, ys, spans, ahead,
+                                            sample)
+    return _path_total(first + _ids_seconds(profile, placement, ids, spans), solve, update,
+                       own, sample)
+
+
+def _ids_seconds(profile, placement, ids: dict, spans: dict) -> float:
+    """sum_k M(I_k): the pivot ids' broadcast, every step."""
+    ids_time = {}
+    for width, costs in ids["per_width"].items():
+        inside, across = link_split({spans["world"]: costs}, profile, placement)
+        ids_time[width] = float(waiting_makespans(inside, across, placement.shared_cores))
+    return sum(ids_time[width] for width in ids["widths"])
+
+
+def _path_total(total: float, solve, update, own, sample: StepSample | None) -> float:
+    """The critical path from `_path_parts` (summed over chunks of steps): `total` M(F_0)
+    and the ids' seconds, with the steps' M(S_k) and M(U_k + F_{k+1}) (`solve`,
+    `update` [step]) or the ranks' own sums (`own`)."""
+    if own is not None:
+        return float(total + own.max())
+    if sample is not None:
+        return float(total + sample.total(solve + update))
+    return float(total + solve.sum() + update.sum())
+
+
+def _path_parts(profile, placement, pieces, xs: RunClasses, ys: RunClasses, spans: dict,
+                ahead: _Piece | None, sample: StepSample | None, first: bool = True,
+                last: bool = True) -> tuple:
+    """(M(F_0) where the rows start at step 0 (`first`), else 0; [step] M(S_k) and
+    M(U_k + F_{k+1}), or None, None; per rank its own sum over the rows of S_k + U_k +
+    F_{k+1} (Py > 1, a core per rank), or None) of `_critical_path`; `last`: whether
+    the rows end at the last step (which has no F_{k+1})."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
     if ahead is not None:
@@ -618,27 +689,20 @@ def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, i
         return waiting_makespans(work.reshape(steps, -1), wait.reshape(steps, -1), cores,
                                  weights)
 
-    following = [np.concatenate([part[:-1], np.zeros_like(part[-1:])]) for part in panel_next]
-    ids_time = {}
-    for width, costs in ids["per_width"].items():
-        inside, across = link_split({spans["world"]: costs}, profile, placement)
-        ids_time[width] = float(waiting_makespans(inside, across, cores))
-    total = makespan(*panel)[0] + sum(ids_time[width] for width in ids["widths"])
+    following = ([np.concatenate([part[:-1], np.zeros_like(part[-1:])]) for part in panel_next]
+                 if last else panel_next)
+    start = makespan(*panel)[0] if first else 0.0
     if spans["row"] == 1 or cores is not None:
         # Py = 1: every rank is on the panel's column (the tournament couples them each
         # step); shared cores: the ranks that do not wait take the cores, step by step
-        if sample is not None:
-            return float(total + sample.total(
-                makespan(*solve) + makespan(update[0] + following[0],
-                                            update[1] + following[1])))
-        return float(total + makespan(*solve).sum()
-                     + makespan(update[0] + following[0], update[1] + following[1]).sum())
+        return (start, makespan(*solve),
+                makespan(update[0] + following[0], update[1] + following[1]), None)
     # Py > 1, a core per rank: the look-ahead starts step k+1's sends right after
     # F_{k+1}, so no rank waits for the panel's column (nor, stepping on, for the busier
     # column of a step): each rank's own S, U and F (work and wait) add up; the busiest
     # total is the time
     own = sum(part[0] + part[1] for part in (solve, update, following))
-    return float(total + _per_rank(sample, xs, ys, np.broadcast_to(own, panel[0].shape)).max())
+    return start, None, None, _per_rank(sample, xs, ys, np.broadcast_to(own, panel[0].shape))
 
 
 def _overlapped(profile, placement, solve: tuple, ahead: _Piece, spans: dict) -> tuple:

@@ -105,6 +105,13 @@ class StepSample:
         return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
                    stop=stop, weight=weight, shift=shift)
 
+    def part(self, rows: slice) -> StepSample:
+        """The same sample restricted to `rows` (a chunk of them: its per-rank totals
+        add up to the whole's)."""
+        return StepSample(steps=self.steps, rows=self.rows[rows], sampled=self.sampled[rows],
+                          stride=self.stride, block=self.block, stop=self.stop,
+                          weight=self.weight[rows], shift=self.shift)
+
     @property
     def tail(self) -> int:
         return self.steps - self.stop
