@@ -113,17 +113,19 @@ def test_chunks_add_up(monkeypatch):
 
 
 def test_the_largest_problems_take_a_bounded_sample():
-    """N = 2^24 on 2^20 ranks: every grid `model lu` weighs samples its 2^15 to 2^17
-    steps, about SAMPLE_CELLS cells of classes' worth (SAMPLE_ROWS, or SAMPLE_BLOCKS
-    blocks, at least)."""
+    """N = 2^24 on 2^20 ranks: every grid `model lu` weighs walks its 2^15 to 2^17 steps
+    within EXACT_CELLS cells of classes, or samples about SAMPLE_CELLS cells' worth
+    (SAMPLE_ROWS, or SAMPLE_BLOCKS blocks, at least)."""
     from linalg_io.lu.choice import TILE_SIZES, busy_grids
 
     placement = BIG.placement(2**20)
     for v in TILE_SIZES:
         for px, py, c in busy_grids(2**24, v, 2**20):
             sample = conflux.step_sample(2**24, v, px, py, c, placement, "uniform")
-            assert sample is not None, (px, py, c, v)
             cells = conflux.class_cells(px, py, c, conflux.node_groups(px, py, c, placement))
+            if sample is None:
+                assert 2**24 // v * cells <= conflux.EXACT_CELLS, (px, py, c, v)
+                continue
             least = max(conflux.SAMPLE_ROWS, conflux.SAMPLE_CELLS // cells,
                         conflux.SAMPLE_BLOCKS * sample.block)
-            assert len(sample.rows) <= least * 1.3 + sample.block + 1, (px, py, c, v)
+            assert len(sample.rows) <= least * 1.5 + sample.block + 1, (px, py, c, v)
