@@ -7,6 +7,7 @@ lu2d          the 2D LU; conflux, conflux_pivots, conflux_classes: the 2.5D LU, 
               and the classes of its ranks at each step
 phase_time    predicted seconds per phase of both LUs
 rank_classes  ranks in symmetric positions, evaluated once per class
+step_sample   a sample of an LU's steps where walking every one costs too much
 memory        the least memory per rank of each LU
 tsgemm        TS-GEMM variants; sptrsv: the sparse triangular solve
 """

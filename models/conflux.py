@@ -56,7 +56,7 @@ tournament.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -84,8 +84,9 @@ from linalg_io.models.costs import (
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import RunClasses, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.step_sample import StepSample
 
-from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size
+from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
 from linalg_io.layout.schedules import (
     bcast_costs,
     bcast_node_costs,
@@ -105,6 +106,21 @@ ALONG = ("", "@column", "@row")
 ACROSS = "@across"
 # the most (root, rank) pairs `_node_traffic` has `bcast_node_costs` count at once
 NODE_CHUNK = 1 << 22
+# the most cells of classes (`class_cells`) the sampled steps take at once (memory)
+CHUNK_CELLS = 1 << 20
+# `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
+# walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
+# a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
+# of degree SAMPLE_DEGREE
+EXACT_CELLS = 1 << 23
+SAMPLE_CELLS = 1 << 22
+SAMPLE_ROWS = 64
+TAIL_SHARE = 8
+SAMPLE_DEGREE = 6
+SAMPLE_BLOCKS = 4
+# a process row's or column's classes at a step where its members do not share nodes,
+# at most (`class_cells`): the ends of its chains and trees and the pivots' changes
+FEW_CLASSES = 16
 
 
 def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
@@ -263,12 +279,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     plan = StepPlan.create(n, v, px, py, c)
     tiles = plan.tiles
     steps, p = tiles.ntiles, c * px * py
-    k = np.arange(steps)
-    w = panel_widths(tiles)
-    lk = (k // py) % c
-    nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
+    every_w = panel_widths(tiles)
     layer = np.arange(c)
-    slices = (w[:, None] // c + (layer[None, :] < w[:, None] % c)).astype(float)
+    every_slice = (every_w[:, None] // c + (layer[None, :] < every_w[:, None] % c)).astype(float)
     active, owned = pivot_counts(plan, pivots)
     q = butterfly_size(px)
     rounds = q.bit_length() - 1
@@ -279,166 +292,281 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # between nodes apart: members that differ in them are different classes
     # (`linalg_io.models.conflux_nodes`)
     groups = node_groups(px, py, c, placement)
-    ranks = step_ranks(plan, slices, active, owned, pivot_changes(plan, pivots), groups)
-    xs, ys = ranks.xs, ranks.ys
+    # every step, or a sample of them where that costs too much (`step_sample`): the
+    # [step, ...] arrays below hold the steps k evaluated, one row each
+    sample = step_sample(n, v, px, py, c, placement, pivots)
+    k = np.arange(steps) if sample is None else sample.rows
+    def pieces_at(k: np.ndarray) -> tuple:
+        """The classes (xs, ys), the class grid's shape and the pieces F, S, U, F_{k+1}
+        and the look-ahead's (or None) at the steps k (module doc)."""
+        w = every_w[k]
+        lk = (k // py) % c
+        nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
+        lk_next = (nxt // py) % c
+        slices = every_slice[k]
+        ranks = step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
+                           None if sample is None else k)
+        xs, ys = ranks.xs, ranks.ys
 
-    def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
-        return ranks.x[name][:, None, :, None]
+        def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
+            return ranks.x[name][:, None, :, None]
 
-    def per_y(name: str) -> np.ndarray:
-        return ranks.y[name][:, None, None, :]
+        def per_y(name: str) -> np.ndarray:
+            return ranks.y[name][:, None, None, :]
 
-    def per_l(values: np.ndarray) -> np.ndarray:
-        return values[:, :, None, None]
+        def per_l(values: np.ndarray) -> np.ndarray:
+            return values[:, :, None, None]
 
-    def per_step(values: np.ndarray) -> np.ndarray:
-        return values[:, None, None, None]
+        def per_step(values: np.ndarray) -> np.ndarray:
+            return values[:, None, None, None]
 
-    # the crossings of a column's and a row's members at the classes' representatives
-    col_hops = ranks.x_hops.at(lambda a: a[:, None, :, None]) if "col" in groups else None
-    row_hops = ranks.y_hops.at(lambda a: a[:, None, None, :]) if "row" in groups else None
+        # the crossings of a column's and a row's members at the classes' representatives
+        col_hops = ranks.x_hops.at(lambda a: a[:, None, :, None]) if "col" in groups else None
+        row_hops = ranks.y_hops.at(lambda a: a[:, None, None, :]) if "row" in groups else None
 
-    shape = (steps, c, xs.size, ys.size)
-    a, p_x = per_x("active"), per_x("owned")
-    b = a - p_x
-    x_pos = per_x("role")                                # (x - kx) mod Px
-    t = per_y("trailing")
-    y_pos = per_y("along")                               # (y - ky) mod Py
-    sl = per_l(slices)
-    wk = per_step(w)
-    on_fibre = per_l((layer[None, :] - lk[:, None]) % c)
-    layer_root = per_l(layer[None, :] == lk[:, None])
-    on_panel = y_pos == 0
+        shape = (len(k), c, xs.size, ys.size)
+        a, p_x = per_x("active"), per_x("owned")
+        b = a - p_x
+        x_pos = per_x("role")                                # (x - kx) mod Px
+        t = per_y("trailing")
+        y_pos = per_y("along")                               # (y - ky) mod Py
+        sl = per_l(slices)
+        wk = per_step(w)
+        on_fibre = per_l((layer[None, :] - lk[:, None]) % c)
+        layer_root = per_l(layer[None, :] == lk[:, None])
+        on_panel = y_pos == 0
 
-    def between(group: str, part: str, costs):
-        """(part, costs()) of a collective of a group whose members share nodes: its
-        messages between nodes (`_Piece.add`); None for the other groups."""
-        return (part, costs()) if group in groups else None
+        def between(group: str, part: str, costs):
+            """(part, costs()) of a collective of a group whose members share nodes: its
+            messages between nodes (`_Piece.add`); None for the other groups."""
+            return (part, costs()) if group in groups else None
 
-    def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width, turn):
-        """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
-        step k's, 1: step k+1's)."""
-        piece = _Piece(shape, phases={} if by_phase else None)
-        piece.add("fibre@column", panel_column,
-                  reduce_costs(fibre_pos, c, a_rows * width * WORD),
-                  "reduce_panel",
-                  between("fibre", HOP, lambda: reduce_across(
-                      groups["fibre"].hops((lk, lk[nxt])[turn]).at(per_l), fibre_pos, c,
-                      a_rows * width * WORD)))
-        players = panel_column & layer_is_root
-        block = width * (width + 1) * WORD
-        if px > 1:
-            n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
-            piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
-                      "tournament_pivoting",
-                      between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
-                              + (per_x(BUTTERFLY[turn]),)))
-        merges = np.where(roles >= q, 0, rounds + (roles < px - q))
-        piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
-                                                                                  width)),
-                   PANEL_RATE, "tournament_pivoting")
-        return piece
+        def panel_phase(a_rows, roles, panel_column, layer_is_root, fibre_pos, width, turn):
+            """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
+            step k's, 1: step k+1's)."""
+            piece = _Piece(shape, phases={} if by_phase else None)
+            piece.add("fibre@column", panel_column,
+                      reduce_costs(fibre_pos, c, a_rows * width * WORD),
+                      "reduce_panel",
+                      between("fibre", HOP, lambda: reduce_across(
+                          groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos, c,
+                          a_rows * width * WORD)))
+            players = panel_column & layer_is_root
+            block = width * (width + 1) * WORD
+            if px > 1:
+                n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
+                piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
+                          "tournament_pivoting",
+                          between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
+                                  + (per_x(BUTTERFLY[turn]),)))
+            merges = np.where(roles >= q, 0, rounds + (roles < px - q))
+            piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
+                                                                                      width)),
+                       PANEL_RATE, "tournament_pivoting")
+            return piece
 
-    panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
-    panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
-                             per_l(layer[None, :] == lk[nxt, None]),
-                             per_l((layer[None, :] - lk[nxt, None]) % c), per_step(w[nxt]), 1)
+        panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
+        panel_next = panel_phase(b, (x_pos - 1) % px, per_y("code") & ColumnRole.NEXT_PANEL > 0,
+                                 per_l(layer[None, :] == lk_next[:, None]),
+                                 per_l((layer[None, :] - lk_next[:, None]) % c),
+                                 per_step(every_w[nxt]), 1)
 
-    layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
-    solve = _Piece(shape, phases={} if by_phase else None)
-    players = on_panel & layer_root
-    solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
-    solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
-              between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
-                                                       wk * wk * WORD)))
-    solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
-    solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
-              between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
-                                                          p_x * t * WORD)))
-    ahead = None
-    if plan.redundant_u:
-        def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
-            """The pivot rows' Bruck allgather in the process columns of layer lk."""
-            piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
-                                    (t > 0) * per_x("bruck_msgs")), phase,
-                      between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
-                                                   t * WORD * per_x("bruck_across_recv"),
-                                                   (t > 0) * per_x("bruck_across_msgs"))))
+        layer_hops = groups["fibre"].hops(lk) if "fibre" in groups else None
+        solve = _Piece(shape, phases={} if by_phase else None)
+        players = on_panel & layer_root
+        solvers = layer_root & (True if plan.redundant_u else x_pos == 0)
+        solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
+                  between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
+                                                           wk * wk * WORD)))
+        solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
+        solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
+                  between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
+                                                              p_x * t * WORD)))
+        ahead = None
+        if plan.redundant_u:
+            def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
+                """The pivot rows' Bruck allgather in the process columns of layer lk."""
+                piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
+                                        (t > 0) * per_x("bruck_msgs")), phase,
+                          between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
+                                                       t * WORD * per_x("bruck_across_recv"),
+                                                       (t > 0) * per_x("bruck_across_msgs"))))
 
-        pivot_rows(solve, layer_root, "push_pivots")
-        if px > 1 and profile is not None:
-            # the look-ahead's (`_critical_path`): column ky_k's allgather, started in
-            # update k-1 (k >= 1), and the rest of that update beside it, 2 a_x w_{k-1} t_y
-            ahead = _Piece(shape)
-            started = on_panel & layer_root & per_step(k > 0)
-            pivot_rows(ahead, started)
-            before = per_step(w[np.maximum(k - 1, 0)])
-            ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
-    else:
-        def gathered(name: str) -> tuple:
-            """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
-            "gather" all of them, "gather_across" those from another node), times t_y."""
-            sent, recv, msgs = (per_x(f"{name}_{cost}") for cost in ("sent", "recv", "msgs"))
-            return sent * t, recv * t, msgs * (t > 0)
+            pivot_rows(solve, layer_root, "push_pivots")
+            if px > 1 and profile is not None:
+                # the look-ahead's (`_critical_path`): column ky_k's allgather, started in
+                # update k-1 (k >= 1), and the rest of that update beside it, 2 a_x w_{k-1} t_y
+                ahead = _Piece(shape)
+                started = on_panel & layer_root & per_step(k > 0)
+                pivot_rows(ahead, started)
+                before = per_step(every_w[np.maximum(k - 1, 0)])
+                ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
+        else:
+            def gathered(name: str) -> tuple:
+                """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
+                "gather" all of them, "gather_across" those from another node), times t_y."""
+                sent, recv, msgs = (per_x(f"{name}_{cost}") for cost in ("sent", "recv", "msgs"))
+                return sent * t, recv * t, msgs * (t > 0)
 
-        solve.add("col", layer_root, gathered("gather"), "push_pivots",
-                  between("col", NET, lambda: gathered("gather_across")))
-    solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
-    if c > 1:
-        solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
-                  "scatter_slices", between("fibre", NET, lambda: _scatter(
-                      b * WORD, slices * layer_hops.from_root, lk)))
-        solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, slices, lk),
-                  "scatter_slices", between("fibre", NET, lambda: _scatter(
-                      t * WORD, slices * layer_hops.from_root, lk)))
-    solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices",
-              between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
-                                                       b * sl * WORD)))
-    if c > 1:
-        solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices",
-                  between("col", HOP, lambda: bcast_across(col_hops, x_pos, px,
-                                                           sl * t * WORD)))
+            solve.add("col", layer_root, gathered("gather"), "push_pivots",
+                      between("col", NET, lambda: gathered("gather_across")))
+        solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
+        if c > 1:
+            solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
+                      "scatter_slices", between("fibre", NET, lambda: _scatter(
+                          b * WORD, slices * layer_hops.from_root, lk)))
+            solve.add("fibre@row", x_pos == 0, _scatter(t * WORD, slices, lk),
+                      "scatter_slices", between("fibre", NET, lambda: _scatter(
+                          t * WORD, slices * layer_hops.from_root, lk)))
+        solve.add("row", True, bcast_costs(y_pos, py, b * sl * WORD), "scatter_slices",
+                  between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
+                                                           b * sl * WORD)))
+        if c > 1:
+            solve.add("col", True, bcast_costs(x_pos, px, sl * t * WORD), "scatter_slices",
+                      between("col", HOP, lambda: bcast_across(col_hops, x_pos, px,
+                                                               sl * t * WORD)))
 
-    update = _Piece(shape, phases={} if by_phase else None)
-    update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
+        update = _Piece(shape, phases={} if by_phase else None)
+        update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
+        return xs, ys, shape, (panel, solve, update, panel_next), ahead
 
+    ids = _ids_broadcast(plan, every_w, p)
+    spans = link_keys(px, py, c, placement)
+    if sample is not None and not (by_phase or by_group):
+        return _chunked(pieces_at, sample, ids, spans, profile, placement,
+                        max(1, CHUNK_CELLS // class_cells(px, py, c, groups)))
+    xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
     counts = [piece.totals() for piece in (panel, solve, update)]
-    totals = spread(sum(counts), xs, ys)
-    ids = _ids_broadcast(plan, w, p)
+    spread_steps = partial(_per_rank, sample, xs, ys)
+    totals = spread_steps(sum(counts))
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
     if by_phase:
-        out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py))
+        out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py),
+                                   spread_steps)
     if by_group:
         def group_bytes(group: str, between_nodes: bool = False) -> np.ndarray:
             """(sent, recv) of a group's traffic keys (their parts between nodes)."""
-            return spread(sum(
+            return spread_steps(sum(
                 np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
                 for piece in (panel, solve) for key in piece.traffic
-                if key.split("@")[0] == group and (across_part(key) or not between_nodes)),
-                xs, ys)
+                if key.split("@")[0] == group and (across_part(key) or not between_nodes)))
 
         used = {key.split("@")[0] for piece in (panel, solve) for key in piece.traffic}
         out["by_group"] = {group: group_bytes(group) for group in COMM_GROUPS if group in used}
         out["by_group"].update({group + ACROSS: group_bytes(group, True)
                                 for group in groups if group in used})
-        out["id_roots"] = (ids["roots"], (w + 1) * WORD)
+        out["id_roots"] = (ids["roots"], (every_w + 1) * WORD)
         out["placement"] = placement
     if profile is not None:
-        spans = link_keys(px, py, c, placement)
         out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, spans, ahead)
+                                       xs, ys, ids, spans, ahead, sample)
         if by_phase and ahead is not None:
             # the seconds of push_pivots the look-ahead hides per rank, for the phase times
             whole = solve.seconds(profile, placement, spans)
             kept = _overlapped(profile, placement, whole, ahead, spans)
-            out["by_phase"]["push_pivots"]["overlapped_s"] = spread(
-                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, kept)), xs, ys)
+            out["by_phase"]["push_pivots"]["overlapped_s"] = spread_steps(
+                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, kept)))
     return out
 
 
-def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple) -> dict:
+def _per_rank(sample: StepSample | None, xs: RunClasses, ys: RunClasses,
+              values: np.ndarray) -> np.ndarray:
+    """Per-rank totals over every step [..., layer, x, y] of `values` [..., step, layer,
+    x class, y class] (`spread`; the steps of `sample`: `StepSample.per_rank`)."""
+    if sample is None:
+        return spread(values, xs, ys)
+    return sample.per_rank(values, partial(spread, xs=xs, ys=ys))
+
+
+def class_cells(px: int, py: int, c: int, groups: dict) -> int:
+    """Cells of one step's class grid, about: layers x process row classes (every row
+    where a column's members share nodes, else FEW_CLASSES at most) x process column
+    classes (FEW_CLASSES and a row's node boundaries)."""
+    xs = px if "col" in groups else min(px, FEW_CLASSES)
+    ys = min(py, FEW_CLASSES + (len(groups["row"].boundaries()) if "row" in groups else 0))
+    return c * xs * ys
+
+
+def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
+                pivots) -> StepSample | None:
+    """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
+    EXACT_CELLS, or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
+    the last steps and, of the others, blocks of B consecutive steps at a stride prime
+    to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_ROWS at least, more to make
+    SAMPLE_BLOCKS blocks). A rank's costs at step k depend on its place relative to
+    the root (kx, ky, lk) and, where a group's members share nodes, on its node: from
+    one block to the next the root moves by (B / Py mod c, B mod Px, 0) (B a multiple
+    of Py, whose process columns' roles each block meets in turn, 2 Py where the
+    columns go reflected: a column's trailing columns depend on where it sits, not
+    only relative to ky; where no such block fits, B = 1 or a node's process rows:
+    (0, B mod Px, 0)), and where every process row holds as many rows, the
+    sampled per-rank totals are averaged over the places of the roots of the steps
+    each block stands for (`StepSample.shift`). B is also a multiple of the nodes'
+    period along the axes it shifts (where SAMPLE_BLOCKS blocks of that fit), so that
+    the time, whose costs depend on the nodes, is shifted with them; else only the
+    counts keep to it (theirs do not depend on the nodes). Where process rows hold
+    unequal rows: blocks of the period of ky and lk (and of the nodes), no shift."""
+    steps = -(-n // v)
+    groups = node_groups(px, py, c, placement)
+    cells = class_cells(px, py, c, groups)
+    if not isinstance(pivots, str) or steps * cells <= EXACT_CELLS:
+        return None
+    samples = max(SAMPLE_ROWS, SAMPLE_CELLS // cells)
+    reflected = reflect_columns(n, v, py, c)
+    r = placement.ranks_per_node
+    rows_apart = r // py if "col" in groups else 1      # a node's process rows
+    nodes = [rows_apart, r if "row" in groups else 1, py * c if "fibre" in groups else 1]
+    even = len(set(StepPlan.create(n, v, px, py, c).tiles.rows_per_proc.tolist())) == 1
+    roles = py * (2 if reflected else 1) * (1 if even else c)
+    choices = [int(np.lcm.reduce([roles] + nodes)), roles, rows_apart]
+    block = next((b for b in choices if SAMPLE_BLOCKS * b <= 2 * samples
+                  and 2 * SAMPLE_BLOCKS * b < steps), 1)
+    samples = max(samples, SAMPLE_BLOCKS * block)
+    tail = max(SAMPLE_ROWS // 4, samples // TAIL_SHARE)
+    if 2 * (samples + tail) >= steps:
+        return None
+    shift = None
+    if even and block % rows_apart == 0:
+        # blocks shorter than Py: the roots' layers and columns as sampled, their
+        # process rows averaged
+        shift = ((block // py) % c if block % py == 0 else 0, block % px, 0)
+        shift = shift if any(shift) else None
+    return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE, block,
+                                shift)
+
+
+def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, placement,
+             per_chunk: int) -> dict:
+    """`conflux_plan_counts`' totals and time (no phases, no groups) from the sampled
+    rows `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps):
+    each chunk's per-rank totals and critical-path parts (`_path_parts`) add up."""
+    totals, parts = 0.0, []
+    steps = sample.steps
+    for first in range(0, len(sample.rows), per_chunk):
+        part = sample.part(slice(first, first + per_chunk))
+        xs, ys, _, pieces, ahead = pieces_at(part.rows)
+        totals = totals + _per_rank(part, xs, ys, sum(piece.totals() for piece in pieces[:3]))
+        if profile is not None:
+            parts.append(_path_parts(profile, placement, pieces, xs, ys, spans, ahead, part,
+                                     first == 0, part.rows[-1] == steps - 1))
+    c, px, py = totals.shape[1:]
+    for i, key in enumerate(("sent", "recv", "msgs")):
+        totals[i] += ids[key].reshape(c, px, py)
+    out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
+    if profile is not None:
+        start, solve, update, own = zip(*parts)
+        out["time_s"] = _path_total(
+            sum(start) + _ids_seconds(profile, placement, ids, spans),
+            None if solve[0] is None else np.concatenate(solve),
+            None if update[0] is None else np.concatenate(update),
+            None if own[0] is None else sum(own), sample)
+    return out
+
+
+def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple,
+              spread_steps: Callable | None = None) -> dict:
     """{phase: {"sent", "recv", "msgs", "flops", "gamma_flops", "links"}} per rank
     ([layer, x, y]), in PHASES order (one `spread` for all of them): "gamma_flops" the
     flops as the time counts them (at the rate each kernel runs, in flops at gamma),
@@ -460,7 +588,7 @@ def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple) -
     zero = np.zeros((5 + 4 * len(groups),) + full)
     per_phase = np.stack([sum((rows(piece.phases[phase]) for piece in pieces
                                if phase in piece.phases), zero) for phase in PHASES])
-    totals = spread(per_phase, xs, ys)
+    totals = (spread_steps or partial(spread, xs=xs, ys=ys))(per_phase)
     id_costs = tuple(ids[key].reshape(shape) for key in ("sent", "recv", "msgs"))
     push = PHASES.index("push_pivots")
     for i, cost in enumerate(id_costs):
@@ -509,9 +637,45 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
 
 
 def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
-                   spans: dict, ahead: _Piece | None = None) -> float:
+                   spans: dict, ahead: _Piece | None = None,
+                   sample: StepSample | None = None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],
-    S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`)."""
+    S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`); the pieces'
+    rows the steps of `sample` (every step where None: the sums over k its `total`, the
+    ranks' own sums its weights)."""
+    first, solve, update, own = _path_parts(profile, placement, pieces, xs, ys, spans, ahead,
+                                            sample)
+    return _path_total(first + _ids_seconds(profile, placement, ids, spans), solve, update,
+                       own, sample)
+
+
+def _ids_seconds(profile, placement, ids: dict, spans: dict) -> float:
+    """sum_k M(I_k): the pivot ids' broadcast, every step."""
+    ids_time = {}
+    for width, costs in ids["per_width"].items():
+        inside, across = link_split({spans["world"]: costs}, profile, placement)
+        ids_time[width] = float(waiting_makespans(inside, across, placement.shared_cores))
+    return sum(ids_time[width] for width in ids["widths"])
+
+
+def _path_total(total: float, solve, update, own, sample: StepSample | None) -> float:
+    """The critical path from `_path_parts` (summed over chunks of steps): `total` M(F_0)
+    and the ids' seconds, with the steps' M(S_k) and M(U_k + F_{k+1}) (`solve`,
+    `update` [step]) or the ranks' own sums (`own`)."""
+    if own is not None:
+        return float(total + own.max())
+    if sample is not None:
+        return float(total + sample.total(solve + update))
+    return float(total + solve.sum() + update.sum())
+
+
+def _path_parts(profile, placement, pieces, xs: RunClasses, ys: RunClasses, spans: dict,
+                ahead: _Piece | None, sample: StepSample | None, first: bool = True,
+                last: bool = True) -> tuple:
+    """(M(F_0) where the rows start at step 0 (`first`), else 0; [step] M(S_k) and
+    M(U_k + F_{k+1}), or None, None; per rank its own sum over the rows of S_k + U_k +
+    F_{k+1} (Py > 1, a core per rank), or None) of `_critical_path`; `last`: whether
+    the rows end at the last step (which has no F_{k+1})."""
     panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
                                         for piece in pieces)
     if ahead is not None:
@@ -525,23 +689,20 @@ def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, i
         return waiting_makespans(work.reshape(steps, -1), wait.reshape(steps, -1), cores,
                                  weights)
 
-    following = [np.concatenate([part[:-1], np.zeros_like(part[-1:])]) for part in panel_next]
-    ids_time = {}
-    for width, costs in ids["per_width"].items():
-        inside, across = link_split({spans["world"]: costs}, profile, placement)
-        ids_time[width] = float(waiting_makespans(inside, across, cores))
-    total = makespan(*panel)[0] + sum(ids_time[width] for width in ids["widths"])
+    following = ([np.concatenate([part[:-1], np.zeros_like(part[-1:])]) for part in panel_next]
+                 if last else panel_next)
+    start = makespan(*panel)[0] if first else 0.0
     if spans["row"] == 1 or cores is not None:
         # Py = 1: every rank is on the panel's column (the tournament couples them each
         # step); shared cores: the ranks that do not wait take the cores, step by step
-        return float(total + makespan(*solve).sum()
-                     + makespan(update[0] + following[0], update[1] + following[1]).sum())
+        return (start, makespan(*solve),
+                makespan(update[0] + following[0], update[1] + following[1]), None)
     # Py > 1, a core per rank: the look-ahead starts step k+1's sends right after
     # F_{k+1}, so no rank waits for the panel's column (nor, stepping on, for the busier
     # column of a step): each rank's own S, U and F (work and wait) add up; the busiest
     # total is the time
     own = sum(part[0] + part[1] for part in (solve, update, following))
-    return float(total + spread(own, xs, ys).max())
+    return start, None, None, _per_rank(sample, xs, ys, np.broadcast_to(own, panel[0].shape))
 
 
 def _overlapped(profile, placement, solve: tuple, ahead: _Piece, spans: dict) -> tuple:
@@ -660,14 +821,49 @@ TIME_FORMULA = ("critical path M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1}
                 "links that overlap; conflux_plan_counts)")
 
 
+SAMPLED_FORMULA = ("; sampled: of {steps} steps the first, the last {tail} and {blocks} blocks "
+                   "of {block} consecutive steps, one in {stride} of the others, walked{shift}, "
+                   "their sums weighted by the steps each stands for (midpoint rule, "
+                   "corrected by a degree-{degree} polynomial fit) (approximate: relative "
+                   "error of the time and of the per-rank maxima of bytes and flops within "
+                   "{error:g}, of messages within {msgs_error:g}, of walking every step "
+                   "where measured)")
+SHIFTED = (", each sampled rank's totals averaged over the places of the roots of the "
+           "steps its block stands for")
+# the largest relative error of the sampled time and per-rank maxima of bytes (received,
+# sent) and flops, and of messages (a step's count jumps where a message's size crosses
+# a chunk or the binomial tree's threshold), against walking every step, measured on
+# the grids of docs/MEASUREMENTS.md ("2.5D model: sampled steps") and pinned by
+# tests/test_conflux_sampled.py
+SAMPLED_ERROR = 5e-3
+SAMPLED_MSGS_ERROR = 0.1
+
+
+def sampled_note(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
+                 pivots="uniform") -> str:
+    """"" where `conflux_plan_counts` walks every step, else how it samples them and
+    its error (`SAMPLED_FORMULA`), for the record's formulas and `model lu`."""
+    sample = step_sample(n, v, px, py, c, placement, pivots)
+    if sample is None:
+        return ""
+    return SAMPLED_FORMULA.format(
+        steps=sample.steps, tail=sample.tail, blocks=int(sample.sampled.sum()) // sample.block,
+        block=sample.block, stride=sample.stride, shift=SHIFTED if sample.shift else "",
+        degree=SAMPLE_DEGREE, error=SAMPLED_ERROR, msgs_error=SAMPLED_MSGS_ERROR)
+
+
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                  pivots: str | Sequence[np.ndarray] = "uniform",
                  placement: Placement | None = None) -> dict:
-    """The record's `model` block, its time from the critical-path prediction."""
+    """The record's `model` block, its time from the critical-path prediction (where
+    the steps are sampled, both formulas say so: `sampled_note`)."""
+    placement = placement or profile.placement(px * py * c)
     counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement, by_group=True)
+    note = sampled_note(n, v, px, py, c, placement, pivots)
     block = _costs(counts, pivots).record_block(profile, placement)
     block["time_s"] = counts["time_s"]
-    block["time_formula"] = TIME_FORMULA
+    block["time_formula"] = TIME_FORMULA + note
+    block["formula"] += note
     return block
 
 

@@ -143,17 +143,22 @@ def _with_dense(steps: int, n: int, breaks: tuple, dense: np.ndarray) -> tuple:
 
 def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np.ndarray,
                changes: tuple[np.ndarray, np.ndarray],
-               groups: dict[str, Members]) -> StepRanks:
+               groups: dict[str, Members], at: np.ndarray | None = None) -> StepRanks:
     """The classes of `conflux_plan_counts` (module doc): `slices` [step, layer], `active`
     and `owned` [step, process row] (`pivot_counts`), `changes` the (step, process row)
     where they change (`pivot_changes`), `groups` the node groups
-    (`linalg_io.models.conflux_nodes.node_groups`)."""
+    (`linalg_io.models.conflux_nodes.node_groups`); at the steps `at` (ascending, one
+    row of the classes' tables each), else at every step."""
     tiles = plan.tiles
     px, py, steps = tiles.px, tiles.py, tiles.ntiles
-    k = np.arange(steps)
-    w = panel_widths(tiles)
+    k = np.arange(steps) if at is None else np.asarray(at, dtype=np.int64)
+    rows = len(k)
+    every_row = np.arange(rows)
+    widths = panel_widths(tiles)
+    w = widths[k]
     kx, ky = k % px, tiles.col_owner(k)
     nxt = np.minimum(k + 1, steps - 1)
+    changes = _changes_at(changes, k, at is not None)
     q = butterfly_size(px)
 
     # process columns: trailing columns and positions
@@ -162,34 +167,36 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
         table = _trailing_table(tiles)
 
         def trailing_at(at, y):
-            return table[at, y]
+            return table[k[at], y]
     else:
         def trailing_at(at, y):
             # tiles J in (k, ntiles) with J = y mod Py, the last one narrower
-            count = (steps - 1 - y) // py - (at - y) // py
-            last = (y == (steps - 1) % py) & (at < steps - 1)
-            return count * float(tiles.v) - last * (tiles.v - w[-1])
-    next_column = (ky[nxt] - ky) % py
+            step = k[at]
+            count = (steps - 1 - y) // py - (step - y) // py
+            last = (y == (steps - 1) % py) & (step < steps - 1)
+            return count * float(tiles.v) - last * (tiles.v - widths[-1])
+    next_column = (tiles.col_owner(nxt) - ky) % py
     y_breaks = _at_offsets(ky, [0, 1, py - 1, next_column, next_column + 1,
                                 after % py, after % py + 1], py)
     row, col = groups.get("row"), groups.get("col")
     if row is not None:
         moved = row.boundaries()
-        y_breaks = (np.concatenate([y_breaks[0], np.repeat(k, len(moved))]),
-                    np.concatenate([y_breaks[1], np.tile(moved, steps)]))
-    least_trailing = _least_positive(steps, np.append(y_breaks[0], k),
-                                     trailing_at(np.append(y_breaks[0], k),
-                                                 np.append(y_breaks[1], 0 * k)))
+        y_breaks = (np.concatenate([y_breaks[0], np.repeat(every_row, len(moved))]),
+                    np.concatenate([y_breaks[1], np.tile(moved, rows)]))
+    least_trailing = _least_positive(rows, np.append(y_breaks[0], every_row),
+                                     trailing_at(np.append(y_breaks[0], every_row),
+                                                 np.append(y_breaks[1], 0 * every_row)))
 
     # process rows: pivots and positions
     offsets = sorted({0, 1, q % px, (q + 1) % px, (px - q) % px, (px - q + 1) % px, px - 1})
     role_breaks = _at_offsets(kx, offsets, px)
     x_breaks = (np.concatenate([role_breaks[0], changes[0]]),
                 np.concatenate([role_breaks[1], changes[1]]))
-    left = active[x_breaks] - owned[x_breaks]
-    least_left = np.minimum(_least_positive(steps, x_breaks[0], left),
-                            _least_positive(steps, k, active[:, 0] - owned[:, 0]))
-    least_slice = np.where(slices > 0, slices, np.inf).min(axis=1)
+    x_at = (k[x_breaks[0]], x_breaks[1])
+    left = active[x_at] - owned[x_at]
+    least_left = np.minimum(_least_positive(rows, x_breaks[0], left),
+                            _least_positive(rows, every_row, active[k, 0] - owned[k, 0]))
+    least_slice = np.where(slices > 0, slices, np.inf).min(axis=1)[k]
     column_small = least_slice * least_trailing * WORD <= SMALL_BYTES
     row_small = (w * w * WORD <= SMALL_BYTES) | (least_left * least_slice * WORD
                                                   <= SMALL_BYTES)
@@ -209,26 +216,27 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
         return (x_codes[role] + RowRole.CHILDREN * x_children[role] * column_small[at]
                 ).astype(float)
 
-    x_features = [lambda at, x: active[at, x], lambda at, x: owned[at, x], x_code_at]
+    x_features = [lambda at, x: active[k[at], x], lambda at, x: owned[k[at], x], x_code_at]
     x_dense = column_small.copy()
     figures = {}
     if plan.redundant_u:
-        unequal = np.zeros(steps, dtype=bool)
-        unequal[changes[0][owned[changes] != owned[changes[0], 0]]] = True
+        unequal = np.zeros(rows, dtype=bool)
+        changed = k[changes[0]]
+        unequal[changes[0][owned[changed, changes[1]] != owned[changed, 0]]] = True
         x_dense |= unequal
         rounds = bruck_rounds(px)
         sizes = float(sum(m for _, m in rounds))
         row_of = np.cumsum(unequal) - 1
-        dense_sent, _, dense_msgs = allgatherv_costs(owned[unequal])
+        dense_sent, _, dense_msgs = allgatherv_costs(owned[k[unequal]])
 
         def bruck_sent_at(at, x):
-            equal_sent = owned[at, x] * sizes
+            equal_sent = owned[k[at], x] * sizes
             if not unequal.any():
                 return equal_sent
             return np.where(unequal[at], dense_sent[row_of[at], x], equal_sent)
 
         def bruck_msgs_at(at, x):
-            equal_msgs = (owned[at, x] > 0) * float(len(rounds))
+            equal_msgs = (owned[k[at], x] > 0) * float(len(rounds))
             if not unequal.any():
                 return equal_msgs
             return np.where(unequal[at], dense_msgs[row_of[at], x], equal_msgs)
@@ -236,11 +244,11 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
         x_features += [bruck_sent_at, bruck_msgs_at]
         figures.update(bruck_sent=bruck_sent_at, bruck_msgs=bruck_msgs_at)
     if col is None:
-        xs = classes_at(steps, px, *_with_dense(steps, px, x_breaks, x_dense),
+        xs = classes_at(rows, px, *_with_dense(rows, px, x_breaks, x_dense),
                         lambda at, x: [feature(at, x) for feature in x_features])
         tables, col_hops = {}, None
     else:
-        xs, tables, col_hops = _shared_column_classes(col, plan.redundant_u, kx, owned,
+        xs, tables, col_hops = _shared_column_classes(col, plan.redundant_u, k, owned,
                                                       x_features)
 
     y_children = binomial_children(np.arange(py), py)
@@ -265,16 +273,19 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
                         hops.children * tree, hops.from_root)
 
         y_features.append(lambda at, y: _hops_code(row_hops_at(at, y)))
-    ys = classes_at(steps, py, *_with_dense(steps, py, y_breaks, row_small),
+    ys = classes_at(rows, py, *_with_dense(rows, py, y_breaks, row_small),
                     lambda at, y: [feature(at, y) for feature in y_features])
 
-    at = k[:, None]
-    others = owned.sum(axis=1)
+    at, step = every_row[:, None], k[:, None]
+    if at is None:
+        others = owned.sum(axis=1)
+    else:      # (a table alike on every process row: a view of one column, not Px)
+        others = owned[k, 0] * px if owned.strides[1] == 0 else owned[k].sum(axis=1)
     x_rep, y_rep = xs.rep, ys.rep
-    owned_rep = owned[at, x_rep]
+    owned_rep = owned[step, x_rep]
     is_root = x_rep == kx[:, None]
     gathered = np.where(is_root, 0.0, owned_rep * WORD)
-    x = {"active": active[at, x_rep], "owned": owned_rep, "role": role_at(at, x_rep),
+    x = {"active": active[step, x_rep], "owned": owned_rep, "role": role_at(at, x_rep),
          "others": others[:, None] - owned_rep,
          "gather_sent": gathered,
          "gather_recv": np.where(is_root, (others - owned[k, kx])[:, None] * WORD, 0.0),
@@ -288,27 +299,30 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
                      y_hops=None if row is None else row_hops_at(at, y_rep))
 
 
-def _shared_column_classes(col: Members, redundant_u: bool, kx: np.ndarray, owned: np.ndarray,
+def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned: np.ndarray,
                            x_features: list) -> tuple[RunClasses, dict, Hops]:
     """The classes of the process rows where a process column's members share nodes
-    (module doc): every process row of every step apart, from [step, row] tables of
-    its features and of its crossings (`Hops`), tournaments (BUTTERFLY) and pivot rows'
-    messages between nodes, built BLOCK_ELEMENTS entries at a time; (classes, those
-    tables' figures at the representatives [step, class], the crossings there)."""
-    steps, px = owned.shape
+    (module doc) at the steps k: every process row of every step apart, from [step, row]
+    tables of its features and of its crossings (`Hops`), tournaments (BUTTERFLY) and
+    pivot rows' messages between nodes, built BLOCK_ELEMENTS entries at a time;
+    (classes, those tables' figures at the representatives [step, class], the crossings
+    there)."""
+    steps, px = len(k), owned.shape[1]
+    kx = k % px
     per_block = max(1, BLOCK_ELEMENTS // px)
     blocks, figures, crossings = [], [], []
     for first in range(0, steps, per_block):
         at = np.arange(first, min(steps, first + per_block))
         hops = col.hops(kx[at])
-        tables = dict(zip(BUTTERFLY, (col.butterfly(at), col.butterfly(at + 1))))
+        tables = dict(zip(BUTTERFLY, (col.butterfly(k[at]), col.butterfly(k[at] + 1))))
         if redundant_u:
             tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
-                              bruck_across(owned[at], col)))
+                              bruck_across(owned[k[at]], col)))
         else:
             tables.update(zip(("gather_across_sent", "gather_across_recv",
                                "gather_across_msgs"),
-                              gatherv_costs(owned[at] * WORD * hops.from_root, kx[at, None])))
+                              gatherv_costs(owned[k[at]] * WORD * hops.from_root,
+                                            kx[at, None])))
         # one key each for the crossings and the two steps' tournaments (small counts)
         keys = [_hops_code(hops), tables[BUTTERFLY[0]] + 1024.0 * tables[BUTTERFLY[1]]]
         keys += [tables[name] for name in tables if name not in BUTTERFLY]
@@ -332,6 +346,15 @@ def _shared_column_classes(col: Members, redundant_u: bool, kx: np.ndarray, owne
     hops = Hops(*(joined([getattr(part, f.name) for part in crossings])
                   for f in fields(Hops)))
     return xs, tables, hops
+
+
+def _changes_at(changes: tuple, k: np.ndarray, sampled: bool) -> tuple:
+    """`changes` (step, process row) at the steps k: (row of k, process row)."""
+    if not sampled:
+        return changes
+    row = np.minimum(np.searchsorted(k, changes[0]), len(k) - 1)
+    kept = k[row] == changes[0]
+    return row[kept], changes[1][kept]
 
 
 def _at_reps(rows: np.ndarray, rep: np.ndarray, table: np.ndarray) -> tuple:

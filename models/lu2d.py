@@ -58,6 +58,7 @@ from linalg_io.models.lu2d_runs import (
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
 from linalg_io.models.rank_classes import StepClasses, step_classes
 from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
+from linalg_io.models.step_sample import prime_stride, smooth_sum
 
 from linalg_io.layout.blockcyclic import counts_from, numroc, pivot_rows_by_owner
 from linalg_io.layout.lu2d_steps import (
@@ -606,17 +607,10 @@ def sampled_steps(steps: int, pr: int, pc: int):
     if steps <= EXACT_STEPS:
         return None
     head = steps - TAIL_STEPS
-    stride = max(1, head // SAMPLES)
-    while np.gcd(stride, pr * pc) != 1:
-        stride += 1
+    stride = prime_stride(head // SAMPLES, pr * pc)
     sample = np.arange(stride // 2, head, stride)
-    every = np.arange(head)
-
-    def estimate(terms: np.ndarray) -> float:
-        poly = np.polynomial.Chebyshev.fit(sample, terms, SAMPLE_DEGREE, domain=[0, head - 1])
-        return float(stride * terms.sum() + poly(every).sum() - stride * poly(sample).sum())
-
-    return sample, np.arange(head, steps), estimate
+    return sample, np.arange(head, steps), partial(smooth_sum, sample, stride=stride, first=0,
+                                                   stop=head, degree=SAMPLE_DEGREE)
 
 
 def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,

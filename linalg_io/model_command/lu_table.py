@@ -100,6 +100,7 @@ def model_table(args) -> str:
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "
                      "tournament spreads them on a random matrix")
+        lines += _sampled_lines_25d(n, verdict.shown(rows, chosen_row, limit), placement)
         if chosen:
             label = (f"what the marked 2.5D run records ({'x'.join(map(str, chosen.grid))}, "
                      f"v={chosen.nb})")
@@ -139,6 +140,25 @@ def _sampled_lines(n: int, rows_2d: list[dict]) -> list[str]:
     formulas = {time_formula(n, row["nb"], row["pr"], row["pc"], "expected") for row in rows_2d}
     return [f"  2D time{formula[len(TIME_FORMULA):].removeprefix(';')}"
             for formula in sorted(formulas) if formula != TIME_FORMULA]
+
+
+def _sampled_lines_25d(n: int, rows: list[dict], placement: Placement) -> list[str]:
+    """A line naming the 2.5D rows shown whose figures come from a sample of the steps
+    (`linalg_io.models.conflux.step_sample`; a record's model.time_formula says how),
+    with the steps each walks and their error."""
+    sampled = []
+    for row in rows:
+        sample = conflux.step_sample(n, row["v"], row["px"], row["py"], row["c"], placement,
+                                     "uniform")
+        if sample is not None:
+            sampled.append(f"{row['px']}x{row['py']}x{row['c']} v={row['v']} "
+                           f"({len(sample.rows)} of {sample.steps} steps)")
+    if not sampled:
+        return []
+    return [f"  2.5D figures from sampled steps (approximate: time, bytes and flops within "
+            f"{conflux.SAMPLED_ERROR:g}, messages within {conflux.SAMPLED_MSGS_ERROR:g} of "
+            "walking every step where measured; a record's model.time_formula says how): "
+            + ", ".join(sampled)]
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:

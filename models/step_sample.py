@@ -1,0 +1,148 @@
+"""A sample of an LU model's steps, where walking every one costs too much.
+
+An LU's steps differ smoothly in k (the trailing matrix shrinks) but for the residues of
+its cyclic layouts (the root's process row k mod Px, column, layer). A sample every
+s-th step, s prime to the layouts' period, meets every residue alike; its sum times s
+is the rectangle rule, whose error on the smooth part a polynomial fitted to the
+sampled terms corrects (`smooth_sum`). The last steps, where the trailing matrix runs
+out and the terms turn fastest, are walked one by one. Used by the 2D LU's critical
+path (`linalg_io.models.lu2d.sampled_steps`) and by the 2.5D LU's counts and critical
+path (`StepSample`, `linalg_io.models.conflux`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def prime_stride(stride: int, period: int) -> int:
+    """The least stride >= `stride` prime to `period`."""
+    stride = max(1, stride)
+    while np.gcd(stride, period) != 1:
+        stride += 1
+    return stride
+
+
+def smooth_sum(sample: np.ndarray, terms: np.ndarray, stride: int, first: int, stop: int,
+               degree: int) -> float:
+    """The sum over the steps first .. stop-1 of a term known at the steps `sample`
+    (every `stride`-th of them): `stride` times the sampled terms' sum, plus a Chebyshev
+    polynomial of `degree` fitted to them summed over every step, less `stride` times
+    its sum over the sample (the rectangle rule's error on the smooth part)."""
+    every = np.arange(first, stop)
+    poly = np.polynomial.Chebyshev.fit(sample, terms, degree, domain=[first, stop - 1])
+    return float(stride * terms.sum() + poly(every).sum() - stride * poly(sample).sum())
+
+
+def _smooth_weights(blocks: np.ndarray, stride: int, first: int, stop: int,
+                    degree: int) -> np.ndarray:
+    """[block] weights W with sum over the blocks of W times the block's mean term =
+    the sum over the steps first .. stop-1, for every polynomial term of `degree`:
+    `stride` (the steps a block stands for) plus the correction of a least-squares fit
+    of such a polynomial to the blocks' means (`smooth_sum`'s, linear in the terms:
+    as weights). `blocks` [block, step]: the steps of each block."""
+    half = (stop - 1 - first) / 2.0
+
+    def vander(x: np.ndarray) -> np.ndarray:
+        return np.polynomial.chebyshev.chebvander((x - first - half) / half, degree)
+
+    means = vander(blocks).mean(axis=1)                          # [block, degree + 1]
+    fit = np.linalg.lstsq(means, np.eye(len(blocks)), rcond=None)[0]
+    error = vander(np.arange(first, stop)).sum(axis=0) - stride * means.sum(axis=0)
+    return stride + error @ fit
+
+
+@dataclass(frozen=True)
+class StepSample:
+    """The steps a model evaluates of `steps` (`rows`, ascending): step 0; of the head 1
+    .. `stop`-1, in cells of `stride` x `block` steps, the `block` consecutive steps
+    in the middle of each cell (`sampled`); and the tail `stop` .. steps-1. `weight`
+    [row]: what each row's term counts for in a sum over every step: 1 walked, about
+    `stride` sampled (the midpoint rule, its error on polynomials of `degree`
+    corrected: `smooth_sum`, as weights); a per-rank total over the steps is the weighted
+    sum of the rows (`weighed`), a per-step term's `total` the same. `shift`: where a
+    step's costs on a grid of ranks [a, b, c] depend on a rank's place relative to the
+    step's root, which moves by `shift` (cyclic, on each axis) from one block to the
+    next, the sampled rows' per-rank totals are averaged over the `stride` places the
+    cell's blocks put the roots at (`per_rank`): every rank takes each role about as
+    often as walking every step makes it, not `stride` times as often or never."""
+
+    steps: int
+    rows: np.ndarray
+    sampled: np.ndarray
+    stride: int
+    block: int
+    stop: int
+    weight: np.ndarray
+    shift: tuple | None = None
+
+    @classmethod
+    def midpoints(cls, steps: int, period: int, samples: int, tail: int, degree: int,
+                  block: int = 1, shift: tuple | None = None) -> StepSample:
+        """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
+        cells' stride prime to `period` (the head's last steps, less than a cell, in
+        the polynomial's correction), and the last `tail` steps; `shift`: average the
+        sampled rows' per-rank totals over the roots' places (class doc)."""
+        stop = max(1, steps - tail)
+        head = stop - 1
+        stride = prime_stride(head // max(1, samples), period)
+        cells = head // (stride * block)
+        start = 1 + stride // 2 * block + stride * block * np.arange(cells)
+        sample = (start[:, None] + np.arange(block)[None, :]).reshape(-1)
+        rows = np.concatenate([[0], sample, np.arange(stop, steps)]).astype(np.int64)
+        sampled = np.zeros(len(rows), dtype=bool)
+        sampled[1:1 + len(sample)] = True
+        weight = np.ones(len(rows))
+        if cells:
+            # one weight a block (each meets every role once), the correction of a low
+            # degree (a polynomial through few clusters of steps would swing)
+            weight[sampled] = np.repeat(_smooth_weights(
+                sample.reshape(cells, block), stride * block, 1, stop,
+                min(degree, cells // 2)) / block, block)
+        return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
+                   stop=stop, weight=weight, shift=shift)
+
+    def part(self, rows: slice) -> StepSample:
+        """The same sample restricted to `rows` (a chunk of them: its per-rank totals
+        add up to the whole's)."""
+        return StepSample(steps=self.steps, rows=self.rows[rows], sampled=self.sampled[rows],
+                          stride=self.stride, block=self.block, stop=self.stop,
+                          weight=self.weight[rows], shift=self.shift)
+
+    @property
+    def tail(self) -> int:
+        return self.steps - self.stop
+
+    def weighed(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """[..., row, a, b, c] values times each row's weight (0 but at `rows`)."""
+        weight = self.weight if rows is None else self.weight * rows
+        return values * weight[:, None, None, None]
+
+    def per_rank(self, values: np.ndarray, spread: Callable) -> np.ndarray:
+        """The per-rank totals over every step of `values` [..., row, a, b, c], given
+        `spread` (values -> per-rank totals over the rows [..., a, x, y]): weighed,
+        the sampled rows' averaged over the roots' places (`shift`)."""
+        if self.shift is None:
+            return spread(self.weighed(values))
+        walked, sampled = spread(np.stack([self.weighed(values, ~self.sampled),
+                                           self.weighed(values, self.sampled)]))
+        return walked + self._smeared(sampled)
+
+    def _smeared(self, totals: np.ndarray) -> np.ndarray:
+        """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
+        -(stride // 2) .. stride // 2 (the blocks of a cell)."""
+        dims = totals.shape[-3:]
+        half = self.stride // 2
+        m = np.arange(-half, half + 1)
+        places = np.zeros(dims)
+        np.add.at(places, tuple((m * d) % n for d, n in zip(self.shift, dims)), 1.0 / len(m))
+        kernel = np.fft.rfftn(places)
+        return np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1)) * kernel, s=dims,
+                             axes=(-3, -2, -1))
+
+    def total(self, terms: np.ndarray) -> float:
+        """The sum over every step of a per-step term known at the rows."""
+        return float(np.asarray(terms, dtype=float) @ self.weight)

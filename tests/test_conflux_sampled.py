@@ -1,0 +1,131 @@
+"""The 2.5D model's sampled steps (`linalg_io.models.conflux.step_sample`, beyond
+EXACT_CELLS) against walking every step, on small problems with the thresholds lowered
+so that they sample with few steps (fewer than `model lu` ever takes): a process
+column's members on one node or not, one layer or more, Py = 1, ranks sharing cores,
+process rows of unequal rows. The time and the per-rank maxima of bytes and flops stay
+within relative SAMPLED_RTOL of the walk's, the messages within MSGS_RTOL; the record
+and `model lu` say where they sample."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from linalg_io.models import conflux
+from linalg_io.models.profile import load_profile
+from linalg_io.models.step_sample import StepSample
+
+CPU = load_profile("example_cpu")
+BIG = replace(CPU, nodes=8192)          # 2^20 ranks
+NODES = replace(CPU, name="16 ranks a node", ranks_per_node=16, cores_per_node=16, nodes=64)
+SHARED = replace(NODES, name="16 ranks on 8 cores", cores_per_node=8)
+SAMPLED_RTOL = 1e-2
+MSGS_RTOL = 0.1
+MAXIMA = ("bytes_recv_max", "bytes_sent_max", "flops_max", "time_s")
+
+
+def _few_samples(monkeypatch) -> None:
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_ROWS", 48)
+
+
+def test_midpoints_integrate_smooth_terms():
+    sample = StepSample.midpoints(4096, 2 * 64 * 16, 200, 40, 6, block=16, shift=True)
+    assert np.gcd(sample.stride, 2 * 64 * 16) == 1
+    assert sample.rows[0] == 0 and sample.rows[-1] == 4095 and sample.tail >= 40
+    blocks = sample.rows[sample.sampled].reshape(-1, 16)
+    assert (np.diff(blocks, axis=1) == 1).all()                      # consecutive steps
+    assert len(set(blocks[:, 0] % 16)) == 1                          # each in one phase
+    k = np.arange(4096)
+    for term in (np.ones(4096), (1 - k / 4096.0) ** 2, (4096.0 - k) ** 3):
+        assert sample.total(term[sample.rows]) == pytest.approx(term.sum(), rel=1e-12)
+
+
+def test_small_problems_walk_every_step():
+    assert conflux.step_sample(65536, 128, 64, 4, 1, NODES.placement(256), "uniform") is None
+    assert conflux.step_sample(2**24, 512, 1024, 1024, 1, BIG.placement(2**20),
+                               [np.arange(512)]) is None           # a run's pivots
+
+
+@pytest.mark.parametrize("profile, n, grid", [
+    (NODES, 65536, (64, 4, 1, 128)),       # a column's members share nodes
+    (NODES, 65536, (32, 4, 2, 128)),       # and two layers
+    (NODES, 65536, (128, 1, 2, 128)),      # Py = 1
+    (SHARED, 65536, (64, 4, 1, 128)),      # ranks share cores
+    (NODES, 65536, (16, 16, 1, 128)),      # no group shares nodes
+    (NODES, 60000, (32, 8, 1, 128)),       # unequal process rows: no shift
+], ids=["column on nodes", "two layers", "Py=1", "shared cores", "apart", "unequal rows"])
+def test_sampled_steps_near_the_walk(profile, n, grid, monkeypatch):
+    px, py, c, v = grid
+    placement = profile.placement(px * py * c)
+    walked = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    _few_samples(monkeypatch)
+    sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
+    assert sample is not None and len(sample.rows) < sample.steps // 4
+    sampled = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    for key in MAXIMA:
+        assert sampled[key] == pytest.approx(walked[key], rel=SAMPLED_RTOL), key
+    assert sampled["msgs_max"] == pytest.approx(walked["msgs_max"], rel=MSGS_RTOL)
+    assert sampled["bytes_recv_mean"] == pytest.approx(walked["bytes_recv_mean"], rel=1e-9)
+    assert sampled["time_s"] != walked["time_s"]          # it sampled
+
+
+def test_the_record_says_where_it_samples(monkeypatch):
+    args = (65536, 128, 64, 4, 1, NODES)
+    exact = conflux.record_block(*args)
+    assert exact["time_formula"] == conflux.TIME_FORMULA
+    assert "sampled" not in exact["formula"]
+    _few_samples(monkeypatch)
+    block = conflux.record_block(*args)
+    assert block["time_formula"].startswith(conflux.TIME_FORMULA + "; sampled: of 512 steps")
+    assert f"within {conflux.SAMPLED_ERROR:g}" in block["time_formula"]
+    assert block["formula"].endswith(block["time_formula"][len(conflux.TIME_FORMULA):])
+    assert block["time_s"] == pytest.approx(exact["time_s"], rel=SAMPLED_RTOL)
+
+
+def test_model_lu_prints_where_the_25d_figures_sample(monkeypatch):
+    from linalg_io.model_command.lu_table import _sampled_lines_25d
+
+    placement = NODES.placement(256)
+    rows = [{"px": 64, "py": 4, "c": 1, "v": 128}, {"px": 16, "py": 16, "c": 1, "v": 128}]
+    assert _sampled_lines_25d(65536, rows, placement) == []
+    _few_samples(monkeypatch)
+    lines = _sampled_lines_25d(65536, rows, placement)
+    assert len(lines) == 1
+    assert lines[0].startswith("  2.5D figures from sampled steps (approximate: time, bytes "
+                               f"and flops within {conflux.SAMPLED_ERROR:g}, messages within "
+                               f"{conflux.SAMPLED_MSGS_ERROR:g}")
+    assert "64x4x1 v=128 (" in lines[0] and "16x16x1 v=128 (" in lines[0]
+
+
+def test_chunks_add_up(monkeypatch):
+    """The sampled rows taken one at a time (`CHUNK_CELLS`, memory) give the figures of
+    taking them at once."""
+    _few_samples(monkeypatch)
+    for grid in ((64, 4, 1, 128), (32, 4, 2, 128), (128, 1, 2, 128)):
+        placement = NODES.placement(grid[0] * grid[1] * grid[2])
+        whole = conflux.candidate_row(65536, 2.0**40, NODES, placement, grid)
+        monkeypatch.setattr(conflux, "CHUNK_CELLS", 1)
+        chunked = conflux.candidate_row(65536, 2.0**40, NODES, placement, grid)
+        monkeypatch.setattr(conflux, "CHUNK_CELLS", 1 << 20)
+        for key in (*MAXIMA, "msgs_max", "bytes_recv_mean"):
+            assert chunked[key] == pytest.approx(whole[key], rel=1e-12), (grid, key)
+
+
+def test_the_largest_problems_take_a_bounded_sample():
+    """N = 2^24 on 2^20 ranks: every grid `model lu` weighs walks its 2^15 to 2^17 steps
+    within EXACT_CELLS cells of classes, or samples about SAMPLE_CELLS cells' worth
+    (SAMPLE_ROWS, or SAMPLE_BLOCKS blocks, at least)."""
+    from linalg_io.lu.choice import TILE_SIZES, busy_grids
+
+    placement = BIG.placement(2**20)
+    for v in TILE_SIZES:
+        for px, py, c in busy_grids(2**24, v, 2**20):
+            sample = conflux.step_sample(2**24, v, px, py, c, placement, "uniform")
+            cells = conflux.class_cells(px, py, c, conflux.node_groups(px, py, c, placement))
+            if sample is None:
+                assert 2**24 // v * cells <= conflux.EXACT_CELLS, (px, py, c, v)
+                continue
+            least = max(conflux.SAMPLE_ROWS, conflux.SAMPLE_CELLS // cells,
+                        conflux.SAMPLE_BLOCKS * sample.block)
+            assert len(sample.rows) <= least * 1.5 + sample.block + 1, (px, py, c, v)
