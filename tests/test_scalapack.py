@@ -104,13 +104,15 @@ def test_option_misuse_is_bad_input(args, message):
 
 
 @needs_library
-@pytest.mark.alone   # its 2 s deadline against the messages' cadence
+@pytest.mark.alone   # its 5 s deadline against the messages' cadence
 def test_the_watchdog_sees_scalapacks_own_messages():
     """pdgetrf's messages bypass the counted communicator: the watchdog takes Open MPI's
     monitoring as its progress, so a repetition longer than --stall-timeout, moving all
-    along, runs to its record (without it, ended after 2 s of 'silence', exit 5)."""
-    stall_s = 2
-    (record,) = run_cli_records(2, ["lu", "--algo", "scalapack", "--n", "6144", "--grid", "2x1",
+    along, runs to its record (without it, ended after stall_s of 'silence', exit 5)."""
+    # a repetition well over the deadline, the set-up (which has no progress of its own
+    # but its end) well under it: with N = 6144 and 2 s the set-up now and then took longer
+    stall_s = 5
+    (record,) = run_cli_records(2, ["lu", "--algo", "scalapack", "--n", "8192", "--grid", "2x1",
                                     "--reps", "1", "--warmup", "0", "--stall-timeout",
                                     str(stall_s)], timeout=300)
     assert record["times_s"][0] > stall_s
