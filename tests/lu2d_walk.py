@@ -85,3 +85,20 @@ def walk(n, nb, pr, pc, pivoting="worst") -> dict:
             recv["swap"] += moved
             msgs += diag_row * (n_trail > 0) * (remote > 0).sum()
     return {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops}
+
+
+def assert_counts_equal_walk(fast: dict, walked: dict, pivoting, what: str, rtol: float,
+                             more: tuple = ()) -> None:
+    """The fast model's sent and received bytes per phase, messages (and `more`: (new,
+    walked, name) pairs) equal to the walk's: to the byte for whole-number pivotings, to
+    `rtol` for "expected"; flops to `rtol`."""
+    pairs = [(fast[key][phase], walked[key][phase], f"{key} {phase}")
+             for key in ("sent", "recv") for phase in TRAFFIC_PHASES]
+    pairs += [*more, (fast["msgs"], walked["msgs"], "msgs")]
+    for new, old, name in pairs:
+        if pivoting == "expected":
+            np.testing.assert_allclose(new, old, rtol=rtol, atol=1e-9, err_msg=f"{name}, {what}")
+        else:
+            np.testing.assert_array_equal(new, old, err_msg=f"{name}, {what}")
+    np.testing.assert_allclose(fast["flops"], walked["flops"], rtol=rtol,
+                               err_msg=f"flops, {what}")

@@ -7,10 +7,9 @@ N a multiple of NB or not (the last step then off the period)."""
 
 from math import lcm
 
-import numpy as np
 import pytest
 from linalg_io.models.lu2d import PHASES, lu2d_plan_counts, lu2d_received
-from lu2d_walk import walk
+from lu2d_walk import assert_counts_equal_walk, walk
 
 RTOL = 1e-12
 
@@ -29,16 +28,6 @@ def test_counts_by_residue_equal_the_walk(n, nb, pr, pc):
         fast = lu2d_plan_counts(n, nb, pr, pc, pivoting)
         received = lu2d_received(n, nb, pr, pc, pivoting)
         what = f"N={n} NB={nb} {pr}x{pc} {pivoting}"
-        pairs = [(fast[key][phase], walked[key][phase], f"{key} {phase}")
-                 for key in ("sent", "recv") for phase in PHASES]
-        pairs += [(received[phase], walked["recv"][phase], f"received {phase}")
-                  for phase in PHASES]
-        pairs.append((fast["msgs"], walked["msgs"], "msgs"))
-        for new, old, name in pairs:
-            if pivoting == "expected":
-                np.testing.assert_allclose(new, old, rtol=RTOL, atol=1e-9,
-                                           err_msg=f"{name}, {what}")
-            else:
-                np.testing.assert_array_equal(new, old, err_msg=f"{name}, {what}")
-        np.testing.assert_allclose(fast["flops"], walked["flops"], rtol=RTOL,
-                                   err_msg=f"flops, {what}")
+        assert_counts_equal_walk(fast, walked, pivoting, what, RTOL,
+                                 [(received[phase], walked["recv"][phase], f"received {phase}")
+                                  for phase in PHASES])

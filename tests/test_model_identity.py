@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 from conflux_model_reference import conflux_plan_counts as conflux_reference
 from linalg_io.models.conflux import conflux_plan_counts
-from linalg_io.models.lu2d import PHASES, critical_path_time, lu2d_plan_counts
+from linalg_io.models.lu2d import critical_path_time, lu2d_plan_counts
 from linalg_io.models.profile import InterNode, load_profile
 from lu2d_path_reference import critical_path_time as reference_path
+from lu2d_walk import assert_counts_equal_walk
 from lu2d_walk import walk as lu2d_walk
 
 from linalg_io.layout.grid_shapes import divisors
@@ -67,17 +68,7 @@ def test_lu2d_counts_equal_the_walk_at_scale(p):
                 walked = lu2d_walk(n, nb, pr, p // pr, pivoting)
                 fast = lu2d_plan_counts(n, nb, pr, p // pr, pivoting)
                 what = f"N={n} NB={nb} {pr}x{p // pr} {pivoting}"
-                pairs = [(walked[key][phase], fast[key][phase], f"{key} {phase}")
-                         for key in ("sent", "recv") for phase in PHASES]
-                pairs.append((walked["msgs"], fast["msgs"], "msgs"))
-                for old, new, name in pairs:
-                    if pivoting == "expected":
-                        np.testing.assert_allclose(new, old, rtol=TIME_RTOL, atol=1e-9,
-                                                   err_msg=f"{name}, {what}")
-                    else:
-                        np.testing.assert_array_equal(new, old, err_msg=f"{name}, {what}")
-                np.testing.assert_allclose(fast["flops"], walked["flops"], rtol=TIME_RTOL,
-                                           err_msg=f"flops, {what}")
+                assert_counts_equal_walk(fast, walked, pivoting, what, TIME_RTOL)
 
 
 CONFLUX_CASES = [   # (P, N, v, grids Px x Py x c)
