@@ -62,10 +62,9 @@ class TileMap:
 
     def _indices(self, tiles: np.ndarray) -> np.ndarray:
         """Global indices of the given tiles, ascending."""
-        if len(tiles) == 0:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate([np.arange(t * self.v, min((t + 1) * self.v, self.n))
-                               for t in tiles]).astype(np.int64)
+        rows = (np.asarray(tiles, dtype=np.int64)[:, None] * self.v
+                + np.arange(self.v, dtype=np.int64)).reshape(-1)
+        return rows[rows < self.n]
 
     def col_owner(self, tiles) -> np.ndarray:
         """Process column of each tile column J: J mod Py, or (`reflected`, Py = 2)
@@ -83,11 +82,20 @@ class TileMap:
 
     @cached_property
     def rows_per_proc(self) -> np.ndarray:
-        return np.array([len(self.local_rows(x)) for x in range(self.px)], dtype=np.int64)
+        tiles = np.arange(self.ntiles)
+        return np.bincount(tiles % self.px, weights=self._widths,
+                           minlength=self.px).astype(np.int64)
 
     @cached_property
     def cols_per_proc(self) -> np.ndarray:
-        return np.array([len(self.local_cols(y)) for y in range(self.py)], dtype=np.int64)
+        tiles = np.arange(self.ntiles)
+        return np.bincount(self.col_owner(tiles), weights=self._widths,
+                           minlength=self.py).astype(np.int64)
+
+    @cached_property
+    def _widths(self) -> np.ndarray:
+        """Width of each tile (v, the last one's what is left of n)."""
+        return np.minimum(self.v, self.n - np.arange(self.ntiles) * self.v)
 
     def owner_row(self, global_rows: np.ndarray) -> np.ndarray:
         """Process row owning each global row."""
@@ -100,11 +108,9 @@ class TileMap:
     @cached_property
     def _col_starts(self) -> np.ndarray:
         """[y, J]: local columns of process column y in tile columns < J (J <= ntiles)."""
-        tiles = np.arange(self.ntiles)
-        widths = np.minimum(self.v, self.n - tiles * self.v)
-        owned = self.col_owner(tiles)[None, :] == np.arange(self.py)[:, None]
+        owned = self.col_owner(np.arange(self.ntiles))[None, :] == np.arange(self.py)[:, None]
         return np.concatenate([np.zeros((self.py, 1), dtype=np.int64),
-                               np.cumsum(owned * widths, axis=1)], axis=1)
+                               np.cumsum(owned * self._widths, axis=1)], axis=1)
 
     def local_col_start(self, y: int, tile: int) -> int:
         """Local column index of the first column of tile >= `tile` owned by y."""
