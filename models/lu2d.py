@@ -346,12 +346,17 @@ class _Steps:
     def by_trail(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] (jumps, or values on `rows`'s
         runs) times column c's trailing columns."""
-        return outer_sum(self._row_jumps(rows), self._trail_jumps, self.pr, self.pc)
+        return self._outer_sum(rows, self._trail_jumps)
 
     def by_trailing(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
         columns."""
-        return outer_sum(self._row_jumps(rows), self._trailing_jumps, self.pr, self.pc)
+        return self._outer_sum(rows, self._trailing_jumps)
+
+    def _outer_sum(self, rows, columns: Jumps) -> np.ndarray:
+        if not isinstance(rows, Jumps) and not np.any(rows):    # no swaps: nothing to add
+            return np.zeros((self.pr, self.pc))
+        return outer_sum(self._row_jumps(rows), columns, self.pr, self.pc)
 
     @cached_property
     def _position_columns(self) -> tuple[Jumps, Jumps]:
@@ -378,10 +383,10 @@ class _Steps:
                 residue % self.pr, residue % self.pc)
 
 
-# the calls for one grid (its pivotings, links and time) share these; held for two
-# grids only: a grid's arrays are P-sized (tens of MB at P = 2^20) and a table's workers
-# evaluate one grid after the other
-@lru_cache(maxsize=2)
+# the calls for one grid (its pivotings, links and time) share these; held for one grid
+# only: a grid's arrays are P-sized (tens of MB at P = 2^20, hundreds with what they
+# keep) and a table's workers evaluate one grid after the other
+@lru_cache(maxsize=1)
 def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     starts, widths = block_columns(n, nb)
     k = np.arange(len(starts))
@@ -419,7 +424,7 @@ def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarra
     return np.take_along_axis(values[k], run, axis=1)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=1)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
     steps = _steps(n, nb, pr, pc)

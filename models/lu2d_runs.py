@@ -38,6 +38,8 @@ from linalg_io.layout.schedules import bruck_rounds
 
 # the most (row jump, column jump) pairs `outer_sum` adds at once (32 MiB of each array)
 PAIR_CHUNK = 1 << 22
+# `_corners` kept for the pairs of at most this many (8 MiB each)
+CORNERS_KEPT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -253,11 +255,15 @@ def _corners(rows: Block, columns: Block, period: int, pc: int) -> np.ndarray:
     """[residue, row slot, column slot]: the flat (Pc + 1 wide) index of the pairs of the
     first `period` steps' ranks; kept with the rows' `Block.off_period` memo (every block
     of those starts shares it) for these columns."""
+    def corners() -> np.ndarray:
+        return (rows.at[:period] * (pc + 1))[:, :, None] + columns.at[:period][:, None, :]
+
+    if period * rows.at.shape[1] * columns.at.shape[1] > CORNERS_KEPT:
+        return corners()        # the memory of two grids' would be too much
     memo = rows.__dict__.setdefault("_off", {})
     key = ("corners", period, pc, id(columns))
     if key not in memo or memo[key][0] is not columns:
-        memo[key] = (columns, (rows.at[:period] * (pc + 1))[:, :, None]
-                     + columns.at[:period][:, None, :])
+        memo[key] = (columns, corners())
     return memo[key][1]
 
 
@@ -295,7 +301,13 @@ def _add_pairs(entries: _Entries, rows: Block, columns: Block, pc: int) -> None:
     if alike.any():
         level = rows.at_steps(columns.level)[alike][:, None]
         entries.add(rows.at[alike] * (pc + 1), rows.delta[alike] * level)
-    row_at, row_delta = _nonzero_slots(rows.at[~alike], rows.delta[~alike])
+    # the slots zero at every such step left out (cheap: compacting each step's
+    # non-zero jumps costs more than the pairs of its zero ones)
+    row_at, row_delta = ((rows.at[~alike], rows.delta[~alike]) if alike.any()
+                         else (rows.at, rows.delta))
+    used = (row_delta != 0).any(axis=0)
+    if not used.all():
+        row_at, row_delta = row_at[:, used], row_delta[:, used]
     steps = rows.at_steps(np.arange(len(columns.at)))[~alike]
     col_at, col_delta = (a[steps] for a in columns.nonzero)
     chunk = max(1, PAIR_CHUNK // max(1, row_at.shape[1] * col_at.shape[1]))
