@@ -38,6 +38,8 @@ from linalg_io.layout.schedules import bruck_rounds
 
 # the most (row jump, column jump) pairs `outer_sum` adds at once (32 MiB of each array)
 PAIR_CHUNK = 1 << 22
+# `bruck_misses`' runs per block
+MISS_CHUNK = 1 << 15
 # `_corners` kept for the pairs of at most this many (8 MiB each)
 CORNERS_KEPT = 1 << 20
 
@@ -359,16 +361,22 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     row, run = np.nonzero(~nonempty & (counts > 0))
     lo, reach = starts[row, run], nxt[row, run]
     hi = lo + counts[row, run]
-    # [lo, stop per round] and [-missed rounds, 1 per round missed] (the [run, round]
-    # arrays are the large ones here: built contiguous)
+    # [lo, stop per round] and [-missed rounds, 1 per round missed]: a block per
+    # MISS_CHUNK runs (the [run, round] arrays are the large ones here: memory the
+    # allocator reuses)
     sizes = np.array([m for _, m in rounds], dtype=np.int64)
-    stop = (reach + 1)[:, None] - sizes[None, :]
-    np.maximum(stop, lo[:, None], out=stop)
-    np.minimum(stop, hi[:, None], out=stop)
-    at = np.concatenate([lo[:, None], stop], axis=1)
-    delta = (at > lo[:, None]).astype(float)          # slot 0 (at lo) none
-    delta[:, 0] = -delta.sum(axis=1)
-    return Jumps((Block(some[row], at, delta),))
+    blocks = []
+    for first in range(0, len(row), MISS_CHUNK):
+        part = slice(first, first + MISS_CHUNK)
+        lo_part = lo[part, None]
+        stop = (reach[part] + 1)[:, None] - sizes[None, :]
+        np.maximum(stop, lo_part, out=stop)
+        np.minimum(stop, hi[part, None], out=stop)
+        at = np.concatenate([lo_part, stop], axis=1)
+        delta = (at > lo_part).astype(float)          # slot 0 (at lo) none
+        delta[:, 0] = -delta.sum(axis=1)
+        blocks.append(Block(some[row[part]], at, delta))
+    return Jumps(tuple(blocks))
 
 
 def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:
