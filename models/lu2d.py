@@ -44,6 +44,7 @@ import numpy as np
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
 from linalg_io.models.lu2d_runs import (
     Jumps,
+    at_column,
     bruck_at,
     bruck_misses,
     column_sum,
@@ -71,7 +72,7 @@ from linalg_io.layout.lu2d_steps import (
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
     SMALL_BYTES,
-    allgatherv_costs,
+    allgatherv_bytes,
     allgatherv_node_costs,
     allgatherv_one_costs,
     bcast_node_costs,
@@ -85,6 +86,7 @@ PIVOTING = ("worst", "none", "expected")
 
 
 PHASES = TRAFFIC_PHASES
+PIVOT_PHASES = ("bcast_U", "swap")    # the phases whose counts depend on the pivots
 ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's classes at once
 # the same where a step takes the few rows of `_Steps.row_points`: arrays small enough
 # that the allocator reuses their memory (larger ones cost as much in page faults as in
@@ -175,8 +177,7 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     pivoting = _checked(pivoting)
     steps = _steps(n, nb, pr, pc)
     fixed = _fixed_costs(n, nb, pr, pc)
-    out = {key: {ph: fixed[key][ph].copy() for ph in PHASES}
-           for key in ("sent", "recv", "msgs_by_phase")}
+    out = {key: _fixed_phases(fixed[key], pr) for key in ("sent", "recv", "msgs_by_phase")}
     if pr > 1:
         _add_pivot_counts(out, steps, pivoting, received_only=False)
     return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
@@ -191,10 +192,24 @@ def lu2d_received(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
     the cost)."""
     pivoting = _checked(pivoting)
     fixed = _fixed_costs(n, nb, pr, pc)
-    out = {"recv": {ph: fixed["recv"][ph].copy() for ph in PHASES}}
+    out = {"recv": _fixed_phases(fixed["recv"], pr)}
     if pr > 1:
         _add_pivot_counts(out, _steps(n, nb, pr, pc), pivoting, received_only=True)
     return out["recv"]
+
+
+def _fixed_phases(fixed: dict, pr: int) -> dict:
+    """{phase: array}: copies of `_fixed_costs`' phases; the pivots' (bcast_U and swap,
+    zero there) left for `_add_pivot_counts` to set where it runs (Pr > 1)."""
+    return {ph: (None if ph in PIVOT_PHASES and pr > 1 else fixed[ph].copy()) for ph in PHASES}
+
+
+def _put(phases: dict, phase: str, value: np.ndarray) -> None:
+    """Add `value` to phases[phase], or set it there where it is not yet (`_fixed_phases`)."""
+    if phases[phase] is None:
+        phases[phase] = value
+    else:
+        phases[phase] += value
 
 
 def _checked(pivoting):
@@ -216,19 +231,21 @@ def _add_pivot_counts(out: dict, steps: _Steps, pivoting, received_only: bool) -
     owned, displaced = _pivot_rows(pivoting, steps, rows)
     remote = displaced * ~rows.diag                # the diagonal row's own: a copy
     blocks = steps.by_trail(rows.jumps(owned)).T
-    out["recv"]["swap"] += steps.by_trail(rows.jumps(remote * WORD))
+    _put(out["recv"], "swap", steps.by_trail(rows.jumps(remote * WORD)))
     if received_only:       # allgatherv_costs' received: every block but its own
-        out["recv"]["bcast_U"] += (blocks.sum(axis=-1, keepdims=True) - blocks).T * WORD
+        _put(out["recv"], "bcast_U", (blocks.sum(axis=-1, keepdims=True) - blocks).T * WORD)
         return
     # a Bruck window is linear in the blocks and the same every step: the windows of
     # sum_k owned_k trail_k (one product) are the sum of the steps' windows
-    spread_sent, spread_recv, _ = allgatherv_costs(blocks)
-    out["sent"]["bcast_U"] += spread_sent.T * WORD
-    out["recv"]["bcast_U"] += spread_recv.T * WORD
-    out["msgs_by_phase"]["bcast_U"] += steps.by_trailing(_bruck_messages(rows, owned > 0, pr))
-    out["sent"]["swap"] += steps.by_trail(rows.jumps(rows.diag * rows.total(remote) * WORD))
-    out["msgs_by_phase"]["swap"] += steps.by_trailing(
-        rows.jumps(rows.diag * rows.total(remote > 0)))
+    spread_sent, spread_recv = allgatherv_bytes(blocks)
+    _put(out["sent"], "bcast_U", spread_sent.T * WORD)
+    _put(out["recv"], "bcast_U", spread_recv.T * WORD)
+    _put(out["msgs_by_phase"], "bcast_U",
+         steps.by_trailing(_bruck_messages(rows, owned > 0, pr)))
+    _put(out["sent"], "swap",
+         steps.by_trail(rows.jumps(rows.diag * rows.total(remote) * WORD)))
+    _put(out["msgs_by_phase"], "swap",
+         steps.by_trailing(rows.jumps(rows.diag * rows.total(remote > 0))))
 
 
 def _bruck_messages(rows: _Rows, nonempty: np.ndarray, p: int) -> Jumps:
@@ -274,8 +291,7 @@ class _Steps:
                 d, *extra_cuts]
         start = run_starts([c + s for c in cuts for s in (0, 1)], self.pr)
         rep = np.minimum(start, self.pr - 1)
-        below = (numroc(self.n, self.nb, rep, self.pr)
-                 - numroc(ends[:, None], self.nb, rep, self.pr)).astype(float)
+        below = _owned_after(self.n, self.nb, ends, rep, self.pr).astype(float)
         return _Rows(start=start, count=run_counts(start, self.pr), below=below,
                      diag=rep == d[:, None])
 
@@ -290,8 +306,7 @@ class _Steps:
     def rows_at(self, k: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """([step, i] rows below block k[s] of process row rows[s, i], whether it is the
         diagonal row)."""
-        ends = (self.starts[k] + self.widths[k])[:, None]
-        below = numroc(self.n, self.nb, rows, self.pr) - numroc(ends, self.nb, rows, self.pr)
+        below = _owned_after(self.n, self.nb, self.starts[k] + self.widths[k], rows, self.pr)
         return below.astype(float), rows == self.diag_row[k][:, None]
 
     def row_points(self, k: np.ndarray) -> np.ndarray:
@@ -314,9 +329,8 @@ class _Steps:
 
     def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
         """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
-        ends = (self.starts[k] + self.widths[k])[:, None]
-        return (numroc(self.n, self.nb, columns, self.pc)
-                - numroc(ends, self.nb, columns, self.pc)).astype(float)
+        return _owned_after(self.n, self.nb, self.starts[k] + self.widths[k], columns,
+                            self.pc).astype(float)
 
     @cached_property
     def _trail_jumps(self) -> Jumps:
@@ -332,19 +346,29 @@ class _Steps:
     def by_trail(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] (jumps, or values on `rows`'s
         runs) times column c's trailing columns."""
-        return outer_sum(self._row_jumps(rows), self._trail_jumps, self.pr, self.pc)
+        return self._outer_sum(rows, self._trail_jumps)
 
     def by_trailing(self, rows) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c has trailing
         columns."""
-        return outer_sum(self._row_jumps(rows), self._trailing_jumps, self.pr, self.pc)
+        return self._outer_sum(rows, self._trailing_jumps)
+
+    def _outer_sum(self, rows, columns: Jumps) -> np.ndarray:
+        if not isinstance(rows, Jumps) and not np.any(rows):    # no swaps: nothing to add
+            return np.zeros((self.pr, self.pc))
+        return outer_sum(self._row_jumps(rows), columns, self.pr, self.pc)
+
+    @cached_property
+    def _position_columns(self) -> tuple[Jumps, Jumps]:
+        """`at_column` of the diagonal column k mod Pc and of the one before it."""
+        return at_column(self.diag_col), at_column((self.diag_col - 1) % self.pc)
 
     def by_position(self, rows, positions: str) -> np.ndarray:
         """[Pr, Pc]: sum over the steps k of rows[k, r] where column c is at `positions`
         ("first", "not first", "not last") of (c - k) mod Pc: the sum in column k mod
         Pc (or k - 1) alone, or every column's less that."""
-        column = self.diag_col if positions != "not last" else (self.diag_col - 1) % self.pc
-        at = column_sum(self._row_jumps(rows), column, self.pr, self.pc)
+        at = column_sum(self._row_jumps(rows), self._position_columns[positions == "not last"],
+                        self.pr, self.pc)
         return at if positions == "first" else at.sum(axis=1, keepdims=True) - at
 
     def folded(self, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -359,10 +383,10 @@ class _Steps:
                 residue % self.pr, residue % self.pc)
 
 
-# the calls for one grid (its pivotings, links and time) share these; held for two
-# grids only: a grid's arrays are P-sized (tens of MB at P = 2^20) and a table's workers
-# evaluate one grid after the other
-@lru_cache(maxsize=2)
+# the calls for one grid (its pivotings, links and time) share these; held for one grid
+# only: a grid's arrays are P-sized (tens of MB at P = 2^20, hundreds with what they
+# keep) and a table's workers evaluate one grid after the other
+@lru_cache(maxsize=1)
 def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     starts, widths = block_columns(n, nb)
     k = np.arange(len(starts))
@@ -371,10 +395,26 @@ def _steps(n: int, nb: int, pr: int, pc: int) -> _Steps:
     cuts = [(ends // nb) % pc, np.full_like(ends, (n // nb) % pc)]
     column_start = run_starts([c + s for c in cuts for s in (0, 1)], pc)
     rep = np.minimum(column_start, pc - 1)
-    trail = (numroc(n, nb, rep, pc) - numroc(ends[:, None], nb, rep, pc)).astype(float)
+    trail = _owned_after(n, nb, ends, rep, pc).astype(float)
     return _Steps(n=n, nb=nb, pr=pr, pc=pc, starts=starts, widths=widths,
                   kb=widths.astype(float)[:, None], diag_row=diag_row,
                   column_start=column_start, trail=trail, diag_col=diag_col)
+
+
+def _owned_after(n: int, nb: int, ends: np.ndarray, ranks: np.ndarray, p: int) -> np.ndarray:
+    """[step, i]: numroc(n) - numroc(ends[step]) of the ranks ranks[step, i] in 0..p-1 (the
+    indices ends[step]..n-1 each owns), with numroc(n) from a table of the p ranks."""
+    blocks = ends // nb
+    extra = (blocks % p)[:, None]
+    before = (((blocks // p) * nb)[:, None] + np.where(ranks < extra, nb, 0)
+              + np.where(ranks == extra, (ends % nb)[:, None], 0))
+    return _owned(n, nb, p)[ranks] - before
+
+
+@lru_cache(maxsize=4)
+def _owned(n: int, nb: int, p: int) -> np.ndarray:
+    """[p]: numroc(n) of each of the p ranks."""
+    return numroc(n, nb, np.arange(p), p)
 
 
 def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarray:
@@ -384,7 +424,7 @@ def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarra
     return np.take_along_axis(values[k], run, axis=1)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=1)
 def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
     """The counts that do not depend on the pivots: panel, bcast_L, flops."""
     steps = _steps(n, nb, pr, pc)

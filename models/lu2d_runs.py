@@ -38,6 +38,10 @@ from linalg_io.layout.schedules import bruck_rounds
 
 # the most (row jump, column jump) pairs `outer_sum` adds at once (32 MiB of each array)
 PAIR_CHUNK = 1 << 22
+# `bruck_misses`' runs per block
+MISS_CHUNK = 1 << 15
+# `_corners` kept for the pairs of at most this many (8 MiB each)
+CORNERS_KEPT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,13 @@ class Jumps:
         if values.shape[1] == 1:
             starts = np.zeros((values.shape[0], 1), dtype=np.int64)
             memo = None
+        # the differences along the flat array (its rows are short: one long loop), each
+        # row's first then set to its value
+        flat = np.ascontiguousarray(values).reshape(-1)
         delta = np.empty(values.shape)
+        delta.reshape(-1)[0] = flat[0]
+        np.subtract(flat[1:], flat[:-1], out=delta.reshape(-1)[1:])
         delta[:, 0] = values[:, 0]
-        np.subtract(values[:, 1:], values[:, :-1], out=delta[:, 1:])
         block = Block(None, np.asarray(starts), delta)
         if memo is not None:
             block.__dict__["_off"] = memo
@@ -158,14 +166,29 @@ def outer_sum(rows: Jumps, columns: Jumps, pr: int, pc: int) -> np.ndarray:
     """[Pr, Pc]: sum over the steps k of f_k(r) g_k(c) (module doc); `columns` one block
     of every step."""
     total = _difference(rows, columns, pr, pc)
-    np.cumsum(total, axis=0, out=total)
-    return np.cumsum(total, axis=1, out=total)[:pr, :pc]
+    return _running_sum(_running_sum(total, 0), 1)[:pr, :pc]
 
 
-def column_sum(rows: Jumps, column: np.ndarray, pr: int, pc: int) -> np.ndarray:
-    """[Pr, Pc]: sum over the steps k of f_k(r) in column column[k] (in 0..Pc-1) alone."""
-    total = _difference(rows, at_column(column), pr, pc)
-    return np.cumsum(total, axis=0, out=total)[:pr, :pc]
+def column_sum(rows: Jumps, column: np.ndarray | Jumps, pr: int, pc: int) -> np.ndarray:
+    """[Pr, Pc]: sum over the steps k of f_k(r) in column column[k] (in 0..Pc-1) alone
+    (`column`: those, or their `at_column`, kept for its every use)."""
+    total = _difference(rows, column if isinstance(column, Jumps) else at_column(column),
+                        pr, pc)
+    return _running_sum(total, 0)[:pr, :pc]
+
+
+def _running_sum(total: np.ndarray, axis: int) -> np.ndarray:
+    """np.cumsum of the 2D `total` along `axis`, in place, the same additions in the same
+    order; where that axis is short beside the other (and, across the rows, at most 64
+    long: strided adds) one vector add per line (numpy's cumsum is several times slower
+    there)."""
+    lines, width = total.shape if axis == 0 else total.shape[::-1]
+    if lines > 4 * width or (axis == 1 and lines > 64):
+        return np.cumsum(total, axis=axis, out=total)
+    line = (lambda i: total[i]) if axis == 0 else (lambda i: total[:, i])
+    for i in range(1, lines):
+        np.add(line(i - 1), line(i), out=line(i))
+    return total
 
 
 class _Entries:
@@ -226,9 +249,24 @@ def _add_by_period(entries: _Entries, rows: Block, columns: Block, period: int,
     with BLAS.limit(limits=1, user_api="blas"):
         weight = np.matmul(_folded(row_delta, period, members).transpose(1, 2, 0),
                            _folded(columns.delta, period, members).transpose(1, 0, 2))
-    entries.add((rows.at[:period] * (pc + 1))[:, :, None] + columns.at[:period][:, None, :],
-                weight)
+    entries.add(_corners(rows, columns, period, pc), weight)
     return np.flatnonzero(off)
+
+
+def _corners(rows: Block, columns: Block, period: int, pc: int) -> np.ndarray:
+    """[residue, row slot, column slot]: the flat (Pc + 1 wide) index of the pairs of the
+    first `period` steps' ranks; kept with the rows' `Block.off_period` memo (every block
+    of those starts shares it) for these columns."""
+    def corners() -> np.ndarray:
+        return (rows.at[:period] * (pc + 1))[:, :, None] + columns.at[:period][:, None, :]
+
+    if period * rows.at.shape[1] * columns.at.shape[1] > CORNERS_KEPT:
+        return corners()        # the memory of two grids' would be too much
+    memo = rows.__dict__.setdefault("_off", {})
+    key = ("corners", period, pc, id(columns))
+    if key not in memo or memo[key][0] is not columns:
+        memo[key] = (columns, corners())
+    return memo[key][1]
 
 
 def _off_period(at: np.ndarray, period: int) -> np.ndarray:
@@ -256,15 +294,22 @@ def _add_pairs(entries: _Entries, rows: Block, columns: Block, pc: int) -> None:
     alike (every jump at column 0), its rows' jumps times their value go to column 0."""
     if not len(rows.at):
         return
-    row_at, row_delta = _nonzero_slots(rows.at, rows.delta)
     alike = rows.at_steps(columns.alike)
-    if alike.all():         # no masked copies of the (large) rows' arrays
-        entries.add(row_at * (pc + 1), row_delta * rows.at_steps(columns.level)[:, None])
+    # an alike step's jumps go to column 0 as they are (zero ones add nothing: no
+    # compacting copy of the large rows' arrays)
+    if alike.all():
+        entries.add(rows.at * (pc + 1), rows.delta * rows.at_steps(columns.level)[:, None])
         return
     if alike.any():
         level = rows.at_steps(columns.level)[alike][:, None]
-        entries.add(row_at[alike] * (pc + 1), row_delta[alike] * level)
-        row_at, row_delta = row_at[~alike], row_delta[~alike]
+        entries.add(rows.at[alike] * (pc + 1), rows.delta[alike] * level)
+    # the slots zero at every such step left out (cheap: compacting each step's
+    # non-zero jumps costs more than the pairs of its zero ones)
+    row_at, row_delta = ((rows.at[~alike], rows.delta[~alike]) if alike.any()
+                         else (rows.at, rows.delta))
+    used = (row_delta != 0).any(axis=0)
+    if not used.all():
+        row_at, row_delta = row_at[:, used], row_delta[:, used]
     steps = rows.at_steps(np.arange(len(columns.at)))[~alike]
     col_at, col_delta = (a[steps] for a in columns.nonzero)
     chunk = max(1, PAIR_CHUNK // max(1, row_at.shape[1] * col_at.shape[1]))
@@ -316,19 +361,22 @@ def bruck_misses(starts: np.ndarray, counts: np.ndarray, nonempty: np.ndarray,
     row, run = np.nonzero(~nonempty & (counts > 0))
     lo, reach = starts[row, run], nxt[row, run]
     hi = lo + counts[row, run]
-    # [lo, stop per round] and [-missed rounds, 1 per round missed], filled in place (the
-    # [run, round] arrays are the large ones here)
+    # [lo, stop per round] and [-missed rounds, 1 per round missed]: a block per
+    # MISS_CHUNK runs (the [run, round] arrays are the large ones here: memory the
+    # allocator reuses)
     sizes = np.array([m for _, m in rounds], dtype=np.int64)
-    at = np.empty((len(row), len(sizes) + 1), dtype=np.int64)
-    at[:, 0] = lo
-    stop = at[:, 1:]
-    np.subtract((reach + 1)[:, None], sizes[None, :], out=stop)
-    np.maximum(stop, lo[:, None], out=stop)
-    np.minimum(stop, hi[:, None], out=stop)
-    delta = np.empty(at.shape)
-    np.greater(stop, lo[:, None], out=delta[:, 1:])
-    delta[:, 0] = -delta[:, 1:].sum(axis=1)
-    return Jumps((Block(some[row], at, delta),))
+    blocks = []
+    for first in range(0, len(row), MISS_CHUNK):
+        part = slice(first, first + MISS_CHUNK)
+        lo_part = lo[part, None]
+        stop = (reach[part] + 1)[:, None] - sizes[None, :]
+        np.maximum(stop, lo_part, out=stop)
+        np.minimum(stop, hi[part, None], out=stop)
+        at = np.concatenate([lo_part, stop], axis=1)
+        delta = (at > lo_part).astype(float)          # slot 0 (at lo) none
+        delta[:, 0] = -delta.sum(axis=1)
+        blocks.append(Block(some[row[part]], at, delta))
+    return Jumps(tuple(blocks))
 
 
 def window_holds(roots: np.ndarray, p: int) -> list[tuple[int, int, Jumps]]:

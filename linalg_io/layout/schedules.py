@@ -134,17 +134,25 @@ def allgatherv_costs(counts_bytes: np.ndarray) -> tuple[np.ndarray, ...]:
     communicators of the same size). A round's window q .. q+m-1 is a difference of
     cyclic prefix sums (O(p log p), not O(p^2)); with equal blocks, m of them."""
     counts = np.asarray(counts_bytes, dtype=float)
+    sent, recv = allgatherv_bytes(counts)
+    return sent, recv, bruck_messages(counts > 0)
+
+
+def allgatherv_bytes(counts_bytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sent, received) of `allgatherv_costs`, without its messages."""
+    counts = np.asarray(counts_bytes, dtype=float)
     p = counts.shape[-1]
     recv = counts.sum(axis=-1, keepdims=True) - counts    # every block but its own, once
     sizes = sum(m for _, m in bruck_rounds(p))
     sent = np.broadcast_to(counts[..., :1] * sizes, counts.shape).copy()   # equal blocks
     unequal = ~(counts == counts[..., :1]).all(axis=-1)
-    prefix = _cyclic_prefix(counts[unequal])
+    prefix = _cyclic_prefix(counts[unequal] if not unequal.all() else counts)
     windows = np.zeros(prefix.shape[:-1] + (p,))
+    window = np.empty(windows.shape)     # one round's, in place: P-sized temporaries
     for _, m in bruck_rounds(p):
-        windows += prefix[..., m:m + p] - prefix[..., :p]    # blocks q..q+m-1
+        windows += np.subtract(prefix[..., m:m + p], prefix[..., :p], out=window)  # q..q+m-1
     sent[unequal] = windows
-    return sent, recv, bruck_messages(counts > 0)
+    return sent, recv
 
 
 def bruck_messages(nonempty: np.ndarray) -> np.ndarray:
@@ -164,9 +172,11 @@ def bruck_messages(nonempty: np.ndarray) -> np.ndarray:
 
 def _cyclic_prefix(values: np.ndarray) -> np.ndarray:
     """[..., 2p + 1] sums of the first j entries of `values` repeated twice."""
-    doubled = np.concatenate([values, values], axis=-1)
-    zero = np.zeros(values.shape[:-1] + (1,), dtype=values.dtype)
-    return np.concatenate([zero, np.cumsum(doubled, axis=-1)], axis=-1)
+    dtype = np.cumsum(np.zeros(1, dtype=values.dtype)).dtype     # cumsum's (int: int64)
+    prefix = np.empty(values.shape[:-1] + (2 * values.shape[-1] + 1,), dtype=dtype)
+    prefix[..., 0] = 0
+    np.cumsum(np.concatenate([values, values], axis=-1), axis=-1, out=prefix[..., 1:])
+    return prefix
 
 
 def allgatherv_one_costs(p: int, base, extra, owner,

@@ -1,0 +1,47 @@
+"""The 2D model's faster passes give the very numbers of the ones they replace: the running
+sums of `lu2d_runs` (numpy's cumsum), `_owned_after` (numroc's difference) and
+`schedules.allgatherv_bytes` (`allgatherv_costs`' bytes), bit for bit."""
+
+import numpy as np
+import pytest
+from linalg_io.models.lu2d import _owned_after
+from linalg_io.models.lu2d_runs import _running_sum
+
+from linalg_io.layout.blockcyclic import numroc
+from linalg_io.layout.schedules import allgatherv_bytes, allgatherv_costs, bruck_rounds
+
+
+@pytest.mark.parametrize("shape", [(3, 50), (50, 3), (40, 40), (300, 70), (70, 300), (1, 9),
+                                   (9, 1)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_running_sum_is_cumsum_bit_for_bit(shape, axis):
+    values = np.random.default_rng(sum(shape) + axis).random(shape) * 1e3 - 400.0
+    got = _running_sum(values.copy(), axis)
+    assert got.tobytes() == np.cumsum(values, axis=axis).tobytes()
+
+
+@pytest.mark.parametrize("n,nb,p", [(1000, 7, 13), (4096, 64, 8), (99, 10, 1), (100, 100, 3),
+                                    (16777216, 128, 1024)])
+def test_owned_after_is_numrocs_difference(n, nb, p):
+    rng = np.random.default_rng(n + p)
+    ends = np.sort(rng.integers(0, n + 1, 40))
+    ranks = rng.integers(0, p, (40, 6))
+    want = numroc(n, nb, ranks, p) - numroc(ends[:, None], nb, ranks, p)
+    got = _owned_after(n, nb, ends, ranks, p)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_allgatherv_bytes_are_allgatherv_costs_and_the_windows():
+    rng = np.random.default_rng(3)
+    blocks = rng.integers(0, 9, (4, 11)).astype(float)
+    blocks[1] = 5.0                                   # one communicator of equal blocks
+    blocks[2, ::3] = 0.0
+    sent, recv = allgatherv_bytes(blocks)
+    full = allgatherv_costs(blocks)
+    assert sent.tobytes() == full[0].tobytes() and recv.tobytes() == full[1].tobytes()
+    # rank q sends its window q .. q+m-1 (cyclic) in every round
+    p = blocks.shape[1]
+    windows = [sum(blocks[c, (q + np.arange(m)) % p].sum() for _, m in bruck_rounds(p))
+               for c in range(4) for q in range(p)]
+    assert np.array_equal(sent.reshape(-1), windows)
+    assert np.array_equal(recv, blocks.sum(axis=1, keepdims=True) - blocks)
