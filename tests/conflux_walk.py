@@ -207,10 +207,10 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
     shape = (c, px, py)
     spans = link_keys(px, py, c, placement)
     groups = node_groups(px, py, c, placement)
-    sent = {g: np.zeros(shape) for g in spans}
-    recv = {g: np.zeros(shape) for g in spans}
-    msgs = {g: np.zeros(shape) for g in spans}
-    serial = {g: np.zeros(shape) for g in spans}   # sum of max(sent, recv) per collective
+    names = list(spans)
+    index = {g: i for i, g in enumerate(names)}
+    # [sent, recv, msgs, serial (sum of max(sent, recv) per collective)][group] per rank
+    book = np.zeros((4, len(names)) + shape)
     flops = np.zeros(shape)
     L, X, Y = np.meshgrid(np.arange(c), np.arange(px), np.arange(py), indexing="ij")
     world = (L * px + X) * py + Y
@@ -235,29 +235,31 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             add(group + NODE, mask, tuple(np.asarray(c_, dtype=float) - b_
                                           for c_, b_ in zip(costs, between)))
             return
-        out, into, count = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in costs)
-        sent[group] += mask * out
-        recv[group] += mask * into
-        msgs[group] += mask * count
-        serial[group] += np.maximum(mask * out, mask * into)
+        out, into, count = (mask * np.asarray(a, dtype=float) for a in costs)
+        booked = book[:, index[group]]
+        booked[0] += out
+        booked[1] += into
+        booked[2] += count
+        booked[3] += np.maximum(out, into)
 
     def snapshot():
-        return tuple({g: part[g].copy() for g in spans} for part in (sent, recv, msgs, serial)) \
-            + (flops + slow_flops,)
+        """(the book, flops) so far: a piece's traffic is the difference of two."""
+        return book.copy(), flops + slow_flops
 
     def piece(before, after):
         """(work, wait) per rank: flops and on-node messages, messages on the network."""
-        traffic = {g: tuple(after[i][g] - before[i][g] for i in range(4)) for g in spans}
-        links = timed_links(traffic, spans)
+        moved = after[0] - before[0]
+        traffic = {g: tuple(moved[:, i]) for i, g in enumerate(names) if moved[:, i].any()}
+        links = timed_links(traffic, spans)   # (a group that sent nothing takes no time)
         inside, across = link_split(links, profile, placement)
-        return (inside + (after[4] - before[4]) / profile.gamma_flops,
+        return (inside + (after[1] - before[1]) / profile.gamma_flops,
                 np.broadcast_to(across, shape))
 
     def overlapping(before, after, mask):
         """(on the node, on the network) per rank of the traffic between two snapshots on
         `mask`, on the links whose messages move while the ranks compute."""
-        traffic = {g: tuple((after[i][g] - before[i][g]) * mask for i in range(4))
-                   for g in spans}
+        moved = (after[0] - before[0]) * mask
+        traffic = {g: tuple(moved[:, i]) for i, g in enumerate(names)}
         links = {key: costs for key, costs in timed_links(traffic, spans).items()
                  if profile.overlaps(key[0] if isinstance(key, tuple) else key, placement)}
         return link_split(links, profile, placement) if links else (0.0, 0.0)
@@ -293,7 +295,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             add("col@column", players, (n_sent * block, n_sent * block, n_sent),
                 (NET, "butterfly", [(world[lk, :, ky], step.k, block)]))
         merges = np.where(role >= q, 0, rounds + (role < px - q))
-        panel_flops = players * (np.vectorize(_getrf_flops)(a, w) + merges * _getrf_flops(2 * w, w))
+        panel_flops = players * (_getrf_flops(a, w) + merges * _getrf_flops(2 * w, w))
         flops += panel_flops
         slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
         after_panel = snapshot()
@@ -362,11 +364,11 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
                 s_k = (s_k[0] - inside, np.maximum(s_k[1] - across, 0.0) + excess)
             pieces.append((piece(start, after_panel), piece(after_panel, after_ids),
                            s_k, piece(before_update, snapshot())))
-    out = {"sent": sum(sent.values()), "recv": sum(recv.values()),
-           "msgs": sum(msgs.values()), "flops": flops,
-           "across": {group: tuple(sum(part[key] for key in spans
+    sent, recv, msgs = book[:3].sum(axis=1)
+    out = {"sent": sent, "recv": recv, "msgs": msgs, "flops": flops,
+           "across": {group: tuple(sum(book[i, index[key]] for key in spans
                                        if key.split("@")[0] == group and key.endswith((HOP, NET)))
-                                   for part in (sent, recv)) for group in groups}}
+                                   for i in (0, 1)) for group in groups}}
     if profile is not None:
         cores = placement.shared_cores
 

@@ -183,6 +183,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gpu)
 
 
+@pytest.fixture
+def one_core(monkeypatch):
+    """`model` commands run in this process evaluate their candidates here, with no forked
+    workers (`linalg_io.parallel`): the same tables (tests/test_parallel.py checks it), for
+    tests that run dozens of commands, each of which would fork this process twice."""
+    from linalg_io import parallel
+
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 1)
+
+
 @pytest.fixture(scope="session")
 def cuda_emulator(tmp_path_factory):
     """The CUDA kernels built for the host (tests/cuda_emulator.py); skipped without g++."""

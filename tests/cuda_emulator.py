@@ -2,7 +2,8 @@
 called through ctypes with NumPy arrays, launched with the geometry the CuPy launchers
 compute, so tests check the kernel sources themselves on a machine without a GPU.
 
-`build(directory)` compiles them with g++ (C++20, threads) into an `Emulator`, with every
+`build(directory)` compiles them with g++ (C++20; TSM2's CUDA threads fibers, SpTRSV's OS
+threads: tests/cuda_host/emulation.h) into an `Emulator`, with every
 (T1, T2, T3) the autotuner may pick (tsm2_gpu.candidates) for both types and layouts;
 `cupy_standin` puts them behind the few CuPy calls tsm2_gpu makes, so that its launcher
 and autotuner run whole.

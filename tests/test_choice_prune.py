@@ -19,6 +19,8 @@ from linalg_io.lu.choice import (
 )
 from linalg_io.model_command.lu_verdict import TOP
 
+pytestmark = pytest.mark.usefixtures("one_core")
+
 
 def _profile(name: str):
     return load_profile(None if name == "default" else name)

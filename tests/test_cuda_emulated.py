@@ -1,9 +1,11 @@
-"""The CUDA kernel sources run on the host (tests/cuda_emulator.py: every CUDA thread an
-OS thread, the blocks of a grid in turn), launched with the geometry the CuPy launchers
-compute: TSM2R/TSM2L against NumPy, the sync-free SpTRSV against SciPy. This catches
-index, tiling and synchronisation errors that compiling with nvcc cannot (a tile written
-into the buffer being read, a column solved before its in-degree reaches zero: both
-checked to fail here); it says nothing of speed. Skipped only without g++.
+"""The CUDA kernel sources run on the host (tests/cuda_emulator.py: the blocks of a grid in
+turn; TSM2's threads fibers switched at barriers in thread order, SpTRSV's OS threads),
+launched with the geometry the CuPy launchers compute: TSM2R/TSM2L against NumPy, the
+sync-free SpTRSV against SciPy. This catches index, tiling and synchronisation errors that
+compiling with nvcc cannot (a tile written into the buffer being read, any one of TSM2's
+three __syncthreads left out, a column solved before its in-degree reaches zero: each
+checked to fail here, TSM2's on the first tile of the first shape); it says nothing of
+speed. Skipped only without g++.
 """
 
 from __future__ import annotations

@@ -59,6 +59,8 @@ def test_counts_and_links_equal_the_frozen_code_at_p16384(pr):
     placement = CPU.placement(p)
     for n, nb, pivoting in ((20000, 64, "worst"), (20000, 64, "none"), (9000, 100, "expected"),
                             (9000, 100, "worst")):
+        if (pr, n, pivoting) == (16384, 20000, "none"):   # the frozen links' slowest case:
+            continue            # N = 20000 unpivoted on the other grids, worst case on this
         exact = pivoting != "expected"
         what = f"N={n} NB={nb} {pr}x{pc} {pivoting}"
         new, old = (f(n, nb, pr, pc, pivoting) for f in (lu2d_plan_counts,

@@ -20,6 +20,8 @@ from linalg_io.lu.choice import (
 from linalg_io.lu.fits import check_lu_memory
 from linalg_io.records import read_records
 
+pytestmark = pytest.mark.usefixtures("one_core")
+
 MACHINES = (None, "example_cpu", "example_gpu")
 RANKS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 

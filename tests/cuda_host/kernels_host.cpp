@@ -39,8 +39,9 @@ const Tsm2Entry tsm2_table[] = {
 };
 }  // namespace
 
-/* The launch of cupy's RawModule function `name` (a name expression); -1: not built,
- * -2: more dynamic shared memory than shared_raw holds. */
+/* The launch of cupy's RawModule function `name` (a name expression), its threads fibers;
+ * -1: not built, -2: more dynamic shared memory than shared_raw holds, -3: a barrier that
+ * not every thread of a block reaches. */
 extern "C" int tsm2_launch(const char *name, unsigned grid_x, unsigned grid_y, unsigned threads,
                            long shared, const void *a, const void *b, void *c, long long m,
                            int k, int n, long long lda, long long ldc)
@@ -48,9 +49,8 @@ extern "C" int tsm2_launch(const char *name, unsigned grid_x, unsigned grid_y, u
     if (shared > (long)sizeof shared_raw) return -2;
     for (const Tsm2Entry &entry : tsm2_table)
         if (std::strcmp(entry.name, name) == 0) {
-            emu::launch(dim3{grid_x, grid_y, 1}, dim3{threads, 1, 1},
-                        [&] { entry.call(a, b, c, m, k, n, lda, ldc); });
-            return 0;
+            return emu::launch(dim3{grid_x, grid_y, 1}, dim3{threads, 1, 1},
+                               [&] { entry.call(a, b, c, m, k, n, lda, ldc); }) ? 0 : -3;
         }
     return -1;
 }
@@ -60,7 +60,8 @@ extern "C" void sptrsv_launch(unsigned grid, unsigned threads, const long long *
                               double *left, int *in_degree, double *x, int m, int nrhs,
                               int *next_column)
 {
-    emu::launch(dim3{grid, 1, 1}, dim3{threads, 1, 1}, [&] {
+    // OS threads: a warp spins until the columns it needs are solved (emulation.h)
+    emu::launch_threads(dim3{grid, 1, 1}, dim3{threads, 1, 1}, [&] {
         sptrsv_syncfree_csc(colptr, rowidx, val, diag, left, in_degree, x, m, nrhs,
                             next_column);
     });
