@@ -181,11 +181,87 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
     at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
     ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
-    difference array, summed up along x and y at the end. The sums are exact: each
-    value splits into a multiple of a power of two u, whose sums stay below 2^52 u
-    (exact in a float), and a remainder below u/2, whose sums' rounding is far below
-    the totals' last bit."""
-    *lead, steps, layers, nx, ny = values.shape
+    difference array, summed up along x and y at the end. The difference array is held
+    only at the ranks where some run starts or ends (`boundaries`), a grid of Bx x By
+    <= (Px + 1) (Py + 1) cells whose sums are the full array's (the others hold zeros),
+    spread to the ranks between them last: O(pairs of runs + Bx By + P). The sums are
+    exact: each value splits into a multiple of a power of two u, whose sums stay below
+    2^52 u (exact in a float), and a remainder below u/2, whose sums' rounding is far
+    below the totals' last bit."""
+    *lead, _, layers, _, _ = values.shape
+    xb, yb, parts = _differences(values, xs, ys)
+    totals = 0.0
+    for grid in parts:
+        np.cumsum(grid, axis=1, out=grid)
+        np.cumsum(grid, axis=2, out=grid)
+        totals = totals + grid
+    # each boundary's sums hold for the ranks up to the next one (the last, Px or Py,
+    # holds no rank)
+    totals = np.repeat(np.repeat(totals[:, :-1, :-1], np.diff(xb), axis=1), np.diff(yb),
+                       axis=2)
+    return totals.reshape(*lead, layers, xs.n, ys.n)
+
+
+class Spreading:
+    """`spread` of several calls' values, each over its own steps' classes of the same
+    two axes, summed: each call's difference array (`spread`'s, on its boundaries'
+    grid) is added into one over every rank, summed up along x and y once (`totals`):
+    O(pairs of runs + Bx By) a call and O(P) once, not O(P) a call. The calls' arrays
+    add in floats (no longer exact: rounding in the totals' last bits). `period` d:
+    where the x runs repeat every d ranks (each node's process rows, say), the ranks
+    x = d q + r of each residue r are an axis of their own (`residues`), whose runs are
+    few where those of x are many."""
+
+    def __init__(self, period: int = 1) -> None:
+        self.period = period
+        self.diffs: dict[int, np.ndarray] = {}
+        self.shape = None
+
+    def add(self, values: np.ndarray, xs: RunClasses, ys: RunClasses) -> None:
+        *lead, _, layers, _, _ = values.shape
+        self.shape = (*lead, layers, xs.n, ys.n)
+        for r, axis in enumerate(residues(xs, self.period)):
+            xb, yb, parts = _differences(values, axis, ys)
+            if r not in self.diffs:
+                self.diffs[r] = np.zeros((parts[0].shape[0], axis.n + 1, ys.n + 1))
+            self.diffs[r][:, xb[:, None], yb[None, :]] += sum(parts)
+
+    def totals(self) -> np.ndarray:
+        """[..., layer, x, y] the sums over every call's steps."""
+        rows = next(iter(self.diffs.values())).shape[0]
+        out = np.empty((rows, *self.shape[-2:]))
+        for r, diff in self.diffs.items():
+            np.cumsum(diff, axis=1, out=diff)
+            np.cumsum(diff, axis=2, out=diff)
+            out[:, r::self.period, :] = diff[:, :-1, :-1]
+        return out.reshape(self.shape)
+
+
+def residues(xs: RunClasses, period: int) -> list[RunClasses]:
+    """The runs of `xs` on the ranks x = d q + r of each residue r < d = min(`period`,
+    n), each an axis of its own (rank q), the consecutive runs of a step in one class
+    merged ([xs] where d = 1)."""
+    period = min(period, xs.n)
+    if period == 1:
+        return [xs]
+    axes = []
+    for r in range(period):
+        start, end = -((r - xs.start) // period), -((r - xs.end) // period)   # ceil
+        kept = end > start
+        step, start, end, of_run = xs.step[kept], start[kept], end[kept], xs.of_run[kept]
+        first = np.ones(len(step), dtype=bool)
+        first[1:] = (step[1:] != step[:-1]) | (of_run[1:] != of_run[:-1])
+        last = np.append(first[1:], True)
+        axes.append(RunClasses(n=-((r - xs.n) // period), step=step[first],
+                               start=start[first], end=end[last], of_run=of_run[first],
+                               rep=xs.rep, count=xs.count))
+    return axes
+
+
+def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
+    """(x boundaries, y boundaries, [rows, Bx, By] difference arrays of `spread` on
+    their grid: the multiples of u, then the remainders where there are some)."""
+    *_, steps, layers, nx, ny = values.shape
     px, py = xs.n, ys.n
     rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
         -1, steps, nx, ny)
@@ -195,14 +271,17 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
     exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
     unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
-    size = (px + 1) * (py + 1)
+    xb, x_start, x_end = boundaries(xs)
+    yb, y_start, y_end = boundaries(ys)
+    size = len(xb) * len(yb)
     sums = {}                    # "high", and "low" once some value has a remainder
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
     ends = np.cumsum(pairs)
-    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
-    # rank (rows x size) would cost more than its pairs
-    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), size // 4)
+    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums would cost
+    # more than its pairs (of the full grid, rows x (Px + 1) (Py + 1): the chunks, so the
+    # order each cell takes its values in, do not depend on the boundaries)
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), (px + 1) * (py + 1) // 4)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -214,20 +293,32 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
             ends[begin] - pairs[begin]), pairs[chunk])
         xi = xfirst[step] + within // yruns[step]
         yi = yfirst[step] + within % yruns[step]
-        x0, x1 = xs.start[xi] * (py + 1), xs.end[xi] * (py + 1)
-        y0, y1 = ys.start[yi], ys.end[yi]
-        corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
-                   + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
         value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
         high = np.round(value / unit) * unit
         low = value - high
         for part, weights in (("high", high), ("low", low)):
-            if part == "low" and not low.any():
+            # the pairs of some value (a zero adds nothing: the sums are the same)
+            some = weights.any(axis=0)
+            if part == "low" and not some.any():
                 continue
+            x0, x1 = x_start[xi[some]] * len(yb), x_end[xi[some]] * len(yb)
+            y0, y1 = y_start[yi[some]], y_end[yi[some]]
+            corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
+                       + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
+            weights = weights[:, some]
             signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
-            sums[part] = sums.get(part, 0.0) + np.bincount(
-                corners, weights=signed.reshape(-1), minlength=len(rows) * size)
+            counted = np.bincount(corners, weights=signed.reshape(-1),
+                                  minlength=len(rows) * size)
+            if part in sums:
+                sums[part] += counted
+            else:
+                sums[part] = counted
         begin = stop
-    totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
-                 for part in sums.values())
-    return totals[:, :px, :py].reshape(*lead, layers, px, py)
+    return xb, yb, [part.reshape(-1, len(xb), len(yb)) for part in sums.values()]
+
+
+def boundaries(runs: RunClasses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(every rank where some run starts or ends, ascending, 0 and n among them; each
+    run's start's and end's index in it)."""
+    edges = np.unique(np.concatenate([runs.start, runs.end, [0, runs.n]]))
+    return edges, np.searchsorted(edges, runs.start), np.searchsorted(edges, runs.end)
