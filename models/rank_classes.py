@@ -181,13 +181,13 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
     at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
     ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
-    difference array, summed up along x and y at the end. The difference array is held
-    only at the ranks where some run starts or ends (`boundaries`), a grid of Bx x By
-    <= (Px + 1) (Py + 1) cells whose sums are the full array's (the others hold zeros),
-    spread to the ranks between them last: O(pairs of runs + Bx By + P). The sums are
-    exact: each value splits into a multiple of a power of two u, whose sums stay below
-    2^52 u (exact in a float), and a remainder below u/2, whose sums' rounding is far
-    below the totals' last bit."""
+    difference array, summed up along x and y at the end (`_differences`: one term per
+    pair of edges of a step's runs). The difference array is held only at the ranks
+    where some run starts or ends, a grid of Bx x By <= (Px + 1) (Py + 1) cells whose
+    sums are the full array's (the others hold zeros), spread to the ranks between them
+    last: O(pairs of runs + Bx By + P). The sums are exact: each value splits into a
+    multiple of a power of two u, whose sums stay below 2^52 u (exact in a float), and a
+    remainder below u/2, whose sums' rounding is far below the totals' last bit."""
     *lead, _, layers, _, _ = values.shape
     xb, yb, parts = _differences(values, xs, ys)
     totals = 0.0
@@ -260,28 +260,45 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
 
 def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     """(x boundaries, y boundaries, [rows, Bx, By] difference arrays of `spread` on
-    their grid: the multiples of u, then the remainders where there are some)."""
+    their grid: the multiples of u, then the remainders where there are some). A
+    step's corners at an x edge (a run's start, or n) and a y edge add up to the
+    value's second difference there: v(right, above) - v(left, above) - v(right,
+    below) + v(left, below) of the classes on either side (none past the axis' ends:
+    0), one term per pair of edges instead of four per pair of runs; the rows of no
+    value are left out (their sums are 0)."""
     *_, steps, layers, nx, ny = values.shape
-    px, py = xs.n, ys.n
     rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
         -1, steps, nx, ny)
-    xruns, yruns = xs.runs_per_step(), ys.runs_per_step()
-    pairs = xruns * yruns
-    # a bound on the sum of |value| over every corner: the partial sums stay below it
-    bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
-    exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
-    unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
-    xb, x_start, x_end = boundaries(xs)
-    yb, y_start, y_end = boundaries(ys)
+    live = np.flatnonzero(rows.any(axis=(1, 2, 3)))
+    xb, x_step, x_at, x_left, x_right = _edges(xs, nx)
+    yb, y_step, y_at, y_left, y_right = _edges(ys, ny)
     size = len(xb) * len(yb)
-    sums = {}                    # "high", and "low" once some value has a remainder
-    xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
-    yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
+    sums = [np.zeros((len(rows), len(xb), len(yb)))]
+    if not len(live):
+        return xb, yb, sums
+    # [row, step, x class, y class], a class "none" (0) last on each axis
+    padded = np.zeros((len(live), steps, nx + 1, ny + 1))
+    padded[:, :, :nx, :ny] = rows[live]
+    xedges = np.bincount(x_step, minlength=steps)
+    yedges = np.bincount(y_step, minlength=steps)
+    pairs = xedges * yedges
+    # a bound on the sum of |second difference| over every pair of edges: the partial
+    # sums stay below it
+    bound = 4.0 * (np.abs(padded).max(axis=(2, 3)) @ pairs.astype(float))
+    exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
+    unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None, None, None]
+    high = np.round(padded / unit) * unit
+    parts = {"high": high, "low": padded - high}
+    if not parts["low"].any():
+        del parts["low"]
+    xfirst = np.concatenate([[0], np.cumsum(xedges)[:-1]])
+    yfirst = np.concatenate([[0], np.cumsum(yedges)[:-1]])
     ends = np.cumsum(pairs)
     # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums would cost
-    # more than its pairs (of the full grid, rows x (Px + 1) (Py + 1): the chunks, so the
-    # order each cell takes its values in, do not depend on the boundaries)
-    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), (px + 1) * (py + 1) // 4)
+    # more than its pairs
+    most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
+    offsets = (np.arange(len(live)) * size)[:, None]
+    totals = {part: np.zeros(len(live) * size) for part in parts}
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -291,34 +308,41 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
         step = np.repeat(chunk, pairs[chunk])
         within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
             ends[begin] - pairs[begin]), pairs[chunk])
-        xi = xfirst[step] + within // yruns[step]
-        yi = yfirst[step] + within % yruns[step]
-        value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
-        high = np.round(value / unit) * unit
-        low = value - high
-        for part, weights in (("high", high), ("low", low)):
+        xi = xfirst[step] + within // yedges[step]
+        yi = yfirst[step] + within % yedges[step]
+        flat = step * ((nx + 1) * (ny + 1))
+        left, right = flat + x_left[xi] * (ny + 1), flat + x_right[xi] * (ny + 1)
+        cell = x_at[xi] * len(yb) + y_at[yi]
+        for part, value in parts.items():
+            value = value.reshape(len(live), -1)
+            weights = ((value[:, right + y_right[yi]] - value[:, left + y_right[yi]])
+                       - (value[:, right + y_left[yi]] - value[:, left + y_left[yi]]))
             # the pairs of some value (a zero adds nothing: the sums are the same)
             some = weights.any(axis=0)
-            if part == "low" and not some.any():
-                continue
-            x0, x1 = x_start[xi[some]] * len(yb), x_end[xi[some]] * len(yb)
-            y0, y1 = y_start[yi[some]], y_end[yi[some]]
-            corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
-                       + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
-            weights = weights[:, some]
-            signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
-            counted = np.bincount(corners, weights=signed.reshape(-1),
-                                  minlength=len(rows) * size)
-            if part in sums:
-                sums[part] += counted
-            else:
-                sums[part] = counted
+            totals[part] += np.bincount((cell[some][None, :] + offsets).reshape(-1),
+                                        weights=weights[:, some].reshape(-1),
+                                        minlength=len(live) * size)
         begin = stop
-    return xb, yb, [part.reshape(-1, len(xb), len(yb)) for part in sums.values()]
+    out = []
+    for total in totals.values():
+        grid = np.zeros((len(rows), len(xb), len(yb)))
+        grid[live] = total.reshape(len(live), len(xb), len(yb))
+        out.append(grid)
+    return xb, yb, out
 
 
-def boundaries(runs: RunClasses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(every rank where some run starts or ends, ascending, 0 and n among them; each
-    run's start's and end's index in it)."""
-    edges = np.unique(np.concatenate([runs.start, runs.end, [0, runs.n]]))
-    return edges, np.searchsorted(edges, runs.start), np.searchsorted(edges, runs.end)
+def _edges(runs: RunClasses, classes: int) -> tuple:
+    """(every rank where some run starts or ends, ascending, 0 and n among them; per
+    edge of a step (each run's start, and n), ordered by step: its step, its index in
+    those, the classes on its left and right (`classes`: none))."""
+    edges = np.unique(np.concatenate([runs.start, [0, runs.n]]))
+    steps = runs.rep.shape[0]
+    step = np.concatenate([runs.step, np.arange(steps)])
+    at = np.concatenate([runs.start, np.full(steps, runs.n)])
+    order = np.lexsort((at, step))
+    step, at = step[order], at[order]
+    of = np.concatenate([runs.of_run, np.full(steps, classes)])[order]
+    left = np.empty_like(of)
+    left[0] = classes
+    left[1:] = np.where(step[1:] == step[:-1], of[:-1], classes)
+    return edges, step, np.searchsorted(edges, at), left, of
