@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 from linalg_io.models.conflux_classes import BUTTERFLY, ColumnRole, panel_widths, step_ranks
@@ -636,17 +636,28 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     t = plan.tiles
     k = np.arange(t.ntiles)
     roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + t.col_owner(k)
-    position = np.arange(p)
     per_width = {}
     totals = {key: np.zeros(p) for key in ("sent", "recv", "msgs")}
     for width in np.unique(w):
-        costs = bcast_costs(position, p, (width + 1) * WORD)
+        costs, spectra = _tree_costs(p, int(width + 1) * WORD)
         per_width[width] = costs
         count = np.bincount(roots[w == width], minlength=p).astype(float)
         spectrum = np.fft.rfft(count)
-        for key, cost in zip(("sent", "recv", "msgs"), costs):
-            totals[key] += np.rint(np.fft.irfft(spectrum * np.fft.rfft(cost), n=p))
+        for key, cost in zip(("sent", "recv", "msgs"), spectra):
+            totals[key] += np.rint(np.fft.irfft(spectrum * cost, n=p))
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
+
+
+@lru_cache(maxsize=4)
+def _tree_costs(p: int, nbytes: int) -> tuple:
+    """(the binomial broadcast's (sent, received, messages) per position of P ranks for
+    messages of `nbytes`, their spectra): the same for every candidate of a P and tile
+    (kept for the next ones: P floats each)."""
+    costs = bcast_costs(np.arange(p), p, nbytes)
+    spectra = tuple(np.fft.rfft(cost) for cost in costs)
+    for array in (*costs, *spectra):
+        array.flags.writeable = False
+    return costs, spectra
 
 
 def _critical_path(profile, placement, seconds: list, xs: RunClasses, ys: RunClasses,

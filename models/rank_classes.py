@@ -190,11 +190,12 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     remainder below u/2, whose sums' rounding is far below the totals' last bit."""
     *lead, _, layers, _, _ = values.shape
     xb, yb, parts = _differences(values, xs, ys)
-    totals = 0.0
     for grid in parts:
         np.cumsum(grid, axis=1, out=grid)
         np.cumsum(grid, axis=2, out=grid)
-        totals = totals + grid
+    totals = parts[0]
+    for grid in parts[1:]:
+        totals += grid
     # each boundary's sums hold for the ranks up to the next one (the last, Px or Py,
     # holds no rank)
     totals = np.repeat(np.repeat(totals[:, :-1, :-1], np.diff(xb), axis=1), np.diff(yb),
@@ -298,6 +299,9 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     # more than its pairs
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
     offsets = (np.arange(len(live)) * size)[:, None]
+    # [row, x edge x y class] the values' first difference across each x edge
+    steps_across = {part: (value[:, x_step, x_right] - value[:, x_step, x_left]).reshape(
+        len(live), -1) for part, value in parts.items()}
     totals = {part: np.zeros(len(live) * size) for part in parts}
     begin = 0
     while begin < steps:
@@ -310,24 +314,21 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
             ends[begin] - pairs[begin]), pairs[chunk])
         xi = xfirst[step] + within // yedges[step]
         yi = yfirst[step] + within % yedges[step]
-        flat = step * ((nx + 1) * (ny + 1))
-        left, right = flat + x_left[xi] * (ny + 1), flat + x_right[xi] * (ny + 1)
         cell = x_at[xi] * len(yb) + y_at[yi]
-        for part, value in parts.items():
-            value = value.reshape(len(live), -1)
-            weights = ((value[:, right + y_right[yi]] - value[:, left + y_right[yi]])
-                       - (value[:, right + y_left[yi]] - value[:, left + y_left[yi]]))
+        for part, across in steps_across.items():
+            weights = across[:, xi * (ny + 1) + y_right[yi]] - across[:, xi * (ny + 1)
+                                                                     + y_left[yi]]
             # the pairs of some value (a zero adds nothing: the sums are the same)
             some = weights.any(axis=0)
             totals[part] += np.bincount((cell[some][None, :] + offsets).reshape(-1),
                                         weights=weights[:, some].reshape(-1),
                                         minlength=len(live) * size)
         begin = stop
-    out = []
-    for total in totals.values():
-        grid = np.zeros((len(rows), len(xb), len(yb)))
-        grid[live] = total.reshape(len(live), len(xb), len(yb))
-        out.append(grid)
+    out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
+    if len(live) < len(rows):
+        for i, total in enumerate(out):
+            out[i] = np.zeros((len(rows), len(xb), len(yb)))
+            out[i][live] = total
     return xb, yb, out
 
 
