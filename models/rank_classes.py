@@ -266,68 +266,92 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     value's second difference there: v(right, above) - v(left, above) - v(right,
     below) + v(left, below) of the classes on either side (none past the axis' ends:
     0), one term per pair of edges instead of four per pair of runs; the rows of no
-    value are left out (their sums are 0)."""
+    value are left out (their sums are 0). The values are taken a chunk of steps at a
+    time (no copy of them all)."""
     *_, steps, layers, nx, ny = values.shape
-    rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
-        -1, steps, nx, ny)
-    live = np.flatnonzero(rows.any(axis=(1, 2, 3)))
+    grouped = values.reshape(-1, steps, layers, nx, ny)
+    count = grouped.shape[0] * layers
+
+    def rows(begin: int, stop: int) -> np.ndarray:
+        """[row, step, x class, y class] of the steps begin .. stop-1."""
+        return np.moveaxis(grouped[:, begin:stop], 2, 1).reshape(count, stop - begin, nx, ny)
+
+    # [row, step] the largest |value|
+    biggest = np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
+                          2, 1).reshape(count, steps)
+    live = np.flatnonzero(biggest.max(axis=1) > 0)
     xb, x_step, x_at, x_left, x_right = _edges(xs, nx)
     yb, y_step, y_at, y_left, y_right = _edges(ys, ny)
     size = len(xb) * len(yb)
-    sums = [np.zeros((len(rows), len(xb), len(yb)))]
     if not len(live):
-        return xb, yb, sums
-    # [row, step, x class, y class], a class "none" (0) last on each axis
-    padded = np.zeros((len(live), steps, nx + 1, ny + 1))
-    padded[:, :, :nx, :ny] = rows[live]
+        return xb, yb, [np.zeros((count, len(xb), len(yb)))]
     xedges = np.bincount(x_step, minlength=steps)
     yedges = np.bincount(y_step, minlength=steps)
     pairs = xedges * yedges
     # a bound on the sum of |second difference| over every pair of edges: the partial
     # sums stay below it
-    bound = 4.0 * (np.abs(padded).max(axis=(2, 3)) @ pairs.astype(float))
+    bound = 4.0 * (biggest[live] @ pairs.astype(float))
     exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
     unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None, None, None]
-    high = np.round(padded / unit) * unit
-    parts = {"high": high, "low": padded - high}
-    if not parts["low"].any():
-        del parts["low"]
     xfirst = np.concatenate([[0], np.cumsum(xedges)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yedges)[:-1]])
     ends = np.cumsum(pairs)
     # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums would cost
-    # more than its pairs
+    # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
+    most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
     offsets = (np.arange(len(live)) * size)[:, None]
-    # [row, x edge x y class] the values' first difference across each x edge
-    steps_across = {part: (value[:, x_step, x_right] - value[:, x_step, x_left]).reshape(
-        len(live), -1) for part, value in parts.items()}
-    totals = {part: np.zeros(len(live) * size) for part in parts}
+    totals = {"high": np.zeros(len(live) * size)}     # "low" once some value has a remainder
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
-        stop = max(begin + 1, int(np.searchsorted(ends, ends[begin] - pairs[begin] + most,
-                                                  side="right")))
+        stop = max(begin + 1, min(begin + most_steps, int(np.searchsorted(
+            ends, ends[begin] - pairs[begin] + most, side="right"))))
+        # [row, step, x class, y class], a class "none" (0) last on each axis
+        padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
+        padded[:, :, :nx, :ny] = rows(begin, stop)[live]
+        high = np.round(padded / unit) * unit
         chunk = np.arange(begin, stop)
         step = np.repeat(chunk, pairs[chunk])
         within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
             ends[begin] - pairs[begin]), pairs[chunk])
-        xi = xfirst[step] + within // yedges[step]
+        first_edge = xfirst[begin]
+        edges = slice(first_edge, xfirst[stop - 1] + xedges[stop - 1])
+        xi = xfirst[step] + within // yedges[step] - first_edge
         yi = yfirst[step] + within % yedges[step]
-        cell = x_at[xi] * len(yb) + y_at[yi]
-        for part, across in steps_across.items():
-            weights = across[:, xi * (ny + 1) + y_right[yi]] - across[:, xi * (ny + 1)
-                                                                     + y_left[yi]]
+        cell = x_at[xi + first_edge] * len(yb) + y_at[yi]
+        on = x_step[edges] - begin
+        for part, value in (("high", high), ("low", padded - high)):
+            if part == "low" and not value.any():
+                continue
+            # each weight (v(right, above) - v(left, above)) - (v(right, below) - v(left,
+            # below)), the first differences taken once per x edge where there are fewer
+            # of them than pairs
+            if len(on) * (ny + 1) < len(xi):
+                across = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
+                          ).reshape(len(live), -1)
+                weights = across[:, xi * (ny + 1) + y_right[yi]] - across[:, xi * (ny + 1)
+                                                                         + y_left[yi]]
+            else:
+                flat = value.reshape(len(live), -1)
+                right = (on[xi] * (nx + 1) + x_right[xi + first_edge]) * (ny + 1)
+                left = (on[xi] * (nx + 1) + x_left[xi + first_edge]) * (ny + 1)
+                weights = ((flat[:, right + y_right[yi]] - flat[:, left + y_right[yi]])
+                           - (flat[:, right + y_left[yi]] - flat[:, left + y_left[yi]]))
             # the pairs of some value (a zero adds nothing: the sums are the same)
             some = weights.any(axis=0)
-            totals[part] += np.bincount((cell[some][None, :] + offsets).reshape(-1),
-                                        weights=weights[:, some].reshape(-1),
-                                        minlength=len(live) * size)
+            counted = np.bincount((cell[some][None, :] + offsets).reshape(-1),
+                                  weights=weights[:, some].reshape(-1),
+                                  minlength=len(live) * size)
+            if part in totals:
+                totals[part] += counted
+            else:
+                totals[part] = counted
         begin = stop
     out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
-    if len(live) < len(rows):
+    if len(live) < count:
         for i, total in enumerate(out):
-            out[i] = np.zeros((len(rows), len(xb), len(yb)))
+            out[i] = np.zeros((count, len(xb), len(yb)))
             out[i][live] = total
     return xb, yb, out
 
