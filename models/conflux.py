@@ -435,8 +435,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     spans = link_keys(px, py, c, placement)
     if sample is not None and not (by_phase or by_group):
         # where a column's members share nodes, the process rows' runs repeat with the
-        # nodes' rows
-        period = placement.ranks_per_node // py if "col" in groups else 1
+        # nodes' rows (`Spreading`)
+        period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
         return {**_chunked(pieces_at, sample, ids, spans, profile, placement,
                            max(1, CHUNK_CELLS // class_cells(px, py, c, groups)), period),
                 "sample": sample}

@@ -181,34 +181,65 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
     at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
     ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
-    difference array, summed up along x and y at the end (`_differences`: one term per
-    pair of edges of a step's runs). The difference array is held only at the ranks
-    where some run starts or ends, a grid of Bx x By <= (Px + 1) (Py + 1) cells whose
-    sums are the full array's (the others hold zeros), spread to the ranks between them
-    last: O(pairs of runs + Bx By + P). The sums are exact: each value splits into a
-    multiple of a power of two u, whose sums stay below 2^52 u (exact in a float), and a
-    remainder below u/2, whose sums' rounding is far below the totals' last bit."""
-    *lead, _, layers, _, _ = values.shape
-    xb, yb, parts = _differences(values, xs, ys)
-    for grid in parts:
-        np.cumsum(grid, axis=1, out=grid)
-        np.cumsum(grid, axis=2, out=grid)
-    totals = parts[0]
-    for grid in parts[1:]:
-        totals += grid
-    # each boundary's sums hold for the ranks up to the next one (the last, Px or Py,
-    # holds no rank)
-    totals = np.repeat(np.repeat(totals[:, :-1, :-1], np.diff(xb), axis=1), np.diff(yb),
-                       axis=2)
-    return totals.reshape(*lead, layers, xs.n, ys.n)
+    difference array, summed up along x and y at the end. The sums are exact: each
+    value splits into a multiple of a power of two u, whose sums stay below 2^52 u
+    (exact in a float), and a remainder below u/2, whose sums' rounding is far below
+    the totals' last bit."""
+    *lead, steps, layers, nx, ny = values.shape
+    px, py = xs.n, ys.n
+    rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
+        -1, steps, nx, ny)
+    xruns, yruns = xs.runs_per_step(), ys.runs_per_step()
+    pairs = xruns * yruns
+    # a bound on the sum of |value| over every corner: the partial sums stay below it
+    bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
+    exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
+    unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
+    size = (px + 1) * (py + 1)
+    sums = {}                    # "high", and "low" once some value has a remainder
+    xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
+    yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
+    ends = np.cumsum(pairs)
+    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
+    # rank (rows x size) would cost more than its pairs
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), size // 4)
+    begin = 0
+    while begin < steps:
+        # the steps of this chunk: up to `most` pairs (one step at least)
+        stop = max(begin + 1, int(np.searchsorted(ends, ends[begin] - pairs[begin] + most,
+                                                  side="right")))
+        chunk = np.arange(begin, stop)
+        step = np.repeat(chunk, pairs[chunk])
+        within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
+            ends[begin] - pairs[begin]), pairs[chunk])
+        xi = xfirst[step] + within // yruns[step]
+        yi = yfirst[step] + within % yruns[step]
+        x0, x1 = xs.start[xi] * (py + 1), xs.end[xi] * (py + 1)
+        y0, y1 = ys.start[yi], ys.end[yi]
+        corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
+                   + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
+        value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
+        high = np.round(value / unit) * unit
+        low = value - high
+        for part, weights in (("high", high), ("low", low)):
+            if part == "low" and not low.any():
+                continue
+            signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
+            sums[part] = sums.get(part, 0.0) + np.bincount(
+                corners, weights=signed.reshape(-1), minlength=len(rows) * size)
+        begin = stop
+    totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
+                 for part in sums.values())
+    return totals[:, :px, :py].reshape(*lead, layers, px, py)
 
 
 class Spreading:
     """`spread` of several calls' values, each over its own steps' classes of the same
-    two axes, summed: each call's difference array (`spread`'s, on its boundaries'
-    grid) is added into one over every rank, summed up along x and y once (`totals`):
-    O(pairs of runs + Bx By) a call and O(P) once, not O(P) a call. The calls' arrays
-    add in floats (no longer exact: rounding in the totals' last bits). `period` d:
+    two axes, summed (the sampled steps' chunks): each call's difference array
+    (`_differences`, held at the ranks where its runs start or end) is added into one
+    over every rank, summed up along x and y once (`totals`): O(pairs of runs' edges +
+    Bx By) a call and O(P) once, not O(P) a call. The calls' arrays add in floats (not
+    exact as `spread`'s: rounding in the totals' last bits). `period` d:
     where the x runs repeat every d ranks (each node's process rows, say), the ranks
     x = d q + r of each residue r are an axis of their own (`residues`), whose runs are
     few where those of x are many."""
@@ -260,8 +291,10 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
 
 
 def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
-    """(x boundaries, y boundaries, [rows, Bx, By] difference arrays of `spread` on
-    their grid: the multiples of u, then the remainders where there are some). A
+    """(x boundaries, y boundaries: every rank where some run starts or ends, 0 and n
+    among them; [rows, Bx, By] the difference arrays of `spread` on their grid, whose
+    sums are the full array's: the multiples of u, then the remainders where there are
+    some). A
     step's corners at an x edge (a run's start, or n) and a y edge add up to the
     value's second difference there: v(right, above) - v(left, above) - v(right,
     below) + v(left, below) of the classes on either side (none past the axis' ends:
