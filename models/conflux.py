@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 from linalg_io.models.conflux_classes import BUTTERFLY, ColumnRole, panel_widths, step_ranks
@@ -82,7 +82,7 @@ from linalg_io.models.costs import (
     waiting_makespans,
 )
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rank_classes import RunClasses, spread
+from linalg_io.models.rank_classes import RunClasses, Spreading, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
 from linalg_io.models.step_sample import StepSample
 
@@ -212,8 +212,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                         placement: Placement | None = None, by_phase: bool = False,
                         by_group: bool = False) -> dict:
     """Per-rank totals, arrays [layer, x, y]: "sent", "recv" (bytes), "msgs", "flops";
-    with a profile also "time_s", the critical path of the code's schedule on the
-    profile's machine (`placement`: where the P ranks sit, default the profile's); with
+    "sample": the steps evaluated (`step_sample`, None: every one); with a profile also
+    "time_s", the critical path of the code's schedule on the profile's machine
+    (`placement`: where the P ranks sit, default the profile's); with
     `by_phase`, "by_phase": {phase: the same four arrays, "gamma_flops" and "links"
     (`_by_phase`)} for the `PHASES` of `ConfluxLU.step` in its order (they sum to the
     totals, but for the panel rows' solve with Px = 1, which the code does not run: the
@@ -433,15 +434,20 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     ids = _ids_broadcast(plan, every_w, p)
     spans = link_keys(px, py, c, placement)
     if sample is not None and not (by_phase or by_group):
-        return _chunked(pieces_at, sample, ids, spans, profile, placement,
-                        max(1, CHUNK_CELLS // class_cells(px, py, c, groups)))
+        # where a column's members share nodes, the process rows' runs repeat with the
+        # nodes' rows (`Spreading`)
+        period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
+        return {**_chunked(pieces_at, sample, ids, spans, profile, placement,
+                           max(1, CHUNK_CELLS // class_cells(px, py, c, groups)), period),
+                "sample": sample}
     xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
     counts = [piece.totals() for piece in (panel, solve, update)]
     spread_steps = partial(_per_rank, sample, xs, ys)
     totals = spread_steps(sum(counts))
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
-    out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
+    out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3],
+           "sample": sample}
     if by_phase:
         out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py),
                                    spread_steps)
@@ -460,14 +466,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["id_roots"] = (ids["roots"], (every_w + 1) * WORD)
         out["placement"] = placement
     if profile is not None:
-        out["time_s"] = _critical_path(profile, placement, (panel, solve, update, panel_next),
-                                       xs, ys, ids, spans, ahead, sample)
+        seconds, whole = _seconds(profile, placement, (panel, solve, update, panel_next),
+                                  ahead, spans)
         if by_phase and ahead is not None:
             # the seconds of push_pivots the look-ahead hides per rank, for the phase times
-            whole = solve.seconds(profile, placement, spans)
-            kept = _overlapped(profile, placement, whole, ahead, spans)
             out["by_phase"]["push_pivots"]["overlapped_s"] = spread_steps(
-                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, kept)))
+                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, seconds[1])))
+        out["time_s"] = _critical_path(profile, placement, seconds, xs, ys, ids, spans, sample)
     return out
 
 
@@ -538,30 +543,38 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
 
 
 def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, placement,
-             per_chunk: int) -> dict:
+             per_chunk: int, period: int) -> dict:
     """`conflux_plan_counts`' totals and time (no phases, no groups) from the sampled
     rows `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps):
-    each chunk's per-rank totals and critical-path parts (`_path_parts`) add up."""
-    totals, parts = 0.0, []
+    each chunk's critical-path parts (`_path_parts`) add up, and its values go into
+    one spreading of the counts and one of the ranks' own times (`Spreading`: summed
+    up over every rank once, not once a chunk; the process rows' runs repeating every
+    `period` rows)."""
+    counts, own, parts = Spreading(period), Spreading(period), []
     steps = sample.steps
     for first in range(0, len(sample.rows), per_chunk):
         part = sample.part(slice(first, first + per_chunk))
         xs, ys, _, pieces, ahead = pieces_at(part.rows)
-        totals = totals + _per_rank(part, xs, ys, sum(piece.totals() for piece in pieces[:3]))
+        counts.add(part.stacked(sum(piece.totals() for piece in pieces[:3])), xs, ys)
         if profile is not None:
-            parts.append(_path_parts(profile, placement, pieces, xs, ys, spans, ahead, part,
-                                     first == 0, part.rows[-1] == steps - 1))
+            seconds, _ = _seconds(profile, placement, pieces, ahead, spans)
+            *path, mine = _path_parts(placement, seconds, xs, ys, spans, first == 0,
+                                      part.rows[-1] == steps - 1)
+            parts.append(path)
+            if mine is not None:
+                own.add(part.stacked(mine), xs, ys)
+    totals = sample.finished(counts.totals())
     c, px, py = totals.shape[1:]
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
     if profile is not None:
-        start, solve, update, own = zip(*parts)
+        start, solve, update = zip(*parts)
         out["time_s"] = _path_total(
             sum(start) + _ids_seconds(profile, placement, ids, spans),
             None if solve[0] is None else np.concatenate(solve),
             None if update[0] is None else np.concatenate(update),
-            None if own[0] is None else sum(own), sample)
+            None if not own.diffs else sample.finished(own.totals()), sample)
     return out
 
 
@@ -623,30 +636,49 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     t = plan.tiles
     k = np.arange(t.ntiles)
     roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + t.col_owner(k)
-    position = np.arange(p)
     per_width = {}
     totals = {key: np.zeros(p) for key in ("sent", "recv", "msgs")}
     for width in np.unique(w):
-        costs = bcast_costs(position, p, (width + 1) * WORD)
+        costs, spectra = _tree_costs(p, int(width + 1) * WORD)
         per_width[width] = costs
         count = np.bincount(roots[w == width], minlength=p).astype(float)
         spectrum = np.fft.rfft(count)
-        for key, cost in zip(("sent", "recv", "msgs"), costs):
-            totals[key] += np.rint(np.fft.irfft(spectrum * np.fft.rfft(cost), n=p))
+        for key, cost in zip(("sent", "recv", "msgs"), spectra):
+            totals[key] += np.rint(np.fft.irfft(spectrum * cost, n=p))
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
 
 
-def _critical_path(profile, placement, pieces, xs: RunClasses, ys: RunClasses, ids: dict,
-                   spans: dict, ahead: _Piece | None = None,
-                   sample: StepSample | None = None) -> float:
-    """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})],
-    S_k with the look-ahead's allgather overlapped (`ahead`, `_overlapped`); the pieces'
-    rows the steps of `sample` (every step where None: the sums over k its `total`, the
-    ranks' own sums its weights)."""
-    first, solve, update, own = _path_parts(profile, placement, pieces, xs, ys, spans, ahead,
-                                            sample)
+@lru_cache(maxsize=4)
+def _tree_costs(p: int, nbytes: int) -> tuple:
+    """(the binomial broadcast's (sent, received, messages) per position of P ranks for
+    messages of `nbytes`, their spectra): the same for every candidate of a P and tile
+    (kept for the next ones: P floats each)."""
+    costs = bcast_costs(np.arange(p), p, nbytes)
+    spectra = tuple(np.fft.rfft(cost) for cost in costs)
+    for array in (*costs, *spectra):
+        array.flags.writeable = False
+    return costs, spectra
+
+
+def _critical_path(profile, placement, seconds: list, xs: RunClasses, ys: RunClasses,
+                   ids: dict, spans: dict, sample: StepSample | None = None) -> float:
+    """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]
+    of the pieces' `seconds` (`_seconds`); their rows the steps of `sample` (every step
+    where None: the sums over k its `total`, the ranks' own sums its weights)."""
+    first, solve, update, own = _path_parts(placement, seconds, xs, ys, spans)
+    own = None if own is None else _per_rank(sample, xs, ys, own)
     return _path_total(first + _ids_seconds(profile, placement, ids, spans), solve, update,
                        own, sample)
+
+
+def _seconds(profile, placement, pieces, ahead: _Piece | None, spans: dict) -> tuple:
+    """([(work, wait)] per rank of the pieces F, S, U, F_{k+1} (`_Piece.seconds`), S_k with
+    the look-ahead's allgather overlapped (`ahead`, `_overlapped`); S_k's without)."""
+    seconds = [piece.seconds(profile, placement, spans) for piece in pieces]
+    whole = seconds[1]
+    if ahead is not None:
+        seconds[1] = _overlapped(profile, placement, whole, ahead, spans)
+    return seconds, whole
 
 
 def _ids_seconds(profile, placement, ids: dict, spans: dict) -> float:
@@ -669,17 +701,15 @@ def _path_total(total: float, solve, update, own, sample: StepSample | None) -> 
     return float(total + solve.sum() + update.sum())
 
 
-def _path_parts(profile, placement, pieces, xs: RunClasses, ys: RunClasses, spans: dict,
-                ahead: _Piece | None, sample: StepSample | None, first: bool = True,
-                last: bool = True) -> tuple:
+def _path_parts(placement, seconds: list, xs: RunClasses, ys: RunClasses, spans: dict,
+                first: bool = True, last: bool = True) -> tuple:
     """(M(F_0) where the rows start at step 0 (`first`), else 0; [step] M(S_k) and
-    M(U_k + F_{k+1}), or None, None; per rank its own sum over the rows of S_k + U_k +
-    F_{k+1} (Py > 1, a core per rank), or None) of `_critical_path`; `last`: whether
-    the rows end at the last step (which has no F_{k+1})."""
-    panel, solve, update, panel_next = (piece.seconds(profile, placement, spans)
-                                        for piece in pieces)
-    if ahead is not None:
-        solve = _overlapped(profile, placement, solve, ahead, spans)
+    M(U_k + F_{k+1}), or None, None; [step, layer, x class, y class] S_k + U_k + F_{k+1}
+    (Py > 1, a core per rank: each rank's own sum over the steps, `_per_rank`), or
+    None) of `_critical_path`; `last`: whether
+    the rows end at the last step (which has no F_{k+1}); `seconds` the pieces' (work,
+    wait), `_seconds`."""
+    panel, solve, update, panel_next = seconds
     steps = panel[0].shape[0]
     weights = (xs.count[:, None, :, None] * ys.count[:, None, None, :]
                * np.ones(panel[0].shape[1])[None, :, None, None]).reshape(steps, -1)
@@ -702,7 +732,7 @@ def _path_parts(profile, placement, pieces, xs: RunClasses, ys: RunClasses, span
     # column of a step): each rank's own S, U and F (work and wait) add up; the busiest
     # total is the time
     own = sum(part[0] + part[1] for part in (solve, update, following))
-    return start, None, None, _per_rank(sample, xs, ys, np.broadcast_to(own, panel[0].shape))
+    return start, None, None, np.broadcast_to(own, panel[0].shape)
 
 
 def _overlapped(profile, placement, solve: tuple, ahead: _Piece, spans: dict) -> tuple:
@@ -877,6 +907,7 @@ def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: 
     px, py, c, v = config
     counts = conflux_plan_counts(n, v, px, py, c, "uniform", profile, placement)
     costs = _costs(counts, "uniform")
+    sample = counts["sample"]
     wire_sent, wire_recv, _ = costs.wire()
     mem = memory_words(n, v, px, py, c) * WORD
     return {"px": px, "py": py, "c": c, "v": v,
@@ -892,4 +923,5 @@ def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: 
             "msgs_mean": float(costs.msgs_sent.mean()),
             "flops_max": float(costs.flops.max()),
             "mem_bytes": mem, "fits": mem <= mem_bytes,
-            "time_s": counts["time_s"]}
+            "time_s": counts["time_s"],
+            "sampled_steps": None if sample is None else (len(sample.rows), sample.steps)}

@@ -231,3 +231,176 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
                  for part in sums.values())
     return totals[:, :px, :py].reshape(*lead, layers, px, py)
+
+
+class Spreading:
+    """`spread` of several calls' values, each over its own steps' classes of the same
+    two axes, summed (the sampled steps' chunks): each call's difference array
+    (`_differences`, held at the ranks where its runs start or end) is added into one
+    over every rank, summed up along x and y once (`totals`): O(pairs of runs' edges +
+    Bx By) a call and O(P) once, not O(P) a call. The calls' arrays add in floats (not
+    exact as `spread`'s: rounding in the totals' last bits). `period` d:
+    where the x runs repeat every d ranks (each node's process rows, say), the ranks
+    x = d q + r of each residue r are an axis of their own (`residues`), whose runs are
+    few where those of x are many."""
+
+    def __init__(self, period: int = 1) -> None:
+        self.period = period
+        self.diffs: dict[int, np.ndarray] = {}
+        self.shape = None
+
+    def add(self, values: np.ndarray, xs: RunClasses, ys: RunClasses) -> None:
+        *lead, _, layers, _, _ = values.shape
+        self.shape = (*lead, layers, xs.n, ys.n)
+        for r, axis in enumerate(residues(xs, self.period)):
+            xb, yb, parts = _differences(values, axis, ys)
+            if r not in self.diffs:
+                self.diffs[r] = np.zeros((parts[0].shape[0], axis.n + 1, ys.n + 1))
+            self.diffs[r][:, xb[:, None], yb[None, :]] += sum(parts)
+
+    def totals(self) -> np.ndarray:
+        """[..., layer, x, y] the sums over every call's steps."""
+        rows = next(iter(self.diffs.values())).shape[0]
+        out = np.empty((rows, *self.shape[-2:]))
+        for r, diff in self.diffs.items():
+            np.cumsum(diff, axis=1, out=diff)
+            np.cumsum(diff, axis=2, out=diff)
+            out[:, r::self.period, :] = diff[:, :-1, :-1]
+        return out.reshape(self.shape)
+
+
+def residues(xs: RunClasses, period: int) -> list[RunClasses]:
+    """The runs of `xs` on the ranks x = d q + r of each residue r < d = min(`period`,
+    n), each an axis of its own (rank q), the consecutive runs of a step in one class
+    merged ([xs] where d = 1)."""
+    period = min(period, xs.n)
+    if period == 1:
+        return [xs]
+    axes = []
+    for r in range(period):
+        start, end = -((r - xs.start) // period), -((r - xs.end) // period)   # ceil
+        kept = end > start
+        step, start, end, of_run = xs.step[kept], start[kept], end[kept], xs.of_run[kept]
+        first = np.ones(len(step), dtype=bool)
+        first[1:] = (step[1:] != step[:-1]) | (of_run[1:] != of_run[:-1])
+        last = np.append(first[1:], True)
+        axes.append(RunClasses(n=-((r - xs.n) // period), step=step[first],
+                               start=start[first], end=end[last], of_run=of_run[first],
+                               rep=xs.rep, count=xs.count))
+    return axes
+
+
+def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
+    """(x boundaries, y boundaries: every rank where some run starts or ends, 0 and n
+    among them; [rows, Bx, By] the difference arrays of `spread` on their grid, whose
+    sums are the full array's: the multiples of u, then the remainders where there are
+    some). A
+    step's corners at an x edge (a run's start, or n) and a y edge add up to the
+    value's second difference there: v(right, above) - v(left, above) - v(right,
+    below) + v(left, below) of the classes on either side (none past the axis' ends:
+    0), one term per pair of edges instead of four per pair of runs; the rows of no
+    value are left out (their sums are 0). The values are taken a chunk of steps at a
+    time (no copy of them all)."""
+    *_, steps, layers, nx, ny = values.shape
+    grouped = values.reshape(-1, steps, layers, nx, ny)
+    count = grouped.shape[0] * layers
+
+    def rows(begin: int, stop: int) -> np.ndarray:
+        """[row, step, x class, y class] of the steps begin .. stop-1."""
+        return np.moveaxis(grouped[:, begin:stop], 2, 1).reshape(count, stop - begin, nx, ny)
+
+    # [row, step] the largest |value|
+    biggest = np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
+                          2, 1).reshape(count, steps)
+    live = np.flatnonzero(biggest.max(axis=1) > 0)
+    xb, x_step, x_at, x_left, x_right = _edges(xs, nx)
+    yb, y_step, y_at, y_left, y_right = _edges(ys, ny)
+    size = len(xb) * len(yb)
+    if not len(live):
+        return xb, yb, [np.zeros((count, len(xb), len(yb)))]
+    xedges = np.bincount(x_step, minlength=steps)
+    yedges = np.bincount(y_step, minlength=steps)
+    pairs = xedges * yedges
+    # a bound on the sum of |second difference| over every pair of edges: the partial
+    # sums stay below it
+    bound = 4.0 * (biggest[live] @ pairs.astype(float))
+    exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
+    unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None, None, None]
+    xfirst = np.concatenate([[0], np.cumsum(xedges)[:-1]])
+    yfirst = np.concatenate([[0], np.cumsum(yedges)[:-1]])
+    ends = np.cumsum(pairs)
+    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums would cost
+    # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
+    most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
+    most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
+    offsets = (np.arange(len(live)) * size)[:, None]
+    totals = {"high": np.zeros(len(live) * size)}     # "low" once some value has a remainder
+    begin = 0
+    while begin < steps:
+        # the steps of this chunk: up to `most` pairs (one step at least)
+        stop = max(begin + 1, min(begin + most_steps, int(np.searchsorted(
+            ends, ends[begin] - pairs[begin] + most, side="right"))))
+        # [row, step, x class, y class], a class "none" (0) last on each axis
+        padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
+        padded[:, :, :nx, :ny] = rows(begin, stop)[live]
+        high = np.round(padded / unit) * unit
+        chunk = np.arange(begin, stop)
+        step = np.repeat(chunk, pairs[chunk])
+        within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
+            ends[begin] - pairs[begin]), pairs[chunk])
+        first_edge = xfirst[begin]
+        edges = slice(first_edge, xfirst[stop - 1] + xedges[stop - 1])
+        xi = xfirst[step] + within // yedges[step] - first_edge
+        yi = yfirst[step] + within % yedges[step]
+        cell = x_at[xi + first_edge] * len(yb) + y_at[yi]
+        on = x_step[edges] - begin
+        for part, value in (("high", high), ("low", padded - high)):
+            if part == "low" and not value.any():
+                continue
+            # each weight (v(right, above) - v(left, above)) - (v(right, below) - v(left,
+            # below)), the first differences taken once per x edge where there are fewer
+            # of them than pairs
+            if len(on) * (ny + 1) < len(xi):
+                across = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
+                          ).reshape(len(live), -1)
+                weights = across[:, xi * (ny + 1) + y_right[yi]] - across[:, xi * (ny + 1)
+                                                                         + y_left[yi]]
+            else:
+                flat = value.reshape(len(live), -1)
+                right = (on[xi] * (nx + 1) + x_right[xi + first_edge]) * (ny + 1)
+                left = (on[xi] * (nx + 1) + x_left[xi + first_edge]) * (ny + 1)
+                weights = ((flat[:, right + y_right[yi]] - flat[:, left + y_right[yi]])
+                           - (flat[:, right + y_left[yi]] - flat[:, left + y_left[yi]]))
+            # the pairs of some value (a zero adds nothing: the sums are the same)
+            some = weights.any(axis=0)
+            counted = np.bincount((cell[some][None, :] + offsets).reshape(-1),
+                                  weights=weights[:, some].reshape(-1),
+                                  minlength=len(live) * size)
+            if part in totals:
+                totals[part] += counted
+            else:
+                totals[part] = counted
+        begin = stop
+    out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
+    if len(live) < count:
+        for i, total in enumerate(out):
+            out[i] = np.zeros((count, len(xb), len(yb)))
+            out[i][live] = total
+    return xb, yb, out
+
+
+def _edges(runs: RunClasses, classes: int) -> tuple:
+    """(every rank where some run starts or ends, ascending, 0 and n among them; per
+    edge of a step (each run's start, and n), ordered by step: its step, its index in
+    those, the classes on its left and right (`classes`: none))."""
+    edges = np.unique(np.concatenate([runs.start, [0, runs.n]]))
+    steps = runs.rep.shape[0]
+    step = np.concatenate([runs.step, np.arange(steps)])
+    at = np.concatenate([runs.start, np.full(steps, runs.n)])
+    order = np.lexsort((at, step))
+    step, at = step[order], at[order]
+    of = np.concatenate([runs.of_run, np.full(steps, classes)])[order]
+    left = np.empty_like(of)
+    left[0] = classes
+    left[1:] = np.where(step[1:] == step[:-1], of[:-1], classes)
+    return edges, step, np.searchsorted(edges, at), left, of

@@ -125,10 +125,22 @@ class StepSample:
         """The per-rank totals over every step of `values` [..., row, a, b, c], given
         `spread` (values -> per-rank totals over the rows [..., a, x, y]): weighed,
         the sampled rows' averaged over the roots' places (`shift`)."""
+        return self.finished(spread(self.stacked(values)))
+
+    def stacked(self, values: np.ndarray) -> np.ndarray:
+        """What `per_rank` spreads of `values`: weighed, and with a `shift` the walked
+        and the sampled rows apart ([2, ..., row, a, b, c]); `finished` of the spread
+        totals (those of several parts' summed) are the per-rank totals."""
         if self.shift is None:
-            return spread(self.weighed(values))
-        walked, sampled = spread(np.stack([self.weighed(values, ~self.sampled),
-                                           self.weighed(values, self.sampled)]))
+            return self.weighed(values)
+        return np.stack([self.weighed(values, ~self.sampled),
+                         self.weighed(values, self.sampled)])
+
+    def finished(self, totals: np.ndarray) -> np.ndarray:
+        """The per-rank totals of spread `stacked` values."""
+        if self.shift is None:
+            return totals
+        walked, sampled = totals
         return walked + self._smeared(sampled)
 
     def _smeared(self, totals: np.ndarray) -> np.ndarray:

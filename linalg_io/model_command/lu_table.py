@@ -145,20 +145,26 @@ def _sampled_lines(n: int, rows_2d: list[dict]) -> list[str]:
 def _sampled_lines_25d(n: int, rows: list[dict], placement: Placement) -> list[str]:
     """A line naming the 2.5D rows shown whose figures come from a sample of the steps
     (`linalg_io.models.conflux.step_sample`; a record's model.time_formula says how),
-    with the steps each walks and their error."""
+    with the steps each walks and their error: a row's "sampled_steps" (`conflux.
+    candidate_row`), or its sample made again where it has none."""
     sampled = []
     for row in rows:
-        sample = conflux.step_sample(n, row["v"], row["px"], row["py"], row["c"], placement,
-                                     "uniform")
-        if sample is not None:
+        steps = row.get("sampled_steps") if "sampled_steps" in row else _sample_size(
+            conflux.step_sample(n, row["v"], row["px"], row["py"], row["c"], placement,
+                                "uniform"))
+        if steps is not None:
             sampled.append(f"{row['px']}x{row['py']}x{row['c']} v={row['v']} "
-                           f"({len(sample.rows)} of {sample.steps} steps)")
+                           f"({steps[0]} of {steps[1]} steps)")
     if not sampled:
         return []
     return [f"  2.5D figures from sampled steps (approximate: time, bytes and flops within "
             f"{conflux.SAMPLED_ERROR:g}, messages within {conflux.SAMPLED_MSGS_ERROR:g} of "
             "walking every step where measured; a record's model.time_formula says how): "
             + ", ".join(sampled)]
+
+
+def _sample_size(sample) -> tuple[int, int] | None:
+    return None if sample is None else (len(sample.rows), sample.steps)
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
