@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.layout.grid_shapes import divisors, parse_grid
-from linalg_io.models import conflux, lu2d, lu_bounds
+from linalg_io.models import conflux, lu2d, lu2d_bounds, lu_bounds
 from linalg_io.models.profile import MachineProfile, Placement
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ TIE = 0.001     # relative: predicted times closer than this are one time
 # relative: 2D grids predicted closer than this are left to the squarest grid, as HPL's
 # guidance has it: the model's own checks against runs are no finer
 SQUARE_TIE = 0.05
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,9 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
             return _choice(algorithm, n, (pr, pc), block, objective, memory, placement)
         table = table or candidates(algorithm, n, p, memory, profile, placement, grid, nb,
                                     objective)
-        choices = [candidate.choice for candidate in table]
-        return fastest_2d(list(zip(mapper(partial(lu2d_seconds, profile), choices), choices)))
+        timed, _ = bounded_2d(partial(lu2d_seconds, profile), float, profile,
+                              [candidate.choice for candidate in table], 1, mapper)
+        return fastest_2d([(seconds, choice) for choice, seconds in timed])
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
@@ -152,6 +154,36 @@ def fastest_2d(timed: Sequence[tuple[float, LUChoice]]) -> LUChoice:
 
     return min((choice for seconds, choice in timed if seconds <= best * (1 + SQUARE_TIE)),
                key=squareness)
+
+
+def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
+               profile: MachineProfile, choices: Sequence[LUChoice], keep: int | None,
+               mapper: Callable = map) -> tuple[list[tuple[LUChoice, T]], list[LUChoice]]:
+    """(the (choice, evaluate(choice)) pairs evaluated, the choices not evaluated) of 2D
+    `choices`, by branch and bound on the time `seconds`(evaluate(choice)) = the 2D
+    model's (`lu2d_seconds`): evaluated in the order of a proven lower bound on that time
+    (`linalg_io.models.lu2d_bounds.time_seconds`), a batch of `mapper.workers` at a
+    time, until the next bound B exceeds both the fastest time t* times 1 + SQUARE_TIE
+    and the keep-th fastest time: any other has a time >= B, so it is neither in
+    `fastest_2d`'s tie (nor lowers t*) nor among the `keep` fastest. keep None: every
+    choice."""
+    if keep is None:
+        return list(zip(choices, mapper(evaluate, choices))), []
+    bounded = sorted((lu2d_bounds.time_seconds(choice.n, choice.nb, *choice.grid, profile,
+                                               choice.placement), i)
+                     for i, choice in enumerate(choices))
+    order = [choices[i] for _, i in bounded]
+    bounds = [bound for bound, _ in bounded]
+    batch = max(1, getattr(mapper, "workers", 1))
+    done: list[tuple[LUChoice, T]] = []
+    while len(done) < len(order):
+        part = order[len(done):len(done) + batch]
+        done += zip(part, mapper(evaluate, part))
+        times = sorted(seconds(result) for _, result in done)
+        if (len(done) < len(order) and len(times) >= keep
+                and bounds[len(done)] > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])):
+            break
+    return done, order[len(done):]
 
 
 def lu2d_seconds(profile: MachineProfile, choice: LUChoice) -> float:
