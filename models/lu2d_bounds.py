@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 from linalg_io.models.lu2d import SAMPLED_ERROR, row_hops, sampled_steps
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.blockcyclic import numroc
 from linalg_io.layout.lu2d_steps import block_columns, candidate_words, panel_words
@@ -122,7 +122,7 @@ def _panel_seconds(pr: int, pc: int, profile: MachineProfile, placement: Placeme
                    kb: np.ndarray, diag: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """[step k]: F_k of the panel's diagonal rank (k mod Pr, k mod Pc), work + wait, as
     `critical_path_time` charges it; `rows`: its rows below block k."""
-    getrf = ((rows + kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * profile.gamma_flops)
+    getrf = getrf_flops(rows + kb, kb) / (PANEL_RATE * profile.gamma_flops)
     if pr == 1:
         return getrf
     alpha, beta = profile.link(pr * pc, placement, max(1, placement.ranks_per_node // pc))

@@ -202,7 +202,7 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
     and --nb), evaluated by `mapper` (`linalg_io.parallel.core_map` spreads them over
     the cores), those within `memory` best first for `objective` (`ranked`), then the
     others by time (`fitting_only`: the others left out, not evaluated). `keep`: only
-    the first `keep` need their costs (`candidate_table`'s pruning, objective "time"):
+    the first `keep` need their costs (`pruned_table`, objective "time"):
     those not evaluated come last, with costs None."""
     if _family(algorithm) == "2d":
         def nb_of(pr: int, pc: int) -> int:
@@ -218,9 +218,8 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
                 for pr, pc, b in shapes]
     tile_sizes = TILE_SIZES if nb == "auto" else (int(nb),)
     shapes = None if grid == "auto" else [parse_grid(grid, p, 3)]
-    skipped: list[tuple[int, int, int, int]] = []
-    rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper,
-                           fitting_only, keep if objective == "time" else None, skipped)
+    rows, skipped = pruned_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper,
+                                 fitting_only, keep if objective == "time" else None)
     order = ranked(rows, objective) + sorted((r for r in rows if not r["fits"]),
                                              key=lambda r: r["time_s"])
     return ([Candidate(_choice(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective,
@@ -233,16 +232,24 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
                     placement: Placement | None = None,
                     shapes: Sequence[tuple[int, int, int]] | None = None,
-                    mapper: Callable = map, fitting_only: bool = False,
-                    keep: int | None = None,
-                    skipped: list | None = None) -> list[dict]:
+                    mapper: Callable = map, fitting_only: bool = False) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted bytes per rank, messages,
     memory and time (`conflux.candidate_row`; `placement`: where the p ranks sit,
     default the profile's). `shapes`: the grids to consider, default `busy_grids`;
-    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits").
-    `keep`: only rows enough that the first `keep` of `ranked(rows, "time")` are those
-    of every row (`pruned_rows`); the configurations left out are appended to
-    `skipped`."""
+    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits")."""
+    return pruned_table(n, p, mem_bytes, profile, tile_sizes, placement, shapes, mapper,
+                        fitting_only)[0]
+
+
+def pruned_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
+                 tile_sizes: Sequence[int] = TILE_SIZES,
+                 placement: Placement | None = None,
+                 shapes: Sequence[tuple[int, int, int]] | None = None,
+                 mapper: Callable = map, fitting_only: bool = False,
+                 keep: int | None = None) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
+    """(rows, configurations not evaluated) of `candidate_table`'s arguments; `keep`: only
+    rows enough that the first `keep` of `ranked(rows, "time")` are those of every row
+    (`pruned_rows`), None: every row."""
     placement = placement or profile.placement(p)
     tiles = [v for v in tile_sizes if v <= n] or [n]
     configs = [(px, py, c, v) for v in tiles
@@ -252,12 +259,10 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
         configs = [(px, py, c, v) for px, py, c, v in configs if _fits(n, mem_bytes, px, py, c, v)]
     row = partial(conflux.candidate_row, n, mem_bytes, profile, placement)
     if keep is None:
-        rows = list(mapper(row, configs))
+        rows, left = list(mapper(row, configs)), []
     else:
         rows, left = pruned_rows(row, n, mem_bytes, profile, placement, configs, keep, mapper)
-        if skipped is not None:
-            skipped.extend(left)
-    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
+    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"])), left
 
 
 def _fits(n: int, mem_bytes: float, px: int, py: int, c: int, v: int) -> bool:
