@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from linalg_io.models import lu2d
 from linalg_io.models.lu2d_bounds import time_seconds
 from linalg_io.models.profile import load_profile
 
@@ -121,3 +122,17 @@ def test_model_lu_2d_table_is_the_unpruned_one(capsys):
     rows = [line for line in every[table + 2:] if re.match(r"[* ] +\d+x\d+ ", line)]
     assert len(rows) == 20
     assert pruned[table + 3 + TOP:] == every[table + 2 + len(rows):]
+
+
+@pytest.mark.parametrize("pr,pc", [(16, 16), (64, 256)])
+def test_bound_where_the_model_samples_the_steps(pr, pc):
+    """N = 9e6, NB = 128 (70313 steps: the model samples them, `lu2d.sampled_steps`) on
+    the big machine: the bound, taken SAMPLED_ERROR lower there, is below the model's
+    estimate and within 0.1% of it (compute-bound)."""
+    profile = _profile("big")
+    placement = profile.placement(pr * pc)
+    choice = candidates("2d", 9_000_000, pr * pc, 1e30, profile, placement, f"{pr}x{pc}",
+                        128)[0].choice
+    assert lu2d.sampled_steps(70313, pr, pc) is not None
+    exact = lu2d_seconds(profile, choice)
+    assert 0.999 * exact < time_seconds(9_000_000, 128, pr, pc, profile, placement) <= exact
