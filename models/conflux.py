@@ -84,6 +84,7 @@ from linalg_io.models.costs import (
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import RunClasses, Spreading, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.rates import getrf_flops as _getrf_flops
 from linalg_io.models.step_sample import StepSample
 
 from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
@@ -138,12 +139,6 @@ def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
         keys[group + "@column"] = (keys[group], max(1, r // py))
         keys[group + "@row"] = (keys[group], min(r, py))
     return {**keys, **split_keys(keys, px, py, node_groups(px, py, c, placement))}
-
-
-def _getrf_flops(m, n):
-    """Flops of getrf on an m x n block (arrays or numbers)."""
-    k = np.minimum(m, n)
-    return np.maximum(m, n) * k * k - k**3 / 3.0
 
 
 @dataclass

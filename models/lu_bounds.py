@@ -88,13 +88,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from linalg_io.models.conflux import _getrf_flops, link_keys
+from linalg_io.models.conflux import link_keys
 from linalg_io.models.conflux_classes import panel_widths
 from linalg_io.models.conflux_nodes import HOP, NET, NODE
 from linalg_io.models.conflux_pivots import DUST
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import bcast_costs
@@ -206,7 +206,7 @@ def _column_seconds(plan: StepPlan, y: int, owners: np.ndarray, profile: Machine
                                                                  + scatter_u * t))
         if px > 1:
             solve = solve + beta_col * WORD * w * t / c
-    getrf = _getrf_flops(active / px, w) / c
+    getrf = getrf_flops(active / px, w) / c
     if px > 1:
         q = butterfly_size(px)
         rounds = q.bit_length() - 1
@@ -214,7 +214,7 @@ def _column_seconds(plan: StepPlan, y: int, owners: np.ndarray, profile: Machine
         sends = float(np.where(roles >= q, 1, rounds + (roles < px - q)).sum())
         merges = float(np.where(roles >= q, 0, rounds + (roles < px - q)).sum())
         alpha, beta = _rates(profile, placement, spans, "col@column")
-        getrf = getrf + merges / (px * c) * _getrf_flops(2.0 * w, w)
+        getrf = getrf + merges / (px * c) * getrf_flops(2.0 * w, w)
         tournament = sends / (px * c) * (alpha + beta * w * (w + 1) * WORD)
     else:
         tournament = 0.0

@@ -26,3 +26,10 @@ def gemm_efficiency(k: np.ndarray) -> np.ndarray:
     """The dgemm's rate at inner dimension k, relative to gamma (module doc)."""
     k = np.asarray(k, dtype=float)
     return np.minimum(1.0, (k / (k + GEMM_K_HALF)) / (GEMM_K_REF / (GEMM_K_REF + GEMM_K_HALF)))
+
+
+def getrf_flops(m, n):
+    """Flops of getrf on an m x n block (arrays or numbers): max(m, n) k^2 - k^3/3,
+    k = min(m, n)."""
+    k = np.minimum(m, n)
+    return np.maximum(m, n) * k * k - k**3 / 3.0

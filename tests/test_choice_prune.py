@@ -12,9 +12,9 @@ from linalg_io.models.rates import gemm_efficiency
 
 from linalg_io.cli import main as cli_main
 from linalg_io.lu.choice import (
-    candidate_table,
     candidates,
     choose_lu,
+    pruned_table,
     ranked,
 )
 from linalg_io.model_command.lu_verdict import TOP
@@ -85,9 +85,8 @@ def test_pruning_skips_and_stops_at_the_bound():
     evaluated, and every one left out has a bound above the keep-th row's time."""
     profile = _profile("example_cpu")
     placement = profile.placement(256)
-    skipped = []
-    rows = candidate_table(131072, 256, placement.memory_per_rank, profile,
-                           placement=placement, keep=TOP, skipped=skipped)
+    rows, skipped = pruned_table(131072, 256, placement.memory_per_rank, profile,
+                                 placement=placement, keep=TOP)
     assert len(skipped) > len(rows) >= TOP
     kth = ranked(rows, "time")[TOP - 1]["time_s"]
     mem = placement.memory_per_rank

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from linalg_io.errors import InputError
 from linalg_io.layout.blockcyclic import default_nb
 from linalg_io.layout.grid_shapes import divisors, parse_grid
-from linalg_io.models import conflux, lu2d, lu_bounds
+from linalg_io.models import conflux, lu2d, lu2d_bounds, lu_bounds
 from linalg_io.models.profile import MachineProfile, Placement
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ TIE = 0.001     # relative: predicted times closer than this are one time
 # relative: 2D grids predicted closer than this are left to the squarest grid, as HPL's
 # guidance has it: the model's own checks against runs are no finer
 SQUARE_TIE = 0.05
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,9 @@ def choose_lu(algorithm: str, n: int, p: int, memory: float, profile: MachinePro
             return _choice(algorithm, n, (pr, pc), block, objective, memory, placement)
         table = table or candidates(algorithm, n, p, memory, profile, placement, grid, nb,
                                     objective)
-        choices = [candidate.choice for candidate in table]
-        return fastest_2d(list(zip(mapper(partial(lu2d_seconds, profile), choices), choices)))
+        timed, _ = bounded_2d(partial(lu2d_seconds, profile), float, profile,
+                              [candidate.choice for candidate in table], 1, mapper)
+        return fastest_2d([(seconds, choice) for choice, seconds in timed])
     shape = None if grid == "auto" else parse_grid(grid, p, 3)
     if shape is not None and nb != "auto":
         if nb > n:
@@ -154,6 +156,36 @@ def fastest_2d(timed: Sequence[tuple[float, LUChoice]]) -> LUChoice:
                key=squareness)
 
 
+def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
+               profile: MachineProfile, choices: Sequence[LUChoice], keep: int | None,
+               mapper: Callable = map) -> tuple[list[tuple[LUChoice, T]], list[LUChoice]]:
+    """(the (choice, evaluate(choice)) pairs evaluated, the choices not evaluated) of 2D
+    `choices`, by branch and bound on the time `seconds`(evaluate(choice)) = the 2D
+    model's (`lu2d_seconds`): evaluated in the order of a proven lower bound on that time
+    (`linalg_io.models.lu2d_bounds.time_seconds`), a batch of `mapper.workers` at a
+    time, until the next bound B exceeds both the fastest time t* times 1 + SQUARE_TIE
+    and the keep-th fastest time: any other has a time >= B, so it is neither in
+    `fastest_2d`'s tie (nor lowers t*) nor among the `keep` fastest. keep None: every
+    choice."""
+    if keep is None:
+        return list(zip(choices, mapper(evaluate, choices))), []
+    bounded = sorted((lu2d_bounds.time_seconds(choice.n, choice.nb, *choice.grid, profile,
+                                               choice.placement), i)
+                     for i, choice in enumerate(choices))
+    order = [choices[i] for _, i in bounded]
+    bounds = [bound for bound, _ in bounded]
+    batch = max(1, getattr(mapper, "workers", 1))
+    done: list[tuple[LUChoice, T]] = []
+    while len(done) < len(order):
+        part = order[len(done):len(done) + batch]
+        done += zip(part, mapper(evaluate, part))
+        times = sorted(seconds(result) for _, result in done)
+        if (len(done) < len(order) and len(times) >= keep
+                and bounds[len(done)] > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])):
+            break
+    return done, order[len(done):]
+
+
 def lu2d_seconds(profile: MachineProfile, choice: LUChoice) -> float:
     """The 2D model's time of a 2D choice, pivots as a run's record assumes them."""
     return lu2d.critical_path_time(choice.n, choice.nb, *choice.grid, "expected", profile,
@@ -170,7 +202,7 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
     and --nb), evaluated by `mapper` (`linalg_io.parallel.core_map` spreads them over
     the cores), those within `memory` best first for `objective` (`ranked`), then the
     others by time (`fitting_only`: the others left out, not evaluated). `keep`: only
-    the first `keep` need their costs (`candidate_table`'s pruning, objective "time"):
+    the first `keep` need their costs (`pruned_table`, objective "time"):
     those not evaluated come last, with costs None."""
     if _family(algorithm) == "2d":
         def nb_of(pr: int, pc: int) -> int:
@@ -186,9 +218,8 @@ def candidates(algorithm: str, n: int, p: int, memory: float, profile: MachinePr
                 for pr, pc, b in shapes]
     tile_sizes = TILE_SIZES if nb == "auto" else (int(nb),)
     shapes = None if grid == "auto" else [parse_grid(grid, p, 3)]
-    skipped: list[tuple[int, int, int, int]] = []
-    rows = candidate_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper,
-                           fitting_only, keep if objective == "time" else None, skipped)
+    rows, skipped = pruned_table(n, p, memory, profile, tile_sizes, placement, shapes, mapper,
+                                 fitting_only, keep if objective == "time" else None)
     order = ranked(rows, objective) + sorted((r for r in rows if not r["fits"]),
                                              key=lambda r: r["time_s"])
     return ([Candidate(_choice(algorithm, n, (r["px"], r["py"], r["c"]), r["v"], objective,
@@ -201,16 +232,24 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
                     tile_sizes: Sequence[int] = TILE_SIZES,
                     placement: Placement | None = None,
                     shapes: Sequence[tuple[int, int, int]] | None = None,
-                    mapper: Callable = map, fitting_only: bool = False,
-                    keep: int | None = None,
-                    skipped: list | None = None) -> list[dict]:
+                    mapper: Callable = map, fitting_only: bool = False) -> list[dict]:
     """Every admissible (Px, Py, c, v) with its predicted bytes per rank, messages,
     memory and time (`conflux.candidate_row`; `placement`: where the p ranks sit,
     default the profile's). `shapes`: the grids to consider, default `busy_grids`;
-    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits").
-    `keep`: only rows enough that the first `keep` of `ranked(rows, "time")` are those
-    of every row (`pruned_rows`); the configurations left out are appended to
-    `skipped`."""
+    `fitting_only`: only those whose layout fits in `mem_bytes` (the row's "fits")."""
+    return pruned_table(n, p, mem_bytes, profile, tile_sizes, placement, shapes, mapper,
+                        fitting_only)[0]
+
+
+def pruned_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
+                 tile_sizes: Sequence[int] = TILE_SIZES,
+                 placement: Placement | None = None,
+                 shapes: Sequence[tuple[int, int, int]] | None = None,
+                 mapper: Callable = map, fitting_only: bool = False,
+                 keep: int | None = None) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
+    """(rows, configurations not evaluated) of `candidate_table`'s arguments; `keep`: only
+    rows enough that the first `keep` of `ranked(rows, "time")` are those of every row
+    (`pruned_rows`), None: every row."""
     placement = placement or profile.placement(p)
     tiles = [v for v in tile_sizes if v <= n] or [n]
     configs = [(px, py, c, v) for v in tiles
@@ -220,12 +259,10 @@ def candidate_table(n: int, p: int, mem_bytes: float, profile: MachineProfile,
         configs = [(px, py, c, v) for px, py, c, v in configs if _fits(n, mem_bytes, px, py, c, v)]
     row = partial(conflux.candidate_row, n, mem_bytes, profile, placement)
     if keep is None:
-        rows = list(mapper(row, configs))
+        rows, left = list(mapper(row, configs)), []
     else:
         rows, left = pruned_rows(row, n, mem_bytes, profile, placement, configs, keep, mapper)
-        if skipped is not None:
-            skipped.extend(left)
-    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"]))
+    return sorted(rows, key=lambda r: (r["c"], r["px"], r["v"])), left
 
 
 def _fits(n: int, mem_bytes: float, px: int, py: int, c: int, v: int) -> bool:

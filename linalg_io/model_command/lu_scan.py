@@ -19,7 +19,7 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.words import WORD
-from linalg_io.lu.choice import candidates, choose_lu, fastest_2d, lu2d_seconds
+from linalg_io.lu.choice import choose_lu
 from linalg_io.lu.hpl import hpl_flops
 from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.model_command.predictions import (
@@ -67,9 +67,10 @@ def scan(args) -> str:
 
 
 def _records_at(args, profile, p: int, mapper) -> list[dict]:
-    """The records of P = p (module doc), their lines emitted. The 2D candidates' times
-    are queued on the workers first, the 2.5D candidates after them; then both record
-    blocks are made on the workers side by side."""
+    """The records of P = p (module doc), their lines emitted. Each choice evaluates only
+    the candidates a lower bound on their time does not rule out (`choose_lu`: the 2.5D
+    `pruned_rows`, the 2D `bounded_2d`); then both record blocks are made on the workers
+    side by side."""
     placement = profile.placement(p)
     n = problem_size(args, p)
     mem = args.mem or placement.memory_per_rank
@@ -80,14 +81,11 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
         common["matrix_bytes_per_rank"] = args.mem_per_rank
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "objective": args.objective}
-    # what `choose_lu("2d", **ask)` takes: the fastest of these, squarest within a tie
-    choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
-    timed_2d = mapper.start(partial(lu2d_seconds, profile), choices_2d)
     try:
         chosen = choose_lu("conflux", **ask, mapper=mapper)
     except InputError:   # no grid fits: the 2D record alone, and a line that says so
         chosen = None
-    choice_2d = fastest_2d(list(zip(timed_2d(), choices_2d)))
+    choice_2d = choose_lu("2d", **ask, mapper=mapper)
     chosen_ones = [choice for choice in (chosen, choice_2d) if choice is not None]
     blocks = mapper(partial(model_block, profile, placement, mem), chosen_ones)
     records = []

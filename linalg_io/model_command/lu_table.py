@@ -13,7 +13,9 @@ time does not already put below the rows shown are evaluated: "N more not evalua
 `linalg_io.lu.choice.pruned_rows`). `--algo 2d` (or no --algo): the 2D block-cyclic LU
 on every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
 `lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting a
-run records ("expected") and the received band (no swaps .. worst case). Then the lower
+run records ("expected") and the received band (no swaps .. worst case), fastest first
+(without --all, those a lower bound on their time puts after the rows shown and out of
+the choice's tie are not evaluated: `linalg_io.lu.choice.bounded_2d`). Then the lower
 bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory per
 rank (else the node's memory over its ranks) and for the M each run records (2D: N^2/P;
 2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
@@ -26,7 +28,14 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.words import WORD
-from linalg_io.lu.choice import Candidate, LUChoice, candidates, choose_lu, fastest_2d
+from linalg_io.lu.choice import (
+    Candidate,
+    LUChoice,
+    bounded_2d,
+    candidates,
+    choose_lu,
+    fastest_2d,
+)
 from linalg_io.lu.fits import check_model_memory
 from linalg_io.model_command import lu_verdict as verdict
 from linalg_io.model_command.heap import keep_freed_memory
@@ -70,12 +79,9 @@ def model_table(args) -> str:
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "grid": args.grid, "nb": args.nb, "objective": args.objective}
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
-    unevaluated = 0
+    unevaluated = unevaluated_2d = 0
     keep_freed_memory()
-    with core_map() as mapper:   # the 2D rows queued first: both tables share the workers
-        if "2d" in algos:
-            choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
-            pending_2d = mapper.start(partial(_row_2d, profile, placement), choices_2d)
+    with core_map() as mapper:
         if "conflux" in algos:
             chosen, table = conflux_rows(ask, mapper, limit)
             rows = [candidate.costs for candidate in table if candidate.costs is not None]
@@ -83,11 +89,17 @@ def model_table(args) -> str:
             chosen_row = next((candidate.costs for candidate in table
                                if candidate.choice == chosen), None)
         if "2d" in algos:
-            every_2d = pending_2d()   # what `lu --algo 2d` runs: choose_lu's rule on these rows
-            choice_2d = fastest_2d([(row["time_s"], choice)
-                                    for row, choice in zip(every_2d, choices_2d)])
-            chosen_2d = every_2d[choices_2d.index(choice_2d)]
-            rows_2d = sorted(every_2d, key=lambda r: r["time_s"])
+            choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
+            evaluated, skipped_2d = bounded_2d(partial(_row_2d, profile, placement),
+                                               lambda row: row["time_s"], profile,
+                                               choices_2d, limit, mapper)
+            unevaluated_2d = len(skipped_2d)
+            # what `lu --algo 2d` runs: choose_lu's rule on these rows
+            choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
+            chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
+            rows_2d = sorted((row for _, row in sorted(evaluated, key=lambda pair:
+                                                       choices_2d.index(pair[0]))),
+                             key=lambda r: r["time_s"])
     lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
                                      args.objective)
     if "conflux" in algos:
@@ -112,9 +124,10 @@ def model_table(args) -> str:
                        "a run's record assumes them (expected: uniform over the active rows) "
                        "and the received bytes from no row swaps to the worst case; time from "
                        "the 2D model (its formula: a 2D record's model.time_formula):")]
-        lines += verdict.lu2d_lines(rows_2d, chosen_2d, limit) + verdict.more_line(rows_2d, limit)
+        lines += (verdict.lu2d_lines(rows_2d, chosen_2d, limit)
+                  + verdict.more_line(rows_2d, limit, unevaluated_2d))
         lines.append(f"  * = what `lu --algo 2d --grid {args.grid} --nb {args.nb}` runs")
-        lines += _sampled_lines(n, rows_2d)
+        lines += _sampled_lines(n, [choice.shape for choice in choices_2d])
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
     lines += ["", "lower bound on the bytes each rank receives (MB = 1e6 bytes):"]
     lines += [f"  {bound['bytes_per_rank'] / 1e6:>11.2f} MB  {label}: {bound['formula']}"
@@ -134,10 +147,11 @@ def conflux_rows(ask: dict, mapper: Callable = map,
         return None, table
 
 
-def _sampled_lines(n: int, rows_2d: list[dict]) -> list[str]:
+def _sampled_lines(n: int, shapes_2d: list[tuple[int, int, int]]) -> list[str]:
     """A line saying the 2D times are approximate where the critical path samples its
-    steps (`linalg_io.models.lu2d.sampled_steps`), with how and its error."""
-    formulas = {time_formula(n, row["nb"], row["pr"], row["pc"], "expected") for row in rows_2d}
+    steps (`linalg_io.models.lu2d.sampled_steps`), with how and its error, for the 2D
+    candidates (Pr, Pc, NB), evaluated or not."""
+    formulas = {time_formula(n, nb, pr, pc, "expected") for pr, pc, nb in shapes_2d}
     return [f"  2D time{formula[len(TIME_FORMULA):].removeprefix(';')}"
             for formula in sorted(formulas) if formula != TIME_FORMULA]
 
