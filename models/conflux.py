@@ -83,8 +83,7 @@ from linalg_io.models.costs import (
 )
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import RunClasses, Spreading, spread
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
-from linalg_io.models.rates import getrf_flops as _getrf_flops
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 from linalg_io.models.step_sample import StepSample
 
 from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
@@ -356,7 +355,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                           between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
                                   + (per_x(BUTTERFLY[turn]),)))
             merges = np.where(roles >= q, 0, rounds + (roles < px - q))
-            piece.work(players * (_getrf_flops(a_rows, width) + merges * _getrf_flops(2 * width,
+            piece.work(players * (getrf_flops(a_rows, width) + merges * getrf_flops(2 * width,
                                                                                       width)),
                        PANEL_RATE, "tournament_pivoting")
             return piece

@@ -17,11 +17,11 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from linalg_io.models.conflux import WORD, _getrf_flops, link_keys
+from linalg_io.models.conflux import WORD, link_keys
 from linalg_io.models.conflux_nodes import HOP, NET, NODE, node_groups, timed_links
 from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
 from linalg_io.models.costs import link_split, waiting_makespans
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
 from linalg_io.layout.schedules import (
@@ -295,7 +295,7 @@ def walk(n, v, px, py, c, pivots="none", profile=None, placement=None) -> dict:
             add("col@column", players, (n_sent * block, n_sent * block, n_sent),
                 (NET, "butterfly", [(world[lk, :, ky], step.k, block)]))
         merges = np.where(role >= q, 0, rounds + (role < px - q))
-        panel_flops = players * (_getrf_flops(a, w) + merges * _getrf_flops(2 * w, w))
+        panel_flops = players * (getrf_flops(a, w) + merges * getrf_flops(2 * w, w))
         flops += panel_flops
         slow_flops += panel_flops * (1.0 / PANEL_RATE - 1.0)
         after_panel = snapshot()
