@@ -4,15 +4,13 @@ the model's time on every machine and grid tried, close to it where communicatio
 dominates, and the pruned choice and table are the unpruned ones."""
 
 import re
-from dataclasses import replace
 
 import pytest
+from bound_machines import MACHINES, machine_profile, placeable
 from linalg_io.models import lu2d
 from linalg_io.models.lu2d_bounds import time_seconds
-from linalg_io.models.profile import load_profile
 
 from linalg_io.cli import main as cli_main
-from linalg_io.errors import InputError
 from linalg_io.layout.grid_shapes import divisors
 from linalg_io.lu.choice import (
     SQUARE_TIE,
@@ -24,32 +22,11 @@ from linalg_io.lu.choice import (
 )
 from linalg_io.model_command.lu_verdict import TOP
 
-MACHINES = ("default", "example_cpu", "example_gpu", "lumi_c", "piz_daint_mc", "big", "shared")
-
-
-def _profile(name: str):
-    """A machine file of the repository; "big": example_cpu with 8192 nodes; "shared": the
-    same with 32 cores to a node's 128 ranks ("default", this machine's one node, shares
-    its cores too)."""
-    if name == "big":
-        return replace(load_profile("example_cpu"), nodes=8192)
-    if name == "shared":
-        return replace(load_profile("example_cpu"), nodes=8192, cores_per_node=32)
-    return load_profile(None if name == "default" else name)
-
-
-def _placeable(machine: str, p: int) -> bool:
-    try:
-        _profile(machine).placement(p)
-    except InputError:    # more ranks than the machine holds
-        return False
-    return True
-
 
 def _pairs(machine: str, n: int, p: int, nbs=(None,)) -> list[tuple[float, float, tuple]]:
     """(bound, exact time, (Pr, Pc, NB)) of every Pr x Pc of p (nbs None: of
     `candidates`, NB default_nb)."""
-    profile = _profile(machine)
+    profile = machine_profile(machine)
     placement = profile.placement(p)
     grids = [f"{pr}x{p // pr}" for pr in divisors(p)] if nbs != (None,) else ["auto"]
     choices = [candidate.choice for grid in grids for nb in nbs
@@ -62,7 +39,7 @@ def _pairs(machine: str, n: int, p: int, nbs=(None,)) -> list[tuple[float, float
 @pytest.mark.parametrize("machine,n,p", [
     (machine, n, p) for machine in MACHINES
     for n, p in [(1000, 1), (3000, 12), (4096, 6), (6000, 96)]
-    if _placeable(machine, p)] + [("shared", 16384, 512)])
+    if placeable(machine, p)] + [("shared", 16384, 512)])
 def test_bound_is_below_the_model_time(machine, n, p):
     """Every grid, NB 32 and 100 (a last block narrower; from P = 512 those of
     `candidates`, default_nb): 0 < bound <= the 2D model's time (pivots "expected")."""
@@ -86,7 +63,7 @@ def test_bound_sees_the_communication():
 def test_pruned_choice_and_rows_are_the_unpruned_ones(machine, n, p):
     """The choice of the pruned search is fastest_2d of every grid; with keep = TOP its
     TOP fastest are every grid's; at N = 8192, P = 720 (20 grids) it skips some."""
-    profile = _profile(machine)
+    profile = machine_profile(machine)
     placement = profile.placement(p)
     ask = {"n": n, "p": p, "memory": 1e30, "profile": profile, "placement": placement}
     choices = [candidate.choice for candidate in candidates("2d", **ask)]
@@ -129,7 +106,7 @@ def test_bound_where_the_model_samples_the_steps(pr, pc):
     """N = 9e6, NB = 128 (70313 steps: the model samples them, `lu2d.sampled_steps`) on
     the big machine: the bound, taken SAMPLED_ERROR lower there, is below the model's
     estimate and within 0.1% of it (compute-bound)."""
-    profile = _profile("big")
+    profile = machine_profile("big")
     placement = profile.placement(pr * pc)
     choice = candidates("2d", 9_000_000, pr * pc, 1e30, profile, placement, f"{pr}x{pc}",
                         128)[0].choice

@@ -3,41 +3,17 @@ at most the model's time_s on every machine, grid, tile and placement tried (sha
 and not, c = 1 and c > 1, Py = 1 and not), at least the updates' bound, and close to the
 time where communication dominates."""
 
-from dataclasses import replace
-
 import pytest
+from bound_machines import MACHINES, machine_profile, placeable
 from linalg_io.models import conflux
 from linalg_io.models.lu_bounds import time_seconds, update_seconds
-from linalg_io.models.profile import load_profile
 
-from linalg_io.errors import InputError
 from linalg_io.lu.choice import TILE_SIZES, busy_grids
-
-MACHINES = ("default", "example_cpu", "example_gpu", "lumi_c", "piz_daint_mc", "big", "shared")
-
-
-def _profile(name: str):
-    """A machine file of the repository; "big": example_cpu with 8192 nodes; "shared": the
-    same with 32 cores to a node's 128 ranks (cores shared across nodes; "default", this
-    machine's one node, shares them too)."""
-    if name == "big":
-        return replace(load_profile("example_cpu"), nodes=8192)
-    if name == "shared":
-        return replace(load_profile("example_cpu"), nodes=8192, cores_per_node=32)
-    return load_profile(None if name == "default" else name)
-
-
-def _placeable(machine: str, p: int) -> bool:
-    try:
-        _profile(machine).placement(p)
-    except InputError:    # more ranks than the machine holds
-        return False
-    return True
 
 
 def _pairs(machine: str, n: int, p: int, every: int = 1) -> list[tuple[float, float, tuple]]:
     """(bound, exact time_s, config) of every `every`-th candidate of busy_grids."""
-    profile = _profile(machine)
+    profile = machine_profile(machine)
     placement = profile.placement(p)
     out = []
     for v in TILE_SIZES:
@@ -52,11 +28,11 @@ def _pairs(machine: str, n: int, p: int, every: int = 1) -> list[tuple[float, fl
     (machine, n, p) for machine in MACHINES
     for n, p in [(2048, 4), (4096, 6), (8192, 64), (6000, 96), (16384, 512), (32768, 4096),
                  (65536, 16384)]
-    if _placeable(machine, p)])
+    if placeable(machine, p)])
 def test_bound_is_below_the_model_time(machine, n, p):
     """Every tile, every other grid (a third from P = 4096, a seventh at 16384):
     0 < update bound <= bound <= exact time_s."""
-    profile = _profile(machine)
+    profile = machine_profile(machine)
     placement = profile.placement(p)
     assert (placement.shared_cores is not None) == ((machine, p > 2) == ("default", True)
                                                     or (machine, p > 32) == ("shared", True))
@@ -72,7 +48,7 @@ def test_bound_sees_the_communication():
     """N = 65536, P = 4096 on the big machine (communication-bound): the bound is within
     20% of the time on most candidates tried and within 5% on some, where the updates
     alone give less than 60% of it on most."""
-    profile = _profile("big")
+    profile = machine_profile("big")
     placement = profile.placement(4096)
     pairs = _pairs("big", 65536, 4096, 4)
     assert len(pairs) >= 10
