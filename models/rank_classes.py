@@ -196,8 +196,13 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
     exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
     unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
+    flat = rows.reshape(len(rows), -1)
+    # the rows of some value, and those of some remainder (few)
+    live = np.flatnonzero((flat != 0).any(axis=1))
+    rest = (np.round(flat / unit) * unit != flat).any(axis=1)
     # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
-    # remainder; corners at x = px or y = py only reach ranks past the ends: left out
+    # remainder; corners at x = px or y = py only reach ranks past the ends: one bin of
+    # their own, dropped
     sums = {"high": np.zeros((len(rows), px * py))}
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
@@ -221,18 +226,14 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
         x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
         xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
         at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)    # past the ends: a bin
-        value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
-        high = np.round(value / unit) * unit
-        low = value - high
-        for part, weights in (("high", high), ("low", low)):
-            # the rows with some value in this chunk (most have no remainders): a row's
-            # corners at a time, its sums over every rank a buffer of the heap's size
-            live = np.flatnonzero(weights.any(axis=1))
-            if not len(live):
-                continue
-            total = sums.setdefault(part, np.zeros((len(rows), px * py)))
-            for row in live:
-                w = weights[row]
+        index = (step * nx + xs.of_run[xi]) * ny + ys.of_run[yi]
+        # a row's corners at a time: its sums over every rank an array of the heap's size
+        for row in live:
+            value = flat[row, index]
+            high = np.round(value / unit[row]) * unit[row]
+            parts = (("high", high), ("low", value - high))[:1 + rest[row]]
+            for part, w in parts:
+                total = sums.setdefault(part, np.zeros((len(rows), px * py)))
                 total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
                                           minlength=px * py + 1)[:-1]
         begin = stop
