@@ -184,7 +184,8 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     difference array, summed up along x and y at the end. The sums are exact: each
     value splits into a multiple of a power of two u, whose sums stay below 2^52 u
     (exact in a float), and a remainder below u/2, whose sums' rounding is far below
-    the totals' last bit."""
+    the totals' last bit. O(rows x pairs of runs + rows x P x chunks), chunks of at least
+    P/4 pairs."""
     *lead, steps, layers, nx, ny = values.shape
     px, py = xs.n, ys.n
     rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
@@ -195,14 +196,22 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
     exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
     unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
-    size = (px + 1) * (py + 1)
-    sums = {}                    # "high", and "low" once some value has a remainder
+    flat = rows.reshape(len(rows), -1)
+    # the rows of some value, and those of some remainder (few)
+    live = np.flatnonzero((flat != 0).any(axis=1))
+    rest = (np.round(flat / unit) * unit != flat).any(axis=1)
+    # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
+    # remainder; corners at x = px or y = py only reach ranks past the ends: one bin of
+    # their own, dropped
+    sums = {"high": np.zeros((len(rows), px * py))}
     xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
     yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
     ends = np.cumsum(pairs)
     # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
-    # rank (rows x size) would cost more than its pairs
-    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), size // 4)
+    # rank would cost more than its pairs. The chunks also fix the order in which the
+    # remainders add up (each chunk's sum per rank, then chunk after chunk): another
+    # chunking would change their last bits.
+    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), (px + 1) * (py + 1) // 4)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -214,23 +223,31 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
             ends[begin] - pairs[begin]), pairs[chunk])
         xi = xfirst[step] + within // yruns[step]
         yi = yfirst[step] + within % yruns[step]
-        x0, x1 = xs.start[xi] * (py + 1), xs.end[xi] * (py + 1)
-        y0, y1 = ys.start[yi], ys.end[yi]
-        corners = (np.concatenate([x0 + y0, x1 + y1, x0 + y1, x1 + y0])[None, :]
-                   + (np.arange(len(rows)) * size)[:, None]).reshape(-1)
-        value = rows[:, step, xs.of_run[xi], ys.of_run[yi]]
-        high = np.round(value / unit) * unit
-        low = value - high
-        for part, weights in (("high", high), ("low", low)):
-            if part == "low" and not low.any():
-                continue
-            signed = np.concatenate([weights, weights, -weights, -weights], axis=1)
-            sums[part] = sums.get(part, 0.0) + np.bincount(
-                corners, weights=signed.reshape(-1), minlength=len(rows) * size)
+        x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
+        xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
+        at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)    # past the ends: a bin
+        index = (step * nx + xs.of_run[xi]) * ny + ys.of_run[yi]
+        # a row's corners at a time: its sums over every rank an array of the heap's size
+        for row in live:
+            value = flat[row, index]
+            high = np.round(value / unit[row]) * unit[row]
+            parts = (("high", high), ("low", value - high))[:1 + rest[row]]
+            for part, w in parts:
+                total = sums.setdefault(part, np.zeros((len(rows), px * py)))
+                total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
+                                          minlength=px * py + 1)[:-1]
         begin = stop
-    totals = sum(part.reshape(-1, px + 1, py + 1).cumsum(axis=1).cumsum(axis=2)
-                 for part in sums.values())
-    return totals[:, :px, :py].reshape(*lead, layers, px, py)
+    totals = sums["high"].reshape(-1, px, py)
+    for part in sums.values():
+        grid = part.reshape(-1, px, py)
+        # cumsum along x, a row of ranks at a time (a strided cumsum is several times
+        # slower): the same additions in the same order
+        for x in range(1, px):
+            grid[:, x] += grid[:, x - 1]
+        np.cumsum(grid, axis=2, out=grid)
+    if "low" in sums:
+        totals += sums["low"].reshape(-1, px, py)
+    return totals.reshape(*lead, layers, px, py)
 
 
 class Spreading:
