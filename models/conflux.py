@@ -432,7 +432,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         # nodes' rows (`Spreading`)
         period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
         return {**_chunked(pieces_at, sample, ids, spans, profile, placement,
-                           max(1, CHUNK_CELLS // class_cells(px, py, c, groups)), period),
+                           max(1, CHUNK_CELLS // class_cells(
+                               px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
+                           period),
                 "sample": sample}
     xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
     counts = [piece.totals() for piece in (panel, solve, update)]
@@ -479,13 +481,28 @@ def _per_rank(sample: StepSample | None, xs: RunClasses, ys: RunClasses,
     return sample.per_rank(values, partial(spread, xs=xs, ys=ys))
 
 
-def class_cells(px: int, py: int, c: int, groups: dict) -> int:
+def class_cells(px: int, py: int, c: int, groups: dict, dense_rows: bool = False) -> int:
     """Cells of one step's class grid, about: layers x process row classes (every row
-    where a column's members share nodes, else FEW_CLASSES at most) x process column
-    classes (FEW_CLASSES and a row's node boundaries)."""
-    xs = px if "col" in groups else min(px, FEW_CLASSES)
+    where a column's members share nodes or `dense_rows`, `dense_pivots`; else
+    FEW_CLASSES at most) x process column classes (FEW_CLASSES and a row's node
+    boundaries). The [step, ...] arrays of the walk pad every step to the most classes
+    of any step: this many cells a step."""
+    xs = px if "col" in groups or dense_rows else min(px, FEW_CLASSES)
     ys = min(py, FEW_CLASSES + (len(groups["row"].boundaries()) if "row" in groups else 0))
     return c * xs * ys
+
+
+def dense_pivots(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
+    """Whether every process row is a class of its own at the steps whose pivot counts
+    differ along the process rows (c = 1: the Bruck windows of the pivot rows'
+    allgatherv, `linalg_io.models.conflux_classes`): some step's do but where the
+    process rows hold as many rows and the pivots split evenly among them ("uniform"
+    on a power of two, "proportional"; `linalg_io.models.conflux_pivots`)."""
+    plan = StepPlan.create(n, v, px, py, c)
+    if not plan.redundant_u or px == 1:
+        return False
+    even = len(set(plan.tiles.rows_per_proc.tolist())) == 1
+    return not even or pivots == "none" or (pivots == "uniform" and butterfly_size(px) != px)
 
 
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
@@ -509,8 +526,10 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     unequal rows: blocks of the period of ky and lk (and of the nodes), no shift."""
     steps = -(-n // v)
     groups = node_groups(px, py, c, placement)
-    cells = class_cells(px, py, c, groups)
-    if not isinstance(pivots, str) or steps * cells <= EXACT_CELLS:
+    if not isinstance(pivots, str):
+        return None
+    cells = class_cells(px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))
+    if steps * cells <= EXACT_CELLS:
         return None
     samples = max(SAMPLE_ROWS, SAMPLE_CELLS // cells)
     reflected = reflect_columns(n, v, py, c)
