@@ -1,5 +1,5 @@
 """A proven lower bound on the 2D LU model's time, in O(steps): what the 2D grid search
-(`linalg_io.lu.choice.fastest_2d_bounded`) may skip without evaluating it.
+(`linalg_io.lu.choice.bounded_2d`) may skip without evaluating it.
 
 `time_seconds(n, nb, pr, pc, profile, placement)` bounds `critical_path_time` of
 `linalg_io.models.lu2d` (pivoting "expected", as `lu_scan` and `model lu` time a 2D
