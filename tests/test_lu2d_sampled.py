@@ -67,12 +67,12 @@ def test_the_record_says_where_it_samples(monkeypatch):
 def test_model_lu_prints_where_the_2d_time_samples(monkeypatch):
     from linalg_io.model_command.lu_table import _sampled_lines
 
-    rows = [{"pr": 16, "pc": 16, "nb": 64}, {"pr": 1, "pc": 256, "nb": 64}]
-    assert _sampled_lines(262144, rows) == []            # 4096 steps: every one walked
+    shapes = [(16, 16, 64), (1, 256, 64)]                # (Pr, Pc, NB)
+    assert _sampled_lines(262144, shapes) == []          # 4096 steps: every one walked
     monkeypatch.setattr(lu2d, "EXACT_STEPS", 2048)
     monkeypatch.setattr(lu2d, "TAIL_STEPS", 64)
     monkeypatch.setattr(lu2d, "SAMPLES", 256)
-    lines = _sampled_lines(262144, rows)
+    lines = _sampled_lines(262144, shapes)
     assert len(lines) == 1, lines                        # one sampling for both grids
     assert lines[0].startswith("  2D time sampled: of 4096 steps the last 64 walked")
     assert f"within {lu2d.SAMPLED_ERROR:g}" in lines[0]
