@@ -97,8 +97,9 @@ def model_table(args) -> str:
             # what `lu --algo 2d` runs: choose_lu's rule on these rows
             choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
             chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
-            rows_2d = [row for _, row in sorted(evaluated, key=lambda pair: (
-                pair[1]["time_s"], choices_2d.index(pair[0])))]
+            rows_2d = sorted((row for _, row in sorted(evaluated, key=lambda pair:
+                                                       choices_2d.index(pair[0]))),
+                             key=lambda r: r["time_s"])
     lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
                                      args.objective)
     if "conflux" in algos:
@@ -111,7 +112,7 @@ def model_table(args) -> str:
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "
                      "tournament spreads them on a random matrix")
-        lines += _sampled_lines_25d(verdict.shown(rows, chosen_row, limit))
+        lines += _sampled_lines_25d(n, verdict.shown(rows, chosen_row, limit), placement)
         if chosen:
             label = (f"what the marked 2.5D run records ({'x'.join(map(str, chosen.grid))}, "
                      f"v={chosen.nb})")
@@ -155,20 +156,29 @@ def _sampled_lines(n: int, shapes_2d: list[tuple[int, int, int]]) -> list[str]:
             for formula in sorted(formulas) if formula != TIME_FORMULA]
 
 
-def _sampled_lines_25d(rows: list[dict]) -> list[str]:
+def _sampled_lines_25d(n: int, rows: list[dict], placement: Placement) -> list[str]:
     """A line naming the 2.5D rows shown whose figures come from a sample of the steps
     (`linalg_io.models.conflux.step_sample`; a record's model.time_formula says how),
-    with the steps each walks (a row's "sampled_steps", `conflux.candidate_row`) and
-    their error."""
-    sampled = [f"{row['px']}x{row['py']}x{row['c']} v={row['v']} "
-               f"({row['sampled_steps'][0]} of {row['sampled_steps'][1]} steps)"
-               for row in rows if row["sampled_steps"] is not None]
+    with the steps each walks and their error: a row's "sampled_steps" (`conflux.
+    candidate_row`), or its sample made again where it has none."""
+    sampled = []
+    for row in rows:
+        steps = row.get("sampled_steps") if "sampled_steps" in row else _sample_size(
+            conflux.step_sample(n, row["v"], row["px"], row["py"], row["c"], placement,
+                                "uniform"))
+        if steps is not None:
+            sampled.append(f"{row['px']}x{row['py']}x{row['c']} v={row['v']} "
+                           f"({steps[0]} of {steps[1]} steps)")
     if not sampled:
         return []
     return [f"  2.5D figures from sampled steps (approximate: time, bytes and flops within "
             f"{conflux.SAMPLED_ERROR:g}, messages within {conflux.SAMPLED_MSGS_ERROR:g} of "
             "walking every step where measured; a record's model.time_formula says how): "
             + ", ".join(sampled)]
+
+
+def _sample_size(sample) -> tuple[int, int] | None:
+    return None if sample is None else (len(sample.rows), sample.steps)
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
