@@ -89,7 +89,7 @@ from linalg_io.models.step_sample import StepSample
 from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
 from linalg_io.layout.schedules import (
     bcast_costs,
-    bcast_node_costs,
+    bcast_node_costs_counted,
     reduce_costs,
     scatterv_costs,
 )
@@ -104,8 +104,6 @@ COMM_GROUPS = ("row", "col", "fibre")
 ALONG = ("", "@column", "@row")
 # the "by_group" entry of a group's bytes between nodes, where its members share nodes
 ACROSS = "@across"
-# the most (root, rank) pairs `_node_traffic` has `bcast_node_costs` count at once
-NODE_CHUNK = 1 << 22
 # the most cells of classes (`class_cells`) the sampled steps take at once (memory)
 CHUNK_CELLS = 1 << 20
 # `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
@@ -829,12 +827,10 @@ def _node_traffic(counts: dict, placement: Placement) -> tuple[np.ndarray, np.nd
         sent, recv = sent + group_sent.reshape(-1), recv + group_recv.reshape(-1)
     roots, sizes = counts["id_roots"]
     nodes = np.arange(p) // placement.ranks_per_node
-    chunk = max(1, NODE_CHUNK // p)       # roots per call: bcast_node_costs is [root, rank]
     for size in np.unique(sizes):
-        of_size = roots[sizes == size]
-        for begin in range(0, len(of_size), chunk):
-            ids_sent, ids_recv = bcast_node_costs(p, size, of_size[begin:begin + chunk], nodes)
-            sent, recv = sent + ids_sent, recv + ids_recv
+        ids_sent, ids_recv = bcast_node_costs_counted(
+            p, size, np.bincount(roots[sizes == size], minlength=p), nodes)
+        sent, recv = sent + ids_sent, recv + ids_recv
     return sent, recv
 
 

@@ -14,6 +14,7 @@ from linalg_io.layout.schedules import (
     CHUNK_BYTES,
     allgatherv_node_costs,
     bcast_node_costs,
+    bcast_node_costs_counted,
     binomial_child_positions,
     bruck_rounds,
     reduce_node_costs,
@@ -53,6 +54,21 @@ def test_tree_and_chain_edges_between_nodes(p, per_node, nbytes):
     else:
         edges = [(b, a, n) for a, b, n in edges]
     np.testing.assert_array_equal(np.stack(reduced), np.stack(walk(p, edges, nodes)))
+
+
+@pytest.mark.parametrize("p", [1, 2, 5, 12, 64, 96, 100, 257, 1024])
+@pytest.mark.parametrize("nbytes", [TREE, CHAIN])
+def test_counted_roots_are_the_roots_edges(p, nbytes):
+    """The convolution over root counts (residue sums where 2d divides p, FFTs elsewhere)
+    = the edge-by-edge count over every root, on nodes of several sizes and on nodes
+    in no order at all; a root may repeat."""
+    rng = np.random.default_rng(p)
+    roots = rng.integers(0, p, min(3 * p, 200))
+    for nodes in (np.arange(p) // 1, np.arange(p) // 4, np.arange(p) // 7,
+                  np.arange(p) // max(1, p // 2), rng.integers(0, 3, p)):
+        got = bcast_node_costs_counted(p, nbytes, np.bincount(roots, minlength=p), nodes)
+        np.testing.assert_array_equal(np.stack(got),
+                                      np.stack(bcast_node_costs(p, nbytes, roots, nodes)))
 
 
 @pytest.mark.parametrize("p,per_node", [(4, 2), (6, 4), (9, 3)])

@@ -240,6 +240,56 @@ def bcast_node_costs(p: int, nbytes: float, roots: np.ndarray,
             np.bincount(child.ravel(), crossing.ravel(), minlength=p))
 
 
+def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
+                             nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`bcast_node_costs` of root_counts[r] bcasts from each rank r, in O(p) or O(p log p)
+    a distance instead of O(p) a root. An edge joins position q to q - d (d = lowbit(q)
+    on the tree, 1 on the chain) and crosses nodes where its two ranks do, which for the
+    child rank X = r + q depends on X and d alone, not on the root: the received bytes
+    are sum_d [X and X - d on different nodes] x (the root counts cyclically convolved
+    with the positions of distance d), the sent bytes likewise at the parent X, with X +
+    d. The tree's positions of distance d are q = d mod 2d, their parents q = 0 mod 2d:
+    where 2d divides p, whole residue classes, whose convolution is a sum of the counts
+    per residue; else an FFT (the distances whose edges cross at every rank in one).
+    Exact: integer counts."""
+    recv, sent = np.zeros(p), np.zeros(p)
+    if p <= 1:
+        return sent, recv
+    chain = uses_chain(nbytes)
+    ranks = np.arange(p)
+    nodes = np.asarray(nodes)
+    counts = np.asarray(root_counts, dtype=float)
+    spectrum = []
+
+    def by_fft(positions: np.ndarray) -> np.ndarray:
+        """Per rank X: the bcasts in which X sits at one of `positions`."""
+        spectrum[:] = spectrum or [np.fft.rfft(counts)]
+        where = np.bincount(positions, minlength=p).astype(float)
+        return np.rint(np.fft.irfft(spectrum[0] * np.fft.rfft(where), n=p))
+
+    for out, sign in ((recv, -1), (sent, 1)):
+        everywhere = []
+        for d in [1] if chain else [1 << i for i in range((p - 1).bit_length())]:
+            crossing = nodes != np.roll(nodes, -sign * d)      # X's and X + sign d's
+            if not crossing.any():
+                continue
+            # the positions of the edges' children (sign -1) or parents
+            if chain:
+                at = ranks[1:] if sign < 0 else ranks[:-1]
+            else:
+                at = np.arange(d, p, 2 * d) - (0 if sign < 0 else d)
+            if not chain and p % (2 * d) == 0:                # at: one residue mod 2d
+                per_residue = np.roll(counts.reshape(-1, 2 * d).sum(axis=0), at[0])
+                out += np.tile(per_residue, p // (2 * d)) * crossing
+            elif crossing.all():
+                everywhere.append(at)
+            else:
+                out += by_fft(at) * crossing
+        if everywhere:
+            out += by_fft(np.concatenate(everywhere))
+    return sent * float(nbytes), recv * float(nbytes)
+
+
 def reduce_node_costs(p: int, nbytes: float, roots: np.ndarray,
                       nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`bcast_node_costs` of reduces onto `roots`: the binomial tree's edges upside down,
