@@ -427,8 +427,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
     ids = _ids_broadcast(plan, every_w, p)
     spans = link_keys(px, py, c, placement)
-    # the inter-node split's inputs (`_node_traffic`) but the groups' bytes
-    id_roots = {"id_roots": (ids["roots"], (every_w + 1) * WORD),
+    # with `by_group`, what the inter-node split reads besides the groups' bytes
+    # (`_node_traffic`)
+    split_inputs = {"id_roots": (ids["roots"], (every_w + 1) * WORD),
                 "placement": placement} if by_group else {}
     if sample is not None and not by_phase:
         # where a column's members share nodes, the process rows' runs repeat with the
@@ -438,7 +439,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                            max(1, CHUNK_CELLS // class_cells(
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
                            period, groups if by_group else None),
-                **id_roots, "sample": sample}
+                **split_inputs, "sample": sample}
     xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
     counts = [piece.totals() for piece in (panel, solve, update)]
     spread_steps = partial(_per_rank, sample, xs, ys)
@@ -453,7 +454,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     if by_group:
         out["by_group"] = {name: spread_steps(_group_bytes((panel, solve), shape, *part))
                            for name, part in _group_parts((panel, solve), groups).items()}
-        out.update(id_roots)
+        out.update(split_inputs)
     if profile is not None:
         seconds, whole = _seconds(profile, placement, (panel, solve, update, panel_next),
                                   ahead, spans)
