@@ -425,15 +425,19 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
     ids = _ids_broadcast(plan, every_w, p)
     spans = link_keys(px, py, c, placement)
-    if sample is not None and not (by_phase or by_group):
+    # with `by_group`, what the inter-node split reads besides the groups' bytes
+    # (`_node_traffic`)
+    split_inputs = {"id_roots": (ids["roots"], (every_w + 1) * WORD),
+                "placement": placement} if by_group else {}
+    if sample is not None and not by_phase:
         # where a column's members share nodes, the process rows' runs repeat with the
         # nodes' rows (`Spreading`)
         period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
         return {**_chunked(pieces_at, sample, ids, spans, profile, placement,
                            max(1, CHUNK_CELLS // class_cells(
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
-                           period),
-                "sample": sample}
+                           period, groups if by_group else None),
+                **split_inputs, "sample": sample}
     xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
     counts = [piece.totals() for piece in (panel, solve, update)]
     spread_steps = partial(_per_rank, sample, xs, ys)
@@ -446,19 +450,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py),
                                    spread_steps)
     if by_group:
-        def group_bytes(group: str, between_nodes: bool = False) -> np.ndarray:
-            """(sent, recv) of a group's traffic keys (their parts between nodes)."""
-            return spread_steps(sum(
-                np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
-                for piece in (panel, solve) for key in piece.traffic
-                if key.split("@")[0] == group and (across_part(key) or not between_nodes)))
-
-        used = {key.split("@")[0] for piece in (panel, solve) for key in piece.traffic}
-        out["by_group"] = {group: group_bytes(group) for group in COMM_GROUPS if group in used}
-        out["by_group"].update({group + ACROSS: group_bytes(group, True)
-                                for group in groups if group in used})
-        out["id_roots"] = (ids["roots"], (every_w + 1) * WORD)
-        out["placement"] = placement
+        out["by_group"] = {name: spread_steps(_group_bytes((panel, solve), shape, *part))
+                           for name, part in _group_parts((panel, solve), groups).items()}
+        out.update(split_inputs)
     if profile is not None:
         seconds, whole = _seconds(profile, placement, (panel, solve, update, panel_next),
                                   ahead, spans)
@@ -553,20 +547,45 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
                                 shift)
 
 
+def _group_parts(pieces, groups: dict) -> dict:
+    """{"by_group" name: (group, whether its part between nodes)} of the communicator
+    groups the pieces' traffic uses: COMM_GROUPS in that order, then the ACROSS parts
+    of those whose members share nodes (`groups`)."""
+    used = {key.split("@")[0] for piece in pieces for key in piece.traffic}
+    return {**{group: (group, False) for group in COMM_GROUPS if group in used},
+            **{group + ACROSS: (group, True) for group in groups if group in used}}
+
+
+def _group_bytes(pieces, shape: tuple, group: str, between_nodes: bool) -> np.ndarray:
+    """[2, step, layer, x class, y class] (sent, recv) of a group's traffic keys in the
+    pieces (their parts between nodes: `across_part`)."""
+    return sum(np.stack([np.broadcast_to(piece.traffic[key][i], shape) for i in (0, 1)])
+               for piece in pieces for key in piece.traffic
+               if key.split("@")[0] == group and (across_part(key) or not between_nodes))
+
+
 def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, placement,
-             per_chunk: int, period: int) -> dict:
-    """`conflux_plan_counts`' totals and time (no phases, no groups) from the sampled
-    rows `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps):
-    each chunk's critical-path parts (`_path_parts`) add up, and its values go into
-    one spreading of the counts and one of the ranks' own times (`Spreading`: summed
-    up over every rank once, not once a chunk; the process rows' runs repeating every
-    `period` rows)."""
+             per_chunk: int, period: int, groups: dict | None = None) -> dict:
+    """`conflux_plan_counts`' totals and time (no phases) from the sampled rows
+    `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps): each
+    chunk's critical-path parts (`_path_parts`) add up, and its values go into one
+    spreading of the counts and one of the ranks' own times (`Spreading`: summed up
+    over every rank once, not once a chunk; the process rows' runs repeating every
+    `period` rows). With the node groups (`groups`, not None), "by_group" as
+    `conflux_plan_counts`', each group's (sent, recv) two more rows of the counts'
+    spreading."""
     counts, own, parts = Spreading(period), Spreading(period), []
     steps = sample.steps
+    names = None
     for first in range(0, len(sample.rows), per_chunk):
         part = sample.part(slice(first, first + per_chunk))
-        xs, ys, _, pieces, ahead = pieces_at(part.rows)
-        counts.add(part.stacked(sum(piece.totals() for piece in pieces[:3])), xs, ys)
+        xs, ys, shape, pieces, ahead = pieces_at(part.rows)
+        values = sum(piece.totals() for piece in pieces[:3])
+        if groups is not None:
+            names = names or _group_parts(pieces[:2], groups)
+            values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
+                                                for group in names.values()])
+        counts.add(part.stacked(values), xs, ys)
         if profile is not None:
             seconds, _ = _seconds(profile, placement, pieces, ahead, spans)
             *path, mine = _path_parts(placement, seconds, xs, ys, spans, first == 0,
@@ -579,6 +598,8 @@ def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, pla
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3]}
+    if groups is not None:
+        out["by_group"] = {name: totals[4 + 2 * i: 6 + 2 * i] for i, name in enumerate(names)}
     if profile is not None:
         start, solve, update = zip(*parts)
         out["time_s"] = _path_total(

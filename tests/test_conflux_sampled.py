@@ -131,3 +131,45 @@ def test_the_largest_problems_take_a_bounded_sample():
             least = max(conflux.SAMPLE_ROWS, conflux.SAMPLE_CELLS // cells,
                         conflux.SAMPLE_BLOCKS * sample.block)
             assert len(sample.rows) <= least * 1.5 + sample.block + 1, (px, py, c, v)
+
+
+@pytest.mark.parametrize("n, grid", [
+    (65536, (32, 4, 2, 128)),     # a column's members share nodes, two layers
+    (65536, (4, 32, 2, 128)),     # a row's
+    (60000, (32, 8, 1, 128)),     # unequal process rows: no shift
+], ids=["column on nodes", "row on nodes", "unequal rows"])
+def test_sampled_groups_chunked_equal_unchunked(n, grid, monkeypatch):
+    """The sampled "by_group" bytes, summed chunk by chunk (a sampled step a chunk) into
+    the counts' spreading, equal the unchunked path's (by_phase keeps it) to rounding;
+    the groups add up to the bytes less the pivot ids'; and the record's time is the
+    candidate row's (the same chunked path)."""
+    px, py, c, v = grid
+    placement = NODES.placement(px * py * c)
+    _few_samples(monkeypatch)
+    monkeypatch.setattr(conflux, "CHUNK_CELLS", 1)
+    args = (n, v, px, py, c, "uniform", NODES, placement)
+    chunks, by_chunks = [], conflux._chunked
+    monkeypatch.setattr(conflux, "_chunked", lambda *a: chunks.append(a[-1]) or by_chunks(*a))
+    chunked = conflux.conflux_plan_counts(*args, by_group=True)
+    assert chunks and chunks[0] is not None              # the groups went the chunked way
+    whole = conflux.conflux_plan_counts(*args, by_group=True, by_phase=True)
+    assert chunked["sample"] is not None and len(chunked["sample"].rows) > 50
+    assert set(chunked["by_group"]) == set(whole["by_group"])
+    assert any(key.endswith(conflux.ACROSS) for key in chunked["by_group"])
+    for key in ("sent", "recv", "msgs", "flops"):
+        np.testing.assert_allclose(chunked[key], whole[key], rtol=1e-12, err_msg=key)
+    for group, parts in whole["by_group"].items():
+        np.testing.assert_allclose(chunked["by_group"][group], parts, rtol=1e-12,
+                                   atol=1e-12 * np.abs(parts).max(), err_msg=group)
+    np.testing.assert_array_equal(chunked["id_roots"][0], whole["id_roots"][0])
+    np.testing.assert_array_equal(chunked["id_roots"][1], whole["id_roots"][1])
+    assert chunked["placement"] == whole["placement"]
+    assert chunked["time_s"] == pytest.approx(whole["time_s"], rel=1e-12)
+    ids = whole["by_phase"]["push_pivots"]["links"]["world"]
+    for i, key in enumerate(("sent", "recv")):
+        groups = sum(chunked["by_group"][group][i] for group in conflux.COMM_GROUPS
+                     if group in chunked["by_group"])
+        np.testing.assert_allclose(groups, chunked[key] - ids[i], rtol=1e-12,
+                                   atol=1e-12 * chunked[key].max(), err_msg=key)
+    row = conflux.candidate_row(n, 2.0**40, NODES, placement, (px, py, c, v))
+    assert conflux.record_block(*args[:5], NODES, "uniform", placement)["time_s"] == row["time_s"]
