@@ -10,6 +10,9 @@ tournament_steps(rows, widths, beta, dust, active, owned)
     split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2), n_1) of
     the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving fewer
     than `dust` rows takes them all; rows -= owned[k]. O(Px) per step.
+changes(active, owned)
+    (step, process row) flat, in row-major order: where active or owned [step, process
+    row] differs from the process row before; two passes, no [step, Px] temporary.
 
 The powers are NumPy's (np.power on the step's buffer of r/n, then np.multiply by n):
 NumPy's float64 power is not C's pow bit for bit (SIMD code), and the model's figures
@@ -119,3 +122,24 @@ def tournament_steps(const double[::1] rows0 not None, const double[::1] widths 
             active[k, i] = rows[i]
             owned[k, i] = share
             rows[i] = rows[i] - share
+
+
+def changes(const double[:, :] active not None, const double[:, :] owned not None) -> tuple:
+    cdef Py_ssize_t steps = active.shape[0], px = active.shape[1], k, x, m = 0
+    if owned.shape[0] != steps or owned.shape[1] != px:
+        raise ValueError("active and owned must have one shape")
+    with nogil:
+        for k in range(steps):
+            for x in range(1, px):
+                if active[k, x] != active[k, x - 1] or owned[k, x] != owned[k, x - 1]:
+                    m += 1
+    step_np, row_np = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+    cdef Py_ssize_t[::1] step = step_np, row = row_np
+    m = 0
+    with nogil:
+        for k in range(steps):
+            for x in range(1, px):
+                if active[k, x] != active[k, x - 1] or owned[k, x] != owned[k, x - 1]:
+                    step[m], row[m] = k, x
+                    m += 1
+    return step_np, row_np

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from linalg_io._kernels.conflux_pivots import tournament_steps
+from linalg_io._kernels.conflux_pivots import changes, tournament_steps
 
 from linalg_io.layout.conflux_layout import StepPlan, TileMap, butterfly_size
 
@@ -86,13 +86,7 @@ def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
     if isinstance(pivots, str):
         t = plan.tiles
         return _expected_changes(t.n, t.v, t.px, pivots)
-    return _changes(*pivot_counts(plan, pivots))
-
-
-def _changes(active: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    moved = (active[:, 1:] != active[:, :-1]) | (owned[:, 1:] != owned[:, :-1])
-    step, row = np.nonzero(moved)
-    return step, row + 1
+    return changes(*pivot_counts(plan, pivots))
 
 
 @lru_cache(maxsize=64)
@@ -101,7 +95,8 @@ def _expected_changes(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray,
     active, owned = _expected_pivots(n, v, px, pivots)
     if active.strides[1] == owned.strides[1] == 0:      # alike on every process row
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    step, row = _changes(active, owned)
+    # compiled: comparing the tables whole takes three [step, Px] masks
+    step, row = changes(active, owned)
     step.flags.writeable = row.flags.writeable = False
     return step, row
 

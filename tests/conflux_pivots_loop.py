@@ -1,7 +1,8 @@
 """The "uniform" and "proportional" pivots as `linalg_io.models.conflux_pivots` computed
 them before its compiled kernel (`linalg_io._kernels.conflux_pivots`): a NumPy loop over
-the steps, one tournament merge tree per step, level by level. The oracle the kernel
-must match bit for bit (tests/test_conflux_pivots.py)."""
+the steps, one tournament merge tree per step, level by level, and where the tables
+change along the process rows from whole-table masks. The oracle the kernel must match
+bit for bit (tests/test_conflux_pivots.py)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,11 @@ def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, n
         active[k], owned[k] = rows, share
         rows = rows - share
     return active, owned
+
+
+def changes(active: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(step, process row), flat: where active or owned differs from the process row
+    before."""
+    moved = (active[:, 1:] != active[:, :-1]) | (owned[:, 1:] != owned[:, :-1])
+    step, row = np.nonzero(moved)
+    return step, row + 1

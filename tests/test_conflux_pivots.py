@@ -1,13 +1,21 @@
 """The 2.5D LU model's expected pivots (`linalg_io.models.conflux_pivots`): the compiled
 "uniform" loop (`linalg_io._kernels.conflux_pivots`) and the "proportional" one give,
-bit for bit, what the NumPy loop step by step (tests/conflux_pivots_loop.py) gives."""
+bit for bit, what the NumPy loop step by step (tests/conflux_pivots_loop.py) gives; so
+do the places where they change along the process rows (`pivot_changes`)."""
 
 import hashlib
 
 import numpy as np
 import pytest
-from conflux_pivots_loop import expected_pivots
-from linalg_io.models.conflux_pivots import _expected_pivots
+from conflux_pivots_loop import changes, expected_pivots
+from linalg_io.models.conflux_pivots import (
+    _expected_changes,
+    _expected_pivots,
+    pivot_changes,
+    pivot_counts,
+)
+
+from linalg_io.layout.conflux_layout import StepPlan
 
 
 def sha1(array: np.ndarray) -> str:
@@ -29,6 +37,12 @@ def assert_matches(cases: list, pivots: str) -> None:
         active, owned = _expected_pivots(n, v, px, pivots)
         reference = expected_pivots(n, v, px, pivots)
         assert (sha1(active), sha1(owned)) == tuple(map(sha1, reference)), (n, v, px)
+        step, row = _expected_changes(n, v, px, pivots)
+        want = changes(*reference)
+        if active.strides[1] == owned.strides[1] == 0:     # alike on every process row
+            assert len(want[0]) == 0
+        assert (step.dtype, row.dtype) == (want[0].dtype, want[1].dtype)
+        assert (sha1(step), sha1(row)) == tuple(map(sha1, want)), (n, v, px)
 
 
 @pytest.mark.parametrize("pivots", ["uniform", "proportional"])
@@ -39,3 +53,16 @@ def test_expected_pivots_match_the_numpy_loop(pivots):
 @pytest.mark.slow
 def test_long_and_wide_expected_pivots_match_the_numpy_loop():
     assert_matches(LONG, "uniform")
+
+
+def test_pivot_changes_of_a_run_and_of_none():
+    """Pivot ids of a run (rows drawn at random) and "none": the masks' places."""
+    rng = np.random.default_rng(5)
+    for n, v, px, py in ((1000, 64, 3, 2), (2048, 128, 4, 1), (700, 32, 12, 1)):
+        plan = StepPlan.create(n, v, px, py, 1)
+        order = rng.permutation(n)
+        ids = [order[k * v:(k + 1) * v] for k in range(plan.tiles.ntiles)]
+        for pivots in (ids, "none"):
+            step, row = pivot_changes(plan, pivots)
+            want = changes(*pivot_counts(plan, pivots))
+            assert len(want[0]) > 0 and (sha1(step), sha1(row)) == tuple(map(sha1, want))
