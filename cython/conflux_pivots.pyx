@@ -14,10 +14,12 @@ changes(active, owned)
     (step, process row) flat, in row-major order: where active or owned [step, process
     row] differs from the process row before; two passes, no [step, Px] temporary.
 
-The powers are NumPy's (np.power on the step's buffer of r/n, then np.multiply by n):
-NumPy's float64 power is not C's pow bit for bit (SIMD code), and the model's figures
-were made with NumPy's. The loop below only adds, subtracts, divides and compares, and
-multiplies once before a divide, so no fused multiply-add can change a result.
+The powers are NumPy's (np.power on the r/n of the step's sets with candidates, packed
+into one contiguous buffer, then np.multiply by n): NumPy's float64 power is not C's pow
+bit for bit (SIMD code), and the model's figures were made with NumPy's; on a
+contiguous array each element's power depends on its value only, not on its place. The
+loop below only adds, subtracts, divides and compares, and multiplies once before a
+divide, so no fused multiply-add can change a result.
 """
 import numpy as np
 cimport numpy as cnp
