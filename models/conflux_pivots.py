@@ -20,7 +20,8 @@ row with one tile more) the proportional share is biased: an unpaired role of th
 butterfly wins nearly w/q, a process row with more rows gives little more than
 the others, so its rows go late, under narrow trailing matrices. How close this rule
 comes to measured pivots, and the proportional share: docs/MEASUREMENTS.md#in-code
-(`bench/bench_conflux.py --what seeds`).
+(`bench/bench_conflux.py --what seeds`). The merge trees of all steps are one compiled
+loop (`linalg_io._kernels.conflux_pivots`), its powers NumPy's.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+from linalg_io._kernels.conflux_pivots import changes, tournament_steps
 
 from linalg_io.layout.conflux_layout import StepPlan, TileMap, butterfly_size
 
@@ -43,49 +45,6 @@ PIVOT_MODELS = ("none", "uniform", "proportional")
 # rows all became pivots keeps 0, not the rounding left by fractional shares, which
 # would count messages of 1e-12 bytes)
 DUST = 1e-9
-
-
-def _split(winners, n1, r1, n2, r2, beta):
-    """Winners the first of two merged sets keeps (module doc)."""
-    w1 = np.where(n1 > 0, n1 * np.power(np.divide(r1, n1, out=np.ones_like(r1), where=n1 > 0),
-                                        beta), 0.0)
-    w2 = np.where(n2 > 0, n2 * np.power(np.divide(r2, n2, out=np.ones_like(r2), where=n2 > 0),
-                                        beta), 0.0)
-    total = w1 + w2
-    first = np.where(total > 0, winners * w1 / np.where(total > 0, total, 1.0), 0.0)
-    return np.minimum(np.maximum(first, winners - n2), n1)
-
-
-def tournament_pivots(active: np.ndarray, w: int, k: int,
-                      beta: float = TOURNAMENT_POOL_EXPONENT) -> np.ndarray:
-    """Expected pivots per process row at step k of a random matrix (module doc).
-
-    The merge tree at step k: roles r = (x - k) mod Px; r >= q (q the largest power of
-    two <= Px) folds onto r - q, then the butterfly pairs neighbouring sets, level by
-    level, up to one set."""
-    active = np.asarray(active, dtype=float)
-    px = len(active)
-    q = butterfly_size(px)
-    candidates = np.minimum(active, float(w))
-    roles = (np.arange(q) + k) % px
-    partners = (np.arange(q) + q + k) % px
-    folds = np.arange(q) + q < px
-    n = np.where(folds, np.minimum(w, candidates[roles] + candidates[partners]), candidates[roles])
-    r = np.where(folds, active[roles] + active[partners], active[roles])
-    levels = [(n, r)]
-    while len(levels[-1][0]) > 1:
-        n, r = levels[-1]
-        levels.append((np.minimum(w, n[0::2] + n[1::2]), r[0::2] + r[1::2]))
-    winners = np.minimum(float(w), levels[-1][0])
-    for n, r in reversed(levels[:-1]):
-        first = _split(winners, n[0::2], r[0::2], n[1::2], r[1::2], beta)
-        winners = np.stack([first, winners - first], axis=1).reshape(-1)
-    owned = np.zeros(px)
-    first = _split(winners, candidates[roles], active[roles], candidates[partners],
-                   active[partners], beta)
-    owned[roles] = np.where(folds, first, winners)
-    owned[partners[folds]] = (winners - first)[folds]
-    return owned
 
 
 def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
@@ -127,13 +86,7 @@ def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
     if isinstance(pivots, str):
         t = plan.tiles
         return _expected_changes(t.n, t.v, t.px, pivots)
-    return _changes(*pivot_counts(plan, pivots))
-
-
-def _changes(active: np.ndarray, owned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    moved = (active[:, 1:] != active[:, :-1]) | (owned[:, 1:] != owned[:, :-1])
-    step, row = np.nonzero(moved)
-    return step, row + 1
+    return changes(*pivot_counts(plan, pivots))
 
 
 @lru_cache(maxsize=64)
@@ -142,7 +95,8 @@ def _expected_changes(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray,
     active, owned = _expected_pivots(n, v, px, pivots)
     if active.strides[1] == owned.strides[1] == 0:      # alike on every process row
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    step, row = _changes(active, owned)
+    # compiled: comparing the tables whole takes three [step, Px] masks
+    step, row = changes(active, owned)
     step.flags.writeable = row.flags.writeable = False
     return step, row
 
@@ -160,12 +114,15 @@ def _expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, 
         active = rows[None, :] - (np.cumsum(owned, axis=0) - owned)
     elif pivots == "uniform" and butterfly_size(px) == px and (rows == rows[0]).all():
         active, owned = _even_split(rows[0], widths, px)
+    elif pivots == "uniform":
+        # the merge trees step after step, compiled: O(Px) per step without NumPy's
+        # per-call overhead (tests/conflux_pivots_loop.py: the NumPy loop it matches)
+        active, owned = np.empty((t.ntiles, px)), np.empty((t.ntiles, px))
+        tournament_steps(rows, widths, TOURNAMENT_POOL_EXPONENT, DUST, active, owned)
     else:
-        active = np.zeros((t.ntiles, px))
-        owned = np.zeros((t.ntiles, px))
+        active, owned = np.zeros((t.ntiles, px)), np.zeros((t.ntiles, px))
         for k, w in enumerate(widths):
-            share = (tournament_pivots(rows, int(w), k) if pivots == "uniform"
-                     else rows / rows.sum() * w)
+            share = rows / rows.sum() * w
             share = np.where(rows - share < DUST, rows, share)
             active[k], owned[k] = rows, share
             rows = rows - share

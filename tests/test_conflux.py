@@ -6,8 +6,9 @@ from dataclasses import replace
 import conflux_walk as walk_reference
 import numpy as np
 import pytest
+from conflux_pivots_loop import tournament_pivots
 from linalg_io.models import conflux as model
-from linalg_io.models.conflux_pivots import pivot_counts, tournament_pivots
+from linalg_io.models.conflux_pivots import pivot_counts
 from linalg_io.models.lu2d import lu2d_costs, lu_lower_bound
 from linalg_io.models.phase_time import conflux_phase_seconds
 from linalg_io.models.profile import InterNode, load_profile

@@ -1,3 +1,4 @@
 """The compiled CPU kernels (cython/*.pyx, built by setup.py): dense_local (LAPACK/BLAS
 calls with the GIL released), lu_kernels (the 2D LU's panel and row moves), tsgemm
-(tall-and-skinny products), sptrsv (the local sparse triangular solve)."""
+(tall-and-skinny products), sptrsv (the local sparse triangular solve), conflux_pivots
+(the 2.5D LU model's expected pivots, step after step)."""

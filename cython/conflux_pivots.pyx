@@ -1,0 +1,147 @@
+# cython: language_level=3
+"""The 2.5D LU's expected pivots on a random matrix, step after step
+(`linalg_io.models.conflux_pivots`, "uniform"; its module doc gives the rule).
+
+tournament_steps(rows, widths, beta, dust, active, owned)
+    for every step k: active[k] = rows (the active rows of each process row), owned[k]
+    = the pivots each gives: the step's merge tree (roles r = (x - k) mod Px, r >= q
+    folds onto r - q, the butterfly pairs neighbouring sets up to one set) summed
+    bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2 rows, then
+    split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2), n_1) of
+    the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving fewer
+    than `dust` rows takes them all; rows -= owned[k]. O(Px) per step.
+changes(active, owned)
+    (step, process row) flat, in row-major order: where active or owned [step, process
+    row] differs from the process row before; two passes, no [step, Px] temporary.
+
+The powers are NumPy's (np.power on the r/n of the step's sets with candidates, packed
+into one contiguous buffer, then np.multiply by n): NumPy's float64 power is not C's pow
+bit for bit (SIMD code), and the model's figures were made with NumPy's; on a
+contiguous array each element's power depends on its value only, not on its place. The
+loop below only adds, subtracts, divides and compares, and multiplies once before a
+divide, so no fused multiply-add can change a result.
+"""
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+
+cdef inline double _smaller(double a, double b) noexcept nogil:
+    return b if b < a else a
+
+
+cdef inline Py_ssize_t _wrapped(Py_ssize_t i, Py_ssize_t px) noexcept nogil:
+    """i mod Px for 0 <= i < 2 Px."""
+    return i - px if i >= px else i
+
+
+cdef inline double _first(double winners, double n1, double w1, double n2,
+                          double w2) noexcept nogil:
+    """The winners the first of two merged sets keeps (w_i: its weight, 0 if n_i = 0)."""
+    cdef double total = w1 + w2
+    cdef double first = winners * w1 / total if total > 0 else 0.0
+    cdef double floor = winners - n2
+    if floor > first:
+        first = floor
+    return _smaller(first, n1)
+
+
+def tournament_steps(const double[::1] rows0 not None, const double[::1] widths not None,
+                     double beta, double dust, double[:, ::1] active not None,
+                     double[:, ::1] owned not None) -> None:
+    cdef Py_ssize_t px = rows0.shape[0], steps = widths.shape[0]
+    if px < 1 or active.shape[0] != steps or owned.shape[0] != steps \
+            or active.shape[1] != px or owned.shape[1] != px:
+        raise ValueError("active and owned must be [steps, Px], Px >= 1")
+    cdef Py_ssize_t q = 1
+    while 2 * q <= px:
+        q *= 2
+    # the merge tree as a heap (root 1, children 2i and 2i + 1, role j's set at q + j),
+    # then two entries per folded role j < Px - q: its own set (2q + 2j) and the
+    # partner's (2q + 2j + 1)
+    cdef Py_ssize_t size = 2 * q + 2 * (px - q)
+    # the sets with candidates, packed for NumPy: their r/n, n and index
+    ratio_np, count_np, power_np, weight_np = (np.empty(size) for _ in range(4))
+    cdef double[::1] ratio = ratio_np, count = count_np, packed_weight = weight_np
+    cdef Py_ssize_t[::1] at = np.empty(size, dtype=np.intp)
+    cdef double[::1] sets = np.zeros(size), stood = np.zeros(size), weight = np.zeros(size)
+    cdef double[::1] rows = np.array(rows0), winners = np.zeros(2 * q)
+    cdef double[::1] candidates = np.empty(px)
+    power, multiply = np.power, np.multiply
+    cdef Py_ssize_t k, i, j, m, start, role, partner, e
+    cdef double w, first, share
+    for k in range(steps):
+        w = widths[k]
+        start = k % px
+        for i in range(px):
+            candidates[i] = _smaller(rows[i], w)
+        for j in range(q):
+            role = _wrapped(start + j, px)
+            i = q + j
+            if j + q < px:
+                partner = _wrapped(role + q, px)
+                sets[i] = _smaller(w, candidates[role] + candidates[partner])
+                stood[i] = rows[role] + rows[partner]
+                e = 2 * q + 2 * j
+                sets[e], stood[e] = candidates[role], rows[role]
+                sets[e + 1], stood[e + 1] = candidates[partner], rows[partner]
+            else:
+                sets[i], stood[i] = candidates[role], rows[role]
+        for i in range(q - 1, 0, -1):
+            sets[i] = _smaller(w, sets[2 * i] + sets[2 * i + 1])
+            stood[i] = stood[2 * i] + stood[2 * i + 1]
+        m = 0
+        for i in range(2, size):
+            weight[i] = 0.0
+            if sets[i] > 0:
+                at[m], count[m], ratio[m] = i, sets[i], stood[i] / sets[i]
+                m += 1
+        power(ratio_np[:m], beta, out=power_np[:m])
+        multiply(count_np[:m], power_np[:m], out=weight_np[:m])
+        for i in range(m):
+            weight[at[i]] = packed_weight[i]
+        winners[1] = _smaller(w, sets[1])
+        for i in range(1, q):
+            first = _first(winners[i], sets[2 * i], weight[2 * i], sets[2 * i + 1],
+                           weight[2 * i + 1])
+            winners[2 * i] = first
+            winners[2 * i + 1] = winners[i] - first
+        for j in range(q):
+            role = _wrapped(start + j, px)
+            if j + q < px:
+                partner = _wrapped(role + q, px)
+                e = 2 * q + 2 * j
+                first = _first(winners[q + j], sets[e], weight[e], sets[e + 1], weight[e + 1])
+                owned[k, role] = first
+                owned[k, partner] = winners[q + j] - first
+            else:
+                owned[k, role] = winners[q + j]
+        for i in range(px):
+            share = owned[k, i]
+            if rows[i] - share < dust:
+                share = rows[i]
+            active[k, i] = rows[i]
+            owned[k, i] = share
+            rows[i] = rows[i] - share
+
+
+def changes(const double[:, :] active not None, const double[:, :] owned not None) -> tuple:
+    cdef Py_ssize_t steps = active.shape[0], px = active.shape[1], k, x, m = 0
+    if owned.shape[0] != steps or owned.shape[1] != px:
+        raise ValueError("active and owned must have one shape")
+    with nogil:
+        for k in range(steps):
+            for x in range(1, px):
+                if active[k, x] != active[k, x - 1] or owned[k, x] != owned[k, x - 1]:
+                    m += 1
+    step_np, row_np = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+    cdef Py_ssize_t[::1] step = step_np, row = row_np
+    m = 0
+    with nogil:
+        for k in range(steps):
+            for x in range(1, px):
+                if active[k, x] != active[k, x - 1] or owned[k, x] != owned[k, x - 1]:
+                    step[m], row[m] = k, x
+                    m += 1
+    return step_np, row_np
