@@ -914,13 +914,14 @@ def sampled_note(n: int, v: int, px: int, py: int, c: int, placement: Placement 
 
 def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                  pivots: str | Sequence[np.ndarray] = "uniform",
-                 placement: Placement | None = None) -> dict:
+                 placement: Placement | None = None, per_rank: bool = True) -> dict:
     """The record's `model` block, its time from the critical-path prediction (where
-    the steps are sampled, both formulas say so: `sampled_note`)."""
+    the steps are sampled, both formulas say so: `sampled_note`); `per_rank`: with
+    every rank's bytes (`RankCosts.record_block`)."""
     placement = placement or profile.placement(px * py * c)
     counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement, by_group=True)
     note = sampled_note(n, v, px, py, c, placement, pivots)
-    block = _costs(counts, pivots).record_block(profile, placement)
+    block = _costs(counts, pivots).record_block(profile, placement, per_rank)
     block["time_s"] = counts["time_s"]
     block["time_formula"] = TIME_FORMULA + note
     block["formula"] += note

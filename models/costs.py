@@ -119,15 +119,17 @@ class RankCosts:
                 "bandwidth": float(np.broadcast_to(bandwidth, compute.shape)[rank]),
                 "compute": float(compute[rank])}
 
-    def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
+    def record_block(self, profile: MachineProfile, placement: Placement | None = None,
+                     per_rank: bool = True) -> dict:
         """The record's `model` block: max and mean per rank, predicted time (`times` of
-        the slowest rank, or their makespan where the ranks share cores)."""
+        the slowest rank, or their makespan where the ranks share cores); `per_rank`:
+        with every rank's bytes (a prediction record keeps none)."""
         placement = placement or profile.placement(len(self.bytes_sent))
-        block = traffic_block(self)
+        block = traffic_block(self, per_rank)
         wire_sent, wire_recv, _ = self.wire()
         block["wire"].update(node_split(np.asarray(wire_sent, dtype=float),
                                         np.asarray(wire_recv, dtype=float),
-                                        *self.inter_node(placement)))
+                                        *self.inter_node(placement), per_rank))
         if self.critical_path is None:
             time_s = shared_makespan(self.times(profile, placement), placement.shared_cores)
             time_formula = self.TIME_FORMULA
@@ -142,14 +144,15 @@ class RankCosts:
 
 
 def node_split(sent: np.ndarray, recv: np.ndarray, inter_sent: np.ndarray,
-               inter_recv: np.ndarray) -> dict:
+               inter_recv: np.ndarray, per_rank: bool = True) -> dict:
     """The `inter_node` and `intra_node` parts of a `wire` block (measured or modelled):
     per rank the bytes sent to and received from ranks on other nodes, and the rest
-    (exchanged within its own node), with their max and mean."""
+    (exchanged within its own node), with their max and mean (`per_rank`: and the
+    lists)."""
     def part(out: np.ndarray, into: np.ndarray) -> dict:
         out, into = np.asarray(out, dtype=float), np.asarray(into, dtype=float)
         return {"bytes_sent": _max_mean(out), "bytes_recv": _max_mean(into),
-                "per_rank_bytes_sent": out.tolist(), "per_rank_bytes_recv": into.tolist()}
+                **_per_rank_lists(out, into, per_rank)}
     return {"inter_node": part(inter_sent, inter_recv),
             "intra_node": part(np.asarray(sent) - inter_sent, np.asarray(recv) - inter_recv)}
 
@@ -249,9 +252,10 @@ def _max_mean(values: np.ndarray) -> dict:
     return {"max": float(values.max()), "mean": float(values.mean())}
 
 
-def traffic_block(costs: RankCosts) -> dict:
+def traffic_block(costs: RankCosts, per_rank: bool = True) -> dict:
     """The traffic part of a `model` block, in the shape of a record's `traffic`: logical
-    and wire bytes and messages (max and mean per rank) and every rank's bytes."""
+    and wire bytes and messages (max and mean per rank) and (`per_rank`) every rank's
+    bytes."""
     wire_sent, wire_recv, wire_msgs = costs.wire()
     return {
         "bytes_sent": _max_mean(costs.bytes_sent),
@@ -259,8 +263,14 @@ def traffic_block(costs: RankCosts) -> dict:
         "msgs_sent": _max_mean(costs.msgs_sent),
         "wire": {"bytes_sent": _max_mean(wire_sent), "bytes_recv": _max_mean(wire_recv),
                  "msgs_sent": _max_mean(wire_msgs),
-                 "per_rank_bytes_sent": np.asarray(wire_sent, dtype=float).tolist(),
-                 "per_rank_bytes_recv": np.asarray(wire_recv, dtype=float).tolist()},
-        "per_rank_bytes_sent": np.asarray(costs.bytes_sent, dtype=float).tolist(),
-        "per_rank_bytes_recv": np.asarray(costs.bytes_recv, dtype=float).tolist(),
+                 **_per_rank_lists(wire_sent, wire_recv, per_rank)},
+        **_per_rank_lists(costs.bytes_sent, costs.bytes_recv, per_rank),
     }
+
+
+def _per_rank_lists(sent, recv, per_rank: bool) -> dict:
+    """{"per_rank_bytes_sent", "per_rank_bytes_recv"} lists, or {} (`per_rank` False)."""
+    if not per_rank:
+        return {}
+    return {"per_rank_bytes_sent": np.asarray(sent, dtype=float).tolist(),
+            "per_rank_bytes_recv": np.asarray(recv, dtype=float).tolist()}

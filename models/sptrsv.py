@@ -137,9 +137,10 @@ class SptrsvCosts(RankCosts):
         compute, hold, delay = self.path_terms(profile, placement)
         return critical_path(self.graph, hold, delay, compute)
 
-    def record_block(self, profile: MachineProfile, placement: Placement | None = None) -> dict:
+    def record_block(self, profile: MachineProfile, placement: Placement | None = None,
+                     per_rank: bool = True) -> dict:
         placement = placement or profile.placement(len(self.bytes_sent))
-        block = super().record_block(profile, placement)
+        block = super().record_block(profile, placement, per_rank)
         work, wait = self.work_and_wait(profile, placement)
         block["time_s"] = max(float(waiting_makespans(work, wait, placement.shared_cores)),
                               self.path_time(profile, placement))

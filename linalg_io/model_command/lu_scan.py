@@ -25,7 +25,6 @@ from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.model_command.predictions import (
     emit,
     prediction_record,
-    without_per_rank,
     write_predictions,
 )
 from linalg_io.models import conflux
@@ -104,17 +103,18 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
 
 def model_block(profile, placement, mem: float, choice) -> dict:
     """The prediction record's `model` block of a chosen 2.5D (pivots spread uniformly)
-    or 2D (pivoting "expected") run, without its per-rank lists (a worker returns it)."""
+    or 2D (pivoting "expected") run, without its per-rank lists (a worker returns it;
+    a prediction record keeps none)."""
     n, nb, grid = choice.n, choice.nb, choice.grid
     if choice.algorithm == "conflux":
-        block = conflux.record_block(n, nb, *grid, profile, "uniform", placement)
+        block = conflux.record_block(n, nb, *grid, profile, "uniform", placement, per_rank=False)
         block["memory_bytes"] = conflux.memory_words(n, nb, *grid) * WORD
         block["fits"] = True     # chosen among those that fit
-        return without_per_rank(block)
-    block = lu2d_costs(n, nb, *grid, "expected").record_block(profile, placement)
+        return block
+    block = lu2d_costs(n, nb, *grid, "expected").record_block(profile, placement, per_rank=False)
     block["memory_bytes"] = lu_bytes_per_rank(n, choice.p, "2d")[0]
     block["fits"] = block["memory_bytes"] <= mem
-    return without_per_rank(block)
+    return block
 
 
 def _line(record: dict) -> str:
