@@ -350,8 +350,10 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
     most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
-    offsets = (np.arange(len(live)) * size)[:, None]
-    totals = {"high": np.zeros(len(live) * size)}     # "low" once some value has a remainder
+    # the sums per cell, [row, cell], "low" once some value has a remainder
+    totals = {"high": np.zeros((len(live), size))}
+    # a chunk's cells' places among the cells it touches (0 between chunks)
+    place = np.zeros(size, dtype=np.intp)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -371,32 +373,45 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
         yi = yfirst[step] + within % yedges[step]
         cell = x_at[xi + first_edge] * len(yb) + y_at[yi]
         on = x_step[edges] - begin
+        # the cells the chunk touches, and each pair's among them: one step's pairs are
+        # distinct cells in ascending order, already
+        touched, local = cell, None
+        if stop - begin > 1:
+            place[cell] = 1
+            touched = np.flatnonzero(place)
+            place[touched] = np.arange(len(touched))
+            local = place[cell]
+            place[touched] = 0
+        # where each pair's weight's terms lie in `across` (its first differences taken
+        # once per x edge, where there are fewer of them than pairs), else in the values
+        if len(on) * (ny + 1) < len(xi):
+            terms = (xi * (ny + 1) + y_right[yi], xi * (ny + 1) + y_left[yi])
+        else:
+            right = (on[xi] * (nx + 1) + x_right[xi + first_edge]) * (ny + 1)
+            left = (on[xi] * (nx + 1) + x_left[xi + first_edge]) * (ny + 1)
+            terms = (right + y_right[yi], left + y_right[yi], right + y_left[yi],
+                     left + y_left[yi])
         for part, value in (("high", high), ("low", padded - high)):
             if part == "low" and not value.any():
                 continue
-            # each weight (v(right, above) - v(left, above)) - (v(right, below) - v(left,
-            # below)), the first differences taken once per x edge where there are fewer
-            # of them than pairs
-            if len(on) * (ny + 1) < len(xi):
-                across = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
-                          ).reshape(len(live), -1)
-                weights = across[:, xi * (ny + 1) + y_right[yi]] - across[:, xi * (ny + 1)
-                                                                         + y_left[yi]]
+            if len(terms) == 2:
+                rows_of = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
+                           ).reshape(len(live), -1)
             else:
-                flat = value.reshape(len(live), -1)
-                right = (on[xi] * (nx + 1) + x_right[xi + first_edge]) * (ny + 1)
-                left = (on[xi] * (nx + 1) + x_left[xi + first_edge]) * (ny + 1)
-                weights = ((flat[:, right + y_right[yi]] - flat[:, left + y_right[yi]])
-                           - (flat[:, right + y_left[yi]] - flat[:, left + y_left[yi]]))
-            # the pairs of some value (a zero adds nothing: the sums are the same)
-            some = weights.any(axis=0)
-            counted = np.bincount((cell[some][None, :] + offsets).reshape(-1),
-                                  weights=weights[:, some].reshape(-1),
-                                  minlength=len(live) * size)
-            if part in totals:
-                totals[part] += counted
-            else:
-                totals[part] = counted
+                rows_of = value.reshape(len(live), -1)
+            total = totals.setdefault(part, np.zeros((len(live), size)))
+            for row, of in zip(total, rows_of):
+                # each weight (v(right, above) - v(left, above)) - (v(right, below) -
+                # v(left, below)); the chunk's sum per cell (in the pairs' order), then
+                # added to the total: a cell's sum is the same however the chunk's
+                # pairs of no value or other cells interleave
+                if len(terms) == 2:
+                    weights = of[terms[0]] - of[terms[1]]
+                else:
+                    weights = (of[terms[0]] - of[terms[1]]) - (of[terms[2]] - of[terms[3]])
+                if local is not None:
+                    weights = np.bincount(local, weights=weights, minlength=len(touched))
+                row[touched] += weights
         begin = stop
     out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
     if len(live) < count:
