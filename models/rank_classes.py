@@ -273,7 +273,15 @@ class Spreading:
             xb, yb, parts = _differences(values, axis, ys)
             if r not in self.diffs:
                 self.diffs[r] = np.zeros((parts[0].shape[0], axis.n + 1, ys.n + 1))
-            self.diffs[r][:, xb[:, None], yb[None, :]] += sum(parts)
+            diff = parts[0]
+            for part in parts[1:]:
+                diff += part
+            # a row at a time, a flat index into each, read then written: several times
+            # faster than a [row, x, y] index or an in-place add at an index
+            at = (xb[:, None] * (ys.n + 1) + yb[None, :]).reshape(-1)
+            for total, added in zip(self.diffs[r].reshape(len(diff), -1),
+                                    diff.reshape(len(diff), -1)):
+                total[at] = total[at] + added
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the sums over every call's steps."""
@@ -363,16 +371,15 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
         padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
         padded[:, :, :nx, :ny] = rows(begin, stop)[live]
         high = np.round(padded / unit) * unit
-        chunk = np.arange(begin, stop)
-        step = np.repeat(chunk, pairs[chunk])
-        within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
-            ends[begin] - pairs[begin]), pairs[chunk])
-        first_edge = xfirst[begin]
-        edges = slice(first_edge, xfirst[stop - 1] + xedges[stop - 1])
-        xi = xfirst[step] + within // yedges[step] - first_edge
-        yi = yfirst[step] + within % yedges[step]
-        cell = x_at[xi + first_edge] * len(yb) + y_at[yi]
+        # the chunk's pairs, each x edge's with its step's y edges in turn: [pair] the
+        # x edge (from the chunk's first), the y edge
+        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
         on = x_step[edges] - begin
+        per_edge = yedges[x_step[edges]]
+        xi = np.repeat(np.arange(len(on)), per_edge)
+        yi = np.arange(len(xi)) + np.repeat(yfirst[x_step[edges]] - (np.cumsum(per_edge)
+                                                                      - per_edge), per_edge)
+        cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
         # the cells the chunk touches, and each pair's among them: one step's pairs are
         # distinct cells in ascending order, already
         touched, local = cell, None
@@ -385,10 +392,11 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
         # where each pair's weight's terms lie in `across` (its first differences taken
         # once per x edge, where there are fewer of them than pairs), else in the values
         if len(on) * (ny + 1) < len(xi):
-            terms = (xi * (ny + 1) + y_right[yi], xi * (ny + 1) + y_left[yi])
+            at = np.repeat(np.arange(len(on)) * (ny + 1), per_edge)
+            terms = (at + y_right[yi], at + y_left[yi])
         else:
-            right = (on[xi] * (nx + 1) + x_right[xi + first_edge]) * (ny + 1)
-            left = (on[xi] * (nx + 1) + x_left[xi + first_edge]) * (ny + 1)
+            right = np.repeat((on * (nx + 1) + x_right[edges]) * (ny + 1), per_edge)
+            left = np.repeat((on * (nx + 1) + x_left[edges]) * (ny + 1), per_edge)
             terms = (right + y_right[yi], left + y_right[yi], right + y_left[yi],
                      left + y_left[yi])
         for part, value in (("high", high), ("low", padded - high)):
@@ -411,7 +419,7 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
                     weights = (of[terms[0]] - of[terms[1]]) - (of[terms[2]] - of[terms[3]])
                 if local is not None:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
-                row[touched] += weights
+                row[touched] = row[touched] + weights
         begin = stop
     out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
     if len(live) < count:
