@@ -267,21 +267,32 @@ class Spreading:
         self.shape = None
 
     def add(self, values: np.ndarray, xs: RunClasses, ys: RunClasses) -> None:
-        *lead, _, layers, _, _ = values.shape
+        *lead, _, layers, nx, ny = values.shape
         self.shape = (*lead, layers, xs.n, ys.n)
+        count = int(np.prod(lead, dtype=np.int64)) * layers
+        y_edges = _edges(ys, ny)
+        yb = y_edges[0]
         for r, axis in enumerate(residues(xs, self.period)):
-            xb, yb, parts = _differences(values, axis, ys)
+            x_edges = _edges(axis, nx)
+            xb = x_edges[0]
+            live, parts = _differences(values, x_edges, y_edges)
             if r not in self.diffs:
-                self.diffs[r] = np.zeros((parts[0].shape[0], axis.n + 1, ys.n + 1))
-            diff = parts[0]
+                self.diffs[r] = np.zeros((count, axis.n + 1, ys.n + 1))
+            diff = parts[0].reshape(len(live), -1)
             for part in parts[1:]:
-                diff += part
-            # a row at a time, a flat index into each, read then written: several times
-            # faster than a [row, x, y] index or an in-place add at an index
-            at = (xb[:, None] * (ys.n + 1) + yb[None, :]).reshape(-1)
-            for total, added in zip(self.diffs[r].reshape(len(diff), -1),
-                                    diff.reshape(len(diff), -1)):
-                total[at] = total[at] + added
+                diff += part.reshape(len(live), -1)
+            # the live rows, a row at a time: where every rank is an edge, the whole row;
+            # else through a flat index, read then written (several times faster than a
+            # [row, x, y] index or an in-place add at an index)
+            rows = self.diffs[r].reshape(count, -1)
+            every = len(xb) == axis.n + 1 and len(yb) == ys.n + 1
+            at = None if every else (xb[:, None] * (ys.n + 1) + yb[None, :]).reshape(-1)
+            for row, added in zip(live, diff):
+                total = rows[row]
+                if every:
+                    total += added
+                else:
+                    total[at] = total[at] + added
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the sums over every call's steps."""
@@ -315,11 +326,11 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
     return axes
 
 
-def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
-    """(x boundaries, y boundaries: every rank where some run starts or ends, 0 and n
-    among them; [rows, Bx, By] the difference arrays of `spread` on their grid, whose
-    sums are the full array's: the multiples of u, then the remainders where there are
-    some). A
+def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
+    """(the rows of some value; [row, Bx, By] their difference arrays of `spread` on the
+    grid of the x and y boundaries (`_edges` of the x and y runs: every rank where some
+    run starts or ends, 0 and n among them), whose sums are the full array's: the
+    multiples of u, then the remainders where there are some). A
     step's corners at an x edge (a run's start, or n) and a y edge add up to the
     value's second difference there: v(right, above) - v(left, above) - v(right,
     below) + v(left, below) of the classes on either side (none past the axis' ends:
@@ -338,11 +349,11 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     biggest = np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
                           2, 1).reshape(count, steps)
     live = np.flatnonzero(biggest.max(axis=1) > 0)
-    xb, x_step, x_at, x_left, x_right = _edges(xs, nx)
-    yb, y_step, y_at, y_left, y_right = _edges(ys, ny)
+    xb, x_step, x_at, x_left, x_right = x_edges
+    yb, y_step, y_at, y_left, y_right = y_edges
     size = len(xb) * len(yb)
     if not len(live):
-        return xb, yb, [np.zeros((count, len(xb), len(yb)))]
+        return live, [np.zeros((0, len(xb), len(yb)))]
     xedges = np.bincount(x_step, minlength=steps)
     yedges = np.bincount(y_step, minlength=steps)
     pairs = xedges * yedges
@@ -407,7 +418,9 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
                            ).reshape(len(live), -1)
             else:
                 rows_of = value.reshape(len(live), -1)
-            total = totals.setdefault(part, np.zeros((len(live), size)))
+            if part not in totals:
+                totals[part] = np.zeros((len(live), size))
+            total = totals[part]
             for row, of in zip(total, rows_of):
                 # each weight (v(right, above) - v(left, above)) - (v(right, below) -
                 # v(left, below)); the chunk's sum per cell (in the pairs' order), then
@@ -421,12 +434,7 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
                 row[touched] = row[touched] + weights
         begin = stop
-    out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
-    if len(live) < count:
-        for i, total in enumerate(out):
-            out[i] = np.zeros((count, len(xb), len(yb)))
-            out[i][live] = total
-    return xb, yb, out
+    return live, [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:
