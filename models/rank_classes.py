@@ -299,7 +299,9 @@ class Spreading:
         rows = next(iter(self.diffs.values())).shape[0]
         out = np.empty((rows, *self.shape[-2:]))
         for r, diff in self.diffs.items():
-            np.cumsum(diff, axis=1, out=diff)
+            # cumsum along x, a row of ranks at a time (as `spread`'s)
+            for x in range(1, diff.shape[1]):
+                diff[:, x] += diff[:, x - 1]
             np.cumsum(diff, axis=2, out=diff)
             out[:, r::self.period, :] = diff[:, :-1, :-1]
         return out.reshape(self.shape)
