@@ -352,7 +352,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                           2, 1).reshape(count, steps)
     live = np.flatnonzero(biggest.max(axis=1) > 0)
     xb, x_step, x_at, x_left, x_right = x_edges
-    yb, y_step, y_at, y_left, y_right = y_edges
+    yb, y_step, y_at, _, y_right = y_edges       # (left of a y edge: right of the one before)
     size = len(xb) * len(yb)
     if not len(live):
         return live, [np.zeros((0, len(xb), len(yb)))]
@@ -389,9 +389,9 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
         on = x_step[edges] - begin
         per_edge = yedges[x_step[edges]]
+        first = np.cumsum(per_edge) - per_edge        # each x edge's first pair
         xi = np.repeat(np.arange(len(on)), per_edge)
-        yi = np.arange(len(xi)) + np.repeat(yfirst[x_step[edges]] - (np.cumsum(per_edge)
-                                                                      - per_edge), per_edge)
+        yi = np.arange(len(xi)) + np.repeat(yfirst[x_step[edges]] - first, per_edge)
         cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
         # the cells the chunk touches, and each pair's among them: one step's pairs are
         # distinct cells in ascending order, already
@@ -402,20 +402,18 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             place[touched] = np.arange(len(touched))
             local = place[cell]
             place[touched] = 0
-        # where each pair's weight's terms lie in `across` (its first differences taken
-        # once per x edge, where there are fewer of them than pairs), else in the values
+        # where each pair's terms v(right, above), v(left, above) lie in `across` (the
+        # first differences along x, taken once per x edge where there are fewer of
+        # them than pairs), else in the values
         if len(on) * (ny + 1) < len(xi):
-            at = np.repeat(np.arange(len(on)) * (ny + 1), per_edge)
-            terms = (at + y_right[yi], at + y_left[yi])
+            terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi],)
         else:
-            right = np.repeat((on * (nx + 1) + x_right[edges]) * (ny + 1), per_edge)
-            left = np.repeat((on * (nx + 1) + x_left[edges]) * (ny + 1), per_edge)
-            terms = (right + y_right[yi], left + y_right[yi], right + y_left[yi],
-                     left + y_left[yi])
+            terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
+                          + y_right[yi] for x in (x_right, x_left))
         for part, value in (("high", high), ("low", padded - high)):
             if part == "low" and not value.any():
                 continue
-            if len(terms) == 2:
+            if len(terms) == 1:
                 rows_of = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
                            ).reshape(len(live), -1)
             else:
@@ -425,13 +423,15 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             total = totals[part]
             for row, of in zip(total, rows_of):
                 # each weight (v(right, above) - v(left, above)) - (v(right, below) -
-                # v(left, below)); the chunk's sum per cell (in the pairs' order), then
-                # added to the total: a cell's sum is the same however the chunk's
-                # pairs of no value or other cells interleave
-                if len(terms) == 2:
-                    weights = of[terms[0]] - of[terms[1]]
-                else:
-                    weights = (of[terms[0]] - of[terms[1]]) - (of[terms[2]] - of[terms[3]])
+                # v(left, below)): the pair before's first difference is the one below
+                # (an x edge's first pair: the class none's, 0); the chunk's sum per
+                # cell (in the pairs' order), then added to the total: a cell's sum is
+                # the same however the chunk's pairs of no value or other cells
+                # interleave
+                above = of[terms[0]] if len(terms) == 1 else of[terms[0]] - of[terms[1]]
+                weights = np.empty_like(above)
+                np.subtract(above[1:], above[:-1], out=weights[1:])
+                weights[first] = above[first]
                 if local is not None:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
                 row[touched] = row[touched] + weights
