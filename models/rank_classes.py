@@ -332,13 +332,14 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     """(the rows of some value; [row, Bx, By] their difference arrays of `spread` on the
     grid of the x and y boundaries (`_edges` of the x and y runs: every rank where some
     run starts or ends, 0 and n among them), whose sums are the full array's: the
-    multiples of u, then the remainders where there are some). A
-    step's corners at an x edge (a run's start, or n) and a y edge add up to the
-    value's second difference there: v(right, above) - v(left, above) - v(right,
-    below) + v(left, below) of the classes on either side (none past the axis' ends:
-    0), one term per pair of edges instead of four per pair of runs; the rows of no
-    value are left out (their sums are 0). The values are taken a chunk of steps at a
-    time (no copy of them all)."""
+    multiples of u, then the remainders where there are some). A step's corners at an
+    x edge (a run's start, or n) and a y edge add up to the value's second difference
+    there: v(right, above) - v(left, above) - v(right, below) + v(left, below) of the
+    classes on either side (none past the axis' ends: 0), one term per pair of edges
+    instead of four per pair of runs; the rows of no value are left out (their sums
+    are 0). The values are taken a chunk of steps at a time (no copy of them all),
+    each chunk's terms summed per cell it touches, then added to the totals: O(pairs
+    of edges + cells the chunks touch) per row."""
     *_, steps, layers, nx, ny = values.shape
     grouped = values.reshape(-1, steps, layers, nx, ny)
     count = grouped.shape[0] * layers
