@@ -450,15 +450,24 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
 def _edges(runs: RunClasses, classes: int) -> tuple:
     """(every rank where some run starts or ends, ascending, 0 and n among them; per
     edge of a step (each run's start, and n), ordered by step: its step, its index in
-    those, the classes on its left and right (`classes`: none))."""
-    edges = np.unique(np.concatenate([runs.start, [0, runs.n]]))
+    those, the classes on its left and right (`classes`: none)). The runs are in order
+    (by step, then rank): each step's edge n goes after its runs, no sort."""
     steps = runs.rep.shape[0]
-    step = np.concatenate([runs.step, np.arange(steps)])
-    at = np.concatenate([runs.start, np.full(steps, runs.n)])
-    order = np.lexsort((at, step))
-    step, at = step[order], at[order]
-    of = np.concatenate([runs.of_run, np.full(steps, classes)])[order]
+    edge = np.zeros(runs.n + 1, dtype=bool)
+    edge[runs.start] = True
+    edge[[0, runs.n]] = True
+    edges = np.flatnonzero(edge)
+    # the runs' places among the edges (each after its steps' edges n before it), the
+    # edges n's after their steps' runs
+    mine = np.arange(len(runs.step)) + runs.step
+    last = np.cumsum(np.bincount(runs.step, minlength=steps)) + np.arange(steps)
+    step = np.empty(len(runs.step) + steps, dtype=np.int64)
+    at = np.empty_like(step)
+    of = np.empty(len(step), dtype=runs.of_run.dtype)
+    step[mine], step[last] = runs.step, np.arange(steps)
+    at[mine], at[last] = runs.start, runs.n
+    of[mine], of[last] = runs.of_run, classes
     left = np.empty_like(of)
     left[0] = classes
     left[1:] = np.where(step[1:] == step[:-1], of[:-1], classes)
-    return edges, step, np.searchsorted(edges, at), left, of
+    return edges, step, (np.cumsum(edge) - 1)[at], left, of
