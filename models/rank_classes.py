@@ -29,6 +29,9 @@ import numpy as np
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
 # runs slower and pays the kernel for fresh pages each chunk)
 CHUNK_ELEMENTS = 1 << 18
+# the fewest values of a row of ranks for which a loop over the rows cumsums them faster
+# than a strided cumsum along the rows (a few microseconds a row against a few ns a value)
+LOOP_ELEMENTS = 1 << 10
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
 
@@ -267,20 +270,45 @@ class Spreading:
         self.shape = None
 
     def add(self, values: np.ndarray, xs: RunClasses, ys: RunClasses) -> None:
-        *lead, _, layers, _, _ = values.shape
+        *lead, _, layers, nx, ny = values.shape
         self.shape = (*lead, layers, xs.n, ys.n)
+        count = int(np.prod(lead, dtype=np.int64)) * layers
+        y_edges = _edges(ys, ny)
+        yb = y_edges[0]
         for r, axis in enumerate(residues(xs, self.period)):
-            xb, yb, parts = _differences(values, axis, ys)
+            x_edges = _edges(axis, nx)
+            xb = x_edges[0]
+            live, parts = _differences(values, x_edges, y_edges)
             if r not in self.diffs:
-                self.diffs[r] = np.zeros((parts[0].shape[0], axis.n + 1, ys.n + 1))
-            self.diffs[r][:, xb[:, None], yb[None, :]] += sum(parts)
+                self.diffs[r] = np.zeros((count, axis.n + 1, ys.n + 1))
+            diff = parts[0].reshape(len(live), -1)
+            for part in parts[1:]:
+                diff += part.reshape(len(live), -1)
+            # the live rows, a row at a time: where every rank is an edge, the whole row;
+            # else through a flat index, read then written (several times faster than a
+            # [row, x, y] index or an in-place add at an index)
+            rows = self.diffs[r].reshape(count, -1)
+            every = len(xb) == axis.n + 1 and len(yb) == ys.n + 1
+            at = None if every else (xb[:, None] * (ys.n + 1) + yb[None, :]).reshape(-1)
+            for row, added in zip(live, diff):
+                total = rows[row]
+                if every:
+                    total += added
+                else:
+                    total[at] = total[at] + added
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the sums over every call's steps."""
         rows = next(iter(self.diffs.values())).shape[0]
         out = np.empty((rows, *self.shape[-2:]))
         for r, diff in self.diffs.items():
-            np.cumsum(diff, axis=1, out=diff)
+            # cumsum along x, a row of ranks at a time where a row holds enough of them
+            # to outweigh the loop (as `spread`'s): the same additions in the same order
+            if diff[:, 0].size >= LOOP_ELEMENTS:
+                for x in range(1, diff.shape[1]):
+                    diff[:, x] += diff[:, x - 1]
+            else:
+                np.cumsum(diff, axis=1, out=diff)
             np.cumsum(diff, axis=2, out=diff)
             out[:, r::self.period, :] = diff[:, :-1, :-1]
         return out.reshape(self.shape)
@@ -307,17 +335,18 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
     return axes
 
 
-def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
-    """(x boundaries, y boundaries: every rank where some run starts or ends, 0 and n
-    among them; [rows, Bx, By] the difference arrays of `spread` on their grid, whose
-    sums are the full array's: the multiples of u, then the remainders where there are
-    some). A
-    step's corners at an x edge (a run's start, or n) and a y edge add up to the
-    value's second difference there: v(right, above) - v(left, above) - v(right,
-    below) + v(left, below) of the classes on either side (none past the axis' ends:
-    0), one term per pair of edges instead of four per pair of runs; the rows of no
-    value are left out (their sums are 0). The values are taken a chunk of steps at a
-    time (no copy of them all)."""
+def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
+    """(the rows of some value; [row, Bx, By] their difference arrays of `spread` on the
+    grid of the x and y boundaries (`_edges` of the x and y runs: every rank where some
+    run starts or ends, 0 and n among them), whose sums are the full array's: the
+    multiples of u, then the remainders where there are some). A step's corners at an
+    x edge (a run's start, or n) and a y edge add up to the value's second difference
+    there: v(right, above) - v(left, above) - v(right, below) + v(left, below) of the
+    classes on either side (none past the axis' ends: 0), one term per pair of edges
+    instead of four per pair of runs; the rows of no value are left out (their sums
+    are 0). The values are taken a chunk of steps at a time (no copy of them all),
+    each chunk's terms summed per cell it touches, then added to the totals: O(pairs
+    of edges + cells the chunks touch) per row."""
     *_, steps, layers, nx, ny = values.shape
     grouped = values.reshape(-1, steps, layers, nx, ny)
     count = grouped.shape[0] * layers
@@ -330,11 +359,11 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     biggest = np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
                           2, 1).reshape(count, steps)
     live = np.flatnonzero(biggest.max(axis=1) > 0)
-    xb, x_step, x_at, x_left, x_right = _edges(xs, nx)
-    yb, y_step, y_at, y_left, y_right = _edges(ys, ny)
+    xb, x_step, x_at, x_left, x_right = x_edges
+    yb, y_step, y_at, _, y_right = y_edges       # (left of a y edge: right of the one before)
     size = len(xb) * len(yb)
     if not len(live):
-        return xb, yb, [np.zeros((count, len(xb), len(yb)))]
+        return live, [np.zeros((0, len(xb), len(yb)))]
     xedges = np.bincount(x_step, minlength=steps)
     yedges = np.bincount(y_step, minlength=steps)
     pairs = xedges * yedges
@@ -350,8 +379,10 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
     # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
     most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
-    offsets = (np.arange(len(live)) * size)[:, None]
-    totals = {"high": np.zeros(len(live) * size)}     # "low" once some value has a remainder
+    # the sums per cell, [row, cell], "low" once some value has a remainder
+    totals = {"high": np.zeros((len(live), size))}
+    # a chunk's cells' places among the cells it touches (0 between chunks)
+    place = np.zeros(size, dtype=np.intp)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -361,63 +392,82 @@ def _differences(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> tuple:
         padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
         padded[:, :, :nx, :ny] = rows(begin, stop)[live]
         high = np.round(padded / unit) * unit
-        chunk = np.arange(begin, stop)
-        step = np.repeat(chunk, pairs[chunk])
-        within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
-            ends[begin] - pairs[begin]), pairs[chunk])
-        first_edge = xfirst[begin]
-        edges = slice(first_edge, xfirst[stop - 1] + xedges[stop - 1])
-        xi = xfirst[step] + within // yedges[step] - first_edge
-        yi = yfirst[step] + within % yedges[step]
-        cell = x_at[xi + first_edge] * len(yb) + y_at[yi]
+        # the chunk's pairs, each x edge's with its step's y edges in turn: [pair] the
+        # x edge (from the chunk's first), the y edge
+        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
         on = x_step[edges] - begin
+        per_edge = yedges[x_step[edges]]
+        first = np.cumsum(per_edge) - per_edge        # each x edge's first pair
+        xi = np.repeat(np.arange(len(on)), per_edge)
+        yi = np.arange(len(xi)) + np.repeat(yfirst[x_step[edges]] - first, per_edge)
+        cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
+        # the cells the chunk touches, and each pair's among them: one step's pairs are
+        # distinct cells in ascending order, already
+        touched, local = cell, None
+        if stop - begin > 1:
+            place[cell] = 1
+            touched = np.flatnonzero(place)
+            place[touched] = np.arange(len(touched))
+            local = place[cell]
+            place[touched] = 0
+        # where each pair's terms v(right, above), v(left, above) lie in `across` (the
+        # first differences along x, taken once per x edge where there are fewer of
+        # them than pairs), else in the values
+        if len(on) * (ny + 1) < len(xi):
+            terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi],)
+        else:
+            terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
+                          + y_right[yi] for x in (x_right, x_left))
         for part, value in (("high", high), ("low", padded - high)):
             if part == "low" and not value.any():
                 continue
-            # each weight (v(right, above) - v(left, above)) - (v(right, below) - v(left,
-            # below)), the first differences taken once per x edge where there are fewer
-            # of them than pairs
-            if len(on) * (ny + 1) < len(xi):
-                across = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
-                          ).reshape(len(live), -1)
-                weights = across[:, xi * (ny + 1) + y_right[yi]] - across[:, xi * (ny + 1)
-                                                                         + y_left[yi]]
+            if len(terms) == 1:
+                rows_of = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
+                           ).reshape(len(live), -1)
             else:
-                flat = value.reshape(len(live), -1)
-                right = (on[xi] * (nx + 1) + x_right[xi + first_edge]) * (ny + 1)
-                left = (on[xi] * (nx + 1) + x_left[xi + first_edge]) * (ny + 1)
-                weights = ((flat[:, right + y_right[yi]] - flat[:, left + y_right[yi]])
-                           - (flat[:, right + y_left[yi]] - flat[:, left + y_left[yi]]))
-            # the pairs of some value (a zero adds nothing: the sums are the same)
-            some = weights.any(axis=0)
-            counted = np.bincount((cell[some][None, :] + offsets).reshape(-1),
-                                  weights=weights[:, some].reshape(-1),
-                                  minlength=len(live) * size)
-            if part in totals:
-                totals[part] += counted
-            else:
-                totals[part] = counted
+                rows_of = value.reshape(len(live), -1)
+            if part not in totals:
+                totals[part] = np.zeros((len(live), size))
+            total = totals[part]
+            for row, of in zip(total, rows_of):
+                # each weight (v(right, above) - v(left, above)) - (v(right, below) -
+                # v(left, below)): the pair before's first difference is the one below
+                # (an x edge's first pair: the class none's, 0); the chunk's sum per
+                # cell (in the pairs' order), then added to the total: a cell's sum is
+                # the same however the chunk's pairs of no value or other cells
+                # interleave
+                above = of[terms[0]] if len(terms) == 1 else of[terms[0]] - of[terms[1]]
+                weights = np.empty_like(above)
+                np.subtract(above[1:], above[:-1], out=weights[1:])
+                weights[first] = above[first]
+                if local is not None:
+                    weights = np.bincount(local, weights=weights, minlength=len(touched))
+                row[touched] = row[touched] + weights
         begin = stop
-    out = [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
-    if len(live) < count:
-        for i, total in enumerate(out):
-            out[i] = np.zeros((count, len(xb), len(yb)))
-            out[i][live] = total
-    return xb, yb, out
+    return live, [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:
     """(every rank where some run starts or ends, ascending, 0 and n among them; per
     edge of a step (each run's start, and n), ordered by step: its step, its index in
-    those, the classes on its left and right (`classes`: none))."""
-    edges = np.unique(np.concatenate([runs.start, [0, runs.n]]))
+    those, the classes on its left and right (`classes`: none)). The runs are in order
+    (by step, then rank): each step's edge n goes after its runs, no sort."""
     steps = runs.rep.shape[0]
-    step = np.concatenate([runs.step, np.arange(steps)])
-    at = np.concatenate([runs.start, np.full(steps, runs.n)])
-    order = np.lexsort((at, step))
-    step, at = step[order], at[order]
-    of = np.concatenate([runs.of_run, np.full(steps, classes)])[order]
+    edge = np.zeros(runs.n + 1, dtype=bool)
+    edge[runs.start] = True
+    edge[[0, runs.n]] = True
+    edges = np.flatnonzero(edge)
+    # the runs' places among the edges (each after its steps' edges n before it), the
+    # edges n's after their steps' runs
+    mine = np.arange(len(runs.step)) + runs.step
+    last = np.cumsum(np.bincount(runs.step, minlength=steps)) + np.arange(steps)
+    step = np.empty(len(runs.step) + steps, dtype=np.int64)
+    at = np.empty_like(step)
+    of = np.empty(len(step), dtype=runs.of_run.dtype)
+    step[mine], step[last] = runs.step, np.arange(steps)
+    at[mine], at[last] = runs.start, runs.n
+    of[mine], of[last] = runs.of_run, classes
     left = np.empty_like(of)
     left[0] = classes
     left[1:] = np.where(step[1:] == step[:-1], of[:-1], classes)
-    return edges, step, np.searchsorted(edges, at), left, of
+    return edges, step, (np.cumsum(edge) - 1)[at], left, of

@@ -113,3 +113,29 @@ def test_a_sampled_candidate_row_says_its_sample(monkeypatch):
     row = conflux.candidate_row(16384, 2.0**40, profile, placement, grid)
     assert row["sampled_steps"] == (len(sample.rows), 128)
     assert len(sample.rows) < 128
+
+
+@pytest.mark.parametrize("period", [1, 4])
+@pytest.mark.parametrize("chunk", [1, 1024, 1 << 18])
+@pytest.mark.parametrize("loop", [1, 1 << 20])
+def test_spreading_is_exact_on_whole_values_in_any_chunks(period, chunk, loop, monkeypatch):
+    """One step a chunk (its pairs added at their cells) or many (summed over the cells
+    the chunk touches), summed up along x by a loop over the rows or by a cumsum:
+    values of a few bits sum exactly, to every rank's sum."""
+    from linalg_io.models import rank_classes
+
+    monkeypatch.setattr(rank_classes, "CHUNK_ELEMENTS", chunk)
+    monkeypatch.setattr(rank_classes, "LOOP_ELEMENTS", loop)
+    rng = np.random.default_rng(10 + period)
+    steps, px, py = 12, 43, 17
+    fx, fy = _axis(rng, steps, px, 4)[0], _axis(rng, steps, py, 3)[0]
+    spreading = Spreading(period)
+    expected = 0.0
+    for part in (slice(0, 5), slice(5, 12)):
+        xs, ys = run_classes([fx[part]]), run_classes([fy[part]])
+        values = rng.integers(-1000, 1000, (3, part.stop - part.start, 2, xs.size,
+                                            ys.size)) * 0.25
+        values[1] = 0.0                  # a row of no value
+        spreading.add(values, xs, ys)
+        expected = expected + _every_rank(values, fx[part], fy[part])
+    assert np.array_equal(spreading.totals(), expected)
