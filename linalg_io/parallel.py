@@ -1,9 +1,19 @@
 """Independent pure evaluations (the model's candidates) spread over this machine's cores.
 
-`core_map()` is a context manager giving a `CoreMap`: called as `map(function, items)
--> list` it runs in forked worker processes, one per core this process may use, in the
-items' order (in this process where there is one core or one item); `start` queues a
-map and returns a function that waits for its list, so two maps can share the workers.
+`core_map()` is a context manager giving a `CoreMap` over forked worker processes, one
+per core this process may use (in this process where there is one core). Its calls queue
+evaluations, and a dispatcher hands the next queued one to a worker as soon as one is
+free, the highest priority first (`CoreMap.at`; equal priorities in the order queued):
+- called as `map(function, items) -> list`: in the items' order;
+- `start(function, items)`: queues that map and returns a function that waits for its list;
+- `window(function, items)`: an iterator over function(item) in the items' order that
+  keeps `workers` of its items queued or evaluating, the next queued as soon as any one
+  finishes (no worker waits for the slowest of a batch); leaving it early cancels the
+  items not started, and those running finish unused (a branch and bound's stop);
+- `together(calls)`: runs the calls (functions of nothing that use this CoreMap) at once,
+  in threads of this process, so that their evaluations share the workers; an iterator
+  over their results in order, each as soon as it and those before it are done.
+With one core the same calls evaluate in this process, one after the other, in order.
 Only for code without MPI and without threads of its own (a forked child would inherit
 their state): the `model` commands. `function` must be picklable (a module-level
 function or a functools.partial of one).
@@ -11,33 +21,135 @@ function or a functools.partial of one).
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import multiprocessing
 import os
+import queue
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 
 
 def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-class CoreMap:
-    """map over the workers of `pool` (None: in this process)."""
+class _Dispatcher:
+    """The evaluations queued for `pool`, at most `workers` handed to it at once: the
+    highest priority first, then the first queued."""
 
-    def __init__(self, pool, workers: int = 1) -> None:
+    def __init__(self, pool, workers: int) -> None:
+        self.pool = pool
+        self.workers = workers
+        self.lock = threading.Lock()
+        self.queued: list = []          # heap of (-priority, order, future, function, item)
+        self.order = itertools.count()
+        self.busy = 0
+
+    def submit(self, function: Callable, item, priority: float) -> Future:
+        future: Future = Future()
+        with self.lock:
+            heapq.heappush(self.queued, (-priority, next(self.order), future, function, item))
+        self._hand_on()
+        return future
+
+    def _hand_on(self) -> None:
+        with self.lock:
+            while self.busy < self.workers and self.queued:
+                *_, future, function, item = heapq.heappop(self.queued)
+                if not future.set_running_or_notify_cancel():
+                    continue     # cancelled while queued
+                self.busy += 1
+                self.pool.apply_async(function, (item,),
+                                      callback=partial(self._finished, future, True),
+                                      error_callback=partial(self._finished, future, False))
+
+    def _finished(self, future: Future, ok: bool, value) -> None:
+        with self.lock:
+            self.busy -= 1
+        self._hand_on()          # the freed worker takes the next before anyone reads this
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+
+class CoreMap:
+    """map over the workers of `pool` (None: in this process), see the module doc."""
+
+    def __init__(self, pool, workers: int = 1, priority: float = 0,
+                 dispatcher: _Dispatcher | None = None) -> None:
         self.pool = pool
         self.workers = workers   # how many items run at once
+        self.priority = priority
+        self._dispatcher = dispatcher or (None if pool is None else _Dispatcher(pool, workers))
+
+    def at(self, priority: float) -> CoreMap:
+        """This CoreMap, its evaluations queued at `priority` (higher: handed on first)."""
+        return CoreMap(self.pool, self.workers, priority, self._dispatcher)
+
+    def _submit(self, function: Callable, item) -> Future:
+        return self._dispatcher.submit(function, item, self.priority)
 
     def start(self, function: Callable, items: Iterable) -> Callable[[], list]:
         items = list(items)
-        if self.pool is None or len(items) < 2:
+        if self.pool is None:
             results = [function(item) for item in items]
             return lambda: results
-        pending = self.pool.map_async(function, items, chunksize=1)
-        return pending.get
+        futures = [self._submit(function, item) for item in items]
+        return lambda: [future.result() for future in futures]
 
     def __call__(self, function: Callable, items: Iterable) -> list:
         return self.start(function, items)()
+
+    def window(self, function: Callable, items: Iterable) -> Iterator:
+        if self.pool is None:
+            return map(function, items)
+        return self._window(function, iter(items))
+
+    def _window(self, function: Callable, items: Iterator) -> Iterator:
+        wake: queue.SimpleQueue = queue.SimpleQueue()   # a put per item finished
+        futures: deque[Future] = deque()                # in the items' order
+
+        def queue_next() -> bool:
+            for item in items:
+                future = self._submit(function, item)
+                future.add_done_callback(wake.put)
+                futures.append(future)
+                return True
+            return False
+
+        try:
+            while True:
+                while sum(not future.done() for future in futures) < self.workers:
+                    if not queue_next():
+                        break
+                if not futures:
+                    return
+                if futures[0].done():
+                    yield futures.popleft().result()
+                else:
+                    wake.get()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def together(self, calls: Iterable[Callable[[], object]]) -> Iterator:
+        calls = list(calls)
+        if self.pool is None or len(calls) < 2:
+            return (call() for call in calls)
+        return self._together(calls)
+
+    @staticmethod
+    def _together(calls: list[Callable[[], object]]) -> Iterator:
+        with ThreadPoolExecutor(len(calls)) as threads:
+            futures = [threads.submit(call) for call in calls]
+            for future in futures:
+                yield future.result()
 
 
 @contextmanager
