@@ -7,12 +7,14 @@ free, the highest priority first (`CoreMap.at`; equal priorities in the order qu
 - called as `map(function, items) -> list`: in the items' order;
 - `start(function, items)`: queues that map and returns a function that waits for its list;
 - `window(function, items)`: an iterator over function(item) in the items' order that
-  keeps `workers` of its items queued or evaluating, the next queued as soon as any one
-  finishes (no worker waits for the slowest of a batch); leaving it early cancels the
-  items not started, and those running finish unused (a branch and bound's stop);
+  keeps one of its items evaluating, and up to `workers` while a worker is free with
+  nothing else queued: the next queued as soon as any one finishes (no worker waits for
+  the slowest of a batch); leaving it early cancels the items not started, and those
+  running finish unused (a branch and bound's stop);
 - `together(calls)`: runs the calls (functions of nothing that use this CoreMap) at once,
   in threads of this process, so that their evaluations share the workers; an iterator
-  over their results in order, each as soon as it and those before it are done.
+  over their results in order, each as soon as it and those before it are done (an
+  error in any call raised as soon as it happens).
 With one core the same calls evaluate in this process, one after the other, in order.
 Only for code without MPI and without threads of its own (a forked child would inherit
 their state): the `model` commands. `function` must be picklable (a module-level
@@ -29,7 +31,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from functools import partial
 
@@ -48,7 +50,9 @@ class _Dispatcher:
         self.lock = threading.Lock()
         self.queued: list = []          # heap of (-priority, order, future, function, item)
         self.order = itertools.count()
-        self.busy = 0
+        self.running: set[Future] = set()
+        self.closed = False
+        self.on_idle: set[Callable] = set()   # called when a worker has nothing to do
 
     def submit(self, function: Callable, item, priority: float) -> Future:
         future: Future = Future()
@@ -59,23 +63,48 @@ class _Dispatcher:
 
     def _hand_on(self) -> None:
         with self.lock:
-            while self.busy < self.workers and self.queued:
+            while not self.closed and len(self.running) < self.workers and self.queued:
                 *_, future, function, item = heapq.heappop(self.queued)
                 if not future.set_running_or_notify_cancel():
                     continue     # cancelled while queued
-                self.busy += 1
+                self.running.add(future)
                 self.pool.apply_async(function, (item,),
                                       callback=partial(self._finished, future, True),
                                       error_callback=partial(self._finished, future, False))
+            calls = list(self.on_idle) if self._idle() else []
+        for call in calls:
+            call(None)
+
+    def _idle(self) -> bool:
+        return not self.closed and not self.queued and len(self.running) < self.workers
+
+    def idle(self) -> bool:
+        """Whether a worker is free with nothing queued for it."""
+        with self.lock:
+            return self._idle()
 
     def _finished(self, future: Future, ok: bool, value) -> None:
         with self.lock:
-            self.busy -= 1
+            if future not in self.running:
+                return           # failed by `close`
+            self.running.discard(future)
         self._hand_on()          # the freed worker takes the next before anyone reads this
         if ok:
             future.set_result(value)
         else:
             future.set_exception(value)
+
+    def close(self) -> None:
+        """End: the queued evaluations cancelled, those running failed, so that no thread
+        waits for workers that are about to end (an error or an interrupt elsewhere)."""
+        with self.lock:
+            self.closed = True
+            for *_, future, _function, _item in self.queued:
+                future.cancel()
+            self.queued.clear()
+            running, self.running = self.running, set()
+        for future in running:
+            future.set_exception(RuntimeError("the model's worker processes ended"))
 
 
 class CoreMap:
@@ -112,8 +141,12 @@ class CoreMap:
         return self._window(function, iter(items))
 
     def _window(self, function: Callable, items: Iterator) -> Iterator:
-        wake: queue.SimpleQueue = queue.SimpleQueue()   # a put per item finished
+        # One item of its own always evaluating; more, up to `workers`, only while a
+        # worker would otherwise wait: evaluations that the stop may leave unused are
+        # then never in the way of other calls' (the model's 2D and 2.5D at once).
+        wake: queue.SimpleQueue = queue.SimpleQueue()   # a put per item finished, idle
         futures: deque[Future] = deque()                # in the items' order
+        dispatcher = self._dispatcher
 
         def queue_next() -> bool:
             for item in items:
@@ -123,9 +156,16 @@ class CoreMap:
                 return True
             return False
 
+        def wanted() -> bool:
+            unfinished = sum(not future.done() for future in futures)
+            return unfinished == 0 or (unfinished < self.workers and dispatcher.idle())
+
+        idle = wake.put
+        with dispatcher.lock:
+            dispatcher.on_idle.add(idle)
         try:
             while True:
-                while sum(not future.done() for future in futures) < self.workers:
+                while wanted():
                     if not queue_next():
                         break
                 if not futures:
@@ -135,6 +175,8 @@ class CoreMap:
                 else:
                     wake.get()
         finally:
+            with dispatcher.lock:
+                dispatcher.on_idle.discard(idle)
             for future in futures:
                 future.cancel()
 
@@ -146,10 +188,19 @@ class CoreMap:
 
     @staticmethod
     def _together(calls: list[Callable[[], object]]) -> Iterator:
-        with ThreadPoolExecutor(len(calls)) as threads:
+        threads = ThreadPoolExecutor(len(calls))
+        try:
             futures = [threads.submit(call) for call in calls]
+            pending = set(futures)
             for future in futures:
+                while not future.done():
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for other in done:
+                        if other.exception() is not None:
+                            other.result()   # an error in any call ends them all now
                 yield future.result()
+        finally:   # after an error, not waiting: `core_map`'s end fails what they wait for
+            threads.shutdown(wait=False, cancel_futures=True)
 
 
 @contextmanager
@@ -160,4 +211,8 @@ def core_map() -> Iterator[CoreMap]:
         yield CoreMap(None)
         return
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield CoreMap(pool, workers)
+        mapper = CoreMap(pool, workers)
+        try:
+            yield mapper
+        finally:
+            mapper._dispatcher.close()

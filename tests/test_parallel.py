@@ -153,3 +153,17 @@ def test_model_lu_scan_is_the_same_on_one_core(monkeypatch):
             assert cli_main(args) == 0
         outs.append(out.getvalue())
     assert outs[0] == outs[1] and outs[0].count("\n") == 1 + 2 * 7
+
+
+def failing(x: int) -> int:
+    raise ValueError(x)
+
+
+def test_an_error_in_one_of_the_calls_together_ends_the_others(tmp_path):
+    """The error of one call (its evaluation queued first) is raised at once: the other's
+    evaluations not started are cancelled and its thread no longer waits (the items that
+    ran are few of the 40)."""
+    with pytest.raises(ValueError), parallel.core_map() as mapper:
+        slow = partial(mapper, partial(logged, str(tmp_path), 0.2), range(40))
+        list(mapper.together([slow, partial(mapper.at(1), failing, [1])]))
+    assert len(list(tmp_path.iterdir())) < 10
