@@ -30,10 +30,10 @@ def keep_freed_memory() -> None:
 
 def _no_huge_pages() -> None:
     """Stop NumPy's madvise(MADV_HUGEPAGE) on each array of 4 MiB or more (NumPy's own
-    switch, the NUMPY_MADVISE_HUGEPAGE=0 of its import): with the kernel's THP defrag
-    "madvise" (Debian's default) a fault in such a range may compact memory first, on a
-    busy machine most of a scan's system time, for no gain to these memory-bound
-    temporaries. The figures are the same either way."""
+    switch, the NUMPY_MADVISE_HUGEPAGE=0 of its import): a fault in such a range zeroes
+    a whole 2 MiB page (and, with the kernel's THP defrag "madvise", may compact memory
+    first), a good part of the system time of `model lu`'s candidates, for no gain to
+    these temporaries. The figures are the same either way."""
     try:
         from numpy._core.multiarray import _set_madvise_hugepage
     except ImportError:      # NumPy 1.x
