@@ -40,6 +40,10 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _ended() -> RuntimeError:
+    return RuntimeError("the model's worker processes ended")
+
+
 class _Dispatcher:
     """The evaluations queued for `pool`, at most `workers` handed to it at once: the
     highest priority first, then the first queued."""
@@ -57,7 +61,11 @@ class _Dispatcher:
     def submit(self, function: Callable, item, priority: float) -> Future:
         future: Future = Future()
         with self.lock:
-            heapq.heappush(self.queued, (-priority, next(self.order), future, function, item))
+            if not self.closed:
+                heapq.heappush(self.queued, (-priority, next(self.order), future, function,
+                                             item))
+        if self.closed:
+            future.set_exception(_ended())
         self._hand_on()
         return future
 
@@ -104,7 +112,7 @@ class _Dispatcher:
             self.queued.clear()
             running, self.running = self.running, set()
         for future in running:
-            future.set_exception(RuntimeError("the model's worker processes ended"))
+            future.set_exception(_ended())
 
 
 class CoreMap:

@@ -167,3 +167,10 @@ def test_an_error_in_one_of_the_calls_together_ends_the_others(tmp_path):
         slow = partial(mapper, partial(logged, str(tmp_path), 0.2), range(40))
         list(mapper.together([slow, partial(mapper.at(1), failing, [1])]))
     assert len(list(tmp_path.iterdir())) < 10
+
+
+def test_after_the_workers_end_an_evaluation_fails_at_once():
+    with parallel.core_map() as mapper:
+        pass
+    with pytest.raises(RuntimeError, match="worker processes ended"):
+        mapper(partial(scaled, 2), [1, 2])
