@@ -144,6 +144,7 @@ class CoreMap:
         return self.start(function, items)()
 
     def window(self, function: Callable, items: Iterable) -> Iterator:
+        """function(item) of each item, in order, the workers kept busy (module doc)."""
         if self.pool is None:
             return map(function, items)
         return self._window(function, iter(items))
@@ -189,6 +190,7 @@ class CoreMap:
                 future.cancel()
 
     def together(self, calls: Iterable[Callable[[], object]]) -> Iterator:
+        """The calls' results, in order, the calls run at once (module doc)."""
         calls = list(calls)
         if self.pool is None or len(calls) < 2:
             return (call() for call in calls)
