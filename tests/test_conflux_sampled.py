@@ -87,10 +87,14 @@ def test_model_lu_prints_where_the_25d_figures_sample(monkeypatch):
     from linalg_io.model_command.lu_table import _sampled_lines_25d
 
     placement = NODES.placement(256)
-    rows = [{"px": 64, "py": 4, "c": 1, "v": 128}, {"px": 16, "py": 16, "c": 1, "v": 128}]
-    assert _sampled_lines_25d(65536, rows, placement) == []
+    grids = [(64, 4, 1, 128), (16, 16, 1, 128)]
+
+    def rows() -> list[dict]:
+        return [conflux.candidate_row(65536, 2.0**40, NODES, placement, grid) for grid in grids]
+
+    assert _sampled_lines_25d(rows()) == []
     _few_samples(monkeypatch)
-    lines = _sampled_lines_25d(65536, rows, placement)
+    lines = _sampled_lines_25d(rows())
     assert len(lines) == 1
     assert lines[0].startswith("  2.5D figures from sampled steps (approximate: time, bytes "
                                f"and flops within {conflux.SAMPLED_ERROR:g}, messages within "

@@ -90,7 +90,7 @@ def test_model_lu_takes_the_sample_size_from_the_row(monkeypatch):
     monkeypatch.setattr(conflux, "step_sample", remade)
     rows = [{"px": 64, "py": 4, "c": 1, "v": 128, "sampled_steps": (70, 4096)},
             {"px": 16, "py": 16, "c": 1, "v": 128, "sampled_steps": None}]
-    lines = _sampled_lines_25d(524288, rows, None)
+    lines = _sampled_lines_25d(rows)
     assert len(lines) == 1
     assert lines[0].endswith("64x4x1 v=128 (70 of 4096 steps)")
 

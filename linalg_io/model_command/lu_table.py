@@ -111,7 +111,7 @@ def model_table(args) -> str:
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "
                      "tournament spreads them on a random matrix")
-        lines += _sampled_lines_25d(n, verdict.shown(rows, chosen_row, limit), placement)
+        lines += _sampled_lines_25d(verdict.shown(rows, chosen_row, limit))
         if chosen:
             label = (f"what the marked 2.5D run records ({'x'.join(map(str, chosen.grid))}, "
                      f"v={chosen.nb})")
@@ -167,16 +167,14 @@ def _sampled_lines(n: int, shapes_2d: list[tuple[int, int, int]]) -> list[str]:
             for formula in sorted(formulas) if formula != TIME_FORMULA]
 
 
-def _sampled_lines_25d(n: int, rows: list[dict], placement: Placement) -> list[str]:
+def _sampled_lines_25d(rows: list[dict]) -> list[str]:
     """A line naming the 2.5D rows shown whose figures come from a sample of the steps
     (`linalg_io.models.conflux.step_sample`; a record's model.time_formula says how),
-    with the steps each walks and their error: a row's "sampled_steps" (`conflux.
-    candidate_row`), or its sample made again where it has none."""
+    with the steps each walks and their error: the rows' "sampled_steps" (`conflux.
+    candidate_row`)."""
     sampled = []
     for row in rows:
-        steps = row.get("sampled_steps") if "sampled_steps" in row else _sample_size(
-            conflux.step_sample(n, row["v"], row["px"], row["py"], row["c"], placement,
-                                "uniform"))
+        steps = row["sampled_steps"]
         if steps is not None:
             sampled.append(f"{row['px']}x{row['py']}x{row['c']} v={row['v']} "
                            f"({steps[0]} of {steps[1]} steps)")
@@ -186,10 +184,6 @@ def _sampled_lines_25d(n: int, rows: list[dict], placement: Placement) -> list[s
             f"{conflux.SAMPLED_ERROR:g}, messages within {conflux.SAMPLED_MSGS_ERROR:g} of "
             "walking every step where measured; a record's model.time_formula says how): "
             + ", ".join(sampled)]
-
-
-def _sample_size(sample) -> tuple[int, int] | None:
-    return None if sample is None else (len(sample.rows), sample.steps)
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
