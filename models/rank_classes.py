@@ -278,24 +278,20 @@ class Spreading:
         for r, axis in enumerate(residues(xs, self.period)):
             x_edges = _edges(axis, nx)
             xb = x_edges[0]
-            live, parts = _differences(values, x_edges, y_edges)
+            live, cells, parts = _differences(values, x_edges, y_edges)
             if r not in self.diffs:
                 self.diffs[r] = np.zeros((count, axis.n + 1, ys.n + 1))
-            diff = parts[0].reshape(len(live), -1)
+            diff = parts[0]
             for part in parts[1:]:
-                diff += part.reshape(len(live), -1)
-            # the live rows, a row at a time: where every rank is an edge, the whole row;
-            # else through a flat index, read then written (several times faster than a
-            # [row, x, y] index or an in-place add at an index)
+                diff += part
+            # the live rows, a row at a time, at the cells some pair touched (the others
+            # add 0) through a flat index, read then written (several times faster than
+            # a [row, x, y] index or an in-place add at an index)
             rows = self.diffs[r].reshape(count, -1)
-            every = len(xb) == axis.n + 1 and len(yb) == ys.n + 1
-            at = None if every else (xb[:, None] * (ys.n + 1) + yb[None, :]).reshape(-1)
+            at = (xb[cells // len(yb)] * (ys.n + 1) + yb[cells % len(yb)])
             for row, added in zip(live, diff):
                 total = rows[row]
-                if every:
-                    total += added
-                else:
-                    total[at] = total[at] + added
+                total[at] = total[at] + added
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the sums over every call's steps."""
@@ -336,10 +332,11 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
 
 
 def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
-    """(the rows of some value; [row, Bx, By] their difference arrays of `spread` on the
-    grid of the x and y boundaries (`_edges` of the x and y runs: every rank where some
-    run starts or ends, 0 and n among them), whose sums are the full array's: the
-    multiples of u, then the remainders where there are some). A step's corners at an
+    """(the rows of some value; the cells some pair of edges touches, ascending, flat
+    in [Bx, By]; [row, cell] at them the difference arrays of `spread` on the grid of
+    the x and y boundaries (`_edges` of the x and y runs: every rank where some run
+    starts or ends, 0 and n among them; 0 at every other cell), whose sums are the
+    full array's: the multiples of u, then the remainders where there are some). A step's corners at an
     x edge (a run's start, or n) and a y edge add up to the value's second difference
     there: v(right, above) - v(left, above) - v(right, below) + v(left, below) of the
     classes on either side (none past the axis' ends: 0), one term per pair of edges
@@ -363,7 +360,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     yb, y_step, y_at, _, y_right = y_edges       # (left of a y edge: right of the one before)
     size = len(xb) * len(yb)
     if not len(live):
-        return live, [np.zeros((0, len(xb), len(yb)))]
+        return live, np.zeros(0, dtype=np.intp), [np.zeros((0, 0))]
     xedges = np.bincount(x_step, minlength=steps)
     yedges = np.bincount(y_step, minlength=steps)
     pairs = xedges * yedges
@@ -383,6 +380,8 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     totals = {"high": np.zeros((len(live), size))}
     # a chunk's cells' places among the cells it touches (0 between chunks)
     place = np.zeros(size, dtype=np.intp)
+    # the cells some chunk touches
+    hit = np.zeros(size, dtype=bool)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -410,6 +409,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             place[touched] = np.arange(len(touched))
             local = place[cell]
             place[touched] = 0
+        hit[touched] = True
         # where each pair's terms v(right, above), v(left, above) lie in `across` (the
         # first differences along x, taken once per x edge where there are fewer of
         # them than pairs), else in the values
@@ -444,7 +444,8 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
                 row[touched] = row[touched] + weights
         begin = stop
-    return live, [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
+    cells = np.flatnonzero(hit)
+    return live, cells, [total[:, cells] for total in totals.values()]
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:
