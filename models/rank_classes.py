@@ -284,14 +284,19 @@ class Spreading:
             diff = parts[0]
             for part in parts[1:]:
                 diff += part
-            # the live rows, a row at a time, at the cells some pair touched (the others
-            # add 0) through a flat index, read then written (several times faster than
-            # a [row, x, y] index or an in-place add at an index)
+            # the live rows, a row at a time: where every rank is an edge and every cell
+            # comes, the whole row; else at the cells (the others add 0) through a flat
+            # index, read then written (several times faster than a [row, x, y] index or
+            # an in-place add at an index)
             rows = self.diffs[r].reshape(count, -1)
-            at = (xb[cells // len(yb)] * (ys.n + 1) + yb[cells % len(yb)])
+            every = len(cells) == rows.shape[1]
+            at = None if every else xb[cells // len(yb)] * (ys.n + 1) + yb[cells % len(yb)]
             for row, added in zip(live, diff):
                 total = rows[row]
-                total[at] = total[at] + added
+                if every:
+                    total += added
+                else:
+                    total[at] = total[at] + added
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the sums over every call's steps."""
@@ -332,12 +337,13 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
 
 
 def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
-    """(the rows of some value; the cells some pair of edges touches, ascending, flat
-    in [Bx, By]; [row, cell] at them the difference arrays of `spread` on the grid of
-    the x and y boundaries (`_edges` of the x and y runs: every rank where some run
-    starts or ends, 0 and n among them; 0 at every other cell), whose sums are the
-    full array's: the multiples of u, then the remainders where there are some). A step's corners at an
-    x edge (a run's start, or n) and a y edge add up to the value's second difference
+    """(the rows of some value; cells, flat in [Bx, By]: those of the one chunk where
+    there is one (ascending), else every cell; [row, cell] at them the difference
+    arrays of `spread` on the grid of the x and y boundaries (`_edges` of the x and y
+    runs: every rank where some run starts or ends, 0 and n among them; 0 at every
+    other cell), whose sums are the full array's: the multiples of u, then the
+    remainders where there are some). A step's corners at an x edge (a run's start, or
+    n) and a y edge add up to the value's second difference
     there: v(right, above) - v(left, above) - v(right, below) + v(left, below) of the
     classes on either side (none past the axis' ends: 0), one term per pair of edges
     instead of four per pair of runs; the rows of no value are left out (their sums
@@ -376,12 +382,11 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
     most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
-    # the sums per cell, [row, cell], "low" once some value has a remainder
-    totals = {"high": np.zeros((len(live), size))}
+    # the sums per cell, [row, cell] ("high", then "low" once some value has a
+    # remainder): at the cells of the one chunk where there is one, else at every cell
+    totals: dict[str, np.ndarray] = {}
     # a chunk's cells' places among the cells it touches (0 between chunks)
     place = np.zeros(size, dtype=np.intp)
-    # the cells some chunk touches
-    hit = np.zeros(size, dtype=bool)
     begin = 0
     while begin < steps:
         # the steps of this chunk: up to `most` pairs (one step at least)
@@ -409,7 +414,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             place[touched] = np.arange(len(touched))
             local = place[cell]
             place[touched] = 0
-        hit[touched] = True
+        single = begin == 0 and stop == steps
         # where each pair's terms v(right, above), v(left, above) lie in `across` (the
         # first differences along x, taken once per x edge where there are fewer of
         # them than pairs), else in the values
@@ -427,7 +432,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             else:
                 rows_of = value.reshape(len(live), -1)
             if part not in totals:
-                totals[part] = np.zeros((len(live), size))
+                totals[part] = np.zeros((len(live), len(touched) if single else size))
             total = totals[part]
             for row, of in zip(total, rows_of):
                 # each weight (v(right, above) - v(left, above)) - (v(right, below) -
@@ -442,10 +447,12 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                 weights[first] = above[first]
                 if local is not None:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
-                row[touched] = row[touched] + weights
+                if single:
+                    row += weights
+                else:
+                    row[touched] = row[touched] + weights
         begin = stop
-    cells = np.flatnonzero(hit)
-    return live, cells, [total[:, cells] for total in totals.values()]
+    return live, touched if single else np.arange(size), list(totals.values())
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:
