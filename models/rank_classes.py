@@ -337,8 +337,8 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
 
 
 def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
-    """(the rows of some value; cells, flat in [Bx, By]: those of the one chunk where
-    there is one (ascending), else every cell; [row, cell] at them the difference
+    """(the rows of some value; the cells some pair of edges touches, flat in [Bx,
+    By], ascending; [row, cell] at them the difference
     arrays of `spread` on the grid of the x and y boundaries (`_edges` of the x and y
     runs: every rank where some run starts or ends, 0 and n among them; 0 at every
     other cell), whose sums are the full array's: the multiples of u, then the
@@ -382,29 +382,47 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
     most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
-    # the sums per cell, [row, cell] ("high", then "low" once some value has a
-    # remainder): at the cells of the one chunk where there is one, else at every cell
+    # the chunks' first steps, and steps: up to `most` pairs (one step at least)
+    chunks, begin = [], 0
+    while begin < steps:
+        stop = max(begin + 1, min(begin + most_steps, int(np.searchsorted(
+            ends, ends[begin] - pairs[begin] + most, side="right"))))
+        chunks.append((begin, stop))
+        begin = stop
+
+    def chunk_pairs(begin: int, stop: int) -> tuple:
+        """The chunk's pairs, each x edge's with its step's y edges in turn: (its x
+        edges, their steps from the chunk's first, their pairs, each one's first pair;
+        [pair] the y edge, the cell)."""
+        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
+        per_edge = yedges[x_step[edges]]
+        first = np.cumsum(per_edge) - per_edge
+        yi = np.arange(first[-1] + per_edge[-1]) + np.repeat(yfirst[x_step[edges]] - first,
+                                                             per_edge)
+        cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
+        return edges, x_step[edges] - begin, per_edge, first, yi, cell
+
+    # the cells some chunk touches (those of the one chunk where there is one), and
+    # each cell's column among them in the sums
+    column = None
+    if len(chunks) > 1:
+        hit = np.zeros(size, dtype=bool)
+        for begin, stop in chunks:
+            hit[chunk_pairs(begin, stop)[-1]] = True
+        cells = np.flatnonzero(hit)
+        column = np.zeros(size, dtype=np.intp)
+        column[cells] = np.arange(len(cells))
+    # the sums at those cells, [row, cell] ("high", then "low" once some value has a
+    # remainder)
     totals: dict[str, np.ndarray] = {}
     # a chunk's cells' places among the cells it touches (0 between chunks)
     place = np.zeros(size, dtype=np.intp)
-    begin = 0
-    while begin < steps:
-        # the steps of this chunk: up to `most` pairs (one step at least)
-        stop = max(begin + 1, min(begin + most_steps, int(np.searchsorted(
-            ends, ends[begin] - pairs[begin] + most, side="right"))))
+    for begin, stop in chunks:
         # [row, step, x class, y class], a class "none" (0) last on each axis
         padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
         padded[:, :, :nx, :ny] = rows(begin, stop)[live]
         high = np.round(padded / unit) * unit
-        # the chunk's pairs, each x edge's with its step's y edges in turn: [pair] the
-        # x edge (from the chunk's first), the y edge
-        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
-        on = x_step[edges] - begin
-        per_edge = yedges[x_step[edges]]
-        first = np.cumsum(per_edge) - per_edge        # each x edge's first pair
-        xi = np.repeat(np.arange(len(on)), per_edge)
-        yi = np.arange(len(xi)) + np.repeat(yfirst[x_step[edges]] - first, per_edge)
-        cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
+        edges, on, per_edge, first, yi, cell = chunk_pairs(begin, stop)
         # the cells the chunk touches, and each pair's among them: one step's pairs are
         # distinct cells in ascending order, already
         touched, local = cell, None
@@ -414,11 +432,14 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             place[touched] = np.arange(len(touched))
             local = place[cell]
             place[touched] = 0
-        single = begin == 0 and stop == steps
+        if column is None:
+            cells, at = touched, slice(None)
+        else:
+            at = column[touched]
         # where each pair's terms v(right, above), v(left, above) lie in `across` (the
         # first differences along x, taken once per x edge where there are fewer of
         # them than pairs), else in the values
-        if len(on) * (ny + 1) < len(xi):
+        if len(on) * (ny + 1) < len(cell):
             terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi],)
         else:
             terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
@@ -432,7 +453,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             else:
                 rows_of = value.reshape(len(live), -1)
             if part not in totals:
-                totals[part] = np.zeros((len(live), len(touched) if single else size))
+                totals[part] = np.zeros((len(live), len(cells)))
             total = totals[part]
             for row, of in zip(total, rows_of):
                 # each weight (v(right, above) - v(left, above)) - (v(right, below) -
@@ -447,12 +468,8 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                 weights[first] = above[first]
                 if local is not None:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
-                if single:
-                    row += weights
-                else:
-                    row[touched] = row[touched] + weights
-        begin = stop
-    return live, touched if single else np.arange(size), list(totals.values())
+                row[at] = row[at] + weights
+    return live, cells, list(totals.values())
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:
