@@ -89,17 +89,18 @@ class Members:
         """The crossings of `members` at `roots` (index arrays that broadcast together:
         a step's root and the members of its runs, `linalg_io.models.conflux_classes`)."""
         g = len(self.nodes)
-        roots, members = np.broadcast_arrays(np.asarray(roots, dtype=np.int64),
+        roots, members = np.broadcast_arrays(np.asarray(roots, dtype=np.int64) % g,
                                              np.asarray(members, dtype=np.int64))
         q = (members - roots) % g
         span = lowbit_span(q, g)
         mine = self.nodes[members]
-        parent = (q > 0) & (self.nodes[(roots + q - span * (q > 0)) % g] != mine)
+        # the nodes of members 0 .. 3g - 1 (mod g): roots + q + m < 3g, no modulo
+        ring = np.tile(self.nodes, 3)
+        parent = (q > 0) & (ring[roots + q - span * (q > 0)] != mine)
         children = np.zeros(q.shape)
         m = 1
         while m < g:
-            child = (roots + q + m) % g
-            children += (m < span) & (q + m < g) & (self.nodes[child] != mine)
+            children += (m < span) & (q + m < g) & (ring[roots + q + m] != mine)
             m <<= 1
         return Hops(cross_in=mine != self.nodes[(members - 1) % g],
                     cross_out=mine != self.nodes[(members + 1) % g],
@@ -122,13 +123,16 @@ class Members:
         g = len(self.nodes)
         q = 1 << (g.bit_length() - 1)
         unique, which = np.unique(shifts, return_inverse=True)
-        shift = unique[:, None]
+        shift = unique[:, None] % g
         real = np.arange(g)[None, :]
         role = (real - shift) % g
         mine = self.nodes[real]
+        # the nodes of members -g .. 3g - 1 (mod g), from index 0: the partner roles
+        # lie in (-q, 2g), no modulo
+        ring = np.tile(self.nodes, 4)
 
         def apart(partner_role):
-            return self.nodes[(partner_role + shift) % g] != mine
+            return ring[partner_role + shift + g] != mine
 
         count = np.where(role >= q, apart(role - q), 0) \
             + np.where((role < q) & (role + q < g), apart(role + q), 0)

@@ -278,18 +278,19 @@ class Spreading:
         for r, axis in enumerate(residues(xs, self.period)):
             x_edges = _edges(axis, nx)
             xb = x_edges[0]
-            live, parts = _differences(values, x_edges, y_edges)
+            live, cells, parts = _differences(values, x_edges, y_edges)
             if r not in self.diffs:
                 self.diffs[r] = np.zeros((count, axis.n + 1, ys.n + 1))
-            diff = parts[0].reshape(len(live), -1)
+            diff = parts[0]
             for part in parts[1:]:
-                diff += part.reshape(len(live), -1)
-            # the live rows, a row at a time: where every rank is an edge, the whole row;
-            # else through a flat index, read then written (several times faster than a
-            # [row, x, y] index or an in-place add at an index)
+                diff += part
+            # the live rows, a row at a time: where every rank is an edge and every cell
+            # comes, the whole row; else at the cells (the others add 0) through a flat
+            # index, read then written (several times faster than a [row, x, y] index or
+            # an in-place add at an index)
             rows = self.diffs[r].reshape(count, -1)
-            every = len(xb) == axis.n + 1 and len(yb) == ys.n + 1
-            at = None if every else (xb[:, None] * (ys.n + 1) + yb[None, :]).reshape(-1)
+            every = len(cells) == rows.shape[1]
+            at = None if every else xb[cells // len(yb)] * (ys.n + 1) + yb[cells % len(yb)]
             for row, added in zip(live, diff):
                 total = rows[row]
                 if every:
@@ -336,11 +337,13 @@ def residues(xs: RunClasses, period: int) -> list[RunClasses]:
 
 
 def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
-    """(the rows of some value; [row, Bx, By] their difference arrays of `spread` on the
-    grid of the x and y boundaries (`_edges` of the x and y runs: every rank where some
-    run starts or ends, 0 and n among them), whose sums are the full array's: the
-    multiples of u, then the remainders where there are some). A step's corners at an
-    x edge (a run's start, or n) and a y edge add up to the value's second difference
+    """(the rows of some value; the cells some pair of edges touches, flat in [Bx,
+    By], ascending; [row, cell] at them the difference
+    arrays of `spread` on the grid of the x and y boundaries (`_edges` of the x and y
+    runs: every rank where some run starts or ends, 0 and n among them; 0 at every
+    other cell), whose sums are the full array's: the multiples of u, then the
+    remainders where there are some). A step's corners at an x edge (a run's start, or
+    n) and a y edge add up to the value's second difference
     there: v(right, above) - v(left, above) - v(right, below) + v(left, below) of the
     classes on either side (none past the axis' ends: 0), one term per pair of edges
     instead of four per pair of runs; the rows of no value are left out (their sums
@@ -363,7 +366,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     yb, y_step, y_at, _, y_right = y_edges       # (left of a y edge: right of the one before)
     size = len(xb) * len(yb)
     if not len(live):
-        return live, [np.zeros((0, len(xb), len(yb)))]
+        return live, np.zeros(0, dtype=np.intp), [np.zeros((0, 0))]
     xedges = np.bincount(x_step, minlength=steps)
     yedges = np.bincount(y_step, minlength=steps)
     pairs = xedges * yedges
@@ -379,28 +382,47 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     # more than its pairs; steps per chunk: their values within a few CHUNK_ELEMENTS
     most = max(1, CHUNK_ELEMENTS // len(live), size // 4)
     most_steps = max(1, 4 * CHUNK_ELEMENTS // (len(live) * (nx + 1) * (ny + 1)))
-    # the sums per cell, [row, cell], "low" once some value has a remainder
-    totals = {"high": np.zeros((len(live), size))}
-    # a chunk's cells' places among the cells it touches (0 between chunks)
-    place = np.zeros(size, dtype=np.intp)
-    begin = 0
+    # the chunks' first steps, and steps: up to `most` pairs (one step at least)
+    chunks, begin = [], 0
     while begin < steps:
-        # the steps of this chunk: up to `most` pairs (one step at least)
         stop = max(begin + 1, min(begin + most_steps, int(np.searchsorted(
             ends, ends[begin] - pairs[begin] + most, side="right"))))
+        chunks.append((begin, stop))
+        begin = stop
+
+    def chunk_pairs(begin: int, stop: int) -> tuple:
+        """The chunk's pairs, each x edge's with its step's y edges in turn: (its x
+        edges, their steps from the chunk's first, their pairs, each one's first pair;
+        [pair] the y edge, the cell)."""
+        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
+        per_edge = yedges[x_step[edges]]
+        first = np.cumsum(per_edge) - per_edge
+        yi = np.arange(first[-1] + per_edge[-1]) + np.repeat(yfirst[x_step[edges]] - first,
+                                                             per_edge)
+        cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
+        return edges, x_step[edges] - begin, per_edge, first, yi, cell
+
+    # the cells some chunk touches (those of the one chunk where there is one), and
+    # each cell's column among them in the sums
+    column = None
+    if len(chunks) > 1:
+        hit = np.zeros(size, dtype=bool)
+        for begin, stop in chunks:
+            hit[chunk_pairs(begin, stop)[-1]] = True
+        cells = np.flatnonzero(hit)
+        column = np.zeros(size, dtype=np.intp)
+        column[cells] = np.arange(len(cells))
+    # the sums at those cells, [row, cell] ("high", then "low" once some value has a
+    # remainder)
+    totals: dict[str, np.ndarray] = {}
+    # a chunk's cells' places among the cells it touches (0 between chunks)
+    place = np.zeros(size, dtype=np.intp)
+    for begin, stop in chunks:
         # [row, step, x class, y class], a class "none" (0) last on each axis
         padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
         padded[:, :, :nx, :ny] = rows(begin, stop)[live]
         high = np.round(padded / unit) * unit
-        # the chunk's pairs, each x edge's with its step's y edges in turn: [pair] the
-        # x edge (from the chunk's first), the y edge
-        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
-        on = x_step[edges] - begin
-        per_edge = yedges[x_step[edges]]
-        first = np.cumsum(per_edge) - per_edge        # each x edge's first pair
-        xi = np.repeat(np.arange(len(on)), per_edge)
-        yi = np.arange(len(xi)) + np.repeat(yfirst[x_step[edges]] - first, per_edge)
-        cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
+        edges, on, per_edge, first, yi, cell = chunk_pairs(begin, stop)
         # the cells the chunk touches, and each pair's among them: one step's pairs are
         # distinct cells in ascending order, already
         touched, local = cell, None
@@ -410,10 +432,14 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             place[touched] = np.arange(len(touched))
             local = place[cell]
             place[touched] = 0
+        if column is None:
+            cells, at = touched, slice(None)
+        else:
+            at = column[touched]
         # where each pair's terms v(right, above), v(left, above) lie in `across` (the
         # first differences along x, taken once per x edge where there are fewer of
         # them than pairs), else in the values
-        if len(on) * (ny + 1) < len(xi):
+        if len(on) * (ny + 1) < len(cell):
             terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi],)
         else:
             terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
@@ -427,7 +453,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             else:
                 rows_of = value.reshape(len(live), -1)
             if part not in totals:
-                totals[part] = np.zeros((len(live), size))
+                totals[part] = np.zeros((len(live), len(cells)))
             total = totals[part]
             for row, of in zip(total, rows_of):
                 # each weight (v(right, above) - v(left, above)) - (v(right, below) -
@@ -442,9 +468,8 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                 weights[first] = above[first]
                 if local is not None:
                     weights = np.bincount(local, weights=weights, minlength=len(touched))
-                row[touched] = row[touched] + weights
-        begin = stop
-    return live, [total.reshape(len(live), len(xb), len(yb)) for total in totals.values()]
+                row[at] = row[at] + weights
+    return live, cells, list(totals.values())
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:

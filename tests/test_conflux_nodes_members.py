@@ -1,0 +1,55 @@
+"""`Members.butterfly` and `Members.hops_at` against their definitions, member by
+member (indices taken mod g), over node maps in order and shuffled, shifts and roots
+past g."""
+
+import numpy as np
+import pytest
+from linalg_io.models.conflux_nodes import Members
+
+
+def butterfly_loop(nodes, shift: int, r: int) -> int:
+    g = len(nodes)
+    q = 1 << (g.bit_length() - 1)
+    role = (r - shift) % g
+
+    def apart(partner: int) -> bool:
+        return nodes[(partner + shift) % g] != nodes[r]
+
+    count = apart(role - q) if role >= q else (apart(role + q) if role + q < g else 0)
+    if role < q:
+        count += sum(apart(role ^ bit) for bit in (1 << i for i in range(q.bit_length() - 1)))
+    return count
+
+
+def hops_loop(nodes, root: int, member: int) -> tuple:
+    g = len(nodes)
+    q = (member - root) % g
+    span = q & -q if q else 1 << max(0, (g - 1).bit_length())
+    mine = nodes[member]
+    parent = q > 0 and nodes[(root + q - span) % g] != mine
+    children = sum(1 for m in (1 << i for i in range(g.bit_length()))
+                   if m < g and m < span and q + m < g and nodes[(root + q + m) % g] != mine)
+    return (mine != nodes[(member - 1) % g], mine != nodes[(member + 1) % g], parent,
+            children, mine != nodes[root % g])
+
+
+@pytest.mark.parametrize("g", [2, 3, 5, 8, 13, 64, 100])
+@pytest.mark.parametrize("per", [1, 2, 3, 7])
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_members_tables_match_their_definitions(g, per, shuffled):
+    rng = np.random.default_rng(g * 31 + per)
+    nodes = np.arange(g) // per
+    if shuffled:
+        nodes = rng.permutation(nodes)
+    members = Members(nodes=nodes)
+    shifts = rng.integers(0, 5 * g, 12)
+    table = members.butterfly(shifts)
+    assert table.tolist() == [[float(butterfly_loop(nodes, s, r)) for r in range(g)]
+                              for s in shifts]
+    roots = rng.integers(0, g, 9)
+    hops = members.hops_at(roots[:, None], np.arange(g)[None, :])
+    got = np.stack([hops.cross_in, hops.cross_out, hops.parent, hops.children,
+                    hops.from_root], axis=-1).astype(float)
+    want = [[[float(v) for v in hops_loop(nodes, int(root), m)] for m in range(g)]
+            for root in roots]
+    assert got.tolist() == want
