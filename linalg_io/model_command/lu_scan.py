@@ -9,7 +9,9 @@ the lower bound 2 N^3 / (3 P sqrt(M)) for the memory per rank M allowed (--mem, 
 machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
-Prints one line per record as soon as it is computed (`predictions.emit`).
+Every P is evaluated at once on the workers, the largest first (`CoreMap.together`);
+one line per record is printed (`predictions.emit`) in the order of P, as soon as
+its P and every smaller one are done.
 """
 
 from __future__ import annotations
