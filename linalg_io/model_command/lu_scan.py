@@ -1,12 +1,12 @@
 """`linalg-io model lu --scan strong|weak --p A:B ...`: the LU predicted over P, as records.
 
 For each P: the choices `lu --algo conflux --grid auto --nb auto` (for --objective within
-the memory per rank) and `lu --algo 2d --grid auto --nb auto` (the squarest Pr <= Pc,
-default_nb) would run on the machine (`linalg_io.lu.choice.choose_lu`), each as a
-prediction record (`.predictions`): its model block (bytes received, sent and on
-the wire per rank, messages, time), the memory its layout needs and whether that fits, and
-the lower bound 2 N^3 / (3 P sqrt(M)) for the memory per rank M allowed (--mem, else the
-machine's nodes' memory over their ranks).
+the memory per rank) and `lu --algo 2d --grid auto --nb auto` (the 2D model's fastest
+grid, the squarest within `choice.SQUARE_TIE`; default_nb) would run on the machine
+(`linalg_io.lu.choice.choose_lu`), each as a prediction record (`.predictions`): its
+model block (bytes received, sent and on the wire per rank, messages, time), the memory
+its layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)) for
+the memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
 Every P is evaluated at once on the workers, the largest first (`CoreMap.together`);
