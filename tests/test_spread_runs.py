@@ -67,18 +67,25 @@ def test_residues_of_a_periodic_axis_have_few_runs():
 @pytest.mark.parametrize("period", [1, 4, 5])
 def test_spreading_sums_chunks_of_steps(period):
     rng = np.random.default_rng(period)
-    steps, px, py = 8, 41, 9
+    totals, expected = _spread_parts(rng, period, 41, 9, (slice(0, 3), slice(3, 8)),
+                                     lambda shape: rng.random((4, *shape)) * 1e6)
+    assert totals.shape == (4, 2, 41, 9)
+    assert np.allclose(totals, expected, rtol=1e-13, atol=0)
+
+
+def _spread_parts(rng, period: int, px: int, py: int, parts, values_of) -> tuple:
+    """(Spreading's totals, every rank's sums) of random classes over the steps of
+    `parts`, each part's values `values_of`([steps, layers, x classes, y classes])."""
+    steps = parts[-1].stop
     fx, fy = _axis(rng, steps, px, 4)[0], _axis(rng, steps, py, 3)[0]
     spreading = Spreading(period)
     expected = 0.0
-    for chunk in (slice(0, 3), slice(3, 8)):
-        xs, ys = run_classes([fx[chunk]]), run_classes([fy[chunk]])
-        values = rng.random((4, chunk.stop - chunk.start, 2, xs.size, ys.size)) * 1e6
+    for part in parts:
+        xs, ys = run_classes([fx[part]]), run_classes([fy[part]])
+        values = values_of((part.stop - part.start, 2, xs.size, ys.size))
         spreading.add(values, xs, ys)
-        expected = expected + _every_rank(values, fx[chunk], fy[chunk])
-    totals = spreading.totals()
-    assert totals.shape == (4, 2, px, py)
-    assert np.allclose(totals, expected, rtol=1e-13, atol=0)
+        expected = expected + _every_rank(values, fx[part], fy[part])
+    return spreading.totals(), expected
 
 
 def test_model_lu_takes_the_sample_size_from_the_row(monkeypatch):
@@ -127,15 +134,12 @@ def test_spreading_is_exact_on_whole_values_in_any_chunks(period, chunk, loop, m
     monkeypatch.setattr(rank_classes, "CHUNK_ELEMENTS", chunk)
     monkeypatch.setattr(rank_classes, "LOOP_ELEMENTS", loop)
     rng = np.random.default_rng(10 + period)
-    steps, px, py = 12, 43, 17
-    fx, fy = _axis(rng, steps, px, 4)[0], _axis(rng, steps, py, 3)[0]
-    spreading = Spreading(period)
-    expected = 0.0
-    for part in (slice(0, 5), slice(5, 12)):
-        xs, ys = run_classes([fx[part]]), run_classes([fy[part]])
-        values = rng.integers(-1000, 1000, (3, part.stop - part.start, 2, xs.size,
-                                            ys.size)) * 0.25
+
+    def values_of(shape: tuple) -> np.ndarray:
+        values = rng.integers(-1000, 1000, (3, *shape)) * 0.25
         values[1] = 0.0                  # a row of no value
-        spreading.add(values, xs, ys)
-        expected = expected + _every_rank(values, fx[part], fy[part])
-    assert np.array_equal(spreading.totals(), expected)
+        return values
+
+    totals, expected = _spread_parts(rng, period, 43, 17, (slice(0, 5), slice(5, 12)),
+                                     values_of)
+    assert np.array_equal(totals, expected)
