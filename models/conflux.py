@@ -207,6 +207,13 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
+    def add_totals(self, into: np.ndarray) -> None:
+        """Adds `totals` to `into` [4, step, layer, x class, y class], in place (no
+        full-shape copy of them)."""
+        for i in range(3):
+            into[i] += sum((t[i] for t in self.traffic.values()), 0.0)
+        into[3] += self.flops
+
     def seconds(self, profile: MachineProfile, placement: Placement,
                 spans: dict) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
@@ -461,10 +468,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     xs, ys, shape, pieces, ahead = pieces_at(k)
     pieces = list(pieces)                        # `_seconds` lets them go one by one
     spread_steps = partial(_per_rank, sample, xs, ys)
-    # one piece's full-shape totals at a time, added in order (as `sum` would)
-    totals = 0
+    totals = np.zeros((4,) + shape)
     for piece in pieces[:3]:
-        totals = totals + piece.totals()
+        piece.add_totals(totals)
     totals = spread_steps(totals)
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
@@ -603,9 +609,9 @@ def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, pla
         part = sample.part(slice(first, first + per_chunk))
         xs, ys, shape, pieces, ahead = pieces_at(part.rows)
         pieces = list(pieces)                    # `_seconds` lets them go one by one
-        values = 0
+        values = np.zeros((4,) + shape)
         for piece in pieces[:3]:
-            values = values + piece.totals()
+            piece.add_totals(values)
         if groups is not None:
             names = names or _group_parts(pieces[:2], groups)
             values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
