@@ -218,8 +218,10 @@ class _Piece:
                 spans: dict) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
         and its messages on the network, which do not (`link_split`); each traffic key
-        on its link (`timed_links`)."""
+        on its link (`timed_links`). Timing is the last use of a piece (`_seconds`): its
+        traffic, summed onto the links, is let go."""
         links = timed_links(self.traffic, spans)
+        self.traffic = {}
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
