@@ -138,12 +138,32 @@ def link_keys(px: int, py: int, c: int, placement: Placement | None) -> dict:
     return {**keys, **split_keys(keys, px, py, node_groups(px, py, c, placement))}
 
 
+def _compact(values):
+    """`values` [step, layer, x class, y class] cut to length 1 along each of its last
+    three axes whose entries are all the same, bit for bit (zeros where a group has no
+    traffic, a collective on one column): elementwise operations broadcast it back to
+    the same values, and a piece holds it at that size."""
+    if np.ndim(values) < 4:
+        return values
+    for axis in (3, 2, 1):
+        if values.shape[axis] <= 1:
+            continue
+        first = values.take([0], axis=axis)
+        # a few steps first: most arrays that vary, vary in them
+        few = slice(None, None, max(1, values.shape[0] // 8))
+        if ((first[few].view(np.int64) == values[few].view(np.int64)).all()
+                and (first.view(np.int64) == values.view(np.int64)).all()):
+            values = first
+    return values
+
+
 @dataclass
 class _Piece:
     """Bytes and messages per communicator group ((sent, recv, msgs, serial): `add`),
     flops and their time-equivalent
     (flops at the rate they run, in gamma-flops) of one piece of every step, arrays
-    [step, layer, x class, y class]; `phases` the same per phase of the code
+    [step, layer, x class, y class] (each held cut along the axes it is constant
+    along, `_compact`); `phases` the same per phase of the code
     (`PHASES`), for the counts by phase (the time takes the piece whole)."""
 
     shape: tuple
@@ -167,14 +187,14 @@ class _Piece:
             return
         sent, recv, msgs = (mask * np.asarray(c, dtype=float) for c in costs)
         old = self.traffic.get(group, (0.0,) * 4)
-        self.traffic[group] = tuple(o + c for o, c in
+        self.traffic[group] = tuple(_compact(o + c) for o, c in
                                     zip(old, (sent, recv, msgs, np.maximum(sent, recv))))
         if self.phases is not None and phase is not None:
             self._phase(phase).add(group, mask, costs)
 
     def work(self, flops, rate: float = 1.0, phase: str | None = None) -> None:
-        self.flops = self.flops + flops
-        self.slow = self.slow + flops * (1.0 / rate - 1.0)
+        self.flops = _compact(self.flops + flops)
+        self.slow = _compact(self.slow + flops * (1.0 / rate - 1.0))
         if self.phases is not None and phase is not None:
             self._phase(phase).work(flops, rate)
 
@@ -187,12 +207,21 @@ class _Piece:
         parts = [sum((t[i] for t in self.traffic.values()), 0.0) for i in range(3)]
         return np.stack([np.broadcast_to(a, self.shape) for a in parts + [self.flops]])
 
+    def add_totals(self, into: np.ndarray) -> None:
+        """Adds `totals` to `into` [4, step, layer, x class, y class], in place (no
+        full-shape copy of them)."""
+        for i in range(3):
+            into[i] += sum((t[i] for t in self.traffic.values()), 0.0)
+        into[3] += self.flops
+
     def seconds(self, profile: MachineProfile, placement: Placement,
                 spans: dict) -> tuple[np.ndarray, np.ndarray]:
         """(work, wait) per rank: its flops and on-node messages, which take its core,
         and its messages on the network, which do not (`link_split`); each traffic key
-        on its link (`timed_links`)."""
+        on its link (`timed_links`). Timing is the last use of a piece (`_seconds`): its
+        traffic, summed onto the links, is let go."""
         links = timed_links(self.traffic, spans)
+        self.traffic = {}
         inside, across = link_split(links, profile, placement) if links else (0.0, 0.0)
         return (np.broadcast_to(inside + (self.flops + self.slow) / profile.gamma_flops,
                                 self.shape), np.broadcast_to(across, self.shape))
@@ -438,24 +467,25 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
                            period, groups if by_group else None),
                 **split_inputs, "sample": sample}
-    xs, ys, shape, (panel, solve, update, panel_next), ahead = pieces_at(k)
-    counts = [piece.totals() for piece in (panel, solve, update)]
+    xs, ys, shape, pieces, ahead = pieces_at(k)
+    pieces = list(pieces)                        # `_seconds` lets them go one by one
     spread_steps = partial(_per_rank, sample, xs, ys)
-    totals = spread_steps(sum(counts))
+    totals = np.zeros((4,) + shape)
+    for piece in pieces[:3]:
+        piece.add_totals(totals)
+    totals = spread_steps(totals)
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
     out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3],
            "sample": sample}
     if by_phase:
-        out["by_phase"] = _by_phase((panel, solve, update), xs, ys, ids, (c, px, py),
-                                   spread_steps)
+        out["by_phase"] = _by_phase(pieces[:3], xs, ys, ids, (c, px, py), spread_steps)
     if by_group:
-        out["by_group"] = {name: spread_steps(_group_bytes((panel, solve), shape, *part))
-                           for name, part in _group_parts((panel, solve), groups).items()}
+        out["by_group"] = {name: spread_steps(_group_bytes(pieces[:2], shape, *part))
+                           for name, part in _group_parts(pieces[:2], groups).items()}
         out.update(split_inputs)
     if profile is not None:
-        seconds, whole = _seconds(profile, placement, (panel, solve, update, panel_next),
-                                  ahead, spans)
+        seconds, whole = _seconds(profile, placement, pieces, ahead, spans)
         if by_phase and ahead is not None:
             # the seconds of push_pivots the look-ahead hides per rank, for the phase times
             out["by_phase"]["push_pivots"]["overlapped_s"] = spread_steps(
@@ -580,7 +610,10 @@ def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, pla
     for first in range(0, len(sample.rows), per_chunk):
         part = sample.part(slice(first, first + per_chunk))
         xs, ys, shape, pieces, ahead = pieces_at(part.rows)
-        values = sum(piece.totals() for piece in pieces[:3])
+        pieces = list(pieces)                    # `_seconds` lets them go one by one
+        values = np.zeros((4,) + shape)
+        for piece in pieces[:3]:
+            piece.add_totals(values)
         if groups is not None:
             names = names or _group_parts(pieces[:2], groups)
             values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
@@ -703,10 +736,14 @@ def _critical_path(profile, placement, seconds: list, xs: RunClasses, ys: RunCla
                        own, sample)
 
 
-def _seconds(profile, placement, pieces, ahead: _Piece | None, spans: dict) -> tuple:
+def _seconds(profile, placement, pieces: list, ahead: _Piece | None, spans: dict) -> tuple:
     """([(work, wait)] per rank of the pieces F, S, U, F_{k+1} (`_Piece.seconds`), S_k with
-    the look-ahead's allgather overlapped (`ahead`, `_overlapped`); S_k's without)."""
-    seconds = [piece.seconds(profile, placement, spans) for piece in pieces]
+    the look-ahead's allgather overlapped (`ahead`, `_overlapped`); S_k's without.
+    `pieces` is emptied: each piece is let go once timed (their traffic arrays, full
+    [step, layer, x class, y class] shape, are the most memory the walk holds)."""
+    seconds = []
+    while pieces:
+        seconds.append(pieces.pop(0).seconds(profile, placement, spans))
     whole = seconds[1]
     if ahead is not None:
         seconds[1] = _overlapped(profile, placement, whole, ahead, spans)
