@@ -19,7 +19,7 @@ the candidate best for the objective among those within the memory per rank
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
@@ -162,12 +162,11 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
     """(the (choice, evaluate(choice)) pairs evaluated, the choices not evaluated) of 2D
     `choices`, by branch and bound on the time `seconds`(evaluate(choice)) = the 2D
     model's (`lu2d_seconds`): evaluated in the order of a proven lower bound on that time
-    (`linalg_io.models.lu2d_bounds.time_seconds`; `mapper.window` keeps its workers busy
-    and hands the results on in that order), one result at a time, until the next bound
-    B exceeds both the fastest time t* times 1 + SQUARE_TIE and the keep-th fastest time
-    (the choices evaluated: the same prefix of that order on any number of cores): any
-    other has a time >= B, so it is neither in `fastest_2d`'s tie (nor lowers t*) nor
-    among the `keep` fastest. keep None: every choice."""
+    (`linalg_io.models.lu2d_bounds.time_seconds`), a batch of `mapper.workers` at a
+    time, until the next bound B exceeds both the fastest time t* times 1 + SQUARE_TIE
+    and the keep-th fastest time: any other has a time >= B, so it is neither in
+    `fastest_2d`'s tie (nor lowers t*) nor among the `keep` fastest. keep None: every
+    choice."""
     if keep is None:
         return list(zip(choices, mapper(evaluate, choices))), []
     bounded = sorted((lu2d_bounds.time_seconds(choice.n, choice.nb, *choice.grid, profile,
@@ -175,15 +174,15 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
                      for i, choice in enumerate(choices))
     order = [choices[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
+    batch = max(1, getattr(mapper, "workers", 1))
     done: list[tuple[LUChoice, T]] = []
-    results = _window(mapper, evaluate, order)
-    for choice, result in zip(order, results):
-        done.append((choice, result))
+    while len(done) < len(order):
+        part = order[len(done):len(done) + batch]
+        done += zip(part, mapper(evaluate, part))
         times = sorted(seconds(result) for _, result in done)
         if (len(done) < len(order) and len(times) >= keep
                 and bounds[len(done)] > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])):
             break
-    _close(results)
     return done, order[len(done):]
 
 
@@ -276,15 +275,13 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     """(rows, configurations not evaluated): branch and bound on the time of `row`
     (`conflux.candidate_row` of these n, mem_bytes, profile, placement). The fitting
     configurations are evaluated in the order of a proven lower bound on their time
-    (`linalg_io.models.lu_bounds.time_seconds`; `mapper.window` keeps its workers busy
-    and hands the results on in that order), one row at a time, until the next bound B
-    exceeds both the best time t* times 1 + TIE and the time of the keep-th row of
-    `ranked` (the rows evaluated: the same prefix of that order on any number of cores):
-    any other row has a time >= B, so it is neither in t*'s tie (nor lowers t*) nor
-    before the keep-th row, and the first `keep` rows of `ranked` are those of every row.
-    Fewer than `keep` fitting (F of them): every fitting one, then the others the same
-    way until the next bound exceeds the (keep - F)-th time among them, the order
-    `candidates` lists them in after the fitting ones."""
+    (`linalg_io.models.lu_bounds.time_seconds`), a batch of `mapper.workers` at a time,
+    until the next bound B exceeds both the best time t* times 1 + TIE and the time of
+    the keep-th row of `ranked`: any other row has a time >= B, so it is neither in
+    t*'s tie (nor lowers t*) nor before the keep-th row, and the first `keep` rows of
+    `ranked` are those of every row. Fewer than `keep` fitting (F of them): every fitting
+    one, then the others the same way until the next bound exceeds the (keep - F)-th
+    time among them, the order `candidates` lists them in after the fitting ones."""
     fits = [_fits(n, mem_bytes, *config) for config in configs]
     fitting = [config for config, fit in zip(configs, fits) if fit]
     over = [config for config, fit in zip(configs, fits) if not fit]
@@ -306,25 +303,15 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
                      for i, (px, py, c, v) in enumerate(configs))
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
+    batch = max(1, getattr(mapper, "workers", 1))
     rows: list[dict] = []
-    results = _window(mapper, row, order)
-    for result in results:
-        rows.append(result)
-        if len(rows) < len(order) and settled(rows, keep, bounds[len(rows)]):
+    done = 0
+    while done < len(order):
+        rows += mapper(row, order[done:done + batch])
+        done = min(len(order), done + batch)
+        if done < len(order) and settled(rows, keep, bounds[done]):
             break
-    _close(results)
-    return rows, order[len(rows):]
-
-
-def _window(mapper: Callable, evaluate: Callable, items: Sequence) -> Iterator:
-    """evaluate(item) of each item in order, lazily: `mapper.window` (its workers kept
-    busy, `linalg_io.parallel`), else the builtin map (one at a time)."""
-    return getattr(mapper, "window", map)(evaluate, items)
-
-
-def _close(results: Iterator) -> None:
-    """Stop an evaluation left early: `mapper.window` cancels the items not started."""
-    getattr(results, "close", lambda: None)()
+    return rows, order[done:]
 
 
 def _settled(rows: list[dict], keep: int, bound: float) -> bool:

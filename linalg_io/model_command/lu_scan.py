@@ -21,7 +21,7 @@ from functools import partial
 
 from linalg_io.errors import InputError
 from linalg_io.layout.words import WORD
-from linalg_io.lu.choice import LUChoice, choose_lu
+from linalg_io.lu.choice import choose_lu
 from linalg_io.lu.hpl import hpl_flops
 from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.model_command.predictions import (
@@ -61,23 +61,17 @@ def scan(args) -> str:
          f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")
     keep_freed_memory()
     with core_map() as mapper:
-        # every P at once, the workers taking the largest P's evaluations first (the
-        # longest chains: started last, they would leave a core idle at the end)
-        points = mapper.together(partial(_records_at, args, profile, p, mapper.at(p))
-                                 for p in args.p)
-        for found, lines in points:
-            records += found
-            for line in lines:
-                emit(line)
+        for p in args.p:
+            records += _records_at(args, profile, p, mapper)
     write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""
 
 
-def _records_at(args, profile, p: int, mapper) -> tuple[list[dict], list[str]]:
-    """(the records of P = p (module doc), their lines). Each choice evaluates only the
-    candidates a lower bound on their time does not rule out (`choose_lu`: the 2.5D
-    `pruned_rows`, the 2D `bounded_2d`), the 2.5D and the 2D side by side on the workers,
-    each followed by its record block."""
+def _records_at(args, profile, p: int, mapper) -> list[dict]:
+    """The records of P = p (module doc), their lines emitted. Each choice evaluates only
+    the candidates a lower bound on their time does not rule out (`choose_lu`: the 2.5D
+    `pruned_rows`, the 2D `bounded_2d`); then both record blocks are made on the workers
+    side by side."""
     placement = profile.placement(p)
     n = problem_size(args, p)
     mem = args.mem or placement.memory_per_rank
@@ -88,34 +82,25 @@ def _records_at(args, profile, p: int, mapper) -> tuple[list[dict], list[str]]:
         common["matrix_bytes_per_rank"] = args.mem_per_rank
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "objective": args.objective}
-    block = partial(_chosen_block, ask, mapper)
-    found = list(mapper.together([partial(block, "conflux"), partial(block, "2d")]))
+    try:
+        chosen = choose_lu("conflux", **ask, mapper=mapper)
+    except InputError:   # no grid fits: the 2D record alone, and a line that says so
+        chosen = None
+    choice_2d = choose_lu("2d", **ask, mapper=mapper)
+    chosen_ones = [choice for choice in (chosen, choice_2d) if choice is not None]
+    blocks = mapper(partial(model_block, profile, placement, mem), chosen_ones)
     records = []
-    for choice, model in filter(None, found):
+    for choice, block in zip(chosen_ones, blocks):
         params = {**common, "nb": choice.nb, "grid": list(choice.grid)}
         if choice.algorithm == "2d":
             params["pivoting"] = "expected"
-        records.append(prediction_record("lu", choice.algorithm, params, p, model, bound,
+        records.append(prediction_record("lu", choice.algorithm, params, p, block, bound,
                                          profile, placement, hpl_flops(n)))
-    lines = [_line(record) for record in records]
-    if found[0] is None:   # no grid fits: the 2D record alone, and a line that says so
-        lines.append(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB "
-                     "per rank")
-    return records, lines
-
-
-def _chosen_block(ask: dict, mapper, algorithm: str) -> tuple[LUChoice, dict] | None:
-    """(the choice `lu --algo ALGORITHM` runs for the keyword arguments `ask` of
-    `choose_lu`, its record's `model_block`), None where no 2.5D grid fits."""
-    try:
-        choice = choose_lu(algorithm, **ask, mapper=mapper)
-    except InputError:
-        if algorithm == "2d":
-            raise
-        return None
-    model, = mapper(partial(model_block, ask["profile"], ask["placement"], ask["memory"]),
-                    [choice])
-    return choice, model
+    for record in records:
+        emit(_line(record))
+    if chosen is None:
+        emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
+    return records
 
 
 def model_block(profile, placement, mem: float, choice) -> dict:

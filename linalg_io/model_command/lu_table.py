@@ -79,26 +79,27 @@ def model_table(args) -> str:
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "grid": args.grid, "nb": args.nb, "objective": args.objective}
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
-    unevaluated = 0
+    unevaluated = unevaluated_2d = 0
     keep_freed_memory()
-    with core_map() as mapper:   # the 2.5D and the 2D candidates share the workers
-        parts = {"conflux": partial(conflux_rows, ask, mapper, limit),
-                 "2d": partial(_table_2d, ask, mapper, limit)}
-        found = dict(zip(algos, mapper.together(parts[algo] for algo in algos)))
-    if "conflux" in found:
-        chosen, table = found["conflux"]
-        rows = [candidate.costs for candidate in table if candidate.costs is not None]
-        unevaluated = len(table) - len(rows)
-        chosen_row = next((candidate.costs for candidate in table
-                           if candidate.choice == chosen), None)
-    if "2d" in found:
-        choices_2d, evaluated, unevaluated_2d = found["2d"]
-        # what `lu --algo 2d` runs: choose_lu's rule on these rows
-        choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
-        chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
-        rows_2d = sorted((row for _, row in sorted(evaluated, key=lambda pair:
-                                                   choices_2d.index(pair[0]))),
-                         key=lambda r: r["time_s"])
+    with core_map() as mapper:
+        if "conflux" in algos:
+            chosen, table = conflux_rows(ask, mapper, limit)
+            rows = [candidate.costs for candidate in table if candidate.costs is not None]
+            unevaluated = len(table) - len(rows)
+            chosen_row = next((candidate.costs for candidate in table
+                               if candidate.choice == chosen), None)
+        if "2d" in algos:
+            choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
+            evaluated, skipped_2d = bounded_2d(partial(_row_2d, profile, placement),
+                                               lambda row: row["time_s"], profile,
+                                               choices_2d, limit, mapper)
+            unevaluated_2d = len(skipped_2d)
+            # what `lu --algo 2d` runs: choose_lu's rule on these rows
+            choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
+            chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
+            rows_2d = sorted((row for _, row in sorted(evaluated, key=lambda pair:
+                                                       choices_2d.index(pair[0]))),
+                             key=lambda r: r["time_s"])
     lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
                                      args.objective)
     if "conflux" in algos:
@@ -144,18 +145,6 @@ def conflux_rows(ask: dict, mapper: Callable = map,
         return choose_lu("conflux", **ask, table=table), table
     except InputError:
         return None, table
-
-
-def _table_2d(ask: dict, mapper: Callable,
-              keep: int | None) -> tuple[list[LUChoice], list[tuple[LUChoice, dict]], int]:
-    """(the 2D candidates' choices, the (choice, `_row_2d`) pairs evaluated, how many were
-    not) for the keyword arguments `ask` of `choose_lu`; `keep`: only the rows
-    `bounded_2d` cannot rule out of the first `keep` and of the choice's tie."""
-    choices = [candidate.choice for candidate in candidates("2d", **ask)]
-    evaluated, skipped = bounded_2d(partial(_row_2d, ask["profile"], ask["placement"]),
-                                    lambda row: row["time_s"], ask["profile"], choices, keep,
-                                    mapper)
-    return choices, evaluated, len(skipped)
 
 
 def _sampled_lines(n: int, shapes_2d: list[tuple[int, int, int]]) -> list[str]:
