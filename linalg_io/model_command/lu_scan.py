@@ -9,9 +9,7 @@ its layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)
 the memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
-Every P is evaluated at once on the workers, the largest first (`CoreMap.together`);
-one line per record is printed (`predictions.emit`) in the order of P, as soon as
-its P and every smaller one are done.
+Prints one line per record as soon as it is computed (`predictions.emit`).
 """
 
 from __future__ import annotations
