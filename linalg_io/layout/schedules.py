@@ -259,13 +259,15 @@ def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
     ranks = np.arange(p)
     nodes = np.asarray(nodes)
     counts = np.asarray(root_counts, dtype=float)
-    spectrum = []
+    spectrum = None     # the root counts', made the first time an FFT is needed
 
     def by_fft(positions: np.ndarray) -> np.ndarray:
         """Per rank X: the bcasts in which X sits at one of `positions`."""
-        spectrum[:] = spectrum or [np.fft.rfft(counts)]
+        nonlocal spectrum
+        if spectrum is None:
+            spectrum = np.fft.rfft(counts)
         where = np.bincount(positions, minlength=p).astype(float)
-        return np.rint(np.fft.irfft(spectrum[0] * np.fft.rfft(where), n=p))
+        return np.rint(np.fft.irfft(spectrum * np.fft.rfft(where), n=p))
 
     for out, sign in ((recv, -1), (sent, 1)):
         everywhere = []
