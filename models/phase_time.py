@@ -68,7 +68,9 @@ class _Phase:
         self.hidden = 0.0      # seconds of it a look-ahead runs beside another phase
 
     def add(self, span, mask, costs: tuple) -> None:
-        totals = self.links.setdefault(span, [np.zeros(self.shape) for _ in costs])
+        if span not in self.links:
+            self.links[span] = [np.zeros(self.shape) for _ in costs]
+        totals = self.links[span]
         for total, cost in zip(totals, costs):
             total += mask * np.broadcast_to(np.asarray(cost, dtype=float), self.shape)
 

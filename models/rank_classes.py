@@ -236,7 +236,9 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
             high = np.round(value / unit[row]) * unit[row]
             parts = (("high", high), ("low", value - high))[:1 + rest[row]]
             for part, w in parts:
-                total = sums.setdefault(part, np.zeros((len(rows), px * py)))
+                if part not in sums:
+                    sums[part] = np.zeros((len(rows), px * py))
+                total = sums[part]
                 total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
                                           minlength=px * py + 1)[:-1]
         begin = stop
