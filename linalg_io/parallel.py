@@ -1,51 +1,290 @@
 """Independent pure evaluations (the model's candidates) spread over this machine's cores.
 
-`core_map()` is a context manager giving a `CoreMap`: called as `map(function, items)
--> list` it runs in forked worker processes, one per core this process may use, in the
-items' order (in this process where there is one core or one item); `start` queues a
-map and returns a function that waits for its list, so two maps can share the workers.
-Only for code without MPI and without threads of its own (a forked child would inherit
-their state): the `model` commands. `function` must be picklable (a module-level
-function or a functools.partial of one).
+`core_map()` is a context manager giving a `CoreMap` over forked worker processes, one
+per core this process may use (in this process where there is one core):
+- called as `map(function, items) -> list`: function(item) of each item, in order;
+- `window(function, items)`: a generator of function(item) of each item in order that
+  keeps one of its items evaluating, and more (up to a worker each) while a worker would
+  otherwise wait with nothing queued: a branch and bound that stops early (closing it)
+  is not held up by the slowest of a batch; its evaluations left unused are dropped;
+- `together(calls)`: runs the calls (functions of nothing that use this CoreMap) at once,
+  in threads of this process, so that their evaluations share the workers (the 2.5D and
+  the 2D candidates); their results in order.
+With one core the same calls evaluate in this process, one after the other.
+
+Each worker has a pipe of its own (`_Workers`): one that is killed (an evaluation
+dropped, the block's end) takes nothing down with it, and the block ends at once, its
+workers killed. Only for code without MPI and without threads of its own (a forked child
+would inherit their state): the `model` commands. `function` must be picklable (a
+module-level function or a functools.partial of one).
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import ctypes
 import os
-from collections.abc import Callable, Iterable, Iterator
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from multiprocessing import Pipe
+from multiprocessing.connection import Connection, wait
+
+PR_SET_PDEATHSIG = 1   # prctl: the signal a child gets when its parent ends
 
 
 def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _ended() -> RuntimeError:
+    return RuntimeError("a model worker process ended before its result")
+
+
+def _serve(conn: Connection, parent: int) -> None:
+    """A worker's life: (function, item) in, (ok, result or error) out, until its pipe
+    closes; it ends with its parent (killed, or ^C: the parent ends the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        return
+    while True:
+        try:
+            function, item = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = (True, function(item))
+        except Exception as error:  # noqa: BLE001 - raised again in the parent
+            reply = (False, error)
+        conn.send(reply)
+
+
+class _Workers:
+    """Forked worker processes, each on its own pipe, and the evaluations queued for
+    them (first queued, first handed on); a dispatcher thread reads the results."""
+
+    def __init__(self, count: int) -> None:
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)   # a result in, a worker freed
+        self.queued: deque = deque()                     # (future, function, item)
+        self.idle: list = []                             # (pid, conn)
+        self.busy: dict = {}                             # conn -> (pid, future)
+        self.closed = False
+        self.killed: set[int] = set()                   # pids dropped, not yet reaped
+        self.wake_in, self.wake_out = Pipe(duplex=False)
+        self.count = count
+        for _ in range(count):
+            self.idle.append(self._spawn())
+        self.thread = threading.Thread(target=self._dispatch, daemon=True)
+        self.thread.start()
+
+    def _spawn(self) -> tuple[int, Connection]:
+        ours, theirs = Pipe()
+        parent = os.getpid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:     # the worker: only its own pipe end, and no return into the caller
+            try:
+                ours.close()
+                _serve(theirs, parent)
+            finally:
+                os._exit(0)
+        theirs.close()
+        return pid, ours
+
+    def submit(self, function: Callable, item) -> Future:
+        future: Future = Future()
+        with self.lock:
+            if self.closed:
+                future.set_exception(_ended())
+                return future
+            self.queued.append((future, function, item))
+            self._hand_on()
+        return future
+
+    def spare(self) -> bool:
+        """Whether a worker is free with nothing queued for it (under the lock)."""
+        return not self.closed and not self.queued and bool(self.idle)
+
+    def _hand_on(self) -> None:
+        """The queued evaluations to the free workers (under the lock)."""
+        sent = False
+        while self.idle and self.queued:
+            future, function, item = self.queued.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue            # dropped while queued
+            pid, conn = self.idle.pop()
+            self.busy[conn] = (pid, future)
+            sent = True
+            try:
+                conn.send((function, item))
+            except OSError:         # the worker died idle: its pipe's end replaces it
+                future.set_exception(_ended())
+        if sent:
+            self.wake_out.send_bytes(b"")     # the dispatcher waits on the new pipes too
+
+    def drop(self, future: Future) -> None:
+        """An evaluation no longer wanted: cancelled if queued, its worker killed (and
+        replaced) if running."""
+        with self.lock:
+            if future.cancel():
+                return
+            for pid, running in self.busy.values():
+                if running is future and pid not in self.killed:
+                    self.killed.add(pid)
+                    os.kill(pid, signal.SIGKILL)
+
+    def _dispatch(self) -> None:
+        while True:
+            with self.lock:
+                if self.closed:
+                    return
+                conns = [*self.busy, self.wake_in]
+            for conn in wait(conns):
+                if conn is self.wake_in:
+                    conn.recv_bytes()
+                    continue
+                try:
+                    ok, value = conn.recv()
+                    ended = False
+                except (EOFError, OSError):           # killed (dropped), or died
+                    ok, value, ended = False, _ended(), True
+                with self.lock:
+                    pid, future = self.busy.pop(conn)
+                    if not future.done():
+                        (future.set_result if ok else future.set_exception)(value)
+                    if ended or pid in self.killed:   # (a result may beat the kill)
+                        self._reap(pid, conn)
+                        if not self.closed:
+                            self.idle.append(self._spawn())
+                    elif not self.closed:
+                        self.idle.append((pid, conn))
+                    if not self.closed:
+                        self._hand_on()
+                    self.changed.notify_all()
+
+    def _reap(self, pid: int, conn: Connection) -> None:
+        self.killed.discard(pid)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        conn.close()
+
+    def close(self) -> None:
+        """Every worker killed and reaped, the queued and running evaluations failed."""
+        with self.lock:
+            self.closed = True
+            self.wake_out.send_bytes(b"")
+            self.changed.notify_all()
+        self.thread.join()
+        with self.lock:
+            waiting = [future for future, _, _ in self.queued]
+            waiting += [future for _, future in self.busy.values()]
+            for pid, conn in self.idle + [(pid, conn) for conn, (pid, _) in self.busy.items()]:
+                self._reap(pid, conn)
+            self.queued.clear()
+            self.idle, self.busy = [], {}
+            for future in waiting:
+                if not future.done():
+                    future.set_exception(_ended())
+            self.changed.notify_all()
+        self.wake_in.close()
+        self.wake_out.close()
+
+
 class CoreMap:
-    """map over the workers of `pool` (None: in this process)."""
+    """map, window and together over `workers` (None: in this process), see the module
+    doc."""
 
-    def __init__(self, pool, workers: int = 1) -> None:
-        self.pool = pool
-        self.workers = workers   # how many items run at once
-
-    def start(self, function: Callable, items: Iterable) -> Callable[[], list]:
-        items = list(items)
-        if self.pool is None or len(items) < 2:
-            results = [function(item) for item in items]
-            return lambda: results
-        pending = self.pool.map_async(function, items, chunksize=1)
-        return pending.get
+    def __init__(self, workers: _Workers | None = None) -> None:
+        self._workers = workers
+        self.workers = workers.count if workers else 1   # how many items run at once
 
     def __call__(self, function: Callable, items: Iterable) -> list:
-        return self.start(function, items)()
+        items = list(items)
+        if self._workers is None or len(items) < 2:
+            return [function(item) for item in items]
+        futures = [self._workers.submit(function, item) for item in items]
+        try:
+            return [future.result() for future in futures]
+        finally:
+            for future in futures:
+                self._workers.drop(future)
+
+    def window(self, function: Callable, items: Iterable) -> Generator:
+        """function(item) of each item, in order, the workers kept busy (module doc)."""
+        if self._workers is None:
+            return (function(item) for item in items)
+        return self._window(function, iter(items))
+
+    def _window(self, function: Callable, items: Iterator) -> Generator:
+        workers = self._workers
+        futures: deque[Future] = deque()      # in the items' order
+        left = True
+
+        def wanted() -> bool:
+            """Whether to queue the next item: none of ours unfinished, or a worker
+            free with nothing queued (under the lock)."""
+            unfinished = sum(not future.done() for future in futures)
+            return left and (unfinished == 0 or (unfinished < workers.count
+                                                  and workers.spare()))
+
+        try:
+            while True:
+                with workers.lock:
+                    workers.changed.wait_for(lambda: not futures or futures[0].done()
+                                             or wanted() or workers.closed)
+                    grow = wanted()
+                if grow:
+                    item = next(items, _END)
+                    if item is _END:
+                        left = False
+                    else:
+                        futures.append(workers.submit(function, item))
+                    continue
+                if not futures:
+                    return
+                yield futures.popleft().result()
+        finally:
+            for future in futures:
+                workers.drop(future)
+
+    def together(self, calls: Iterable[Callable[[], object]]) -> list:
+        """The calls' results, in order, the calls run at once (module doc)."""
+        calls = list(calls)
+        if self._workers is None or len(calls) < 2:
+            return [call() for call in calls]
+        threads = ThreadPoolExecutor(len(calls))
+        try:
+            return [future.result() for future in [threads.submit(call) for call in calls]]
+        finally:
+            # after an error, not waiting for the others: `core_map`'s end fails what
+            # they wait for
+            threads.shutdown(wait=False, cancel_futures=True)
+
+
+_END = object()
 
 
 @contextmanager
 def core_map() -> Iterator[CoreMap]:
     """A CoreMap over the usable cores (see the module doc); the workers end with the block."""
-    workers = usable_cores()
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    count = usable_cores()
+    if count < 2 or not hasattr(os, "fork"):
         yield CoreMap(None)
         return
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield CoreMap(pool, workers)
+    workers = _Workers(count)
+    try:
+        yield CoreMap(workers)
+    finally:
+        workers.close()

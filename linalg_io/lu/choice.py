@@ -19,7 +19,8 @@ the candidate best for the objective among those within the memory per rank
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
@@ -162,11 +163,11 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
     """(the (choice, evaluate(choice)) pairs evaluated, the choices not evaluated) of 2D
     `choices`, by branch and bound on the time `seconds`(evaluate(choice)) = the 2D
     model's (`lu2d_seconds`): evaluated in the order of a proven lower bound on that time
-    (`linalg_io.models.lu2d_bounds.time_seconds`), a batch of `mapper.workers` at a
-    time, until the next bound B exceeds both the fastest time t* times 1 + SQUARE_TIE
-    and the keep-th fastest time: any other has a time >= B, so it is neither in
-    `fastest_2d`'s tie (nor lowers t*) nor among the `keep` fastest. keep None: every
-    choice."""
+    (`linalg_io.models.lu2d_bounds.time_seconds`), one result at a time (`in_order`;
+    the same choices on any number of cores), until the next bound B exceeds both the
+    fastest time t* times 1 + SQUARE_TIE and the keep-th fastest time: any other has a
+    time >= B, so it is neither in `fastest_2d`'s tie (nor lowers t*) nor among the
+    `keep` fastest. keep None: every choice."""
     if keep is None:
         return list(zip(choices, mapper(evaluate, choices))), []
     bounded = sorted((lu2d_bounds.time_seconds(choice.n, choice.nb, *choice.grid, profile,
@@ -174,15 +175,14 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
                      for i, choice in enumerate(choices))
     order = [choices[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
-    batch = max(1, getattr(mapper, "workers", 1))
     done: list[tuple[LUChoice, T]] = []
-    while len(done) < len(order):
-        part = order[len(done):len(done) + batch]
-        done += zip(part, mapper(evaluate, part))
-        times = sorted(seconds(result) for _, result in done)
-        if (len(done) < len(order) and len(times) >= keep
-                and bounds[len(done)] > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])):
-            break
+    with closing(in_order(mapper, evaluate, order)) as results:
+        for choice, result in zip(order, results):
+            done.append((choice, result))
+            times = sorted(seconds(result) for _, result in done)
+            if (len(done) < len(order) and len(times) >= keep
+                    and bounds[len(done)] > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])):
+                break
     return done, order[len(done):]
 
 
@@ -275,13 +275,14 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     """(rows, configurations not evaluated): branch and bound on the time of `row`
     (`conflux.candidate_row` of these n, mem_bytes, profile, placement). The fitting
     configurations are evaluated in the order of a proven lower bound on their time
-    (`linalg_io.models.lu_bounds.time_seconds`), a batch of `mapper.workers` at a time,
-    until the next bound B exceeds both the best time t* times 1 + TIE and the time of
-    the keep-th row of `ranked`: any other row has a time >= B, so it is neither in
-    t*'s tie (nor lowers t*) nor before the keep-th row, and the first `keep` rows of
-    `ranked` are those of every row. Fewer than `keep` fitting (F of them): every fitting
-    one, then the others the same way until the next bound exceeds the (keep - F)-th
-    time among them, the order `candidates` lists them in after the fitting ones."""
+    (`linalg_io.models.lu_bounds.time_seconds`), one row at a time (`in_order`; the
+    same rows on any number of cores), until the next bound B exceeds both the best time
+    t* times 1 + TIE and the time of the keep-th row of `ranked`: any other row has a
+    time >= B, so it is neither in t*'s tie (nor lowers t*) nor before the keep-th row,
+    and the first `keep` rows of `ranked` are those of every row. Fewer than `keep`
+    fitting (F of them): every fitting one, then the others the same way until the next
+    bound exceeds the (keep - F)-th time among them, the order `candidates` lists them
+    in after the fitting ones."""
     fits = [_fits(n, mem_bytes, *config) for config in configs]
     fitting = [config for config, fit in zip(configs, fits) if fit]
     over = [config for config, fit in zip(configs, fits) if not fit]
@@ -303,15 +304,22 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
                      for i, (px, py, c, v) in enumerate(configs))
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
-    batch = max(1, getattr(mapper, "workers", 1))
     rows: list[dict] = []
-    done = 0
-    while done < len(order):
-        rows += mapper(row, order[done:done + batch])
-        done = min(len(order), done + batch)
-        if done < len(order) and settled(rows, keep, bounds[done]):
-            break
-    return rows, order[done:]
+    with closing(in_order(mapper, row, order)) as results:
+        for result in results:
+            rows.append(result)
+            if len(rows) < len(order) and settled(rows, keep, bounds[len(rows)]):
+                break
+    return rows, order[len(rows):]
+
+
+def in_order(mapper: Callable, function: Callable, items: Sequence) -> Generator:
+    """function(item) of each item, in order, as they are wanted: `mapper.window` (its
+    workers kept busy, those left unused dropped when it is closed,
+    `linalg_io.parallel`), else one at a time."""
+    if hasattr(mapper, "window"):
+        return mapper.window(function, items)
+    return (function(item) for item in items)
 
 
 def _settled(rows: list[dict], keep: int, bound: float) -> bool:

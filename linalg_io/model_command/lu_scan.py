@@ -68,8 +68,8 @@ def scan(args) -> str:
 def _records_at(args, profile, p: int, mapper) -> list[dict]:
     """The records of P = p (module doc), their lines emitted. Each choice evaluates only
     the candidates a lower bound on their time does not rule out (`choose_lu`: the 2.5D
-    `pruned_rows`, the 2D `bounded_2d`); then both record blocks are made on the workers
-    side by side."""
+    `pruned_rows`, the 2D `bounded_2d`), the two side by side on the workers; then both
+    record blocks, side by side."""
     placement = profile.placement(p)
     n = problem_size(args, p)
     mem = args.mem or placement.memory_per_rank
@@ -80,11 +80,8 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
         common["matrix_bytes_per_rank"] = args.mem_per_rank
     ask = {"n": n, "p": p, "memory": mem, "profile": profile, "placement": placement,
            "objective": args.objective}
-    try:
-        chosen = choose_lu("conflux", **ask, mapper=mapper)
-    except InputError:   # no grid fits: the 2D record alone, and a line that says so
-        chosen = None
-    choice_2d = choose_lu("2d", **ask, mapper=mapper)
+    chosen, choice_2d = mapper.together([partial(_conflux_choice, ask, mapper),
+                                         partial(choose_lu, "2d", **ask, mapper=mapper)])
     chosen_ones = [choice for choice in (chosen, choice_2d) if choice is not None]
     blocks = mapper(partial(model_block, profile, placement, mem), chosen_ones)
     records = []
@@ -99,6 +96,15 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
     if chosen is None:
         emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
     return records
+
+
+def _conflux_choice(ask: dict, mapper):
+    """`choose_lu`'s 2.5D choice, None where no grid fits (the 2D record alone, and a line
+    that says so)."""
+    try:
+        return choose_lu("conflux", **ask, mapper=mapper)
+    except InputError:
+        return None
 
 
 def model_block(profile, placement, mem: float, choice) -> dict:

@@ -81,25 +81,29 @@ def model_table(args) -> str:
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     unevaluated = unevaluated_2d = 0
     keep_freed_memory()
+    choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
     with core_map() as mapper:
-        if "conflux" in algos:
-            chosen, table = conflux_rows(ask, mapper, limit)
-            rows = [candidate.costs for candidate in table if candidate.costs is not None]
-            unevaluated = len(table) - len(rows)
-            chosen_row = next((candidate.costs for candidate in table
-                               if candidate.choice == chosen), None)
-        if "2d" in algos:
-            choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
-            evaluated, skipped_2d = bounded_2d(partial(_row_2d, profile, placement),
-                                               lambda row: row["time_s"], profile,
-                                               choices_2d, limit, mapper)
-            unevaluated_2d = len(skipped_2d)
-            # what `lu --algo 2d` runs: choose_lu's rule on these rows
-            choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
-            chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
-            rows_2d = sorted((row for _, row in sorted(evaluated, key=lambda pair:
-                                                       choices_2d.index(pair[0]))),
-                             key=lambda r: r["time_s"])
+        # the 2.5D and the 2D candidates side by side, sharing the workers
+        tables = mapper.together(
+            ([partial(conflux_rows, ask, mapper, limit)] if "conflux" in algos else [])
+            + ([partial(bounded_2d, partial(_row_2d, profile, placement),
+                        _seconds_of, profile, choices_2d, limit, mapper)]
+               if "2d" in algos else []))
+    if "conflux" in algos:
+        chosen, table = tables.pop(0)
+        rows = [candidate.costs for candidate in table if candidate.costs is not None]
+        unevaluated = len(table) - len(rows)
+        chosen_row = next((candidate.costs for candidate in table
+                           if candidate.choice == chosen), None)
+    if "2d" in algos:
+        evaluated, skipped_2d = tables.pop(0)
+        unevaluated_2d = len(skipped_2d)
+        # what `lu --algo 2d` runs: choose_lu's rule on these rows
+        choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
+        chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
+        rows_2d = sorted((row for _, row in sorted(evaluated, key=lambda pair:
+                                                   choices_2d.index(pair[0]))),
+                         key=lambda r: r["time_s"])
     lines += [""] + verdict.headline(n, p, profile, placement, chosen_row, chosen_2d,
                                      args.objective)
     if "conflux" in algos:
@@ -173,6 +177,10 @@ def _sampled_lines_25d(rows: list[dict]) -> list[str]:
             f"{conflux.SAMPLED_ERROR:g}, messages within {conflux.SAMPLED_MSGS_ERROR:g} of "
             "walking every step where measured; a record's model.time_formula says how): "
             + ", ".join(sampled)]
+
+
+def _seconds_of(row: dict) -> float:
+    return row["time_s"]
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
