@@ -29,6 +29,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from contextlib import contextmanager
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection, wait
@@ -131,16 +132,19 @@ class _Workers:
         if sent:
             self.wake_out.send_bytes(b"")     # the dispatcher waits on the new pipes too
 
-    def drop(self, future: Future) -> None:
-        """An evaluation no longer wanted: cancelled if queued, its worker killed (and
-        replaced) if running."""
+    def drop(self, futures: Iterable[Future]) -> None:
+        """Evaluations no longer wanted: cancelled if queued; if running, their workers
+        killed, reaped and replaced before this returns."""
+        futures = list(futures)
         with self.lock:
-            if future.cancel():
-                return
-            for pid, running in self.busy.values():
-                if running is future and pid not in self.killed:
-                    self.killed.add(pid)
-                    os.kill(pid, signal.SIGKILL)
+            for future in futures:
+                if future.cancel():
+                    continue
+                for pid, running in self.busy.values():
+                    if running is future and pid not in self.killed:
+                        self.killed.add(pid)
+                        os.kill(pid, signal.SIGKILL)
+        wait_futures(futures)
 
     def _dispatch(self) -> None:
         while True:
@@ -159,14 +163,14 @@ class _Workers:
                     ok, value, ended = False, _ended(), True
                 with self.lock:
                     pid, future = self.busy.pop(conn)
-                    if not future.done():
-                        (future.set_result if ok else future.set_exception)(value)
                     if ended or pid in self.killed:   # (a result may beat the kill)
                         self._reap(pid, conn)
                         if not self.closed:
                             self.idle.append(self._spawn())
                     elif not self.closed:
                         self.idle.append((pid, conn))
+                    if not future.done():
+                        (future.set_result if ok else future.set_exception)(value)
                     if not self.closed:
                         self._hand_on()
                     self.changed.notify_all()
@@ -218,8 +222,7 @@ class CoreMap:
         try:
             return [future.result() for future in futures]
         finally:
-            for future in futures:
-                self._workers.drop(future)
+            self._workers.drop(futures)
 
     def window(self, function: Callable, items: Iterable) -> Generator:
         """function(item) of each item, in order, the workers kept busy (module doc)."""
@@ -256,8 +259,7 @@ class CoreMap:
                     return
                 yield futures.popleft().result()
         finally:
-            for future in futures:
-                workers.drop(future)
+            workers.drop(futures)
 
     def together(self, calls: Iterable[Callable[[], object]]) -> list:
         """The calls' results, in order, the calls run at once (module doc)."""

@@ -2,8 +2,16 @@
 two or more cores); `model lu` prints the same table either way."""
 
 import io
+import os
+import signal
+import subprocess
+import sys
+import time
 from contextlib import redirect_stdout
 from functools import partial
+from pathlib import Path
+
+import pytest
 
 from linalg_io import parallel
 from linalg_io.cli import main as cli_main
@@ -30,3 +38,97 @@ def test_model_lu_table_is_the_same_on_one_core(monkeypatch):
             assert cli_main(args) == 0
         tables.append(out.getvalue())
     assert tables[0] == tables[1] and tables[0].count("\n") > 20
+
+
+def napping(folder: str, seconds: float, item: int) -> int:
+    """Marks that this worker started `item`, sleeps, returns the worker's pid."""
+    Path(folder, f"{item}.{os.getpid()}").touch()
+    time.sleep(seconds if item else 0.0)
+    return os.getpid()
+
+
+def failing(item: int) -> int:
+    raise ValueError(f"item {item}")
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a process (a zombie is not: reaped children are gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def started(folder: Path, count: int) -> list[int]:
+    """The pids of the workers that started `count` items (waits until they have)."""
+    while len(list(folder.iterdir())) < count:
+        time.sleep(0.01)
+    return sorted({int(path.suffix[1:]) for path in folder.iterdir()})
+
+
+@pytest.fixture
+def two_workers(monkeypatch):
+    """core_map with two worker processes, however many cores this machine has."""
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
+
+
+def test_window_left_early_drops_the_running_evaluations(tmp_path, two_workers):
+    """A window left after its first result (a branch and bound's stop): the evaluations
+    it started beside it (sleeping a minute) are killed and reaped at once, their workers
+    replaced; the next map runs on two live workers."""
+    with parallel.core_map() as mapper:
+        results = mapper.window(partial(napping, str(tmp_path), 60.0), range(3))
+        first = next(results)
+        running = [pid for pid in started(tmp_path, 2) if pid != first]
+        assert running and all(alive(pid) for pid in running)
+        results.close()
+        assert not any(alive(pid) for pid in running)
+        (tmp_path / "again").mkdir()
+        pids = mapper(partial(napping, str(tmp_path / "again"), 0.0), [0] * 8)
+        assert len(set(pids)) <= 2 and all(alive(pid) for pid in pids)
+        assert not set(pids) & set(running)
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_block_left_by_an_error_kills_its_workers(tmp_path, two_workers):
+    """An error inside the block while an evaluation runs (sleeping a minute): the block
+    ends at once, every worker killed and reaped; an error inside an evaluation reaches
+    the caller as itself."""
+    with pytest.raises(KeyError), parallel.core_map() as mapper:
+        with pytest.raises(ValueError, match="item 1"):
+            mapper(failing, [1, 2])
+        mapper._workers.submit(partial(napping, str(tmp_path), 60.0), 1)
+        workers = [pid for pid, _ in mapper._workers.idle] + [
+            pid for pid, _ in mapper._workers.busy.values()]
+        assert started(tmp_path, 1)[0] in workers
+        raise KeyError("the caller's error")
+    assert len(workers) == 2 and not any(alive(pid) for pid in workers)
+
+
+def test_together_shares_the_workers(two_workers):
+    """Two windows run at once by `together`: each its own results, in order."""
+    with parallel.core_map() as mapper:
+        def listed(factor: int) -> list[int]:
+            return list(mapper.window(partial(scaled, factor), range(20)))
+
+        assert mapper.together([partial(listed, 2), partial(listed, 3)]) == [
+            [2 * x for x in range(20)], [3 * x for x in range(20)]]
+
+
+def test_workers_end_with_their_parent(tmp_path):
+    """A `model` process killed by SIGTERM while its workers evaluate (sleeping a
+    minute): its workers end too (none left orphaned)."""
+    code = ("import sys, time; from functools import partial; "
+            "from linalg_io import parallel; import test_parallel as t; "
+            "parallel.usable_cores = lambda: 2\n"
+            "with parallel.core_map() as m:\n"
+            f"    m(partial(t.napping, {str(tmp_path)!r}, 60.0), [1, 2])\n")
+    job = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).parent)
+    workers = started(tmp_path, 2)
+    assert all(alive(pid) for pid in workers)
+    job.send_signal(signal.SIGTERM)
+    assert job.wait(timeout=30) == -signal.SIGTERM
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in workers)
