@@ -92,7 +92,7 @@ class _Workers:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
-        if pid == 0:     # the worker: only its own pipe end, and no return into the caller
+        if pid == 0:     # the worker: serves its pipe, never returns into the caller
             try:
                 ours.close()
                 _serve(theirs, parent)
