@@ -196,7 +196,7 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     left = active[x_at] - owned[x_at]
     least_left = np.minimum(_least_positive(rows, x_breaks[0], left),
                             _least_positive(rows, every_row, active[k, 0] - owned[k, 0]))
-    least_slice = np.where(slices > 0, slices, np.inf).min(axis=1)[k]
+    least_slice = np.where(slices[k] > 0, slices[k], np.inf).min(axis=1)
     column_small = least_slice * least_trailing * WORD <= SMALL_BYTES
     row_small = (w * w * WORD <= SMALL_BYTES) | (least_left * least_slice * WORD
                                                   <= SMALL_BYTES)
