@@ -7,9 +7,11 @@ per core this process may use (in this process where there is one core):
   keeps one of its items evaluating, and more (up to a worker each) while a worker would
   otherwise wait with nothing queued: a branch and bound that stops early (closing it)
   is not held up by the slowest of a batch; its evaluations left unused are dropped;
-- `together(calls)`: runs the calls (functions of nothing that use this CoreMap) at once,
-  in threads of this process, so that their evaluations share the workers (the 2.5D and
-  the 2D candidates); their results in order.
+- `together(calls, at_once)`: runs the calls (functions of nothing that use this
+  CoreMap) at once, up to `at_once` at a time, in threads of this process, so that their
+  evaluations share the workers (the 2.5D and the 2D candidates; a scan's next P while
+  the last one's records are made); their results in order, each as soon as it and
+  those before it are done.
 With one core the same calls evaluate in this process, one after the other.
 
 Each worker has a pipe of its own (`_Workers`): one that is killed (an evaluation
@@ -261,14 +263,21 @@ class CoreMap:
         finally:
             workers.drop(futures)
 
-    def together(self, calls: Iterable[Callable[[], object]]) -> list:
-        """The calls' results, in order, the calls run at once (module doc)."""
+    def together(self, calls: Iterable[Callable[[], object]],
+                 at_once: int | None = None) -> Iterator:
+        """The calls' results, in order, each as soon as it and those before it are
+        done; up to `at_once` calls running at a time (None: all) (module doc)."""
         calls = list(calls)
         if self._workers is None or len(calls) < 2:
-            return [call() for call in calls]
-        threads = ThreadPoolExecutor(len(calls))
+            return (call() for call in calls)
+        return self._together(calls, min(at_once or len(calls), len(calls)))
+
+    @staticmethod
+    def _together(calls: list[Callable[[], object]], at_once: int) -> Generator:
+        threads = ThreadPoolExecutor(at_once)
         try:
-            return [future.result() for future in [threads.submit(call) for call in calls]]
+            for future in [threads.submit(call) for call in calls]:
+                yield future.result()
         finally:
             # after an error, not waiting for the others: `core_map`'s end fails what
             # they wait for

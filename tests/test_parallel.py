@@ -106,13 +106,16 @@ def test_block_left_by_an_error_kills_its_workers(tmp_path, two_workers):
 
 
 def test_together_shares_the_workers(two_workers):
-    """Two windows run at once by `together`: each its own results, in order."""
+    """Two windows run at once by `together` (or one after the other): each its own
+    results, in order."""
     with parallel.core_map() as mapper:
         def listed(factor: int) -> list[int]:
             return list(mapper.window(partial(scaled, factor), range(20)))
 
-        assert mapper.together([partial(listed, 2), partial(listed, 3)]) == [
-            [2 * x for x in range(20)], [3 * x for x in range(20)]]
+        for at_once in (None, 1):
+            assert list(mapper.together([partial(listed, 2), partial(listed, 3)],
+                                        at_once)) == [[2 * x for x in range(20)],
+                                                      [3 * x for x in range(20)]]
 
 
 def test_workers_end_with_their_parent(tmp_path):

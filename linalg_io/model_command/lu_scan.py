@@ -9,7 +9,8 @@ its layout needs and whether that fits, and the lower bound 2 N^3 / (3 P sqrt(M)
 the memory per rank M allowed (--mem, else the machine's nodes' memory over their ranks).
 strong: N fixed (--n). weak: every rank holds --mem-per-rank bytes of the matrix,
 N = sqrt(P M / 8) rounded down to a multiple of 256.
-Prints one line per record as soon as it is computed (`predictions.emit`).
+Prints one line per record as soon as it and those of the smaller P are computed
+(`predictions.emit`).
 """
 
 from __future__ import annotations
@@ -57,21 +58,25 @@ def scan(args) -> str:
     records = []
     emit(f"{'P':>6} {'algo':<8} {'N':>7} {'grid':>12} {'nb':>4} {'recv max MB':>12} "
          f"{'wire max MB':>12} {'bound MB':>10} {'mem GiB':>8} {'time s':>10}")
+    sizes = [problem_size(args, p) for p in args.p]     # a bad size refused before any work
     keep_freed_memory()
     with core_map() as mapper:
-        for p in args.p:
-            records += _records_at(args, profile, p, mapper)
+        # the next P's choices evaluate while the last one's record blocks are made
+        for lines, found in mapper.together([partial(_records_at, args, profile, p, n, mapper)
+                                             for p, n in zip(args.p, sizes)], at_once=2):
+            for line in lines:
+                emit(line)
+            records += found
     write_predictions(records, args)
     return f"{len(records)} prediction records appended to {args.out}" if args.out else ""
 
 
-def _records_at(args, profile, p: int, mapper) -> list[dict]:
-    """The records of P = p (module doc), their lines emitted. Each choice evaluates only
+def _records_at(args, profile, p: int, n: int, mapper) -> tuple[list[str], list[dict]]:
+    """(their lines, the records) of P = p and its N (module doc). Each choice evaluates only
     the candidates a lower bound on their time does not rule out (`choose_lu`: the 2.5D
     `pruned_rows`, the 2D `bounded_2d`), the two side by side on the workers; then both
     record blocks, side by side."""
     placement = profile.placement(p)
-    n = problem_size(args, p)
     mem = args.mem or placement.memory_per_rank
     bound = lu_lower_bound(n, p, mem / WORD, "the memory per rank allowed")
     common = {"n": n, "scan": args.scan, "mem_per_rank": int(mem),
@@ -91,11 +96,11 @@ def _records_at(args, profile, p: int, mapper) -> list[dict]:
             params["pivoting"] = "expected"
         records.append(prediction_record("lu", choice.algorithm, params, p, block, bound,
                                          profile, placement, hpl_flops(n)))
-    for record in records:
-        emit(_line(record))
+    lines = [_line(record) for record in records]
     if chosen is None:
-        emit(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB per rank")
-    return records
+        lines.append(f"{p:>6} {'conflux':<8} {n:>7}  no grid fits in {mem / 2**30:.2f} GiB "
+                     "per rank")
+    return lines, records
 
 
 def _conflux_choice(ask: dict, mapper):

@@ -84,11 +84,11 @@ def model_table(args) -> str:
     choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
     with core_map() as mapper:
         # the 2.5D and the 2D candidates side by side, sharing the workers
-        tables = mapper.together(
+        tables = list(mapper.together(
             ([partial(conflux_rows, ask, mapper, limit)] if "conflux" in algos else [])
             + ([partial(bounded_2d, partial(_row_2d, profile, placement),
                         _seconds_of, profile, choices_2d, limit, mapper)]
-               if "2d" in algos else []))
+               if "2d" in algos else [])))
     if "conflux" in algos:
         chosen, table = tables.pop(0)
         rows = [candidate.costs for candidate in table if candidate.costs is not None]
