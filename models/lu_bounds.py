@@ -23,8 +23,10 @@ runs a rank at most at one core's rate). So, every other term being >= 0,
 a bound per (N, v, c, P) and the machine's gamma and cores: it tells the tiles and
 slices apart (a thin slice v/c runs the dgemm far from gamma), not the grids.
 
-`time_seconds` adds the communication, per grid, in O(steps x c + Px) (the pivot ids'
-broadcast once per panel width, P and machine: O(P), cached). The model's time is
+`time_seconds` adds the communication, per grid, in O(steps + Px) (the [step] arrays
+of (N, v, c) and (N, v, Px) shared by the grids, cached; the pivot ids' broadcast once
+per panel width, P and machine: O(log P), O(P) where the ranks share cores, cached).
+The model's time is
 
     (a) Py > 1, a core per rank:  M(F_0) + sum_k M(I_k) + max_r sum_k X_k(r)
     (b) otherwise:                M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]
