@@ -89,12 +89,13 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
     gamma = profile.gamma_flops
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     cores = placement.shared_cores
-    update = 2.0 * below * kb * trail / rate
+    work = 2.0 * below * kb                              # the update's flops per column
+    update = work * trail / rate
     if cores is not None:
         update = np.maximum(update, 2.0 * kb * (n - ends) ** 2 / rate / cores)
     diag = k % pr
     diag_below = _owned_from(n, nb, pr, pr)
-    panel = _panel_seconds(pr, pc, profile, placement, kb, diag, diag_below)
+    panel = _panel_seconds(pr, pc, profile, placement, blocks, diag, diag_below)
     solve = kb * kb * trail / (PANEL_RATE * gamma)
     if pr > 1:
         col_alpha, col_beta = profile.link(pr * pc, placement)
@@ -104,8 +105,8 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
                     + col_beta * WORD * 2.0 * swapped * trail)
         solve = solve + np.maximum(col_beta * WORD * kb * (pr - 1) / pr * trail, diagonal)
     arrival = _arrival_seconds(pc, profile, placement, kb, blocks.head + below * kb)
-    first_cols = np.minimum(np.append(kb[1:], 0.0), trail)
-    ahead = 2.0 * below * kb * first_cols / rate
+    first_cols = np.minimum(blocks.kb_next, trail)
+    ahead = work * first_cols / rate
     following = np.append(panel[1:], 0.0)
     after = np.append(arrival[1:], 0.0)
     if profile.overlaps(pc, placement):
@@ -119,10 +120,12 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
 
 @dataclass(frozen=True)
 class _Blocks:
-    """[step k] arrays of (N, NB), shared by every grid: the block columns' widths kb,
-    ends, k, and the `panel_words` of a row with no rows below."""
+    """[step k] arrays of (N, NB), shared by every grid: the block columns' widths kb
+    (and kb_{k+1}, 0 after the last), ends, k, and the `panel_words` of a row with no
+    rows below."""
 
     kb: np.ndarray
+    kb_next: np.ndarray
     ends: np.ndarray
     k: np.ndarray
     head: np.ndarray
@@ -132,8 +135,8 @@ class _Blocks:
 def _blocks(n: int, nb: int) -> _Blocks:
     starts, widths = block_columns(n, nb)
     kb = widths.astype(float)
-    return _Blocks(kb=kb, ends=starts + widths, k=np.arange(len(starts)),
-                   head=panel_words(kb, 0.0))
+    return _Blocks(kb=kb, kb_next=np.append(kb[1:], 0.0), ends=starts + widths,
+                   k=np.arange(len(starts)), head=panel_words(kb, 0.0))
 
 
 def _owned_from(n: int, nb: int, p: int, ahead: int) -> np.ndarray:
@@ -149,16 +152,22 @@ def _owned_from(n: int, nb: int, p: int, ahead: int) -> np.ndarray:
 
 
 def _panel_seconds(pr: int, pc: int, profile: MachineProfile, placement: Placement,
-                   kb: np.ndarray, diag: np.ndarray, rows: np.ndarray) -> np.ndarray:
+                   blocks: _Blocks, diag: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """[step k]: F_k of the panel's diagonal rank (k mod Pr, k mod Pc), work + wait, as
-    `critical_path_time` charges it; `rows`: its rows below block k."""
+    `critical_path_time` charges it; `rows`: its rows below block k. The diagonal
+    rank's pivot search costs the same at every step of one width: timed at the first
+    and the last step (every block column but the last is NB wide)."""
+    kb = blocks.kb
     getrf = getrf_flops(rows + kb, kb) / (PANEL_RATE * profile.gamma_flops)
     if pr == 1:
         return getrf
     alpha, beta = profile.link(pr * pc, placement, max(1, placement.ranks_per_node // pc))
-    base, extra = candidate_words(kb)
-    sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, diag, diag[:, None])
-    return getrf + kb * (alpha * msgs[:, 0] + beta * np.maximum(sent, recv)[:, 0])
+    ends = [0, -1]
+    base, extra = candidate_words(kb[ends])
+    sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, diag[ends],
+                                            diag[ends][:, None])
+    search = kb[ends] * (alpha * msgs[:, 0] + beta * np.maximum(sent, recv)[:, 0])
+    return getrf + np.where(blocks.k < len(kb) - 1, search[0], search[1])
 
 
 def _arrival_seconds(pc: int, profile: MachineProfile, placement: Placement,
@@ -174,13 +183,16 @@ def _arrival_seconds(pc: int, profile: MachineProfile, placement: Placement,
     piece = np.minimum(size, CHUNK_BYTES)
     node_hop = on_node[0] + on_node[1] * piece
     net_hop = across[0] + across[1] * piece
+    chunks = chunk_count(size)
     # the chain with its stream on either link, each increasing in the size (a node
     # hop less in the fill is more than made up by the stream's node_beta size)
-    on_net = (across[1] * size + across[0] * chunk_count(size)
+    on_net = (across[1] * size + across[0] * chunks
               + (crossing - 1) * net_hop + (hops - crossing) * node_hop)
-    on_node_stream = (on_node[1] * size + on_node[0] * chunk_count(size)
+    on_node_stream = (on_node[1] * size + on_node[0] * chunks
                       + crossing * net_hop + (hops - crossing - 1) * node_hop)
     chain = np.where(crossing > 0, np.minimum(on_net, on_node_stream), on_node_stream)
+    if (size > SMALL_BYTES).all():
+        return chain
     top = pc - 1
     depth = top.bit_length() - 1 + (((top + 1) & top) == 0)
     slots = int(np.count_nonzero(cross_in))
