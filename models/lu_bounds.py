@@ -199,10 +199,11 @@ def _widths(n: int, v: int, c: int) -> _Widths:
 @dataclass(frozen=True)
 class _Rows:
     """[step] arrays of (N, v, Px), shared by every grid: the bounds rows <= sum_x b_x
-    and active <= sum_x a_x (module doc, fact 3), the candidates' getrf flops
+    (and 2 rows / Px) and active <= sum_x a_x (module doc, fact 3), the candidates' getrf flops
     getrf(active / Px, w) and, Px > 1, the merges' getrf(2 w, w)."""
 
     rows: np.ndarray
+    twice: np.ndarray
     active: np.ndarray
     getrf: np.ndarray
     merge: np.ndarray | None
@@ -214,7 +215,8 @@ def _rows(n: int, v: int, px: int) -> _Rows:
     w, done = widths.w, widths.done
     dust = px * DUST
     active = np.maximum(n - done + w - dust, 0.0)
-    return _Rows(rows=np.maximum(n - done - dust, 0.0), active=active,
+    rows = np.maximum(n - done - dust, 0.0)
+    return _Rows(rows=rows, twice=2.0 * rows / px, active=active,
                  getrf=getrf_flops(active / px, w),
                  merge=getrf_flops(2.0 * w, w) if px > 1 else None)
 
@@ -277,26 +279,45 @@ class _Grid:
         layers and process rows, of process column y's F_k, S_k and U_k (module doc),
         per step."""
         px, py, c, gamma = self.px, self.py, self.c, self.gamma
-        w, rows = self.widths.w, self.rows_.rows
+        w = self.widths.w
         panel = owners == y
+        at = np.flatnonzero(panel)                       # the steps of y's panels
         mine = np.where(panel, w, 0.0)
         t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
-        update = 2.0 * rows / px * t * self.widths.per_flop / c / gamma
+        # each term as the module doc writes it, operation by operation (in place; a
+        # division by c = 1 left out, terms only on y's panels added there alone)
+        update = self.rows_.twice * t
+        update *= self.widths.per_flop
+        if c > 1:
+            update /= c
+        update /= gamma
         solve = self.widths.ww * t
         if c > 1:
-            solve = solve * self.scale
-        solve = (solve + np.where(panel, self.panel_solve, 0.0)) / (gamma * PANEL_RATE)
+            solve *= self.scale
+        solve[at] += self.panel_solve[at]
+        solve /= gamma * PANEL_RATE
         if self.solve_fixed is not None:
-            solve = solve + self.solve_fixed
+            solve += self.solve_fixed
         if self.gather is not None:
-            solve = solve + np.where(panel, 0.0, self.gather * t / px)
+            gather = self.gather * t
+            gather /= px
+            gather[at] = 0.0
+            solve += gather
         if c > 1:
-            solve = solve + WORD * (self.fibre_w * t / px
-                                    + self.spread * (np.where(panel, self.scatter_rows, 0.0)
-                                                     + self.scatter_u * t))
+            fibre = self.fibre_w * t
+            fibre /= px
+            scatter = self.scatter_u * t
+            scatter[at] += self.scatter_rows[at]
+            scatter *= self.spread
+            fibre += scatter
+            fibre *= WORD
+            solve += fibre
             if self.col_w is not None:
-                solve = solve + self.col_w * t / c
-        factor = np.where(panel, self.factor, 0.0)
+                column = self.col_w * t
+                column /= c
+                solve += column
+        factor = np.zeros(len(w))
+        factor[at] = self.factor[at]
         if py > 1 and self.cores is None:
             return float(factor.sum() + solve.sum() + update.sum())
         following = np.concatenate([factor[1:], [0.0]])
