@@ -131,7 +131,7 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     widths = _widths(n, v, c)
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
               for width, count in widths.counts)
-    grid = _Grid(plan, widths, _rows(n, v, px), profile, placement)
+    grid = _Grid(plan, widths, profile, placement)
     columns = max(grid.column_seconds(owners, y) for y in set(owners[-2:].tolist()))
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
     return best * (1.0 - ROUNDING)
@@ -171,14 +171,15 @@ def _span_active(key) -> tuple:
 @dataclass(frozen=True)
 class _Widths:
     """[step] arrays of (N, v, c), shared by every grid: panel widths w, their squares,
-    columns done after each step, the layers' slices s [step, layer], sum_l s_l /
-    eff(s_l) (`per_flop`), `update_work`'s W and the (width, steps) pairs."""
+    the columns left after each step (R_k), sum_l s_l / eff(s_l) over the layers'
+    slices (`per_flop`), the merges' getrf(2 w, w), `update_work`'s W and the (width,
+    steps) pairs."""
 
     w: np.ndarray
     ww: np.ndarray
-    done: np.ndarray
-    s: np.ndarray
+    left: np.ndarray
     per_flop: np.ndarray
+    merge: np.ndarray
     work: float
     counts: tuple
 
@@ -187,54 +188,51 @@ class _Widths:
 def _widths(n: int, v: int, c: int) -> _Widths:
     steps = -(-n // v)
     w = np.minimum(v, n - np.arange(steps) * v).astype(float)     # `panel_widths`
-    done = np.cumsum(w)
-    s = w[:, None] // c + (np.arange(c)[None, :] < w[:, None] % c)
+    left = n - np.cumsum(w)                                       # R_k
+    s = _slices(w, c, np.arange(c)[None, :])
     per_flop = (s / gemm_efficiency(np.maximum(s, 1.0))).sum(axis=1)
-    left = n - done                                               # R_k
     work = float((2.0 * left * left * per_flop).sum())
-    return _Widths(w=w, ww=w * w, done=done, s=s, per_flop=per_flop, work=work,
+    return _Widths(w=w, ww=w * w, left=left, per_flop=per_flop,
+                   merge=getrf_flops(2.0 * w, w), work=work,
                    counts=tuple(zip(*np.unique(w, return_counts=True))))
 
 
-@dataclass(frozen=True)
-class _Rows:
-    """[step] arrays of (N, v, Px), shared by every grid: the bounds rows <= sum_x b_x
-    (and 2 rows / Px) and active <= sum_x a_x (module doc, fact 3), the candidates' getrf flops
-    getrf(active / Px, w) and, Px > 1, the merges' getrf(2 w, w)."""
-
-    rows: np.ndarray
-    twice: np.ndarray
-    active: np.ndarray
-    getrf: np.ndarray
-    merge: np.ndarray | None
+def _slices(w: np.ndarray, c: int, layer: np.ndarray) -> np.ndarray:
+    """Columns of the w-wide panels that layer `layer` takes (`slice_sizes`)."""
+    return w[:, None] // c + (layer < w[:, None] % c)
 
 
-@lru_cache(maxsize=64)
-def _rows(n: int, v: int, px: int) -> _Rows:
+def _active(n: int, v: int, px: int) -> np.ndarray:
+    """[step]: active <= sum_x a_x, the rows active before step k (module doc, fact 3)."""
     widths = _widths(n, v, 1)
-    w, done = widths.w, widths.done
-    dust = px * DUST
-    active = np.maximum(n - done + w - dust, 0.0)
-    rows = np.maximum(n - done - dust, 0.0)
-    return _Rows(rows=rows, twice=2.0 * rows / px, active=active,
-                 getrf=getrf_flops(active / px, w),
-                 merge=getrf_flops(2.0 * w, w) if px > 1 else None)
+    return np.maximum(widths.left + widths.w - px * DUST, 0.0)
+
+
+# the grids of one (N, v, Px) (one per c) are not evaluated one after the other: kept
+# for a sweep of every Px at one c (an array of steps each)
+@lru_cache(maxsize=32)
+def _getrf(n: int, v: int, px: int) -> np.ndarray:
+    """[step]: the candidates' getrf flops getrf(active / Px, w) (module doc)."""
+    return getrf_flops(_active(n, v, px) / px, _widths(n, v, 1).w)
 
 
 class _Grid:
     """The terms of `_column_seconds` that are the same for every process column y of
     one grid (Px, Py, c, v): [step] arrays and the links' rates."""
 
-    def __init__(self, plan: StepPlan, widths: _Widths, rows: _Rows, profile: MachineProfile,
+    def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
                  placement: Placement) -> None:
         tiles, c = plan.tiles, plan.c
         px, py, n = tiles.px, tiles.py, tiles.n
         spans = link_keys(px, py, c, placement)
         self.px, self.py, self.c, self.n = px, py, c, n
-        self.widths, self.rows_ = widths, rows
+        self.widths = widths
         self.gamma = gamma = profile.gamma_flops
         self.cores = placement.shared_cores
-        w, ww, rows_, active = widths.w, widths.ww, rows.rows, rows.active
+        w, ww, v = widths.w, widths.ww, tiles.v
+        rows_ = np.maximum(widths.left - px * DUST, 0.0)         # <= sum_x b_x (fact 3)
+        active = _active(n, v, px)
+        self.twice = 2.0 * rows_ / px
         self.scale = 1.0 if c == 1 else 1.0 / (c * px)
         beta_col = _rates(profile, placement, spans, "col")[1]
         self.panel_solve = rows_ * w * w / (px * c)
@@ -248,14 +246,14 @@ class _Grid:
             self.gather = beta_col * WORD * (px - 1) * w
         if c > 1:
             k = np.arange(len(w))
-            s_lk = widths.s[k, (k // py) % c]
+            s_lk = _slices(w, c, ((k // py) % c)[:, None])[:, 0]
             self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * w
             self.scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
             self.scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
             self.spread = 2.0 * (w - s_lk) / (c * px)
             self.scatter_rows = self.scatter_l * rows_
             self.col_w = beta_col * WORD * w if px > 1 else None
-        getrf = rows.getrf / c
+        getrf = _getrf(n, v, px) / c
         if px > 1:
             q = butterfly_size(px)
             rounds = q.bit_length() - 1
@@ -263,7 +261,7 @@ class _Grid:
             sends = float(np.where(roles >= q, 1, rounds + (roles < px - q)).sum())
             merges = float(np.where(roles >= q, 0, rounds + (roles < px - q)).sum())
             alpha, beta = _rates(profile, placement, spans, "col@column")
-            getrf = getrf + merges / (px * c) * rows.merge
+            getrf = getrf + merges / (px * c) * widths.merge
             tournament = sends / (px * c) * (alpha + beta * w * (w + 1) * WORD)
         else:
             tournament = 0.0
@@ -272,7 +270,7 @@ class _Grid:
             factor = factor + self.scatter_l * WORD * active * w / px
         self.factor = factor
         self.shared = (0.0 if self.cores is None
-                       else 2.0 * rows_ * (n - widths.done) * widths.per_flop / gamma / self.cores)
+                       else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
 
     def column_seconds(self, owners: np.ndarray, y: int) -> float:
         """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the
@@ -286,7 +284,7 @@ class _Grid:
         t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
         # each term as the module doc writes it, operation by operation (in place; a
         # division by c = 1 left out, terms only on y's panels added there alone)
-        update = self.rows_.twice * t
+        update = self.twice * t
         update *= self.widths.per_flop
         if c > 1:
             update /= c
