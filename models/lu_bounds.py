@@ -64,7 +64,7 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      the network, both >= what the other collectives and flops leave); so that
      allgather is counted on the steps where y is not ky_k only.
 
-Per step k, the means over column y's c Px ranks (`_column_seconds`; [y = ky_k] on the
+Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named):
 
   U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
@@ -124,7 +124,7 @@ def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachinePro
 def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                  placement: Placement) -> float:
     """A lower bound on the 2.5D model's time_s of (Px, Py, c, v) with its communication
-    (module doc): the largest of `update_seconds` and `_column_seconds` of the process
+    (module doc): the largest of `update_seconds` and `_Grid.column_seconds` of the process
     columns of the last two tiles, less a relative ROUNDING."""
     plan = StepPlan.create(n, v, px, py, c)
     owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
@@ -217,7 +217,7 @@ def _getrf(n: int, v: int, px: int) -> np.ndarray:
 
 
 class _Grid:
-    """The terms of `_column_seconds` that are the same for every process column y of
+    """The terms of `column_seconds` that are the same for every process column y of
     one grid (Px, Py, c, v): [step] arrays and the links' rates."""
 
     def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
