@@ -174,34 +174,47 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     (tests/lu2d_walk.py, tests/test_lu2d_period.py): whole numbers exactly, others
     (expected pivoting, flops) to rounding.
     """
-    pivoting = _checked(pivoting)
-    steps = _steps(n, nb, pr, pc)
-    fixed = _fixed_costs(n, nb, pr, pc)
-    out = {key: _fixed_phases(fixed[key], pr) for key in ("sent", "recv", "msgs_by_phase")}
-    if pr > 1:
-        _add_pivot_counts(out, steps, pivoting, received_only=False)
-    return {"sent": out["sent"], "recv": out["recv"], "msgs_by_phase": out["msgs_by_phase"],
-            "msgs": sum(out["msgs_by_phase"].values()), "flops": fixed["flops"].copy(),
-            "flops_by_phase": {part: f.copy() for part, f in fixed["flops_by_phase"].items()},
-            "gamma_flops": fixed["gamma_flops"].copy()}
+    traffic = _traffic(n, nb, pr, pc, _checked(pivoting), received_only=False, copy=True)
+    flops = _fixed_flops(n, nb, pr, pc)
+    return {**traffic, "msgs": sum(traffic["msgs_by_phase"].values()),
+            "flops": flops["flops"].copy(),
+            "flops_by_phase": {part: f.copy() for part, f in flops["flops_by_phase"].items()},
+            "gamma_flops": flops["gamma_flops"].copy()}
 
 
 def lu2d_received(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
     """{phase: [Pr, Pc]} bytes received: `lu2d_plan_counts`' "recv", the same numbers,
     without the sent bytes and messages (bcast_U's Bruck windows and rounds: most of
     the cost)."""
-    pivoting = _checked(pivoting)
-    fixed = _fixed_costs(n, nb, pr, pc)
-    out = {"recv": _fixed_phases(fixed["recv"], pr)}
+    return _traffic(n, nb, pr, pc, _checked(pivoting), received_only=True, copy=True)["recv"]
+
+
+def lu2d_traffic(n: int, nb: int, pr: int, pc: int, pivoting="worst",
+                 received_only: bool = False) -> dict:
+    """{"sent", "recv", "msgs_by_phase": {phase: [Pr, Pc]}}: `lu2d_plan_counts`' (only
+    "recv" where `received_only`: `lu2d_received`'s), the same numbers, without the
+    flops; the phases that do not depend on the pivots are the arrays every call for
+    this grid shares (read them, never write them)."""
+    return _traffic(n, nb, pr, pc, _checked(pivoting), received_only, copy=False)
+
+
+def _traffic(n: int, nb: int, pr: int, pc: int, pivoting, received_only: bool,
+             copy: bool) -> dict:
+    """`lu2d_traffic`, the phases of `_fixed_traffic` copied where `copy`."""
+    fixed = _fixed_traffic(n, nb, pr, pc)
+    keys = ("recv",) if received_only else ("sent", "recv", "msgs_by_phase")
+    out = {key: _fixed_phases(fixed[key], pr, copy) for key in keys}
     if pr > 1:
-        _add_pivot_counts(out, _steps(n, nb, pr, pc), pivoting, received_only=True)
-    return out["recv"]
+        _add_pivot_counts(out, _steps(n, nb, pr, pc), pivoting, received_only)
+    return out
 
 
-def _fixed_phases(fixed: dict, pr: int) -> dict:
-    """{phase: array}: copies of `_fixed_costs`' phases; the pivots' (bcast_U and swap,
-    zero there) left for `_add_pivot_counts` to set where it runs (Pr > 1)."""
-    return {ph: (None if ph in PIVOT_PHASES and pr > 1 else fixed[ph].copy()) for ph in PHASES}
+def _fixed_phases(fixed: dict, pr: int, copy: bool) -> dict:
+    """{phase: array}: `_fixed_traffic`'s phases (copies where `copy`); the pivots'
+    (bcast_U and swap, zero there) left for `_add_pivot_counts` to set where it runs
+    (Pr > 1)."""
+    return {ph: (None if ph in PIVOT_PHASES and pr > 1 else fixed[ph].copy() if copy
+                 else fixed[ph]) for ph in PHASES}
 
 
 def _put(phases: dict, phase: str, value: np.ndarray) -> None:
@@ -425,8 +438,9 @@ def _dense(rows: _Rows, values: np.ndarray, k: np.ndarray, pr: int) -> np.ndarra
 
 
 @lru_cache(maxsize=1)
-def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
-    """The counts that do not depend on the pivots: panel, bcast_L, flops."""
+def _fixed_traffic(n: int, nb: int, pr: int, pc: int) -> dict:
+    """The traffic that does not depend on the pivots: panel, bcast_L ({"sent", "recv",
+    "msgs_by_phase": {phase: [Pr, Pc]}}, zeros for the other phases)."""
     steps = _steps(n, nb, pr, pc)
     rows = steps.rows
     kb, below = steps.kb, rows.below
@@ -460,6 +474,16 @@ def _fixed_costs(n: int, nb: int, pr: int, pc: int) -> dict:
         out["recv"]["panel"] += steps.by_position(
             kb * (base[:, None] * (pr - 1) + extra[:, None] * ~rows.diag), "first")
         out["msgs_by_phase"]["panel"] += steps.by_position(kb * len(rounds), "first")
+    return out
+
+
+@lru_cache(maxsize=1)
+def _fixed_flops(n: int, nb: int, pr: int, pc: int) -> dict:
+    """The flops per rank ({"flops", "flops_by_phase", "gamma_flops"}: `lu2d_plan_counts`')."""
+    steps = _steps(n, nb, pr, pc)
+    rows = steps.rows
+    kb, below = steps.kb, rows.below
+    out = {}
     # getrf: (rows + diagonal block) kb^2 - kb^3/3, the fraction summed per column apart
     # (a difference of its sums would leave rounding where a column has none)
     panel = (steps.by_position((below + rows.diag * kb) * kb * kb, "first")

@@ -56,12 +56,14 @@ taken that much lower there.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 import numpy as np
 from linalg_io.models.lu2d import SAMPLED_ERROR, row_hops, sampled_steps
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
-from linalg_io.layout.blockcyclic import numroc
 from linalg_io.layout.lu2d_steps import block_columns, candidate_words, panel_words
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
@@ -79,23 +81,21 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
                  placement: Placement) -> float:
     """A lower bound on `lu2d.critical_path_time(n, nb, pr, pc, "expected", profile,
     placement)` (module doc)."""
-    starts, widths = block_columns(n, nb)
-    steps = len(starts)
-    kb = widths.astype(float)
-    ends = starts + widths
-    k = np.arange(steps)
-    owner_row, owner_col = (k + 1) % pr, (k + 1) % pc
-    below = (numroc(n, nb, owner_row, pr) - numroc(ends, nb, owner_row, pr)).astype(float)
-    trail = (numroc(n, nb, owner_col, pc) - numroc(ends, nb, owner_col, pc)).astype(float)
+    blocks = _blocks(n, nb)
+    kb, ends, k = blocks.kb, blocks.ends, blocks.k
+    steps = len(k)
+    below = _owned_from(n, nb, pr, 1)
+    trail = _owned_from(n, nb, pc, 1)
     gamma = profile.gamma_flops
     rate = float(gemm_efficiency(np.float64(nb))) * gamma
     cores = placement.shared_cores
-    update = 2.0 * below * kb * trail / rate
+    work = 2.0 * below * kb                              # the update's flops per column
+    update = work * trail / rate
     if cores is not None:
         update = np.maximum(update, 2.0 * kb * (n - ends) ** 2 / rate / cores)
     diag = k % pr
-    diag_below = (numroc(n, nb, diag, pr) - numroc(ends, nb, diag, pr)).astype(float)
-    panel = _panel_seconds(pr, pc, profile, placement, kb, diag, diag_below)
+    diag_below = _owned_from(n, nb, pr, pr)
+    panel = _panel_seconds(pr, pc, profile, placement, blocks, diag, diag_below)
     solve = kb * kb * trail / (PANEL_RATE * gamma)
     if pr > 1:
         col_alpha, col_beta = profile.link(pr * pc, placement)
@@ -104,9 +104,9 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
         diagonal = (col_alpha * np.minimum(pr - 1, steps - 1 - k) * (trail > 0)
                     + col_beta * WORD * 2.0 * swapped * trail)
         solve = solve + np.maximum(col_beta * WORD * kb * (pr - 1) / pr * trail, diagonal)
-    arrival = _arrival_seconds(pc, profile, placement, kb, below)
-    first_cols = np.minimum(np.append(kb[1:], 0.0), trail)
-    ahead = 2.0 * below * kb * first_cols / rate
+    arrival = _arrival_seconds(pc, profile, placement, kb, blocks.head + below * kb)
+    first_cols = np.minimum(blocks.kb_next, trail)
+    ahead = work * first_cols / rate
     following = np.append(panel[1:], 0.0)
     after = np.append(arrival[1:], 0.0)
     if profile.overlaps(pc, placement):
@@ -118,39 +118,81 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
     return total * (1.0 - ROUNDING) * (1.0 - SAMPLED_ERROR if sampled else 1.0)
 
 
+@dataclass(frozen=True)
+class _Blocks:
+    """[step k] arrays of (N, NB), shared by every grid: the block columns' widths kb
+    (and kb_{k+1}, 0 after the last), ends, k, and the `panel_words` of a row with no
+    rows below."""
+
+    kb: np.ndarray
+    kb_next: np.ndarray
+    ends: np.ndarray
+    k: np.ndarray
+    head: np.ndarray
+
+
+@lru_cache(maxsize=2)
+def _blocks(n: int, nb: int) -> _Blocks:
+    starts, widths = block_columns(n, nb)
+    kb = widths.astype(float)
+    return _Blocks(kb=kb, kb_next=np.append(kb[1:], 0.0), ends=starts + widths,
+                   k=np.arange(len(starts)), head=panel_words(kb, 0.0))
+
+
+def _owned_from(n: int, nb: int, p: int, ahead: int) -> np.ndarray:
+    """[step k]: the indices after block k (of NB, block-cyclic over p processes) that
+    the owner of block k + `ahead` holds (numroc(N) - numroc(end of block k) of process
+    (k + ahead) mod p): blocks j = k + ahead, j + p, .. up to the last, B - 1, every one
+    NB wide but the last (N - (B - 1) NB); whole numbers, as floats."""
+    last = -(-n // nb) - 1
+    left = last - (np.arange(last + 1) + ahead)           # B - 1 - j, < 0: none
+    owned = np.where(left >= 0, left // p + 1, 0) * nb
+    short = (left >= 0) & (left % p == 0)                 # the last block among them
+    return (owned - short * (nb * (last + 1) - n)).astype(float)
+
+
 def _panel_seconds(pr: int, pc: int, profile: MachineProfile, placement: Placement,
-                   kb: np.ndarray, diag: np.ndarray, rows: np.ndarray) -> np.ndarray:
+                   blocks: _Blocks, diag: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """[step k]: F_k of the panel's diagonal rank (k mod Pr, k mod Pc), work + wait, as
-    `critical_path_time` charges it; `rows`: its rows below block k."""
+    `critical_path_time` charges it; `rows`: its rows below block k. The diagonal
+    rank's pivot search costs the same at every step of one width: timed at the first
+    and the last step (every block column but the last is NB wide)."""
+    kb = blocks.kb
     getrf = getrf_flops(rows + kb, kb) / (PANEL_RATE * profile.gamma_flops)
     if pr == 1:
         return getrf
     alpha, beta = profile.link(pr * pc, placement, max(1, placement.ranks_per_node // pc))
-    base, extra = candidate_words(kb)
-    sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, diag, diag[:, None])
-    return getrf + kb * (alpha * msgs[:, 0] + beta * np.maximum(sent, recv)[:, 0])
+    ends = [0, -1]
+    base, extra = candidate_words(kb[ends])
+    sent, recv, msgs = allgatherv_one_costs(pr, base * WORD, extra * WORD, diag[ends],
+                                            diag[ends][:, None])
+    search = kb[ends] * (alpha * msgs[:, 0] + beta * np.maximum(sent, recv)[:, 0])
+    return getrf + np.where(blocks.k < len(kb) - 1, search[0], search[1])
 
 
 def _arrival_seconds(pc: int, profile: MachineProfile, placement: Placement,
-                     kb: np.ndarray, below: np.ndarray) -> np.ndarray:
-    """[step k]: a lower bound on bcast_L's arrival L_k (module doc); `below`[k]: a
-    process row's rows below block k (B_k)."""
+                     kb: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """[step k]: a lower bound on bcast_L's arrival L_k (module doc); `words`[k]: the
+    `panel_words` of a process row with B_k rows below block k."""
     if pc == 1:
         return np.zeros(len(kb))
-    size = panel_words(kb, below) * WORD
+    size = words * WORD
     on_node, across, cross_in = row_hops(pc, profile, placement)
     hops = pc - 1
     crossing = cross_in.sum() - cross_in[np.arange(len(kb)) % pc]
     piece = np.minimum(size, CHUNK_BYTES)
     node_hop = on_node[0] + on_node[1] * piece
     net_hop = across[0] + across[1] * piece
+    chunks = chunk_count(size)
     # the chain with its stream on either link, each increasing in the size (a node
     # hop less in the fill is more than made up by the stream's node_beta size)
-    on_net = (across[1] * size + across[0] * chunk_count(size)
+    on_net = (across[1] * size + across[0] * chunks
               + (crossing - 1) * net_hop + (hops - crossing) * node_hop)
-    on_node_stream = (on_node[1] * size + on_node[0] * chunk_count(size)
+    on_node_stream = (on_node[1] * size + on_node[0] * chunks
                       + crossing * net_hop + (hops - crossing - 1) * node_hop)
     chain = np.where(crossing > 0, np.minimum(on_net, on_node_stream), on_node_stream)
+    if (size > SMALL_BYTES).all():
+        return chain
     top = pc - 1
     depth = top.bit_length() - 1 + (((top + 1) & top) == 0)
     slots = int(np.count_nonzero(cross_in))

@@ -23,8 +23,10 @@ runs a rank at most at one core's rate). So, every other term being >= 0,
 a bound per (N, v, c, P) and the machine's gamma and cores: it tells the tiles and
 slices apart (a thin slice v/c runs the dgemm far from gamma), not the grids.
 
-`time_seconds` adds the communication, per grid, in O(steps x c + Px) (the pivot ids'
-broadcast once per panel width, P and machine: O(P), cached). The model's time is
+`time_seconds` adds the communication, per grid, in O(steps + Px) (the [step] arrays
+of (N, v, c) and (N, v, Px) shared by the grids, cached; the pivot ids' broadcast once
+per panel width, P and machine: O(log P), O(P) where the ranks share cores, cached).
+The model's time is
 
     (a) Py > 1, a core per rank:  M(F_0) + sum_k M(I_k) + max_r sum_k X_k(r)
     (b) otherwise:                M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]
@@ -62,7 +64,7 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      the network, both >= what the other collectives and flops leave); so that
      allgather is counted on the steps where y is not ky_k only.
 
-Per step k, the means over column y's c Px ranks (`_column_seconds`; [y = ky_k] on the
+Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named):
 
   U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
@@ -85,11 +87,11 @@ the larger of that and `update_seconds`, less ROUNDING for the sums' order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from linalg_io.models.conflux import link_keys
-from linalg_io.models.conflux_classes import panel_widths
 from linalg_io.models.conflux_nodes import HOP, NET, NODE
 from linalg_io.models.conflux_pivots import DUST
 from linalg_io.models.costs import link_split, waiting_makespans
@@ -107,13 +109,7 @@ ROUNDING = 1e-6
 
 def update_work(n: int, v: int, c: int) -> float:
     """W of the module doc in gamma-flops (seconds times gamma): every rank's updates."""
-    steps = -(-n // v)
-    widths = np.minimum(v, n - v * np.arange(steps)).astype(float)
-    left = n - np.cumsum(widths)                                  # R_k
-    layer = np.arange(c)
-    slices = widths[:, None] // c + (layer[None, :] < widths[:, None] % c)
-    per_flop = slices / gemm_efficiency(np.maximum(slices, 1.0))
-    return float((2.0 * left * left * per_flop.sum(axis=1)).sum())
+    return _widths(n, v, c).work
 
 
 def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
@@ -128,16 +124,15 @@ def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachinePro
 def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
                  placement: Placement) -> float:
     """A lower bound on the 2.5D model's time_s of (Px, Py, c, v) with its communication
-    (module doc): the largest of `update_seconds` and `_column_seconds` of the process
+    (module doc): the largest of `update_seconds` and `_Grid.column_seconds` of the process
     columns of the last two tiles, less a relative ROUNDING."""
     plan = StepPlan.create(n, v, px, py, c)
     owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
-    spans = link_keys(px, py, c, placement)
+    widths = _widths(n, v, c)
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
-              for width, count in zip(*np.unique(panel_widths(plan.tiles),
-                                                  return_counts=True)))
-    columns = max(_column_seconds(plan, y, owners, profile, placement, spans)
-                  for y in set(owners[-2:].tolist()))
+              for width, count in widths.counts)
+    grid = _Grid(plan, widths, profile, placement)
+    columns = max(grid.column_seconds(owners, y) for y in set(owners[-2:].tolist()))
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
     return best * (1.0 - ROUNDING)
 
@@ -145,8 +140,15 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
 @lru_cache(maxsize=64)
 def _ids_seconds(p: int, width: float, profile: MachineProfile, placement: Placement) -> float:
     """M(I_k) of a panel `width` wide: the pivot ids' broadcast over all P ranks, as
-    `conflux._critical_path` times it (the same every step of that width)."""
-    costs = bcast_costs(np.arange(p), p, (width + 1) * WORD)
+    `conflux._critical_path` times it (the same every step of that width). Where the
+    ranks do not share cores M is the largest rank's time, and a rank's (sent, received,
+    messages) grow with its children in the tree, so that is at the root or at a
+    position 2^j (of the positions of lowest bit 2^j, the one with the most children):
+    those alone are timed."""
+    positions = np.arange(p)
+    if placement.shared_cores is None:
+        positions = np.concatenate([[0], 1 << np.arange(max(0, p - 1).bit_length())])
+    costs = bcast_costs(positions, p, (width + 1) * WORD)
     inside, across = link_split({p: costs}, profile, placement)
     return float(waiting_makespans(inside, across, placement.shared_cores))
 
@@ -166,65 +168,155 @@ def _span_active(key) -> tuple:
     return (key[0], key[1]) if isinstance(key, tuple) else (key, None)
 
 
-def _column_seconds(plan: StepPlan, y: int, owners: np.ndarray, profile: MachineProfile,
-                    placement: Placement, spans: dict) -> float:
-    """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the layers
-    and process rows, of process column y's F_k, S_k and U_k (module doc), per step."""
-    tiles, c = plan.tiles, plan.c
-    px, py, n = tiles.px, tiles.py, tiles.n
-    steps = tiles.ntiles
-    k = np.arange(steps)
-    w = panel_widths(tiles)
-    lk = (k // py) % c
-    s = w[:, None] // c + (np.arange(c)[None, :] < w[:, None] % c)
-    s_lk = s[k, lk]
-    done = np.cumsum(w)
-    dust = px * DUST
-    rows = np.maximum(n - done - dust, 0.0)              # <= sum_x b_x
-    active = np.maximum(n - done + w - dust, 0.0)         # <= sum_x a_x
-    mine = np.where(owners == y, w, 0.0)
-    t = np.cumsum(mine[::-1])[::-1] - mine               # t_y: y's columns of tiles > k
-    panel = owners == y
-    gamma = profile.gamma_flops
+@dataclass(frozen=True)
+class _Widths:
+    """[step] arrays of (N, v, c), shared by every grid: panel widths w, their squares,
+    the columns left after each step (R_k), sum_l s_l / eff(s_l) over the layers'
+    slices (`per_flop`), the merges' getrf(2 w, w), `update_work`'s W and the (width,
+    steps) pairs."""
+
+    w: np.ndarray
+    ww: np.ndarray
+    left: np.ndarray
+    per_flop: np.ndarray
+    merge: np.ndarray
+    work: float
+    counts: tuple
+
+
+@lru_cache(maxsize=16)
+def _widths(n: int, v: int, c: int) -> _Widths:
+    steps = -(-n // v)
+    w = np.minimum(v, n - np.arange(steps) * v).astype(float)     # `panel_widths`
+    left = n - np.cumsum(w)                                       # R_k
+    s = _slices(w, c, np.arange(c)[None, :])
     per_flop = (s / gemm_efficiency(np.maximum(s, 1.0))).sum(axis=1)
-    update = 2.0 * rows / px * t * per_flop / c / gamma
-    beta_row = _rates(profile, placement, spans, "row")[1]
-    beta_col = _rates(profile, placement, spans, "col")[1]
-    solve = (w * w * t * (1.0 if c == 1 else 1.0 / (c * px))
-             + panel * rows * w * w / (px * c)) / (gamma * PANEL_RATE)
-    if py > 1:      # every member of a broadcast sends or receives its bytes
-        solve = solve + beta_row * WORD * (rows * w / (px * c)
-                                           + w * w * (1.0 if c == 1 else 1.0 / (c * px)))
-    if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
-        solve = solve + beta_col * WORD * (~panel) * (px - 1) * w * t / px
-    if c > 1:
-        fibre = _rates(profile, placement, spans, "fibre")[1]
-        scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
-        scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
-        solve = solve + WORD * (fibre * w * t / px
-                                + 2.0 * (w - s_lk) / (c * px) * (scatter_l * panel * rows
-                                                                 + scatter_u * t))
+    work = float((2.0 * left * left * per_flop).sum())
+    return _Widths(w=w, ww=w * w, left=left, per_flop=per_flop,
+                   merge=getrf_flops(2.0 * w, w), work=work,
+                   counts=tuple(zip(*np.unique(w, return_counts=True))))
+
+
+def _slices(w: np.ndarray, c: int, layer: np.ndarray) -> np.ndarray:
+    """Columns of the w-wide panels that layer `layer` takes (`slice_sizes`)."""
+    return w[:, None] // c + (layer < w[:, None] % c)
+
+
+def _active(n: int, v: int, px: int) -> np.ndarray:
+    """[step]: active <= sum_x a_x, the rows active before step k (module doc, fact 3)."""
+    widths = _widths(n, v, 1)
+    return np.maximum(widths.left + widths.w - px * DUST, 0.0)
+
+
+# the grids of one (N, v, Px) (one per c) are not evaluated one after the other: kept
+# for a sweep of every Px at one c (an array of steps each)
+@lru_cache(maxsize=32)
+def _getrf(n: int, v: int, px: int) -> np.ndarray:
+    """[step]: the candidates' getrf flops getrf(active / Px, w) (module doc)."""
+    return getrf_flops(_active(n, v, px) / px, _widths(n, v, 1).w)
+
+
+class _Grid:
+    """The terms of `column_seconds` that are the same for every process column y of
+    one grid (Px, Py, c, v): [step] arrays and the links' rates."""
+
+    def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
+                 placement: Placement) -> None:
+        tiles, c = plan.tiles, plan.c
+        px, py, n = tiles.px, tiles.py, tiles.n
+        spans = link_keys(px, py, c, placement)
+        self.px, self.py, self.c, self.n = px, py, c, n
+        self.widths = widths
+        self.gamma = gamma = profile.gamma_flops
+        self.cores = placement.shared_cores
+        w, ww, v = widths.w, widths.ww, tiles.v
+        rows_ = np.maximum(widths.left - px * DUST, 0.0)         # <= sum_x b_x (fact 3)
+        active = _active(n, v, px)
+        self.twice = 2.0 * rows_ / px
+        self.scale = 1.0 if c == 1 else 1.0 / (c * px)
+        beta_col = _rates(profile, placement, spans, "col")[1]
+        self.panel_solve = rows_ * w * w / (px * c)
+        self.solve_fixed = None
+        if py > 1:      # every member of a broadcast sends or receives its bytes
+            beta_row = _rates(profile, placement, spans, "row")[1]
+            self.solve_fixed = beta_row * WORD * (rows_ * w / (px * c)
+                                                  + (ww if c == 1 else ww * self.scale))
+        self.gather = None
+        if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
+            self.gather = beta_col * WORD * (px - 1) * w
+        if c > 1:
+            k = np.arange(len(w))
+            s_lk = _slices(w, c, ((k // py) % c)[:, None])[:, 0]
+            self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * w
+            self.scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
+            self.scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
+            self.spread = 2.0 * (w - s_lk) / (c * px)
+            self.scatter_rows = self.scatter_l * rows_
+            self.col_w = beta_col * WORD * w if px > 1 else None
+        getrf = _getrf(n, v, px) / c
         if px > 1:
-            solve = solve + beta_col * WORD * w * t / c
-    getrf = getrf_flops(active / px, w) / c
-    if px > 1:
-        q = butterfly_size(px)
-        rounds = q.bit_length() - 1
-        roles = np.arange(px)
-        sends = float(np.where(roles >= q, 1, rounds + (roles < px - q)).sum())
-        merges = float(np.where(roles >= q, 0, rounds + (roles < px - q)).sum())
-        alpha, beta = _rates(profile, placement, spans, "col@column")
-        getrf = getrf + merges / (px * c) * getrf_flops(2.0 * w, w)
-        tournament = sends / (px * c) * (alpha + beta * w * (w + 1) * WORD)
-    else:
-        tournament = 0.0
-    factor = panel * (getrf / (gamma * PANEL_RATE) + tournament)
-    if c > 1:
-        factor = factor + panel * _rates(profile, placement, spans, "fibre@column")[1] \
-            * WORD * active * w / px
-    cores = placement.shared_cores
-    if py > 1 and cores is None:
-        return float(factor.sum() + solve.sum() + update.sum())
-    shared = 0.0 if cores is None else 2.0 * rows * (n - done) * per_flop / gamma / cores
-    following = np.concatenate([factor[1:], [0.0]])
-    return float(factor[0] + solve.sum() + np.maximum(update + following, shared).sum())
+            q = butterfly_size(px)
+            rounds = q.bit_length() - 1
+            roles = np.arange(px)
+            sends = float(np.where(roles >= q, 1, rounds + (roles < px - q)).sum())
+            merges = float(np.where(roles >= q, 0, rounds + (roles < px - q)).sum())
+            alpha, beta = _rates(profile, placement, spans, "col@column")
+            getrf = getrf + merges / (px * c) * widths.merge
+            tournament = sends / (px * c) * (alpha + beta * w * (w + 1) * WORD)
+        else:
+            tournament = 0.0
+        factor = getrf / (gamma * PANEL_RATE) + tournament
+        if c > 1:
+            factor = factor + self.scatter_l * WORD * active * w / px
+        self.factor = factor
+        self.shared = (0.0 if self.cores is None
+                       else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
+
+    def column_seconds(self, owners: np.ndarray, y: int) -> float:
+        """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the
+        layers and process rows, of process column y's F_k, S_k and U_k (module doc),
+        per step."""
+        px, py, c, gamma = self.px, self.py, self.c, self.gamma
+        w = self.widths.w
+        panel = owners == y
+        at = np.flatnonzero(panel)                       # the steps of y's panels
+        mine = np.where(panel, w, 0.0)
+        t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
+        # each term as the module doc writes it, operation by operation (in place; a
+        # division by c = 1 left out, terms only on y's panels added there alone)
+        update = self.twice * t
+        update *= self.widths.per_flop
+        if c > 1:
+            update /= c
+        update /= gamma
+        solve = self.widths.ww * t
+        if c > 1:
+            solve *= self.scale
+        solve[at] += self.panel_solve[at]
+        solve /= gamma * PANEL_RATE
+        if self.solve_fixed is not None:
+            solve += self.solve_fixed
+        if self.gather is not None:
+            gather = self.gather * t
+            gather /= px
+            gather[at] = 0.0
+            solve += gather
+        if c > 1:
+            fibre = self.fibre_w * t
+            fibre /= px
+            scatter = self.scatter_u * t
+            scatter[at] += self.scatter_rows[at]
+            scatter *= self.spread
+            fibre += scatter
+            fibre *= WORD
+            solve += fibre
+            if self.col_w is not None:
+                column = self.col_w * t
+                column /= c
+                solve += column
+        factor = np.zeros(len(w))
+        factor[at] = self.factor[at]
+        if py > 1 and self.cores is None:
+            return float(factor.sum() + solve.sum() + update.sum())
+        following = np.concatenate([factor[1:], [0.0]])
+        return float(factor[0] + solve.sum() + np.maximum(update + following, self.shared).sum())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -147,14 +148,25 @@ class StepSample:
         """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
         -(stride // 2) .. stride // 2 (the blocks of a cell)."""
         dims = totals.shape[-3:]
-        half = self.stride // 2
-        m = np.arange(-half, half + 1)
-        places = np.zeros(dims)
-        np.add.at(places, tuple((m * d) % n for d, n in zip(self.shift, dims)), 1.0 / len(m))
-        kernel = np.fft.rfftn(places)
-        return np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1)) * kernel, s=dims,
+        return np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1))
+                             * _shift_kernel(dims, self.shift, self.stride), s=dims,
                              axes=(-3, -2, -1))
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""
         return float(np.asarray(terms, dtype=float) @ self.weight)
+
+
+# a row's counts and its own totals are smeared alike: its one kernel kept (a grid's
+# kernel holds P complex numbers)
+@lru_cache(maxsize=1)
+def _shift_kernel(dims: tuple, shift: tuple, stride: int) -> np.ndarray:
+    """rfftn of `dims` holding 1 / M at each cyclic shift by m `shift`, m = -(stride //
+    2) .. stride // 2 (M of them: `StepSample._smeared`'s average); read only."""
+    half = stride // 2
+    m = np.arange(-half, half + 1)
+    places = np.zeros(dims)
+    np.add.at(places, tuple((m * d) % n for d, n in zip(shift, dims)), 1.0 / len(m))
+    kernel = np.fft.rfftn(places)
+    kernel.flags.writeable = False
+    return kernel

@@ -13,7 +13,7 @@ aligned, the chosen row always among them. Rows are dicts: the 2.5D ones of
 from __future__ import annotations
 
 from linalg_io.lu.hpl import hpl_flops
-from linalg_io.models.lu2d import PHASES, lu2d_costs, lu2d_received
+from linalg_io.models.lu2d import PHASES, PIVOT_PHASES, critical_path_time, lu2d_traffic
 from linalg_io.models.profile import MachineProfile, Placement
 
 MB = 1e6
@@ -24,21 +24,31 @@ def row_2d(n: int, profile: MachineProfile, placement: Placement,
            shape: tuple[int, int, int]) -> dict:
     """One 2D grid (Pr, Pc, NB): received and wire bytes and messages of the busiest rank
     for the pivoting a run's record assumes ("expected"), the received bytes with no row
-    swaps and in the worst case, and the predicted time."""
+    swaps and in the worst case, and the predicted time: `lu2d_costs`' totals over the
+    phases (wire = logical) and critical path, without its flops; the received bytes
+    of the phases that do not depend on the pivots summed once for the three."""
     pr, pc, nb = shape
-    expected = lu2d_costs(n, nb, pr, pc, "expected")
-    wire_sent, wire_recv, _ = expected.wire()
+    expected = lu2d_traffic(n, nb, pr, pc, "expected")
+    # PHASES: those that do not depend on the pivots first, as `lu2d_costs` sums them
+    fixed = sum(expected["recv"][phase] for phase in PHASES if phase not in PIVOT_PHASES)
 
-    def recv_max(pivoting: str) -> float:    # lu2d_costs' bytes_recv, the other pivotings
-        counts = lu2d_received(n, nb, pr, pc, pivoting)
-        return float(sum(counts[phase] for phase in PHASES).max())
+    def recv_max(recv: dict) -> float:
+        return float(sum((recv[phase] for phase in PIVOT_PHASES), fixed).max())
 
+    def other_max(pivoting: str) -> float:
+        return recv_max(lu2d_traffic(n, nb, pr, pc, pivoting, received_only=True)["recv"])
+
+    def total_max(phases: dict) -> float:
+        return float(sum(phases[phase] for phase in PHASES).max())
+
+    received = recv_max(expected["recv"])
     return {"pr": pr, "pc": pc, "nb": nb,
-            "bytes_recv_max": float(expected.bytes_recv.max()),
-            "wire_sent_max": float(wire_sent.max()), "wire_recv_max": float(wire_recv.max()),
-            "msgs_max": float(expected.msgs_sent.max()),
-            "recv_none_max": recv_max("none"), "recv_worst_max": recv_max("worst"),
-            "time_s": float(expected.critical_path[0](profile, placement))}
+            "bytes_recv_max": received,
+            "wire_sent_max": total_max(expected["sent"]), "wire_recv_max": received,
+            "msgs_max": total_max(expected["msgs_by_phase"]),
+            "recv_none_max": other_max("none"), "recv_worst_max": other_max("worst"),
+            "time_s": float(critical_path_time(n, nb, pr, pc, "expected", profile,
+                                               placement))}
 
 
 def peak_flops(profile: MachineProfile, placement: Placement) -> float:

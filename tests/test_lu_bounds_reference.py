@@ -1,0 +1,33 @@
+"""The 2.5D LU's lower bound (`linalg_io.models.lu_bounds`), its [step] arrays shared
+between grids and its broadcast timed at a few positions, equals bit for bit the bound
+of tests/lu_bounds_reference.py (every grid evaluated from scratch) on every machine and
+a sample of problems (shared cores and not, c = 1 and c > 1, Py = 1, 2 (reflected
+columns) and more, tiles whose pivot ids take the chain)."""
+
+import lu_bounds_reference as reference
+import pytest
+from bound_machines import MACHINES, machine_profile, placeable
+from linalg_io.models import lu_bounds
+
+from linalg_io.lu.choice import TILE_SIZES, busy_grids
+
+PROBLEMS = [(2048, 4), (4096, 6), (6000, 96), (16384, 512), (100000, 12), (65536, 16384),
+            (524288, 1048576)]
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_bounds_equal_the_reference(machine):
+    profile = machine_profile(machine)
+    tried = 0
+    for n, p in PROBLEMS:
+        if not placeable(machine, p):
+            continue
+        placement = profile.placement(p)
+        for v in TILE_SIZES + (100, 4096):
+            for px, py, c in busy_grids(n, v, p):
+                args = (n, v, px, py, c, profile, placement)
+                assert lu_bounds.time_seconds(*args) == reference.time_seconds(*args), args
+                assert lu_bounds.update_seconds(*args) == reference.update_seconds(*args)
+                tried += 1
+        assert lu_bounds.update_work(n, 256, 4) == reference.update_work(n, 256, 4)
+    assert tried > 100
