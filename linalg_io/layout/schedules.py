@@ -61,15 +61,13 @@ def lowbit_span(q: np.ndarray, p: int) -> np.ndarray:
 
 
 def binomial_children(q: np.ndarray, p: int) -> np.ndarray:
-    """Children of position q in the binomial tree over p ranks."""
+    """Children of position q in the binomial tree over p ranks: the powers of two m
+    below lowbit(q) (the root: below p) with q + m < p, that is below min(lowbit(q),
+    p - q): bit_length(min(lowbit(q), p - q) - 1) of them (the exponent `np.frexp`
+    gives, exact for any count of ranks below 2^53)."""
     q = np.asarray(q, dtype=np.int64)
-    span = lowbit_span(q, p)
-    children = np.zeros(q.shape, dtype=np.int64)
-    m = 1
-    while m < p:
-        children += (m < span) & (q + m < p)
-        m <<= 1
-    return children
+    reach = np.minimum(lowbit_span(q, p), p - q)
+    return np.asarray(np.frexp(np.maximum(reach - 1, 0))[1], dtype=np.int64)
 
 
 def binomial_parent(q: int, p: int) -> int:

@@ -1,0 +1,74 @@
+"""Closed forms of loops the 2.5D model ran step by step or bit by bit: the binomial
+tree's children (`linalg_io.layout.schedules.binomial_children`) and the even split
+of the "uniform" pivots (`linalg_io.models.conflux_pivots._even_split`) give, bit for
+bit, what the loops give (kept here as the reference)."""
+
+import numpy as np
+import pytest
+from linalg_io.models.conflux_pivots import DUST, _even_split
+
+from linalg_io.layout.conflux_layout import TileMap
+from linalg_io.layout.schedules import binomial_child_positions, binomial_children, lowbit_span
+
+
+def children_loop(q: np.ndarray, p: int) -> np.ndarray:
+    """One power of two m at a time: q sends to q + m for m < lowbit(q), q + m < p."""
+    q = np.asarray(q, dtype=np.int64)
+    span = lowbit_span(q, p)
+    children = np.zeros(q.shape, dtype=np.int64)
+    m = 1
+    while m < p:
+        children += (m < span) & (q + m < p)
+        m <<= 1
+    return children
+
+
+def even_split_loop(rows: float, widths: np.ndarray, px: int) -> tuple:
+    """Step by step: min(w, Px min(a, w))/Px, all of a where less than DUST is left."""
+    active, owned = [], []
+    for w in widths:
+        share = min(w, px * min(rows, w)) / px
+        share = rows if rows - share < DUST else share
+        active.append(rows)
+        owned.append(share)
+        rows = rows - share
+    return np.array(active), np.array(owned)
+
+
+@pytest.mark.parametrize("p", list(range(70)) + [255, 256, 257, 1000, 4096, 1 << 20,
+                                                     (1 << 20) + 5, 3 << 18])
+def test_binomial_children_match_the_loop(p):
+    q = np.arange(p + 3)        # positions past the end have none
+    got = binomial_children(q, p)
+    assert got.dtype == np.int64 and np.array_equal(got, children_loop(q, p))
+    if 0 < p <= 70:
+        assert [len(binomial_child_positions(int(i), p)) for i in range(p)] == got[:p].tolist()
+    assert binomial_children(0, p).shape == ()
+
+
+@pytest.mark.parametrize("n", [1000, 4096, 12345, 524288, 1482752, 16777216])
+def test_even_split_matches_the_loop(n):
+    for v in (1, 7, 64, 256, 512):
+        for px in (1, 2, 4, 64, 1024, 32768):
+            tiles = TileMap(n, v, px, 1)
+            rows = tiles.rows_per_proc.astype(float)
+            if v > n or not (rows == rows[0]).all() or tiles.ntiles > 1 << 17:
+                continue
+            widths = np.minimum(v, n - np.arange(tiles.ntiles) * v).astype(float)
+            active, owned = _even_split(rows[0], widths, px)
+            want = even_split_loop(rows[0], widths, px)
+            assert active.shape == owned.shape == (tiles.ntiles, px)
+            assert active[:, 0].tobytes() == want[0].tobytes(), (n, v, px)
+            assert owned[:, 0].tobytes() == want[1].tobytes(), (n, v, px)
+            assert active.strides[1] == owned.strides[1] == 0
+
+
+def test_even_split_of_rows_below_a_share():
+    """Fewer rows than the steps' shares (each a fraction of a row), and none."""
+    widths = np.array([64.0, 64.0, 64.0, 17.0, 64.0])
+    for rows in (0.0, 1e-10, 0.3, 5.0, 100.0, 191.99999999):
+        for px in (1, 2, 8, 64):
+            active, owned = _even_split(np.float64(rows), widths, px)
+            want = even_split_loop(np.float64(rows), widths, px)
+            assert active[:, 0].tobytes() == want[0].tobytes(), (rows, px)
+            assert owned[:, 0].tobytes() == want[1].tobytes(), (rows, px)
