@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, fields
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 from linalg_io.models.conflux_nodes import Hops, Members, bruck_across
@@ -54,6 +54,8 @@ from linalg_io.layout.words import WORD
 BUTTERFLY = ("butterfly", "butterfly_next")
 # [step, process row] entries of each table at once where a column's members share nodes
 BLOCK_ELEMENTS = 1 << 20
+# the most entries of a column's tables at every root kept per grid (`_rotations`)
+ROTATION_CELLS = 1 << 20
 
 
 class RowRole(enum.IntFlag):
@@ -313,8 +315,8 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
     blocks, figures, crossings = [], [], []
     for first in range(0, steps, per_block):
         at = np.arange(first, min(steps, first + per_block))
-        hops = col.hops(kx[at])
-        tables = dict(zip(BUTTERFLY, (col.butterfly(k[at]), col.butterfly(k[at] + 1))))
+        hops, *tournaments = _column_tables(col, k[at])
+        tables = dict(zip(BUTTERFLY, tournaments))
         if redundant_u:
             tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
                               bruck_across(owned[k[at]], col)))
@@ -346,6 +348,44 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
     hops = Hops(*(joined([getattr(part, f.name) for part in crossings])
                   for f in fields(Hops)))
     return xs, tables, hops
+
+
+def _column_tables(col: Members, k: np.ndarray) -> tuple[Hops, np.ndarray, np.ndarray]:
+    """[step, member] the crossings of a process column's members at the steps k (roots
+    kx = k mod Px, `Members.hops`) and the tournament's messages between nodes at steps
+    k and k+1 (`Members.butterfly`). Where the members sit r to a node in order (node
+    slot x // r, Px a multiple of r), turning the root, or the roles, by r turns the
+    nodes by one: the tables at s are those at s mod r, moved by s - s mod r (the same
+    counts); those r rows are made once per grid (`_rotations`), not at every step."""
+    g = len(col.nodes)
+    per_node = int(np.count_nonzero(col.nodes == col.nodes[0]))
+    if (g % per_node or per_node * g > ROTATION_CELLS
+            or not np.array_equal(col.nodes, np.arange(g) // per_node)):
+        return col.hops(k % g), col.butterfly(k), col.butterfly(k + 1)
+    hops, butterfly = _rotations(g, per_node)
+    members = np.arange(g)
+
+    def turned(shifts: np.ndarray) -> np.ndarray:
+        """Flat indices into a [residue, member] table of the tables at `shifts`."""
+        residue = shifts % per_node
+        return residue[:, None] * g + (members[None, :] - (shifts - residue)[:, None]) % g
+
+    now = turned(k % g)
+    return (hops.at(lambda table: table.reshape(-1)[now]), butterfly.reshape(-1)[now],
+            butterfly.reshape(-1)[turned((k + 1) % g)])
+
+
+@lru_cache(maxsize=2)
+def _rotations(g: int, per_node: int) -> tuple[Hops, np.ndarray]:
+    """(`Members.hops` at roots, `Members.butterfly` at shifts 0 .. per_node - 1) of g
+    members per_node to a node in order: [residue, member] (`_column_tables`),
+    read-only."""
+    members = Members(np.arange(g) // per_node)
+    residues = np.arange(per_node)
+    hops, butterfly = members.hops(residues), members.butterfly(residues)
+    for table in (*(getattr(hops, f.name) for f in fields(Hops)), butterfly):
+        table.flags.writeable = False
+    return hops, butterfly
 
 
 def _changes_at(changes: tuple, k: np.ndarray, sampled: bool) -> tuple:

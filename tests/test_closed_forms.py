@@ -1,10 +1,14 @@
-"""Closed forms of loops the 2.5D model ran step by step or bit by bit: the binomial
-tree's children (`linalg_io.layout.schedules.binomial_children`) and the even split
-of the "uniform" pivots (`linalg_io.models.conflux_pivots._even_split`) give, bit for
-bit, what the loops give (kept here as the reference)."""
+"""Closed forms of what the 2.5D model computed step by step or bit by bit: the
+binomial tree's children (`linalg_io.layout.schedules.binomial_children`), the even
+split of the "uniform" pivots (`linalg_io.models.conflux_pivots._even_split`) and a
+process column's crossings turned with its root (`linalg_io.models.conflux_classes.
+_column_tables`) give, bit for bit, what the loops (kept here) or each step's own
+tables give."""
 
 import numpy as np
 import pytest
+from linalg_io.models.conflux_classes import _column_tables
+from linalg_io.models.conflux_nodes import Members
 from linalg_io.models.conflux_pivots import DUST, _even_split
 
 from linalg_io.layout.conflux_layout import TileMap
@@ -72,3 +76,19 @@ def test_even_split_of_rows_below_a_share():
             want = even_split_loop(np.float64(rows), widths, px)
             assert active[:, 0].tobytes() == want[0].tobytes(), (rows, px)
             assert owned[:, 0].tobytes() == want[1].tobytes(), (rows, px)
+
+
+@pytest.mark.parametrize("g, per", [(8, 1), (8, 2), (12, 4), (64, 8), (96, 32), (13, 4),
+                                    (6, 4), (16, 16)])
+def test_column_tables_turned_match_each_root(g, per):
+    """A column's crossings and tournaments at every step from the per-node residues
+    turned (`_column_tables`), or each step's own where the nodes do not allow it."""
+    members = Members(np.arange(g) // per)
+    k = np.random.default_rng(g * per).integers(0, 7 * g, 40)
+    hops, now, after = _column_tables(members, k)
+    want = members.hops(k % g)
+    for name in ("cross_in", "cross_out", "parent", "children", "from_root"):
+        got, ref = getattr(hops, name), getattr(want, name)
+        assert got.dtype == ref.dtype and got.tobytes() == ref.tobytes(), name
+    for got, ref in ((now, members.butterfly(k)), (after, members.butterfly(k + 1))):
+        assert got.dtype == ref.dtype and got.tobytes() == ref.tobytes()
