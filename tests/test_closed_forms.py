@@ -1,5 +1,6 @@
 """Closed forms of what the 2.5D model computed step by step or bit by bit: the
-binomial tree's children (`linalg_io.layout.schedules.binomial_children`), the even
+binomial tree's children (`linalg_io.layout.schedules.binomial_children`; and the
+bcast's and reduce's costs, their parts at the shapes they vary along), the even
 split of the "uniform" pivots (`linalg_io.models.conflux_pivots._even_split`) and a
 process column's crossings turned with its root (`linalg_io.models.conflux_classes.
 _column_tables`) give, bit for bit, what the loops (kept here) or each step's own
@@ -12,7 +13,15 @@ from linalg_io.models.conflux_nodes import Members
 from linalg_io.models.conflux_pivots import DUST, _even_split
 
 from linalg_io.layout.conflux_layout import TileMap
-from linalg_io.layout.schedules import binomial_child_positions, binomial_children, lowbit_span
+from linalg_io.layout.schedules import (
+    SMALL_BYTES,
+    bcast_costs,
+    binomial_child_positions,
+    binomial_children,
+    chunk_count,
+    lowbit_span,
+    reduce_costs,
+)
 
 
 def children_loop(q: np.ndarray, p: int) -> np.ndarray:
@@ -92,3 +101,34 @@ def test_column_tables_turned_match_each_root(g, per):
         assert got.dtype == ref.dtype and got.tobytes() == ref.tobytes(), name
     for got, ref in ((now, members.butterfly(k)), (after, members.butterfly(k + 1))):
         assert got.dtype == ref.dtype and got.tobytes() == ref.tobytes()
+
+
+def tree_costs_broadcast(q, p: int, nbytes, reduce: bool) -> tuple:
+    """A bcast's or a reduce's (sent, received, messages) from q, n and q's children
+    broadcast to the result's shape first."""
+    q = np.asarray(q, dtype=np.int64)
+    children = binomial_children(q, p)
+    q, n, children = np.broadcast_arrays(q, np.asarray(nbytes, dtype=float), children)
+    chain = n > SMALL_BYTES
+    if p <= 1:
+        return (np.zeros(q.shape),) * 3
+    if reduce:
+        return (n * (q > 0), np.where(chain, n * (q != 1), n * children),
+                np.where(chain, (q > 0) * chunk_count(n), (q > 0) * (n > 0)))
+    return (n * np.where(chain, (q < p - 1) * 1.0, children), n * (q > 0),
+            np.where(chain, (q < p - 1) * chunk_count(n), children * (n > 0)))
+
+
+@pytest.mark.parametrize("p", [0, 1, 2, 3, 8, 100, 1 << 20])
+def test_tree_costs_match_broadcast_first(p):
+    rng = np.random.default_rng(p)
+    sizes = [0.0, 1e-9, 8.0, SMALL_BYTES, SMALL_BYTES + 1, 3.3e6, 2.0**20 + 1, 5e9]
+    shapes = [((), ()), ((5,), ()), ((), (5,)), ((3, 1, 1, 4), (3, 2, 5, 1)),
+              ((1, 1, 1, 6), (2, 1, 1, 6))]
+    for q_shape, n_shape in shapes:
+        q = rng.integers(0, max(p, 1), q_shape)
+        n = rng.choice(sizes, n_shape)
+        for costs, reduce in ((bcast_costs, False), (reduce_costs, True)):
+            for got, want in zip(costs(q, p, n), tree_costs_broadcast(q, p, n, reduce)):
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.tobytes() == want.tobytes()
