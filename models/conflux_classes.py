@@ -203,12 +203,7 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     row_small = (w * w * WORD <= SMALL_BYTES) | (least_left * least_slice * WORD
                                                   <= SMALL_BYTES)
 
-    r = np.arange(px)
-    r_next = (r - 1) % px
-    x_codes = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
-               + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
-               + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q))
-    x_children = binomial_children(r, px)
+    x_codes, x_children = _row_roles(px)
 
     def role_at(at, x):
         return (x - kx[at]) % px
@@ -299,6 +294,21 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     return StepRanks(xs=xs, ys=ys, x=x, y=y,
                      x_hops=col_hops,
                      y_hops=None if row is None else row_hops_at(at, y_rep))
+
+
+@lru_cache(maxsize=8)
+def _row_roles(px: int) -> tuple[np.ndarray, np.ndarray]:
+    """[r] the `RowRole` bits of each position r = (x - kx) mod Px but CHILDREN, and its
+    children in a binomial tree (the same every step of a grid: made once, read-only)."""
+    r = np.arange(px)
+    r_next = (r - 1) % px
+    q = butterfly_size(px)
+    codes = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
+             + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
+             + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q))
+    children = binomial_children(r, px)
+    codes.flags.writeable = children.flags.writeable = False
+    return codes, children
 
 
 def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned: np.ndarray,
