@@ -263,11 +263,18 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     if row is not None:
         def row_hops_at(at, y):
             """The row's crossings, its tree's edges only where a row broadcast is small
-            (elsewhere every one is a chain, > SMALL_BYTES, or empty)."""
-            hops = row.hops_at(ky[at], y)
+            (elsewhere every one is a chain, > SMALL_BYTES, or empty): found only there,
+            the chains' hops (`Members.hops_at`'s but the tree's) alone elsewhere."""
+            at, y = np.broadcast_arrays(at, y)
             tree = row_small[at]
-            return Hops(hops.cross_in, hops.cross_out, hops.parent & tree,
-                        hops.children * tree, hops.from_root)
+            nodes = row.nodes
+            g = len(nodes)
+            parent, children = np.zeros(at.shape, dtype=bool), np.zeros(at.shape)
+            if tree.any():
+                edges = row.hops_at(ky[at[tree]], y[tree])
+                parent[tree], children[tree] = edges.parent, edges.children
+            return Hops(nodes[y] != nodes[(y - 1) % g], nodes[y] != nodes[(y + 1) % g], parent,
+                        children, nodes[y] != nodes[ky[at] % g])
 
         y_features.append(lambda at, y: _hops_code(row_hops_at(at, y)))
     ys = classes_at(rows, py, *_with_dense(rows, py, y_breaks, row_small),

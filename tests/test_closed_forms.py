@@ -8,11 +8,12 @@ tables give."""
 
 import numpy as np
 import pytest
-from linalg_io.models.conflux_classes import _column_tables
-from linalg_io.models.conflux_nodes import Members
-from linalg_io.models.conflux_pivots import DUST, _even_split
+from linalg_io.models.conflux_classes import _column_tables, step_ranks
+from linalg_io.models.conflux_nodes import Members, node_groups
+from linalg_io.models.conflux_pivots import DUST, _even_split, pivot_changes, pivot_counts
+from linalg_io.models.profile import Placement
 
-from linalg_io.layout.conflux_layout import TileMap
+from linalg_io.layout.conflux_layout import StepPlan, TileMap
 from linalg_io.layout.schedules import (
     SMALL_BYTES,
     bcast_costs,
@@ -132,3 +133,32 @@ def test_tree_costs_match_broadcast_first(p):
             for got, want in zip(costs(q, p, n), tree_costs_broadcast(q, p, n, reduce)):
                 assert got.dtype == want.dtype and got.shape == want.shape
                 assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("n, v, px, py, c, per_node", [(4096, 64, 2, 8, 1, 4),
+                                                         (3000, 32, 4, 16, 2, 8),
+                                                         (2048, 16, 1, 32, 1, 8)])
+def test_row_crossings_match_members_hops(n, v, px, py, c, per_node):
+    """`step_ranks`' crossings of a row's members at its y classes: Members.hops_at's
+    chain hops at every step; its tree's edges, at a step where a row broadcast is small,
+    all of them, elsewhere none."""
+    plan = StepPlan.create(n, v, px, py, c)
+    p = px * py * c
+    placement = Placement(p=p, ranks_per_node=per_node, nodes=p // per_node,
+                          shared_cores=None, memory_per_rank=1e9)
+    groups = node_groups(px, py, c, placement)
+    assert "row" in groups
+    tiles = plan.tiles
+    w = np.minimum(v, n - np.arange(tiles.ntiles) * v).astype(float)
+    slices = (w[:, None] // c + (np.arange(c)[None, :] < w[:, None] % c)).astype(float)
+    active, owned = pivot_counts(plan, "uniform")
+    ranks = step_ranks(plan, slices, active, owned, pivot_changes(plan, "uniform"), groups)
+    k = np.arange(tiles.ntiles)
+    want = groups["row"].hops_at(tiles.col_owner(k)[:, None], ranks.ys.rep)
+    got = ranks.y_hops
+    for name in ("cross_in", "cross_out", "from_root"):
+        assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
+    assert got.parent.dtype == want.parent.dtype and got.children.dtype == want.children.dtype
+    tree = (got.parent == want.parent).all(axis=1) & (got.children == want.children).all(axis=1)
+    bare = ~got.parent.any(axis=1) & ~got.children.any(axis=1)
+    assert (tree | bare).all() and tree[bare].sum() < tree.sum()
