@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, fields
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 from linalg_io.models.conflux_nodes import Hops, Members, bruck_across
@@ -54,6 +54,8 @@ from linalg_io.layout.words import WORD
 BUTTERFLY = ("butterfly", "butterfly_next")
 # [step, process row] entries of each table at once where a column's members share nodes
 BLOCK_ELEMENTS = 1 << 20
+# the most entries of a column's tables at every root kept per grid (`_rotations`)
+ROTATION_CELLS = 1 << 20
 
 
 class RowRole(enum.IntFlag):
@@ -201,12 +203,7 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     row_small = (w * w * WORD <= SMALL_BYTES) | (least_left * least_slice * WORD
                                                   <= SMALL_BYTES)
 
-    r = np.arange(px)
-    r_next = (r - 1) % px
-    x_codes = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
-               + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
-               + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q))
-    x_children = binomial_children(r, px)
+    x_codes, x_children = _row_roles(px)
 
     def role_at(at, x):
         return (x - kx[at]) % px
@@ -266,11 +263,18 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     if row is not None:
         def row_hops_at(at, y):
             """The row's crossings, its tree's edges only where a row broadcast is small
-            (elsewhere every one is a chain, > SMALL_BYTES, or empty)."""
-            hops = row.hops_at(ky[at], y)
+            (elsewhere every one is a chain, > SMALL_BYTES, or empty): found only there,
+            the chains' hops (`Members.hops_at`'s but the tree's) alone elsewhere."""
+            at, y = np.broadcast_arrays(at, y)
             tree = row_small[at]
-            return Hops(hops.cross_in, hops.cross_out, hops.parent & tree,
-                        hops.children * tree, hops.from_root)
+            nodes = row.nodes
+            g = len(nodes)
+            parent, children = np.zeros(at.shape, dtype=bool), np.zeros(at.shape)
+            if tree.any():
+                edges = row.hops_at(ky[at[tree]], y[tree])
+                parent[tree], children[tree] = edges.parent, edges.children
+            return Hops(nodes[y] != nodes[(y - 1) % g], nodes[y] != nodes[(y + 1) % g], parent,
+                        children, nodes[y] != nodes[ky[at] % g])
 
         y_features.append(lambda at, y: _hops_code(row_hops_at(at, y)))
     ys = classes_at(rows, py, *_with_dense(rows, py, y_breaks, row_small),
@@ -299,6 +303,21 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
                      y_hops=None if row is None else row_hops_at(at, y_rep))
 
 
+@lru_cache(maxsize=8)
+def _row_roles(px: int) -> tuple[np.ndarray, np.ndarray]:
+    """[r] the `RowRole` bits of each position r = (x - kx) mod Px but CHILDREN, and its
+    children in a binomial tree (the same every step of a grid: made once, read-only)."""
+    r = np.arange(px)
+    r_next = (r - 1) % px
+    q = butterfly_size(px)
+    codes = (RowRole.FIRST * (r == 0) + RowRole.LAST * (r == px - 1)
+             + RowRole.FOLDS * (r >= q) + RowRole.UNFOLDED * (r < px - q)
+             + RowRole.FOLDS_NEXT * (r_next >= q) + RowRole.UNFOLDED_NEXT * (r_next < px - q))
+    children = binomial_children(r, px)
+    codes.flags.writeable = children.flags.writeable = False
+    return codes, children
+
+
 def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned: np.ndarray,
                            x_features: list) -> tuple[RunClasses, dict, Hops]:
     """The classes of the process rows where a process column's members share nodes
@@ -313,8 +332,8 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
     blocks, figures, crossings = [], [], []
     for first in range(0, steps, per_block):
         at = np.arange(first, min(steps, first + per_block))
-        hops = col.hops(kx[at])
-        tables = dict(zip(BUTTERFLY, (col.butterfly(k[at]), col.butterfly(k[at] + 1))))
+        hops, *tournaments = _column_tables(col, k[at])
+        tables = dict(zip(BUTTERFLY, tournaments))
         if redundant_u:
             tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
                               bruck_across(owned[k[at]], col)))
@@ -346,6 +365,44 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
     hops = Hops(*(joined([getattr(part, f.name) for part in crossings])
                   for f in fields(Hops)))
     return xs, tables, hops
+
+
+def _column_tables(col: Members, k: np.ndarray) -> tuple[Hops, np.ndarray, np.ndarray]:
+    """[step, member] the crossings of a process column's members at the steps k (roots
+    kx = k mod Px, `Members.hops`) and the tournament's messages between nodes at steps
+    k and k+1 (`Members.butterfly`). Where the members sit r to a node in order (node
+    slot x // r, Px a multiple of r), turning the root, or the roles, by r turns the
+    nodes by one: the tables at s are those at s mod r, moved by s - s mod r (the same
+    counts); those r rows are made once per grid (`_rotations`), not at every step."""
+    g = len(col.nodes)
+    per_node = int(np.count_nonzero(col.nodes == col.nodes[0]))
+    if (g % per_node or per_node * g > ROTATION_CELLS
+            or not np.array_equal(col.nodes, np.arange(g) // per_node)):
+        return col.hops(k % g), col.butterfly(k), col.butterfly(k + 1)
+    hops, butterfly = _rotations(g, per_node)
+    members = np.arange(g)
+
+    def turned(shifts: np.ndarray) -> np.ndarray:
+        """Flat indices into a [residue, member] table of the tables at `shifts`."""
+        residue = shifts % per_node
+        return residue[:, None] * g + (members[None, :] - (shifts - residue)[:, None]) % g
+
+    now = turned(k % g)
+    return (hops.at(lambda table: table.reshape(-1)[now]), butterfly.reshape(-1)[now],
+            butterfly.reshape(-1)[turned((k + 1) % g)])
+
+
+@lru_cache(maxsize=2)
+def _rotations(g: int, per_node: int) -> tuple[Hops, np.ndarray]:
+    """(`Members.hops` at roots, `Members.butterfly` at shifts 0 .. per_node - 1) of g
+    members per_node to a node in order: [residue, member] (`_column_tables`),
+    read-only."""
+    members = Members(np.arange(g) // per_node)
+    residues = np.arange(per_node)
+    hops, butterfly = members.hops(residues), members.butterfly(residues)
+    for table in (*(getattr(hops, f.name) for f in fields(Hops)), butterfly):
+        table.flags.writeable = False
+    return hops, butterfly
 
 
 def _changes_at(changes: tuple, k: np.ndarray, sampled: bool) -> tuple:

@@ -49,17 +49,30 @@ DUST = 1e-9
 
 def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_counts` "uniform" when Px is a power of two and every process row has the
-    same rows: every merge splits evenly, each row gives min(w, Px min(a, w))/Px."""
-    active, owned = [], []
-    for w in widths:
-        share = min(w, px * min(rows, w)) / px
-        share = rows if rows - share < DUST else share
-        active.append(rows)
-        owned.append(share)
-        rows = rows - share
+    same rows: every merge splits evenly, each row gives min(w, Px min(a, w))/Px, a
+    share that leaves less than DUST taking the rest. Wherever Px min(a, w) >= w and
+    a - w/Px >= DUST, w/Px: the rows left after such a run of steps are one sequential
+    subtraction of their shares (`np.subtract.accumulate`, the same roundings as step
+    after step); the first step that breaks it is taken alone."""
+    steps = len(widths)
+    active, owned = np.zeros(steps), np.zeros(steps)
+    even = widths / px
+    k = 0
+    while k < steps and rows > 0:       # none left: the rest of the steps 0 and 0
+        left = np.subtract.accumulate(np.concatenate([[rows], even[k:]]))
+        run = (px * np.minimum(left[:-1], widths[k:]) >= widths[k:]) & (left[1:] >= DUST)
+        run = len(run) if run.all() else int(np.argmin(run))
+        active[k:k + run], owned[k:k + run] = left[:run], even[k:k + run]
+        rows, k = left[run], k + run
+        if k < steps:
+            w = widths[k]
+            share = min(w, px * min(rows, w)) / px
+            share = rows if rows - share < DUST else share
+            active[k], owned[k] = rows, share
+            rows, k = rows - share, k + 1
     # every process row alike: one column seen Px times, not Px copies of it
-    return (np.broadcast_to(np.array(active)[:, None], (len(widths), px)),
-            np.broadcast_to(np.array(owned)[:, None], (len(widths), px)))
+    return (np.broadcast_to(active[:, None], (steps, px)),
+            np.broadcast_to(owned[:, None], (steps, px)))
 
 
 def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"

@@ -61,15 +61,13 @@ def lowbit_span(q: np.ndarray, p: int) -> np.ndarray:
 
 
 def binomial_children(q: np.ndarray, p: int) -> np.ndarray:
-    """Children of position q in the binomial tree over p ranks."""
+    """Children of position q in the binomial tree over p ranks: the powers of two m
+    below lowbit(q) (the root: below p) with q + m < p, that is below min(lowbit(q),
+    p - q): bit_length(min(lowbit(q), p - q) - 1) of them (the exponent `np.frexp`
+    gives, exact for any count of ranks below 2^53)."""
     q = np.asarray(q, dtype=np.int64)
-    span = lowbit_span(q, p)
-    children = np.zeros(q.shape, dtype=np.int64)
-    m = 1
-    while m < p:
-        children += (m < span) & (q + m < p)
-        m <<= 1
-    return children
+    reach = np.minimum(lowbit_span(q, p), p - q)
+    return np.asarray(np.frexp(np.maximum(reach - 1, 0))[1], dtype=np.int64)
 
 
 def binomial_parent(q: int, p: int) -> int:
@@ -92,18 +90,19 @@ def positions(rank: np.ndarray, root: np.ndarray | int, p: int) -> np.ndarray:
 
 
 def _tree_operands(q: np.ndarray, p: int, nbytes) -> tuple[np.ndarray, ...]:
-    """(q, n, binomial children, chain?) broadcast together, for a bcast or a reduce."""
+    """(q, n, binomial children of q, chain?, the shape of the result), for a bcast or a
+    reduce: q and its children kept at q's shape, n and chain at n's (each part of
+    the costs at the shape it varies along, broadcast only where q's and n's meet)."""
     q = np.asarray(q, dtype=np.int64)
-    children = binomial_children(q, p)        # before broadcasting: q may be the smaller
-    q, n, children = np.broadcast_arrays(q, np.asarray(nbytes, dtype=float), children)
-    return q, n, children, n > SMALL_BYTES
+    n = np.asarray(nbytes, dtype=float)
+    return q, n, binomial_children(q, p), n > SMALL_BYTES, np.broadcast_shapes(q.shape, n.shape)
 
 
 def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q of a bcast of n bytes."""
-    q, n, children, chain = _tree_operands(q, p, nbytes)
+    q, n, children, chain, shape = _tree_operands(q, p, nbytes)
     if p <= 1:
-        return (np.zeros(q.shape),) * 3
+        return (np.zeros(shape),) * 3
     sent = n * np.where(chain, (q < p - 1) * 1.0, children)
     msgs = np.where(chain, (q < p - 1) * chunk_count(n), children * (n > 0))
     return sent, n * (q > 0), msgs
@@ -111,11 +110,11 @@ def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.n
 
 def reduce_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
     """(sent, received, messages) of the ranks at positions q (root q = 0) of a sum."""
-    q, n, children, chain = _tree_operands(q, p, nbytes)
+    q, n, children, chain, shape = _tree_operands(q, p, nbytes)
     if p <= 1:
-        return (np.zeros(q.shape),) * 3
-    recv = np.where(chain, n * (q != 1), n * children)
-    msgs = np.where(chain, (q > 0) * chunk_count(n), (q > 0) * (n > 0))
+        return (np.zeros(shape),) * 3
+    recv = n * np.where(chain, q != 1, children)
+    msgs = (q > 0) * np.where(chain, chunk_count(n), n > 0)
     return n * (q > 0), recv, msgs
 
 
