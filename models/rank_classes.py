@@ -101,6 +101,13 @@ class RunClasses:
     def runs_per_step(self) -> np.ndarray:
         return np.bincount(self.step, minlength=self.rep.shape[0])
 
+    def block(self, first: int, stop: int) -> RunClasses:
+        """The classes of the steps first .. stop-1 (steps from 0 again), as padded."""
+        lo, hi = np.searchsorted(self.step, [first, stop])
+        return RunClasses(n=self.n, step=self.step[lo:hi] - first, start=self.start[lo:hi],
+                          end=self.end[lo:hi], of_run=self.of_run[lo:hi],
+                          rep=self.rep[first:stop], count=self.count[first:stop])
+
 
 def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
                features_at: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]
