@@ -333,16 +333,14 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         return step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
                           k)
 
-    def pieces_at(k: np.ndarray, ranks: StepRanks | None = None) -> tuple:
-        """The classes (xs, ys), the class grid's shape and the pieces F, S, U, F_{k+1}
-        and the look-ahead's (or None) at the steps k (module doc); `ranks`: their
-        classes (default `ranks_at` k)."""
+    def pieces_at(k: np.ndarray, ranks: StepRanks) -> tuple:
+        """The class grid's shape and the pieces F, S, U, F_{k+1} and the look-ahead's
+        (or None) at the steps k, whose classes are `ranks` (module doc)."""
         w = every_w[k]
         lk = (k // py) % c
         nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
         lk_next = (nxt // py) % c
         slices = every_slice[k]
-        ranks = ranks_at(k) if ranks is None else ranks
         xs, ys = ranks.xs, ranks.ys
 
         def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
@@ -465,7 +463,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
         update = _Piece(shape, phases={} if by_phase else None)
         update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
-        return xs, ys, shape, (panel, solve, update, panel_next), ahead
+        return shape, (panel, solve, update, panel_next), ahead
 
     ids = _ids_broadcast(plan, every_w, p)
     spans = link_keys(px, py, c, placement)
@@ -477,14 +475,14 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         # where a column's members share nodes, the process rows' runs repeat with the
         # nodes' rows (`Spreading`)
         period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
-        return {**_chunked(pieces_at, sample, ids, spans, profile, placement,
+        return {**_chunked(pieces_at, ranks_at, sample, ids, spans, profile, placement,
                            max(1, CHUNK_CELLS // class_cells(
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
-                           period, groups if by_group else None),
+                           period, c, groups if by_group else None),
                 **split_inputs, "sample": sample}
     ranks = ranks_at(None if sample is None else k)
     # a block of steps at a time (but by phase, which takes the pieces whole)
-    per_block = len(k) if by_phase else max(1, WALK_CELLS // (c * ranks.xs.size * ranks.ys.size))
+    per_block = len(k) if by_phase else _walk_block(ranks, c)
     out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, per_block,
                   groups if by_group else None, by_phase)
     return {**out, **split_inputs, "sample": sample}
@@ -590,38 +588,45 @@ def _group_bytes(pieces, shape: tuple, group: str, between_nodes: bool) -> np.nd
                if key.split("@")[0] == group and (across_part(key) or not between_nodes))
 
 
-def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, placement,
-             per_chunk: int, period: int, groups: dict | None = None) -> dict:
+def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: dict,
+             spans: dict, profile, placement, per_chunk: int, period: int, layers: int,
+             groups: dict | None = None) -> dict:
     """`conflux_plan_counts`' totals and time (no phases) from the sampled rows
-    `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps): each
-    chunk's critical-path parts (`_path_parts`) add up, and its values go into one
-    spreading of the counts and one of the ranks' own times (`Spreading`: summed up
-    over every rank once, not once a chunk; the process rows' runs repeating every
-    `period` rows). With the node groups (`groups`, not None), "by_group" as
+    `per_chunk` at a time (`ranks_at`: the classes at some steps; `pieces_at`: the
+    pieces there, evaluated a block of `_walk_block` steps at a time, c = `layers`,
+    `_blocks`): each chunk's critical-path parts (`_path_parts`) add up, and its values
+    go into one spreading of the counts and one of the ranks' own times (`Spreading`:
+    summed up over every rank once, not once a chunk; the process rows' runs repeating
+    every `period` rows). With the node groups (`groups`, not None), "by_group" as
     `conflux_plan_counts`', each group's (sent, recv) two more rows of the counts'
     spreading."""
     counts, own, parts = Spreading(period), Spreading(period), []
     steps = sample.steps
-    names = None
+    names = {}
     for first in range(0, len(sample.rows), per_chunk):
         part = sample.part(slice(first, first + per_chunk))
-        xs, ys, shape, pieces, ahead = pieces_at(part.rows)
-        pieces = list(pieces)                    # `_seconds` lets them go one by one
-        values = np.zeros((4,) + shape)
-        for piece in pieces[:3]:
-            piece.add_totals(values)
-        if groups is not None:
-            names = names or _group_parts(pieces[:2], groups)
-            values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
-                                                for group in names.values()])
-        counts.add(part.stacked(values), xs, ys)
-        if profile is not None:
+        ranks = ranks_at(part.rows)
+        rows = len(part.rows)
+        values = mine = None
+        for begin, stop, block, shape, pieces, ahead in _blocks(
+                pieces_at, ranks, part.rows, _walk_block(ranks, layers)):
+            figures, names = _counts(pieces, shape, groups)
+            if values is None:
+                values = np.empty((len(figures), rows) + shape[1:])
+            values[:, begin:stop] = figures
+            if profile is None:
+                continue
             seconds, _ = _seconds(profile, placement, pieces, ahead, spans)
-            *path, mine = _path_parts(placement, seconds, xs, ys, spans, first == 0,
-                                      part.rows[-1] == steps - 1)
+            *path, own_part = _path_parts(placement, seconds, block.xs, block.ys, spans,
+                                          first == begin == 0,
+                                          part.rows[-1] == steps - 1 and stop == rows)
             parts.append(path)
-            if mine is not None:
-                own.add(part.stacked(mine), xs, ys)
+            if own_part is not None:
+                mine = np.empty((rows,) + shape[1:]) if mine is None else mine
+                mine[begin:stop] = own_part
+        counts.add(part.stacked(values), ranks.xs, ranks.ys)
+        if mine is not None:
+            own.add(part.stacked(mine), ranks.xs, ranks.ys)
     totals = sample.finished(counts.totals())
     c, px, py = totals.shape[1:]
     for i, key in enumerate(("sent", "recv", "msgs")):
@@ -641,31 +646,23 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
             groups: dict | None = None, by_phase: bool = False) -> dict:
     """`conflux_plan_counts`' totals and time (with the node groups, `groups` not None,
     "by_group"; with `by_phase`, "by_phase") from the steps k (every step, or the rows
-    of `sample`), whose classes are `ranks`, `per_block` steps at a time (`pieces_at`:
-    the pieces at some steps, given their classes), each block's pieces let go before
-    the next's: each figure's values over every step go into one `BlockSpread` (`spread`
-    of them all, bit for bit, without their [step, ...] arrays), the critical path's
-    per-step parts (`_path_parts`) follow one another. By phase, one block (`_by_phase`
-    takes the pieces whole)."""
+    of `sample`), whose classes are `ranks`, `per_block` steps at a time (`_blocks`),
+    each block's pieces let go before the next's: each figure's values over
+    every step go into one `BlockSpread` (`spread` of them all, bit for bit, without
+    their [step, ...] arrays), the critical path's per-step parts (`_path_parts`) follow
+    one another. By phase, one block (`_by_phase` takes the pieces whole)."""
     xs, ys = ranks.xs, ranks.ys
     stacked = (lambda values: values) if sample is None else sample.stacked
     finished = (lambda totals: totals) if sample is None else sample.finished
     counts, own, by_group, parts, out = BlockSpread(xs, ys), None, {}, [], {}
-    for first in range(0, len(k), per_block):
-        stop = min(len(k), first + per_block)
-        block = _block(ranks, first, stop)
-        _, _, shape, pieces, ahead = pieces_at(k[first:stop], block)
+    for first, stop, block, shape, pieces, ahead in _blocks(pieces_at, ranks, k, per_block):
         grid = (shape[1], xs.n, ys.n)                  # (c, Px, Py)
-        pieces = list(pieces)                    # `_seconds` lets them go one by one
-        values = np.zeros((4,) + shape)
-        for piece in pieces[:3]:
-            piece.add_totals(values)
-        counts.add(stacked(values))
-        del values
-        if groups is not None:
-            for name, part in _group_parts(pieces[:2], groups).items():
-                by_group.setdefault(name, BlockSpread(xs, ys)).add(
-                    stacked(_group_bytes(pieces[:2], shape, *part)))
+        figures, names = _counts(pieces, shape, groups)
+        counts.add(stacked(figures[:4]))
+        for i, name in enumerate(names):
+            by_group.setdefault(name, BlockSpread(xs, ys)).add(
+                stacked(figures[4 + 2 * i:6 + 2 * i]))
+        del figures
         if by_phase:
             spread_steps = partial(_per_rank, sample, xs, ys)
             out["by_phase"] = _by_phase(pieces[:3], xs, ys, ids, grid, spread_steps)
@@ -694,6 +691,37 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
                                        None if own is None else finished(own.totals()),
                                        ids, spans, sample)
     return out
+
+
+def _blocks(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, per_block: int):
+    """(first, stop, classes, shape, pieces, look-ahead's piece) of each block of
+    `per_block` of the steps k (rows first .. stop-1 of `ranks`, their classes), in
+    order (`pieces_at`: the pieces at some steps, given their classes; the classes
+    padded as `ranks`: each step's values those of all k at once)."""
+    for first in range(0, len(k), per_block):
+        stop = min(len(k), first + per_block)
+        block = _block(ranks, first, stop)
+        shape, pieces, ahead = pieces_at(k[first:stop], block)
+        yield first, stop, block, shape, list(pieces), ahead
+
+
+def _walk_block(ranks: StepRanks, layers: int) -> int:
+    """Steps of `ranks` per block of WALK_CELLS cells of classes (one at least)."""
+    return max(1, WALK_CELLS // (layers * ranks.xs.size * ranks.ys.size))
+
+
+def _counts(pieces: list, shape: tuple, groups: dict | None) -> tuple:
+    """([sent, recv, msgs, flops, then each group's (sent, recv)] of the pieces F, S,
+    U, each [step, layer, x class, y class]; {"by_group" name: (group, between nodes)}
+    of those groups, `_group_parts`, none where `groups` is None)."""
+    values = np.zeros((4,) + shape)
+    for piece in pieces[:3]:
+        piece.add_totals(values)
+    names = {} if groups is None else _group_parts(pieces[:2], groups)
+    if names:
+        values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
+                                            for group in names.values()])
+    return values, names
 
 
 def _block(ranks: StepRanks, first: int, stop: int) -> StepRanks:
