@@ -329,9 +329,14 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     k = np.arange(steps) if sample is None else sample.rows
 
     def ranks_at(k: np.ndarray | None) -> StepRanks:
-        """The classes at the steps k (None: every step)."""
-        return step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
-                          k)
+        """The classes at the steps k (None: every step): the pivots' changes at steps
+        between the first and the last of k (those `step_ranks` keeps, in their order,
+        without looking each of every step's up)."""
+        changes = pivot_changes(plan, pivots)
+        if k is not None:
+            within = (changes[0] >= k[0]) & (changes[0] <= k[-1])
+            changes = (changes[0][within], changes[1][within])
+        return step_ranks(plan, every_slice, active, owned, changes, groups, k)
 
     def pieces_at(k: np.ndarray, ranks: StepRanks) -> tuple:
         """The class grid's shape and the pieces F, S, U, F_{k+1} and the look-ahead's
