@@ -271,13 +271,11 @@ class BlockSpread:
         bound = 4.0 * (self.biggest @ self.pairs.astype(float))
         exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
         unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
-        # the rows of some value, and those of some remainder (few)
-        live = np.flatnonzero((flat != 0).any(axis=1))
-        rest = np.array([(np.round(row / u) * u != row).any() for row, u in zip(flat, unit)],
-                        dtype=bool)
+        # the rows of some value
+        live = [row for row in range(len(flat)) if flat[row].any()]
         # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
-        # remainder; corners at x = px or y = py only reach ranks past the ends: one bin of
-        # their own, dropped
+        # remainder (a chunk of a row's without one would add zeros to them); corners at
+        # x = px or y = py only reach ranks past the ends: one bin of their own, dropped
         sums = {"high": np.zeros((len(flat), px * py))}
         # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
         # rank would cost more than its pairs. The chunks also fix the order in which the
@@ -294,8 +292,8 @@ class BlockSpread:
             for row in live:
                 value = flat[row, chunk]
                 high = np.round(value / unit[row]) * unit[row]
-                parts = (("high", high), ("low", value - high))[:1 + rest[row]]
-                for part, w in parts:
+                low = value - high
+                for part, w in (("high", high), ("low", low))[:1 + low.any()]:
                     if part not in sums:
                         sums[part] = np.zeros((len(flat), px * py))
                     total = sums[part]
