@@ -844,7 +844,7 @@ def _seconds(profile, placement, pieces: list, ahead: _Piece | None, spans: dict
     """([(work, wait)] per rank of the pieces F, S, U, F_{k+1} (`_Piece.seconds`), S_k with
     the look-ahead's allgather overlapped (`ahead`, `_overlapped`); S_k's without.
     `pieces` is emptied: each piece is let go once timed (their traffic arrays, full
-    [step, layer, x class, y class] shape, are the most memory the walk holds)."""
+    [step, layer, x class, y class] shape, are the most memory a block of steps holds)."""
     seconds = []
     while pieces:
         seconds.append(pieces.pop(0).seconds(profile, placement, spans))
