@@ -61,7 +61,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 import numpy as np
-from linalg_io.models.conflux_classes import BUTTERFLY, ColumnRole, panel_widths, step_ranks
+from linalg_io.models.conflux_classes import (
+    BUTTERFLY,
+    ColumnRole,
+    StepRanks,
+    panel_widths,
+    step_ranks,
+)
 from linalg_io.models.conflux_nodes import (
     HOP,
     NET,
@@ -82,7 +88,7 @@ from linalg_io.models.costs import (
     waiting_makespans,
 )
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rank_classes import RunClasses, Spreading, spread
+from linalg_io.models.rank_classes import BlockSpread, RunClasses, Spreading, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 from linalg_io.models.step_sample import StepSample
 
@@ -106,6 +112,9 @@ ALONG = ("", "@column", "@row")
 ACROSS = "@across"
 # the most cells of classes (`class_cells`) the sampled steps take at once (memory)
 CHUNK_CELLS = 1 << 20
+# the most cells of classes the walk of every step takes at once: its pieces' dozens of
+# [step, layer, x class, y class] arrays stay small (memory), and within the caches
+WALK_CELLS = 1 << 18
 # `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
 # walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
 # a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
@@ -318,16 +327,25 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # [step, ...] arrays below hold the steps k evaluated, one row each
     sample = step_sample(n, v, px, py, c, placement, pivots)
     k = np.arange(steps) if sample is None else sample.rows
-    def pieces_at(k: np.ndarray) -> tuple:
-        """The classes (xs, ys), the class grid's shape and the pieces F, S, U, F_{k+1}
-        and the look-ahead's (or None) at the steps k (module doc)."""
+
+    def ranks_at(k: np.ndarray | None) -> StepRanks:
+        """The classes at the steps k (None: every step): the pivots' changes at steps
+        between the first and the last of k (those `step_ranks` keeps, in their order,
+        without looking each of every step's up)."""
+        changes = pivot_changes(plan, pivots)
+        if k is not None:
+            within = (changes[0] >= k[0]) & (changes[0] <= k[-1])
+            changes = (changes[0][within], changes[1][within])
+        return step_ranks(plan, every_slice, active, owned, changes, groups, k)
+
+    def pieces_at(k: np.ndarray, ranks: StepRanks) -> tuple:
+        """The class grid's shape and the pieces F, S, U, F_{k+1} and the look-ahead's
+        (or None) at the steps k, whose classes are `ranks` (module doc)."""
         w = every_w[k]
         lk = (k // py) % c
         nxt = np.minimum(k + 1, steps - 1)                   # step k+1 (the last: unused)
         lk_next = (nxt // py) % c
         slices = every_slice[k]
-        ranks = step_ranks(plan, every_slice, active, owned, pivot_changes(plan, pivots), groups,
-                           None if sample is None else k)
         xs, ys = ranks.xs, ranks.ys
 
         def per_x(name: str) -> np.ndarray:                # [step, class] -> [step, 1, class, 1]
@@ -450,7 +468,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
         update = _Piece(shape, phases={} if by_phase else None)
         update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
-        return xs, ys, shape, (panel, solve, update, panel_next), ahead
+        return shape, (panel, solve, update, panel_next), ahead
 
     ids = _ids_broadcast(plan, every_w, p)
     spans = link_keys(px, py, c, placement)
@@ -462,36 +480,17 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         # where a column's members share nodes, the process rows' runs repeat with the
         # nodes' rows (`Spreading`)
         period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
-        return {**_chunked(pieces_at, sample, ids, spans, profile, placement,
+        return {**_chunked(pieces_at, ranks_at, sample, ids, spans, profile, placement,
                            max(1, CHUNK_CELLS // class_cells(
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
-                           period, groups if by_group else None),
+                           period, c, groups if by_group else None),
                 **split_inputs, "sample": sample}
-    xs, ys, shape, pieces, ahead = pieces_at(k)
-    pieces = list(pieces)                        # `_seconds` lets them go one by one
-    spread_steps = partial(_per_rank, sample, xs, ys)
-    totals = np.zeros((4,) + shape)
-    for piece in pieces[:3]:
-        piece.add_totals(totals)
-    totals = spread_steps(totals)
-    for i, key in enumerate(("sent", "recv", "msgs")):
-        totals[i] += ids[key].reshape(c, px, py)
-    out = {"sent": totals[0], "recv": totals[1], "msgs": totals[2], "flops": totals[3],
-           "sample": sample}
-    if by_phase:
-        out["by_phase"] = _by_phase(pieces[:3], xs, ys, ids, (c, px, py), spread_steps)
-    if by_group:
-        out["by_group"] = {name: spread_steps(_group_bytes(pieces[:2], shape, *part))
-                           for name, part in _group_parts(pieces[:2], groups).items()}
-        out.update(split_inputs)
-    if profile is not None:
-        seconds, whole = _seconds(profile, placement, pieces, ahead, spans)
-        if by_phase and ahead is not None:
-            # the seconds of push_pivots the look-ahead hides per rank, for the phase times
-            out["by_phase"]["push_pivots"]["overlapped_s"] = spread_steps(
-                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, seconds[1])))
-        out["time_s"] = _critical_path(profile, placement, seconds, xs, ys, ids, spans, sample)
-    return out
+    ranks = ranks_at(None if sample is None else k)
+    # a block of steps at a time (but by phase, which takes the pieces whole)
+    per_block = len(k) if by_phase else _walk_block(ranks, c)
+    out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, per_block,
+                  groups if by_group else None, by_phase)
+    return {**out, **split_inputs, "sample": sample}
 
 
 def _per_rank(sample: StepSample | None, xs: RunClasses, ys: RunClasses,
@@ -594,38 +593,45 @@ def _group_bytes(pieces, shape: tuple, group: str, between_nodes: bool) -> np.nd
                if key.split("@")[0] == group and (across_part(key) or not between_nodes))
 
 
-def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, placement,
-             per_chunk: int, period: int, groups: dict | None = None) -> dict:
+def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: dict,
+             spans: dict, profile, placement, per_chunk: int, period: int, layers: int,
+             groups: dict | None = None) -> dict:
     """`conflux_plan_counts`' totals and time (no phases) from the sampled rows
-    `per_chunk` at a time (`pieces_at`: the classes and pieces at some steps): each
-    chunk's critical-path parts (`_path_parts`) add up, and its values go into one
-    spreading of the counts and one of the ranks' own times (`Spreading`: summed up
-    over every rank once, not once a chunk; the process rows' runs repeating every
-    `period` rows). With the node groups (`groups`, not None), "by_group" as
+    `per_chunk` at a time (`ranks_at`: the classes at some steps; `pieces_at`: the
+    pieces there, evaluated a block of `_walk_block` steps at a time, c = `layers`,
+    `_blocks`): each chunk's critical-path parts (`_path_parts`) add up, and its values
+    go into one spreading of the counts and one of the ranks' own times (`Spreading`:
+    summed up over every rank once, not once a chunk; the process rows' runs repeating
+    every `period` rows). With the node groups (`groups`, not None), "by_group" as
     `conflux_plan_counts`', each group's (sent, recv) two more rows of the counts'
     spreading."""
     counts, own, parts = Spreading(period), Spreading(period), []
     steps = sample.steps
-    names = None
+    names = {}
     for first in range(0, len(sample.rows), per_chunk):
         part = sample.part(slice(first, first + per_chunk))
-        xs, ys, shape, pieces, ahead = pieces_at(part.rows)
-        pieces = list(pieces)                    # `_seconds` lets them go one by one
-        values = np.zeros((4,) + shape)
-        for piece in pieces[:3]:
-            piece.add_totals(values)
-        if groups is not None:
-            names = names or _group_parts(pieces[:2], groups)
-            values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
-                                                for group in names.values()])
-        counts.add(part.stacked(values), xs, ys)
-        if profile is not None:
+        ranks = ranks_at(part.rows)
+        rows = len(part.rows)
+        values = mine = None
+        for begin, stop, block, shape, pieces, ahead in _blocks(
+                pieces_at, ranks, part.rows, _walk_block(ranks, layers)):
+            figures, names = _counts(pieces, shape, groups)
+            if values is None:
+                values = np.empty((len(figures), rows) + shape[1:])
+            values[:, begin:stop] = figures
+            if profile is None:
+                continue
             seconds, _ = _seconds(profile, placement, pieces, ahead, spans)
-            *path, mine = _path_parts(placement, seconds, xs, ys, spans, first == 0,
-                                      part.rows[-1] == steps - 1)
+            *path, own_part = _path_parts(placement, seconds, block.xs, block.ys, spans,
+                                          first == begin == 0,
+                                          part.rows[-1] == steps - 1 and stop == rows)
             parts.append(path)
-            if mine is not None:
-                own.add(part.stacked(mine), xs, ys)
+            if own_part is not None:
+                mine = np.empty((rows,) + shape[1:]) if mine is None else mine
+                mine[begin:stop] = own_part
+        counts.add(part.stacked(values), ranks.xs, ranks.ys)
+        if mine is not None:
+            own.add(part.stacked(mine), ranks.xs, ranks.ys)
     totals = sample.finished(counts.totals())
     c, px, py = totals.shape[1:]
     for i, key in enumerate(("sent", "recv", "msgs")):
@@ -634,13 +640,105 @@ def _chunked(pieces_at, sample: StepSample, ids: dict, spans: dict, profile, pla
     if groups is not None:
         out["by_group"] = {name: totals[4 + 2 * i: 6 + 2 * i] for i, name in enumerate(names)}
     if profile is not None:
-        start, solve, update = zip(*parts)
-        out["time_s"] = _path_total(
-            sum(start) + _ids_seconds(profile, placement, ids, spans),
-            None if solve[0] is None else np.concatenate(solve),
-            None if update[0] is None else np.concatenate(update),
-            None if not own.diffs else sample.finished(own.totals()), sample)
+        out["time_s"] = _critical_path(profile, placement, parts,
+                                       sample.finished(own.totals()) if own.diffs else None,
+                                       ids, spans, sample)
     return out
+
+
+def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSample | None,
+            ids: dict, spans: dict, profile, placement, per_block: int,
+            groups: dict | None = None, by_phase: bool = False) -> dict:
+    """`conflux_plan_counts`' totals and time (with the node groups, `groups` not None,
+    "by_group"; with `by_phase`, "by_phase") from the steps k (every step, or the rows
+    of `sample`), whose classes are `ranks`, `per_block` steps at a time (`_blocks`),
+    each block's pieces let go before the next's: each figure's values over
+    every step go into one `BlockSpread` (`spread` of them all, bit for bit, without
+    their [step, ...] arrays), the critical path's per-step parts (`_path_parts`) follow
+    one another. By phase, one block (`_by_phase` takes the pieces whole)."""
+    xs, ys = ranks.xs, ranks.ys
+    stacked = (lambda values: values) if sample is None else sample.stacked
+    finished = (lambda totals: totals) if sample is None else sample.finished
+    counts, own, by_group, parts, out = BlockSpread(xs, ys), None, {}, [], {}
+    for first, stop, block, shape, pieces, ahead in _blocks(pieces_at, ranks, k, per_block):
+        grid = (shape[1], xs.n, ys.n)                  # (c, Px, Py)
+        figures, names = _counts(pieces, shape, groups)
+        counts.add(stacked(figures[:4]))
+        for i, name in enumerate(names):
+            by_group.setdefault(name, BlockSpread(xs, ys)).add(
+                stacked(figures[4 + 2 * i:6 + 2 * i]))
+        del figures
+        if by_phase:
+            spread_steps = partial(_per_rank, sample, xs, ys)
+            out["by_phase"] = _by_phase(pieces[:3], xs, ys, ids, grid, spread_steps)
+        if profile is None:
+            continue
+        seconds, whole = _seconds(profile, placement, pieces, ahead, spans)
+        if by_phase and ahead is not None:
+            # the seconds of push_pivots the look-ahead hides per rank, for the phase times
+            out["by_phase"]["push_pivots"]["overlapped_s"] = spread_steps(
+                sum(np.broadcast_to(a - b, shape) for a, b in zip(whole, seconds[1])))
+        *path, mine = _path_parts(placement, seconds, block.xs, block.ys, spans, first == 0,
+                                  stop == len(k))
+        parts.append(path)
+        if mine is not None:
+            own = own or BlockSpread(xs, ys)
+            own.add(stacked(mine))
+    totals = finished(counts.totals())
+    for i, key in enumerate(("sent", "recv", "msgs")):
+        totals[i] += ids[key].reshape(grid)
+    out.update(sent=totals[0], recv=totals[1], msgs=totals[2], flops=totals[3])
+    if groups is not None:
+        out["by_group"] = {name: finished(spreading.totals())
+                           for name, spreading in by_group.items()}
+    if profile is not None:
+        out["time_s"] = _critical_path(profile, placement, parts,
+                                       None if own is None else finished(own.totals()),
+                                       ids, spans, sample)
+    return out
+
+
+def _blocks(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, per_block: int):
+    """(first, stop, classes, shape, pieces, look-ahead's piece) of each block of
+    `per_block` of the steps k (rows first .. stop-1 of `ranks`, their classes), in
+    order (`pieces_at`: the pieces at some steps, given their classes; the classes
+    padded as `ranks`: each step's values those of all k at once)."""
+    for first in range(0, len(k), per_block):
+        stop = min(len(k), first + per_block)
+        block = _block(ranks, first, stop)
+        shape, pieces, ahead = pieces_at(k[first:stop], block)
+        yield first, stop, block, shape, list(pieces), ahead
+
+
+def _walk_block(ranks: StepRanks, layers: int) -> int:
+    """Steps of `ranks` per block of WALK_CELLS cells of classes (one at least)."""
+    return max(1, WALK_CELLS // (layers * ranks.xs.size * ranks.ys.size))
+
+
+def _counts(pieces: list, shape: tuple, groups: dict | None) -> tuple:
+    """([sent, recv, msgs, flops, then each group's (sent, recv)] of the pieces F, S,
+    U, each [step, layer, x class, y class]; {"by_group" name: (group, between nodes)}
+    of those groups, `_group_parts`, none where `groups` is None)."""
+    values = np.zeros((4,) + shape)
+    for piece in pieces[:3]:
+        piece.add_totals(values)
+    names = {} if groups is None else _group_parts(pieces[:2], groups)
+    if names:
+        values = np.concatenate([values] + [_group_bytes(pieces[:2], shape, *group)
+                                            for group in names.values()])
+    return values, names
+
+
+def _block(ranks: StepRanks, first: int, stop: int) -> StepRanks:
+    """The classes of the steps first .. stop-1 of `ranks` (the rows of its tables)."""
+    def rows(table: np.ndarray) -> np.ndarray:
+        return table[first:stop]
+
+    return StepRanks(xs=ranks.xs.block(first, stop), ys=ranks.ys.block(first, stop),
+                     x={name: rows(table) for name, table in ranks.x.items()},
+                     y={name: rows(table) for name, table in ranks.y.items()},
+                     x_hops=None if ranks.x_hops is None else ranks.x_hops.at(rows),
+                     y_hops=None if ranks.y_hops is None else ranks.y_hops.at(rows))
 
 
 def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple,
@@ -725,22 +823,28 @@ def _tree_costs(p: int, nbytes: int) -> tuple:
     return costs, spectra
 
 
-def _critical_path(profile, placement, seconds: list, xs: RunClasses, ys: RunClasses,
-                   ids: dict, spans: dict, sample: StepSample | None = None) -> float:
+def _critical_path(profile, placement, parts: list, own: np.ndarray | None, ids: dict,
+                   spans: dict, sample: StepSample | None) -> float:
     """time_s of `conflux_plan_counts`: M(F_0) + sum_k [M(I_k) + M(S_k) + M(U_k + F_{k+1})]
-    of the pieces' `seconds` (`_seconds`); their rows the steps of `sample` (every step
-    where None: the sums over k its `total`, the ranks' own sums its weights)."""
-    first, solve, update, own = _path_parts(placement, seconds, xs, ys, spans)
-    own = None if own is None else _per_rank(sample, xs, ys, own)
-    return _path_total(first + _ids_seconds(profile, placement, ids, spans), solve, update,
-                       own, sample)
+    from `_path_parts` of consecutive blocks of the steps of `sample` (every step where
+    None: the sums over k its `total`, the ranks' own sums its weights): `parts` their
+    (M(F_0) or 0, [step] M(S_k) or None, M(U_k + F_{k+1}) or None), `own` the ranks' own
+    sums over every step (None where not used)."""
+    start, solve, update = zip(*parts)
+    total = sum(start) + _ids_seconds(profile, placement, ids, spans)
+    if own is not None:
+        return float(total + own.max())
+    solve, update = np.concatenate(solve), np.concatenate(update)
+    if sample is not None:
+        return float(total + sample.total(solve + update))
+    return float(total + solve.sum() + update.sum())
 
 
 def _seconds(profile, placement, pieces: list, ahead: _Piece | None, spans: dict) -> tuple:
     """([(work, wait)] per rank of the pieces F, S, U, F_{k+1} (`_Piece.seconds`), S_k with
     the look-ahead's allgather overlapped (`ahead`, `_overlapped`); S_k's without.
     `pieces` is emptied: each piece is let go once timed (their traffic arrays, full
-    [step, layer, x class, y class] shape, are the most memory the walk holds)."""
+    [step, layer, x class, y class] shape, are the most memory a block of steps holds)."""
     seconds = []
     while pieces:
         seconds.append(pieces.pop(0).seconds(profile, placement, spans))
@@ -757,17 +861,6 @@ def _ids_seconds(profile, placement, ids: dict, spans: dict) -> float:
         inside, across = link_split({spans["world"]: costs}, profile, placement)
         ids_time[width] = float(waiting_makespans(inside, across, placement.shared_cores))
     return sum(ids_time[width] for width in ids["widths"])
-
-
-def _path_total(total: float, solve, update, own, sample: StepSample | None) -> float:
-    """The critical path from `_path_parts` (summed over chunks of steps): `total` M(F_0)
-    and the ids' seconds, with the steps' M(S_k) and M(U_k + F_{k+1}) (`solve`,
-    `update` [step]) or the ranks' own sums (`own`)."""
-    if own is not None:
-        return float(total + own.max())
-    if sample is not None:
-        return float(total + sample.total(solve + update))
-    return float(total + solve.sum() + update.sum())
 
 
 def _path_parts(placement, seconds: list, xs: RunClasses, ys: RunClasses, spans: dict,

@@ -101,6 +101,13 @@ class RunClasses:
     def runs_per_step(self) -> np.ndarray:
         return np.bincount(self.step, minlength=self.rep.shape[0])
 
+    def block(self, first: int, stop: int) -> RunClasses:
+        """The classes of the steps first .. stop-1 (steps from 0 again), as padded."""
+        lo, hi = np.searchsorted(self.step, [first, stop])
+        return RunClasses(n=self.n, step=self.step[lo:hi] - first, start=self.start[lo:hi],
+                          end=self.end[lo:hi], of_run=self.of_run[lo:hi],
+                          rep=self.rep[first:stop], count=self.count[first:stop])
+
 
 def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
                features_at: Callable[[np.ndarray, np.ndarray], list[np.ndarray]]
@@ -188,71 +195,121 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     value splits into a multiple of a power of two u, whose sums stay below 2^52 u
     (exact in a float), and a remainder below u/2, whose sums' rounding is far below
     the totals' last bit. O(rows x pairs of runs + rows x P x chunks), chunks of at least
-    P/4 pairs."""
-    *lead, steps, layers, nx, ny = values.shape
-    px, py = xs.n, ys.n
-    rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
-        -1, steps, nx, ny)
-    xruns, yruns = xs.runs_per_step(), ys.runs_per_step()
-    pairs = xruns * yruns
-    # a bound on the sum of |value| over every corner: the partial sums stay below it
-    bound = 4.0 * (np.abs(rows).max(axis=(2, 3)) @ pairs.astype(float))
-    exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
-    unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
-    flat = rows.reshape(len(rows), -1)
-    # the rows of some value, and those of some remainder (few)
-    live = np.flatnonzero((flat != 0).any(axis=1))
-    rest = (np.round(flat / unit) * unit != flat).any(axis=1)
-    # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
-    # remainder; corners at x = px or y = py only reach ranks past the ends: one bin of
-    # their own, dropped
-    sums = {"high": np.zeros((len(rows), px * py))}
-    xfirst = np.concatenate([[0], np.cumsum(xruns)[:-1]])
-    yfirst = np.concatenate([[0], np.cumsum(yruns)[:-1]])
-    ends = np.cumsum(pairs)
-    # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
-    # rank would cost more than its pairs. The chunks also fix the order in which the
-    # remainders add up (each chunk's sum per rank, then chunk after chunk): another
-    # chunking would change their last bits.
-    most = max(1, CHUNK_ELEMENTS // (4 * len(rows)), (px + 1) * (py + 1) // 4)
-    begin = 0
-    while begin < steps:
-        # the steps of this chunk: up to `most` pairs (one step at least)
-        stop = max(begin + 1, int(np.searchsorted(ends, ends[begin] - pairs[begin] + most,
-                                                  side="right")))
+    P/4 pairs (`BlockSpread`, which takes the steps a block at a time)."""
+    whole = BlockSpread(xs, ys)
+    whole.add(values)
+    return whole.totals()
+
+
+class BlockSpread:
+    """`spread` of values given a block of consecutive steps at a time (`add`, from step
+    0 on; a walk's steps, whose [step, ...] arrays are too large to hold at once): each
+    block's values kept only where `spread` reads them (a step's value at each pair of
+    an x run and a y run, in their order: fewer than its class grid's cells where
+    classes hold several runs or none, the padding) and each step's largest |value|
+    (which set u), so that `totals` are `spread`'s of every step at once, bit for bit."""
+
+    def __init__(self, xs: RunClasses, ys: RunClasses) -> None:
+        self.xs, self.ys = xs, ys
+        self.xruns, self.yruns = xs.runs_per_step(), ys.runs_per_step()
+        self.pairs = self.xruns * self.yruns
+        self.ends = np.cumsum(self.pairs)
+        self.xfirst = np.concatenate([[0], np.cumsum(self.xruns)[:-1]])
+        self.yfirst = np.concatenate([[0], np.cumsum(self.yruns)[:-1]])
+        self.done = 0             # the steps added
+        self.shape: tuple = ()    # [..., layer] of the values
+        self.values = np.zeros((0, 0))     # [row, pair]
+        self.biggest = np.zeros((0, 0))    # [row, step] the largest |value|
+
+    def _pairs(self, begin: int, stop: int) -> tuple:
+        """(step, x run, y run) of each pair of the steps begin .. stop-1, in order."""
+        pairs, ends = self.pairs, self.ends
         chunk = np.arange(begin, stop)
         step = np.repeat(chunk, pairs[chunk])
         within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
             ends[begin] - pairs[begin]), pairs[chunk])
-        xi = xfirst[step] + within // yruns[step]
-        yi = yfirst[step] + within % yruns[step]
-        x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
-        xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
-        at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)    # past the ends: a bin
-        index = (step * nx + xs.of_run[xi]) * ny + ys.of_run[yi]
-        # a row's corners at a time: its sums over every rank an array of the heap's size
-        for row in live:
-            value = flat[row, index]
-            high = np.round(value / unit[row]) * unit[row]
-            parts = (("high", high), ("low", value - high))[:1 + rest[row]]
-            for part, w in parts:
-                if part not in sums:
-                    sums[part] = np.zeros((len(rows), px * py))
-                total = sums[part]
-                total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
-                                          minlength=px * py + 1)[:-1]
-        begin = stop
-    totals = sums["high"].reshape(-1, px, py)
-    for part in sums.values():
-        grid = part.reshape(-1, px, py)
-        # cumsum along x, a row of ranks at a time (a strided cumsum is several times
-        # slower): the same additions in the same order
-        for x in range(1, px):
-            grid[:, x] += grid[:, x - 1]
-        np.cumsum(grid, axis=2, out=grid)
-    if "low" in sums:
-        totals += sums["low"].reshape(-1, px, py)
-    return totals.reshape(*lead, layers, px, py)
+        return (step, self.xfirst[step] + within // self.yruns[step],
+                self.yfirst[step] + within % self.yruns[step])
+
+    def _chunks(self, begin: int, stop: int, most: int):
+        """(first, stop) of consecutive chunks of the steps begin .. stop-1 of up to
+        `most` pairs each (one step at least)."""
+        pairs, ends = self.pairs, self.ends
+        while begin < stop:
+            end = max(begin + 1, min(stop, int(np.searchsorted(
+                ends, ends[begin] - pairs[begin] + most, side="right"))))
+            yield begin, end
+            begin = end
+
+    def add(self, values: np.ndarray) -> None:
+        """The values [..., step, layer, x class, y class] of the next steps."""
+        *lead, steps, layers, nx, ny = values.shape
+        rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
+            -1, steps * nx * ny)
+        first = self.done
+        if not first:
+            self.shape = (*lead, layers)
+            self.values = np.empty((len(rows), int(self.ends[-1])))
+            self.biggest = np.empty((len(rows), len(self.pairs)))
+        # a chunk of steps at a time: their index arrays and |values| within the caches
+        for begin, stop in self._chunks(first, first + steps, max(1, CHUNK_ELEMENTS // len(rows))):
+            cells = rows[:, (begin - first) * nx * ny:(stop - first) * nx * ny]
+            self.biggest[:, begin:stop] = np.abs(cells.reshape(len(rows), stop - begin, -1)
+                                                 ).max(axis=2)
+            step, xi, yi = self._pairs(begin, stop)
+            index = ((step - begin) * nx + self.xs.of_run[xi]) * ny + self.ys.of_run[yi]
+            self.values[:, self.ends[begin] - self.pairs[begin]:self.ends[stop - 1]] = \
+                cells[:, index]
+        self.done = first + steps
+
+    def totals(self) -> np.ndarray:
+        """[..., layer, x, y] the per-rank sums over every step (`spread`)."""
+        xs, ys = self.xs, self.ys
+        px, py = xs.n, ys.n
+        flat = self.values
+        # a bound on the sum of |value| over every corner: the partial sums stay below it
+        bound = 4.0 * (self.biggest @ self.pairs.astype(float))
+        exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
+        unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
+        # the rows of some value
+        live = [row for row in range(len(flat)) if flat[row].any()]
+        # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
+        # remainder (a chunk of a row's without one would add zeros to them); corners at
+        # x = px or y = py only reach ranks past the ends: one bin of their own, dropped
+        sums = {"high": np.zeros((len(flat), px * py))}
+        # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
+        # rank would cost more than its pairs. The chunks also fix the order in which the
+        # remainders add up (each chunk's sum per rank, then chunk after chunk): another
+        # chunking would change their last bits.
+        most = max(1, CHUNK_ELEMENTS // (4 * len(flat)), (px + 1) * (py + 1) // 4)
+        for begin, stop in self._chunks(0, len(self.pairs), most):
+            _, xi, yi = self._pairs(begin, stop)
+            x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
+            xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
+            at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)    # past the ends: a bin
+            chunk = slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
+            # a row's corners at a time: its sums over every rank an array of the heap's size
+            for row in live:
+                value = flat[row, chunk]
+                high = np.round(value / unit[row]) * unit[row]
+                low = value - high
+                for part, w in (("high", high), ("low", low))[:1 + low.any()]:
+                    if part not in sums:
+                        sums[part] = np.zeros((len(flat), px * py))
+                    total = sums[part]
+                    total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
+                                              minlength=px * py + 1)[:-1]
+        totals = sums["high"].reshape(-1, px, py)
+        for part in sums.values():
+            grid = part.reshape(-1, px, py)
+            # cumsum along x, a row of ranks at a time (a strided cumsum is several times
+            # slower): the same additions in the same order
+            for x in range(1, px):
+                grid[:, x] += grid[:, x - 1]
+            np.cumsum(grid, axis=2, out=grid)
+        if "low" in sums:
+            totals += sums["low"].reshape(-1, px, py)
+        return totals.reshape(*self.shape, px, py)
 
 
 class Spreading:
