@@ -35,3 +35,20 @@ def test_freed_arrays_reused_without_page_faults():
     plain, kept = _faults("plain"), _faults("keep")
     assert plain >= 300
     assert kept < 50
+
+
+HUGE = """
+from numpy._core.multiarray import _set_madvise_hugepage
+from linalg_io.model_command.heap import keep_freed_memory
+before = _set_madvise_hugepage(True)
+keep_freed_memory()
+print(before, _set_madvise_hugepage(True))
+"""
+
+
+def test_model_arrays_in_ordinary_pages():
+    """NumPy asks for huge pages on import (where the kernel offers them); after
+    keep_freed_memory it does not (the switch returns its previous state)."""
+    out = subprocess.run([sys.executable, "-c", HUGE], check=True, capture_output=True,
+                         text=True)
+    assert out.stdout.split() == ["True", "False"]
