@@ -6,7 +6,8 @@ per core this process may use (in this process where there is one core):
 - `window(function, items)`: a generator of function(item) of each item in order that
   keeps one of its items evaluating, and more (up to a worker each) while a worker would
   otherwise wait with nothing queued: a branch and bound that stops early (closing it)
-  is not held up by the slowest of a batch; its evaluations left unused are dropped;
+  is not held up by the slowest of a batch; of its evaluations left unused, those
+  queued are dropped, one running finishes unread;
 - `together(calls, at_once)`: runs the calls (functions of nothing that use this
   CoreMap) at once, up to `at_once` at a time, in threads of this process, so that their
   evaluations share the workers (the 2.5D and the 2D candidates; a scan's next P while
@@ -14,11 +15,13 @@ per core this process may use (in this process where there is one core):
   those before it are done.
 With one core the same calls evaluate in this process, one after the other.
 
-Each worker has a pipe of its own (`_Workers`): one that is killed (an evaluation
-dropped, the block's end) takes nothing down with it, and the block ends at once, its
-workers killed. Only for code without MPI and without threads of its own (a forked child
-would inherit their state): the `model` commands. `function` must be picklable (a
-module-level function or a functools.partial of one).
+Each worker has a pipe of its own (`_Workers`): one that is killed (the block's end, or
+from outside) takes nothing down with it, and the block ends at once, its workers killed.
+The workers are forked once, as the block starts, before this process runs threads of
+its own: one forked while a thread held a lock would find it held for ever. Only for code
+without MPI and without threads of its own (a forked child would inherit their state):
+the `model` commands. `function` must be picklable (a module-level function or a
+functools.partial of one).
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_futures
 from contextlib import contextmanager
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection, wait
@@ -80,7 +82,6 @@ class _Workers:
         self.idle: list = []                             # (pid, conn)
         self.busy: dict = {}                             # conn -> (pid, future)
         self.closed = False
-        self.killed: set[int] = set()                   # pids dropped, not yet reaped
         self.wake_in, self.wake_out = Pipe(duplex=False)
         self.count = count
         for _ in range(count):
@@ -129,24 +130,18 @@ class _Workers:
             sent = True
             try:
                 conn.send((function, item))
-            except OSError:         # the worker died idle: its pipe's end replaces it
+            except OSError:         # the worker died idle: the dispatcher reaps it
                 future.set_exception(_ended())
         if sent:
             self.wake_out.send_bytes(b"")     # the dispatcher waits on the new pipes too
 
     def drop(self, futures: Iterable[Future]) -> None:
-        """Evaluations no longer wanted: cancelled if queued; if running, their workers
-        killed, reaped and replaced before this returns."""
-        futures = list(futures)
+        """Evaluations no longer wanted: cancelled if queued; one that runs finishes, its
+        result unread (no worker is killed and forked anew while threads of this process
+        run: a lock one of them held at the fork would stay held in the new worker)."""
         with self.lock:
             for future in futures:
-                if future.cancel():
-                    continue
-                for pid, running in self.busy.values():
-                    if running is future and pid not in self.killed:
-                        self.killed.add(pid)
-                        os.kill(pid, signal.SIGKILL)
-        wait_futures(futures)
+                future.cancel()
 
     def _dispatch(self) -> None:
         while True:
@@ -161,24 +156,30 @@ class _Workers:
                 try:
                     ok, value = conn.recv()
                     ended = False
-                except (EOFError, OSError):           # killed (dropped), or died
+                except (EOFError, OSError):           # the worker died (killed from outside)
                     ok, value, ended = False, _ended(), True
                 with self.lock:
                     pid, future = self.busy.pop(conn)
-                    if ended or pid in self.killed:   # (a result may beat the kill)
+                    if ended:
                         self._reap(pid, conn)
-                        if not self.closed:
-                            self.idle.append(self._spawn())
                     elif not self.closed:
                         self.idle.append((pid, conn))
                     if not future.done():
                         (future.set_result if ok else future.set_exception)(value)
+                    if not self.idle and not self.busy:       # none left to run the queue
+                        self._fail_queued()
                     if not self.closed:
                         self._hand_on()
                     self.changed.notify_all()
 
-    def _reap(self, pid: int, conn: Connection) -> None:
-        self.killed.discard(pid)
+    def _fail_queued(self) -> None:
+        for future, _, _ in self.queued:
+            if not future.done():
+                future.set_exception(_ended())
+        self.queued.clear()
+
+    @staticmethod
+    def _reap(pid: int, conn: Connection) -> None:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -249,7 +250,9 @@ class CoreMap:
                 with workers.lock:
                     workers.changed.wait_for(lambda: not futures or futures[0].done()
                                              or wanted() or workers.closed)
-                    grow = wanted()
+                    # a result in hand first: the caller may stop on it
+                    ready = bool(futures) and futures[0].done()
+                    grow = not ready and wanted()
                 if grow:
                     item = next(items, _END)
                     if item is _END:
