@@ -81,23 +81,18 @@ def model_table(args) -> str:
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     unevaluated = unevaluated_2d = 0
     keep_freed_memory()
-    choices_2d = [candidate.choice for candidate in candidates("2d", **ask)]
-    with core_map() as mapper:
-        # the 2.5D and the 2D candidates side by side, sharing the workers
-        tables = list(mapper.together(
-            ([partial(conflux_rows, ask, mapper, limit)] if "conflux" in algos else [])
-            + ([partial(bounded_2d, partial(_row_2d, profile, placement),
-                        _seconds_of, profile, choices_2d, limit, mapper)]
-               if "2d" in algos else [])))
-    if "conflux" in algos:
-        chosen, table = tables.pop(0)
+    with core_map() as mapper:   # the 2.5D and the 2D candidates share the workers
+        parts = {"conflux": partial(conflux_rows, ask, mapper, limit),
+                 "2d": partial(_table_2d, ask, mapper, limit)}
+        found = dict(zip(algos, mapper.together(parts[algo] for algo in algos)))
+    if "conflux" in found:
+        chosen, table = found["conflux"]
         rows = [candidate.costs for candidate in table if candidate.costs is not None]
         unevaluated = len(table) - len(rows)
         chosen_row = next((candidate.costs for candidate in table
                            if candidate.choice == chosen), None)
-    if "2d" in algos:
-        evaluated, skipped_2d = tables.pop(0)
-        unevaluated_2d = len(skipped_2d)
+    if "2d" in found:
+        choices_2d, evaluated, unevaluated_2d = found["2d"]
         # what `lu --algo 2d` runs: choose_lu's rule on these rows
         choice_2d = fastest_2d([(row["time_s"], choice) for choice, row in evaluated])
         chosen_2d = next(row for choice, row in evaluated if choice == choice_2d)
@@ -179,8 +174,16 @@ def _sampled_lines_25d(rows: list[dict]) -> list[str]:
             + ", ".join(sampled)]
 
 
-def _seconds_of(row: dict) -> float:
-    return row["time_s"]
+def _table_2d(ask: dict, mapper: Callable,
+              keep: int | None) -> tuple[list[LUChoice], list[tuple[LUChoice, dict]], int]:
+    """(the 2D candidates' choices, the (choice, `_row_2d`) pairs evaluated, how many were
+    not) for the keyword arguments `ask` of `choose_lu`; `keep`: only the rows
+    `bounded_2d` cannot rule out of the first `keep` and of the choice's tie."""
+    choices = [candidate.choice for candidate in candidates("2d", **ask)]
+    evaluated, skipped = bounded_2d(partial(_row_2d, ask["profile"], ask["placement"]),
+                                    lambda row: row["time_s"], ask["profile"], choices, keep,
+                                    mapper)
+    return choices, evaluated, len(skipped)
 
 
 def _row_2d(profile: MachineProfile, placement: Placement, choice: LUChoice) -> dict:
