@@ -204,10 +204,11 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
 class BlockSpread:
     """`spread` of values given a block of consecutive steps at a time (`add`, from step
     0 on; a walk's steps, whose [step, ...] arrays are too large to hold at once): each
-    block's values kept only where `spread` reads them (a step's value at each pair of
-    an x run and a y run, in their order: fewer than its class grid's cells where
-    classes hold several runs or none, the padding) and each step's largest |value|
-    (which set u), so that `totals` are `spread`'s of every step at once, bit for bit."""
+    block's values kept as the fewer of its class grids' cells and the values `spread`
+    reads (a step's value at each pair of an x run and a y run: more than its cells
+    where runs are many and classes few, fewer where classes hold several runs or none,
+    the padding), and each step's largest |value| (which set u), so that `totals` are
+    `spread`'s of every step at once, bit for bit."""
 
     def __init__(self, xs: RunClasses, ys: RunClasses) -> None:
         self.xs, self.ys = xs, ys
@@ -218,8 +219,10 @@ class BlockSpread:
         self.yfirst = np.concatenate([[0], np.cumsum(self.yruns)[:-1]])
         self.done = 0             # the steps added
         self.shape: tuple = ()    # [..., layer] of the values
-        self.values = np.zeros((0, 0))     # [row, pair]
-        self.biggest = np.zeros((0, 0))    # [row, step] the largest |value|
+        self.grid = (0, 0)        # (x classes, y classes) of every step's cells
+        self.cells: np.ndarray | None = None    # [row, step, cell], or
+        self.values = np.zeros((0, 0))          # [row, pair]
+        self.biggest = np.zeros((0, 0))         # [row, step] the largest |value|
 
     def _pairs(self, begin: int, stop: int) -> tuple:
         """(step, x run, y run) of each pair of the steps begin .. stop-1, in order."""
@@ -241,61 +244,80 @@ class BlockSpread:
             yield begin, end
             begin = end
 
+    def _index(self, step: np.ndarray, xi: np.ndarray, yi: np.ndarray, first: int) -> np.ndarray:
+        """Each pair's place among the cells of the steps from `first` on, flat."""
+        nx, ny = self.grid
+        return ((step - first) * nx + self.xs.of_run[xi]) * ny + self.ys.of_run[yi]
+
+    def _keeps_cells(self, nx: int, ny: int) -> bool:
+        """Whether every step's nx x ny cells are no more than the pairs of runs."""
+        return len(self.pairs) * nx * ny <= int(self.ends[-1])
+
     def add(self, values: np.ndarray) -> None:
         """The values [..., step, layer, x class, y class] of the next steps."""
         *lead, steps, layers, nx, ny = values.shape
         rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
-            -1, steps * nx * ny)
+            len(values.reshape(-1, steps, layers, nx, ny)) * layers, steps, nx * ny)
         first = self.done
         if not first:
-            self.shape = (*lead, layers)
-            self.values = np.empty((len(rows), int(self.ends[-1])))
-            self.biggest = np.empty((len(rows), len(self.pairs)))
-        # a chunk of steps at a time: their index arrays and |values| within the caches
-        for begin, stop in self._chunks(first, first + steps, max(1, CHUNK_ELEMENTS // len(rows))):
-            cells = rows[:, (begin - first) * nx * ny:(stop - first) * nx * ny]
-            self.biggest[:, begin:stop] = np.abs(cells.reshape(len(rows), stop - begin, -1)
-                                                 ).max(axis=2)
-            step, xi, yi = self._pairs(begin, stop)
-            index = ((step - begin) * nx + self.xs.of_run[xi]) * ny + self.ys.of_run[yi]
-            self.values[:, self.ends[begin] - self.pairs[begin]:self.ends[stop - 1]] = \
-                cells[:, index]
+            self.shape, self.grid = (*lead, layers), (nx, ny)
+            every = len(self.pairs)
+            self.biggest = np.empty((len(rows), every))
+            if self._keeps_cells(nx, ny):
+                self.cells = np.empty((len(rows), every, nx * ny))
+            else:
+                self.values = np.empty((len(rows), int(self.ends[-1])))
+        if self.grid != (nx, ny):
+            raise ValueError(f"steps of {nx} x {ny} classes after {self.grid}")
+        self.biggest[:, first:first + steps] = np.abs(rows).max(axis=2)
+        if self.cells is not None:
+            self.cells[:, first:first + steps] = rows
+        else:
+            flat = rows.reshape(len(rows), -1)
+            # a chunk of steps at a time: their index arrays within the caches
+            for begin, stop in self._chunks(first, first + steps,
+                                            max(1, CHUNK_ELEMENTS // len(rows))):
+                index = self._index(*self._pairs(begin, stop), first)
+                self.values[:, self.ends[begin] - self.pairs[begin]:self.ends[stop - 1]] = \
+                    flat[:, index]
         self.done = first + steps
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the per-rank sums over every step (`spread`)."""
         xs, ys = self.xs, self.ys
         px, py = xs.n, ys.n
-        flat = self.values
+        stored = self.values if self.cells is None else self.cells.reshape(len(self.cells), -1)
+        count = len(stored)
         # a bound on the sum of |value| over every corner: the partial sums stay below it
         bound = 4.0 * (self.biggest @ self.pairs.astype(float))
         exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
         unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
-        # the rows of some value
-        live = [row for row in range(len(flat)) if flat[row].any()]
+        # the rows of some value (of some cell: a row whose values are 0 adds zeros)
+        live = [row for row in range(count) if stored[row].any()]
         # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
         # remainder (a chunk of a row's without one would add zeros to them); corners at
         # x = px or y = py only reach ranks past the ends: one bin of their own, dropped
-        sums = {"high": np.zeros((len(flat), px * py))}
+        sums = {"high": np.zeros((count, px * py))}
         # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
         # rank would cost more than its pairs. The chunks also fix the order in which the
         # remainders add up (each chunk's sum per rank, then chunk after chunk): another
         # chunking would change their last bits.
-        most = max(1, CHUNK_ELEMENTS // (4 * len(flat)), (px + 1) * (py + 1) // 4)
+        most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
         for begin, stop in self._chunks(0, len(self.pairs), most):
-            _, xi, yi = self._pairs(begin, stop)
+            step, xi, yi = self._pairs(begin, stop)
             x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
             xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
             at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)    # past the ends: a bin
-            chunk = slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
+            chunk = (slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
+                     if self.cells is None else self._index(step, xi, yi, 0))
             # a row's corners at a time: its sums over every rank an array of the heap's size
             for row in live:
-                value = flat[row, chunk]
+                value = stored[row, chunk]
                 high = np.round(value / unit[row]) * unit[row]
                 low = value - high
                 for part, w in (("high", high), ("low", low))[:1 + low.any()]:
                     if part not in sums:
-                        sums[part] = np.zeros((len(flat), px * py))
+                        sums[part] = np.zeros((count, px * py))
                     total = sums[part]
                     total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
                                               minlength=px * py + 1)[:-1]

@@ -4,7 +4,13 @@
 import numpy as np
 import pytest
 from linalg_io.models import conflux
-from linalg_io.models.rank_classes import Spreading, residues, run_classes, spread
+from linalg_io.models.rank_classes import (
+    BlockSpread,
+    Spreading,
+    residues,
+    run_classes,
+    spread,
+)
 
 
 def _axis(rng, steps: int, n: int, period: int):
@@ -45,6 +51,25 @@ def test_spread_is_every_ranks_sum_exactly(seed):
     assert totals.shape == (2, 3, px, py)
     assert np.array_equal(totals, _every_rank(values, fx, fy))
     assert not totals[1].any()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_walk_kept_as_cells_or_as_pairs_gives_the_same_bits(seed, monkeypatch):
+    # `BlockSpread` keeps a walk's values as its class grids' cells or as the pairs of
+    # runs `spread` reads, whichever are fewer; both give every step's spread at once
+    rng = np.random.default_rng(seed)
+    steps, px, py = 9, 41, 17
+    fx, fy = _axis(rng, steps, px, 5)[0], _axis(rng, steps, py, 2)[0]
+    xs, ys = run_classes([fx]), run_classes([fy])
+    values = rng.random((3, steps, 2, xs.size, ys.size)) * 10.0 ** rng.integers(-3, 9)
+    whole = spread(values, xs, ys)
+    for cells in (True, False):
+        monkeypatch.setattr(BlockSpread, "_keeps_cells", lambda self, nx, ny, keep=cells: keep)
+        walk = BlockSpread(xs, ys)
+        for first, stop in ((0, 4), (4, 5), (5, steps)):
+            walk.add(values[:, first:stop])
+        assert (walk.cells is not None) == cells
+        assert walk.totals().tobytes() == whole.tobytes()
 
 
 def test_residues_of_a_periodic_axis_have_few_runs():
