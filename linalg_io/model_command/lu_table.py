@@ -18,7 +18,8 @@ run records ("expected") and the received band (no swaps .. worst case), fastest
 the choice's tie are not evaluated: `linalg_io.lu.choice.bounded_2d`). Then the lower
 bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory per
 rank (else the node's memory over its ranks) and for the M each run records (2D: N^2/P;
-2.5D: its layout's). `--scan` writes records instead (`lu_scan`).
+2.5D: its layout's). `--scan` writes records instead (`lu_scan`). A long search tells
+its counts of candidates evaluated on stderr as it goes (`linalg_io.progress.Tally`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import TIME_FORMULA, lu_lower_bound, time_formula
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
-from linalg_io.parallel import core_map
+from linalg_io.parallel import CoreMap, core_map
+from linalg_io.progress import Tally
 
 
 def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> str:
@@ -57,6 +59,29 @@ def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> s
             f"{profile.gamma_flops / 1e9:.1f} GFLOP/s per rank, "
             f"memory {mem / 2**30:.2f} GiB per rank "
             f"(--mem, else the node's over its ranks), cores shared: {shared}")
+
+
+class _Tallied:
+    """One search's view of the workers: `CoreMap`'s call and window, each result
+    counted as `kind`'s in `tally`."""
+
+    def __init__(self, mapper: CoreMap, tally: Tally, kind: str) -> None:
+        self.mapper, self.tally, self.kind = mapper, tally, kind
+
+    def __call__(self, function: Callable, items) -> list:
+        results = self.mapper(function, self.tally.count(self.kind, items))
+        for _ in results:
+            self.tally.done(self.kind)
+        return results
+
+    def window(self, function: Callable, items):
+        results = self.mapper.window(function, self.tally.count(self.kind, items))
+        try:
+            for result in results:
+                self.tally.done(self.kind)
+                yield result
+        finally:
+            results.close()     # the window's queued items dropped (`CoreMap.window`)
 
 
 def model_table(args) -> str:
@@ -81,9 +106,13 @@ def model_table(args) -> str:
     chosen, chosen_row, rows, chosen_2d, rows_2d = None, None, [], None, []
     unevaluated = unevaluated_2d = 0
     keep_freed_memory()
-    with core_map() as mapper:   # the 2.5D and the 2D candidates share the workers
-        parts = {"conflux": partial(conflux_rows, ask, mapper, limit),
-                 "2d": partial(_table_2d, ask, mapper, limit)}
+    # a long search tells how many candidates each side has evaluated as it goes
+    kinds = {"conflux": "2.5D", "2d": "2D"}
+    tally = Tally("model lu", "candidates evaluated", tuple(kinds[algo] for algo in algos), True)
+    with core_map() as mapper, tally.runs():   # the 2.5D and 2D candidates share the workers
+        parts = {"conflux": partial(conflux_rows, ask, _Tallied(mapper, tally, kinds["conflux"]),
+                                    limit),
+                 "2d": partial(_table_2d, ask, _Tallied(mapper, tally, kinds["2d"]), limit)}
         found = dict(zip(algos, mapper.together(parts[algo] for algo in algos)))
     if "conflux" in found:
         chosen, table = found["conflux"]
