@@ -92,14 +92,14 @@ from functools import lru_cache
 
 import numpy as np
 from linalg_io.models.conflux import link_keys
-from linalg_io.models.conflux_nodes import HOP, NET, NODE
+from linalg_io.models.conflux_nodes import HOP, NET, NODE, Members, group_nodes
 from linalg_io.models.conflux_pivots import DUST
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
-from linalg_io.layout.schedules import bcast_costs
+from linalg_io.layout.schedules import SMALL_BYTES, bcast_costs, bruck_rounds
 from linalg_io.layout.words import WORD
 
 # relative: the bound's sums in another order than the model's, and `update_seconds`'
@@ -132,7 +132,8 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
               for width, count in widths.counts)
     grid = _Grid(plan, widths, profile, placement)
-    columns = max(grid.column_seconds(owners, y) for y in set(owners[-2:].tolist()))
+    columns = max(grid.column_seconds(owners, y, rows) for y in set(owners[-2:].tolist())
+                  for rows in grid.row_sets)
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
     return best * (1.0 - ROUNDING)
 
@@ -216,9 +217,26 @@ def _getrf(n: int, v: int, px: int) -> np.ndarray:
     return getrf_flops(_active(n, v, px) / px, _widths(n, v, 1).w)
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """A set of process rows whose mean `_Grid.column_seconds` takes (module doc, facts
+    3 and 6): `root` the weight of row kx in the mean over the set and the layers
+    (1/(c Px) over every row; over a set S, [kx in S] / (c |S|), per step), and what
+    depends on it: `solve_fixed` (the row broadcasts' seconds, None where Py = 1) and
+    `spread` (the U scatter's 2 (w_k - s_lk) times it; None: every row's, `_Grid.spread`);
+    `chain` the seconds per byte of the U slices' chain down the columns, a member of the
+    set on average (fact 4; None: beta of the column's link)."""
+
+    root: np.ndarray | float
+    solve_fixed: np.ndarray | None
+    spread: np.ndarray | None = None
+    chain: float | None = None
+
+
 class _Grid:
     """The terms of `column_seconds` that are the same for every process column y of
-    one grid (Px, Py, c, v): [step] arrays and the links' rates."""
+    one grid (Px, Py, c, v): [step] arrays, the links' rates and the sets of process
+    rows whose means bound the time (`row_sets`)."""
 
     def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
                  placement: Placement) -> None:
@@ -235,15 +253,25 @@ class _Grid:
         self.twice = 2.0 * rows_ / px
         self.scale = 1.0 if c == 1 else 1.0 / (c * px)
         beta_col = _rates(profile, placement, spans, "col")[1]
+        # a process column's members on shared nodes: its messages on and between them
+        # apart (fact 4)
+        members = group_nodes(py, px, placement) if px > 1 else None
         self.panel_solve = rows_ * w * w / (px * c)
         self.solve_fixed = None
+        beta_row = _rates(profile, placement, spans, "row")[1]
         if py > 1:      # every member of a broadcast sends or receives its bytes
-            beta_row = _rates(profile, placement, spans, "row")[1]
             self.solve_fixed = beta_row * WORD * (rows_ * w / (px * c)
                                                   + (ww if c == 1 else ww * self.scale))
         self.gather = None
         if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
-            self.gather = beta_col * WORD * (px - 1) * w
+            if members is None:
+                self.gather = beta_col * WORD * (px - 1) * w
+            else:
+                node, net = (_beta(profile, placement, spans["col" + part])
+                             for part in (NODE, NET))
+                self.gather = (min(node, net) * (px - 1) + max(0.0, net - node)
+                               * _bruck_across(members.nodes)) * WORD * w
+        self.row_sets = [_Rows(self.scale, self.solve_fixed)]
         if c > 1:
             k = np.arange(len(w))
             s_lk = _slices(w, c, ((k // py) % c)[:, None])[:, 0]
@@ -253,6 +281,23 @@ class _Grid:
             self.spread = 2.0 * (w - s_lk) / (c * px)
             self.scatter_rows = self.scatter_l * rows_
             self.col_w = beta_col * WORD * w if px > 1 else None
+            if members is not None:
+                self.col_words, self.beta_col = WORD * w, beta_col
+                self.thinnest = w // c                 # s_l >= w_k // c on every layer
+                node, hop = (_beta(profile, placement, spans["col" + part])
+                             for part in (NODE, HOP))
+                every = np.ones(px, dtype=bool)
+                self.row_sets = [_Rows(self.scale, self.solve_fixed,
+                                       chain=_chain_rate(members.nodes, every, node, hop))]
+                if _even_rows(tiles):
+                    # fact 6: the mean over the members with a hop between nodes
+                    crossing = _crossing(members.nodes)
+                    root = crossing[k % px] / (c * crossing.sum())
+                    fixed = (None if py == 1 else
+                             beta_row * WORD * (rows_ * w / (px * c) + ww * root))
+                    self.row_sets.append(_Rows(root, fixed, 2.0 * (w - s_lk) * root,
+                                               _chain_rate(members.nodes, crossing, node,
+                                                           hop)))
         getrf = _getrf(n, v, px) / c
         if px > 1:
             q = butterfly_size(px)
@@ -272,10 +317,10 @@ class _Grid:
         self.shared = (0.0 if self.cores is None
                        else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
 
-    def column_seconds(self, owners: np.ndarray, y: int) -> float:
+    def column_seconds(self, owners: np.ndarray, y: int, rows: _Rows) -> float:
         """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the
-        layers and process rows, of process column y's F_k, S_k and U_k (module doc),
-        per step."""
+        layers and the process rows `rows` (one of `row_sets`), of process column y's
+        F_k, S_k and U_k (module doc), per step."""
         px, py, c, gamma = self.px, self.py, self.c, self.gamma
         w = self.widths.w
         panel = owners == y
@@ -291,11 +336,11 @@ class _Grid:
         update /= gamma
         solve = self.widths.ww * t
         if c > 1:
-            solve *= self.scale
+            solve *= rows.root
         solve[at] += self.panel_solve[at]
         solve /= gamma * PANEL_RATE
-        if self.solve_fixed is not None:
-            solve += self.solve_fixed
+        if rows.solve_fixed is not None:
+            solve += rows.solve_fixed
         if self.gather is not None:
             gather = self.gather * t
             gather /= px
@@ -305,12 +350,22 @@ class _Grid:
             fibre = self.fibre_w * t
             fibre /= px
             scatter = self.scatter_u * t
-            scatter[at] += self.scatter_rows[at]
-            scatter *= self.spread
+            if rows.spread is None:
+                scatter[at] += self.scatter_rows[at]
+                scatter *= self.spread
+            else:
+                scatter *= rows.spread
+                scatter[at] += self.scatter_rows[at] * self.spread[at]
             fibre += scatter
             fibre *= WORD
             solve += fibre
-            if self.col_w is not None:
+            if rows.chain is not None:
+                column = self.col_words * t
+                column *= np.where(self.thinnest * t * WORD > SMALL_BYTES, rows.chain,
+                                   self.beta_col)
+                column /= c
+                solve += column
+            elif self.col_w is not None:
                 column = self.col_w * t
                 column /= c
                 solve += column
@@ -320,3 +375,42 @@ class _Grid:
             return float(factor.sum() + solve.sum() + update.sum())
         following = np.concatenate([factor[1:], [0.0]])
         return float(factor[0] + solve.sum() + np.maximum(update + following, self.shared).sum())
+
+
+def _beta(profile: MachineProfile, placement: Placement, key) -> float:
+    """Seconds per byte of the link of a `Links` key."""
+    span, active = _span_active(key)
+    return profile.link(span, placement, active)[1]
+
+
+def _even_rows(tiles) -> bool:
+    """Fact 6: whether every process row holds the same rows and Px is a power of two
+    (pivots "uniform": every process row the same a_x and p_x at every step)."""
+    return (butterfly_size(tiles.px) == tiles.px
+            and len(set(tiles.rows_per_proc.tolist())) == 1)
+
+
+def _crossing(nodes: np.ndarray) -> np.ndarray:
+    """[member] of a group whose members share nodes (node slots `nodes`): whether the
+    member before or after it (cyclically) sits on another node."""
+    return (nodes != np.roll(nodes, 1)) | (nodes != np.roll(nodes, -1))
+
+
+def _chain_rate(nodes: np.ndarray, chosen: np.ndarray, node: float, hop: float) -> float:
+    """Seconds per byte of a chain bcast down a group whose members share nodes (node
+    slots `nodes`), on average over the `chosen` members (fact 4): a member receives from
+    the one before and sends to the one after, each hop on the node (beta `node`) or
+    between nodes (`hop`), each part its own serial, but the root receives nothing and
+    the last sends nothing (two members at most lose a part)."""
+    crossing = _crossing(nodes)
+    staying = (nodes == np.roll(nodes, 1)) | (nodes == np.roll(nodes, -1))
+    return (node * max(0, int((chosen & staying).sum()) - 2)
+            + hop * max(0, int((chosen & crossing).sum()) - 2)) / int(chosen.sum())
+
+
+def _bruck_across(nodes: np.ndarray) -> int:
+    """Blocks that every member of a group whose members share nodes (node slots
+    `nodes`) receives between nodes in the Bruck allgather, at least: m of each round
+    (h, m) whose every exchange, q - h from q, crosses nodes (fact 4)."""
+    return sum(m for h, m in bruck_rounds(len(nodes))
+               if (nodes != np.roll(nodes, h)).all())
