@@ -59,13 +59,36 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      own serial; their sum is >= the whole's max(sent, recv). So each collective costs
      >= n times the least beta (and its messages the least alpha) of the links its key
      or its parts are timed on (`_rates`; a key of a group not split: its own link).
+     A process column's members on shared nodes (`conflux_nodes.group_nodes`), at node
+     slots of their own: the parts' betas apart, as a part's serial is >= its
+     received bytes and, in a chain, >= n where the member has a hop of that part.
+     The Bruck allgather: a member receives the m blocks of a round (h, m) from q + h,
+     all of them between nodes in a round whose every exchange crosses nodes (M such
+     blocks a round's m summed, `_bruck_across`; the blocks are the pivots p_x t_y,
+     each in m windows of the round): sum over the members >= (Px - 1 at the least
+     beta + M at net - node, if more) sum_x p_x t_y. The chain of the U slices (every
+     layer's s_l t_y > SMALL_BYTES): member x receives from x - 1 and sends to x + 1,
+     a hop on the node or between nodes (cross_in, cross_out), each part its own
+     serial, but the root receives nothing and the last member sends nothing: over a
+     set of the members, n (beta_node (members with a hop on the node - 2) +
+     beta_hop (members with a hop between nodes - 2)) at least (`_chain_rate`).
   5. The look-ahead (c = 1, Px > 1) takes from S_k on column ky_k at most the pivot
      rows' allgather (`_overlapped`: work - its time on the node, wait - its time on
      the network, both >= what the other collectives and flops leave); so that
      allgather is counted on the steps where y is not ky_k only.
+  6. Pivots "uniform" (the candidates' `conflux.candidate_row`), Px a power of two and
+     every process row the same rows: every merge splits evenly (`conflux_pivots.
+     _even_split`), so a_x and p_x are the same on every process row, b_x = (sum_x
+     b_x) / Px, and the tournament's roles all send and merge log2 Px times. Then the
+     mean over any set S of process rows takes the terms of the mean over all of them
+     but for those only on row kx (kx = k mod Px: the U solve, L00 (c > 1) and the U
+     scatter), weighted [kx in S] / |S| instead of 1 / Px, and the chain's over S. S:
+     the members with a hop between nodes (c > 1, a column's members on shared nodes;
+     `_Grid.row_sets`), whose chain costs n (beta_node + beta_hop) each.
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
-panel's column; words of 8 bytes; rates of fact 4 on the key named):
+panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
+layers and a set S of fact 6):
 
   U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
   S_k  row: L along the rows (sum_x b_x) w_k / (c Px) and L00 w_k^2 (c = 1; c > 1: over
@@ -92,7 +115,7 @@ from functools import lru_cache
 
 import numpy as np
 from linalg_io.models.conflux import link_keys
-from linalg_io.models.conflux_nodes import HOP, NET, NODE, Members, group_nodes
+from linalg_io.models.conflux_nodes import HOP, NET, NODE, group_nodes
 from linalg_io.models.conflux_pivots import DUST
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
