@@ -338,6 +338,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             changes = (changes[0][within], changes[1][within])
         return step_ranks(plan, every_slice, active, owned, changes, groups, k)
 
+    # c = 1: a fibre is one rank, its reduces move nothing (their zeros kept where the
+    # counts by group or by phase list the fibre's traffic)
+    fibres = c > 1 or by_group or by_phase
+
     def pieces_at(k: np.ndarray, ranks: StepRanks) -> tuple:
         """The class grid's shape and the pieces F, S, U, F_{k+1} and the look-ahead's
         (or None) at the steps k, whose classes are `ranks` (module doc)."""
@@ -385,12 +389,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
             step k's, 1: step k+1's)."""
             piece = _Piece(shape, phases={} if by_phase else None)
-            piece.add("fibre@column", panel_column,
-                      reduce_costs(fibre_pos, c, a_rows * width * WORD),
-                      "reduce_panel",
-                      between("fibre", HOP, lambda: reduce_across(
-                          groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos, c,
-                          a_rows * width * WORD)))
+            if fibres:
+                piece.add("fibre@column", panel_column,
+                          reduce_costs(fibre_pos, c, a_rows * width * WORD),
+                          "reduce_panel",
+                          between("fibre", HOP, lambda: reduce_across(
+                              groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos,
+                              c, a_rows * width * WORD)))
             players = panel_column & layer_is_root
             block = width * (width + 1) * WORD
             if px > 1:
@@ -419,9 +424,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                   between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
                                                            wk * wk * WORD)))
         solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
-        solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
-                  between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
-                                                              p_x * t * WORD)))
+        if fibres:
+            solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
+                      between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre,
+                                                                  c, p_x * t * WORD)))
         ahead = None
         if plan.redundant_u:
             def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
