@@ -196,8 +196,8 @@ def _span_active(key) -> tuple:
 class _Widths:
     """[step] arrays of (N, v, c), shared by every grid: panel widths w, their squares,
     the columns left after each step (R_k), sum_l s_l / eff(s_l) over the layers'
-    slices (`per_flop`), the merges' getrf(2 w, w), `update_work`'s W and the (width,
-    steps) pairs."""
+    slices (`per_flop`), the merges' getrf(2 w, w), `update_work`'s W, the (width,
+    steps) pairs and w // c, w mod c (the slices s_l = w // c + (l < w mod c))."""
 
     w: np.ndarray
     ww: np.ndarray
@@ -206,6 +206,8 @@ class _Widths:
     merge: np.ndarray
     work: float
     counts: tuple
+    thin: np.ndarray
+    odd: np.ndarray
 
 
 @lru_cache(maxsize=16)
@@ -218,7 +220,8 @@ def _widths(n: int, v: int, c: int) -> _Widths:
     work = float((2.0 * left * left * per_flop).sum())
     return _Widths(w=w, ww=w * w, left=left, per_flop=per_flop,
                    merge=getrf_flops(2.0 * w, w), work=work,
-                   counts=tuple(zip(*np.unique(w, return_counts=True))))
+                   counts=tuple(zip(*np.unique(w, return_counts=True))),
+                   thin=w // c, odd=w % c)
 
 
 def _slices(w: np.ndarray, c: int, layer: np.ndarray) -> np.ndarray:
@@ -297,7 +300,7 @@ class _Grid:
         self.row_sets = [_Rows(self.scale, self.solve_fixed)]
         if c > 1:
             k = np.arange(len(w))
-            s_lk = _slices(w, c, ((k // py) % c)[:, None])[:, 0]
+            s_lk = widths.thin + ((k // py) % c < widths.odd)         # s_l of layer lk
             self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * w
             self.scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
             self.scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
@@ -306,7 +309,6 @@ class _Grid:
             self.col_w = beta_col * WORD * w if px > 1 else None
             if members is not None:
                 self.col_words, self.beta_col = WORD * w, beta_col
-                self.thinnest = w // c                 # s_l >= w_k // c on every layer
                 node, hop = (_beta(profile, placement, spans["col" + part])
                              for part in (NODE, HOP))
                 every = np.ones(px, dtype=bool)
@@ -384,7 +386,8 @@ class _Grid:
             solve += fibre
             if rows.chain is not None:
                 column = self.col_words * t
-                column *= np.where(self.thinnest * t * WORD > SMALL_BYTES, rows.chain,
+                # every layer's s_l t_y >= (w_k // c) t_y bytes a chain's, else a tree's
+                column *= np.where(self.widths.thin * t * WORD > SMALL_BYTES, rows.chain,
                                    self.beta_col)
                 column /= c
                 solve += column
