@@ -431,13 +431,17 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                                                   c, p_x * t * WORD)))
         ahead = None
         if plan.redundant_u:
+            # the pivot rows' Bruck allgather in the process columns of layer lk (S_k's
+            # and the look-ahead's: the same costs)
+            gather = (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
+                      (t > 0) * per_x("bruck_msgs"))
+            gather_across = between("col", NET, lambda: (
+                t * WORD * per_x("bruck_across_sent"), t * WORD * per_x("bruck_across_recv"),
+                (t > 0) * per_x("bruck_across_msgs")))
+
             def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
-                """The pivot rows' Bruck allgather in the process columns of layer lk."""
-                piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
-                                        (t > 0) * per_x("bruck_msgs")), phase,
-                          between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
-                                                       t * WORD * per_x("bruck_across_recv"),
-                                                       (t > 0) * per_x("bruck_across_msgs"))))
+                """The pivot rows' allgather, where `mask`."""
+                piece.add("col", mask, gather, phase, gather_across)
 
             pivot_rows(solve, layer_root, "push_pivots")
             if px > 1 and profile is not None:
