@@ -311,9 +311,14 @@ class _Grid:
                 self.col_words, self.beta_col = WORD * w, beta_col
                 node, hop = (_beta(profile, placement, spans["col" + part])
                              for part in (NODE, HOP))
-                every = np.ones(px, dtype=bool)
+
+                def chain(chosen: np.ndarray) -> float:
+                    """`_chain_rate` over the members `chosen`, at least the least beta
+                    (every member sends or receives n: fact 4)."""
+                    return max(beta_col, _chain_rate(members.nodes, chosen, node, hop))
+
                 self.row_sets = [_Rows(self.scale, self.solve_fixed,
-                                       chain=_chain_rate(members.nodes, every, node, hop))]
+                                       chain=chain(np.ones(px, dtype=bool)))]
                 if _even_rows(tiles):
                     # fact 6: the mean over the members with a hop between nodes
                     crossing = _crossing(members.nodes)
@@ -321,8 +326,7 @@ class _Grid:
                     fixed = (None if py == 1 else
                              beta_row * WORD * (rows_ * w / (px * c) + ww * root))
                     self.row_sets.append(_Rows(root, fixed, 2.0 * (w - s_lk) * root,
-                                               _chain_rate(members.nodes, crossing, node,
-                                                           hop)))
+                                               chain(crossing)))
         getrf = _getrf(n, v, px) / c
         if px > 1:
             q = butterfly_size(px)
