@@ -41,7 +41,8 @@ representative of each class, with the schedules' own cost functions, and the
 totals are spread back to every rank. Only the pivot ids' broadcast, a binomial tree
 over all P ranks, depends on the world rank itself: its counts per rank are the
 cyclic convolution of the roots' step counts with the tree's per-position costs
-(exact integers, by FFT), its time the same every step but the last. The result is
+(exact integers: sums folded mod 2^i where P is a power of two, else by FFT;
+`_convolved`), its time the same every step but the last. The result is
 the per-rank walk of every step (tests/conflux_walk.py), to rounding, in
 O(steps x classes) instead of O(steps x P).
 
