@@ -63,15 +63,16 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      slots of their own: the parts' betas apart, as a part's serial is >= its
      received bytes and, in a chain, >= n where the member has a hop of that part.
      The Bruck allgather: a member receives the m blocks of a round (h, m) from q + h,
-     all of them between nodes in a round whose every exchange crosses nodes (M such
-     blocks a round's m summed, `_bruck_across`; the blocks are the pivots p_x t_y,
+     all of them between nodes in a round whose every exchange crosses nodes (M: the
+     m of those rounds summed, `_bruck_across`; the blocks are the pivots p_x t_y,
      each in m windows of the round): sum over the members >= (Px - 1 at the least
      beta + M at net - node, if more) sum_x p_x t_y. The chain of the U slices (every
      layer's s_l t_y > SMALL_BYTES): member x receives from x - 1 and sends to x + 1,
      a hop on the node or between nodes (cross_in, cross_out), each part its own
      serial, but the root receives nothing and the last member sends nothing: over a
      set of the members, n (beta_node (members with a hop on the node - 2) +
-     beta_hop (members with a hop between nodes - 2)) at least (`_chain_rate`).
+     beta_hop (members with a hop between nodes - 2)) at least (`_chain_rate`; and n
+     the least beta each, the larger kept).
   5. The look-ahead (c = 1, Px > 1) takes from S_k on column ky_k at most the pivot
      rows' allgather (`_overlapped`: work - its time on the node, wait - its time on
      the network, both >= what the other collectives and flops leave); so that
