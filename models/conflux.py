@@ -41,7 +41,8 @@ representative of each class, with the schedules' own cost functions, and the
 totals are spread back to every rank. Only the pivot ids' broadcast, a binomial tree
 over all P ranks, depends on the world rank itself: its counts per rank are the
 cyclic convolution of the roots' step counts with the tree's per-position costs
-(exact integers, by FFT), its time the same every step but the last. The result is
+(exact integers: sums folded mod 2^i where P is a power of two, else by FFT;
+`_convolved`), its time the same every step but the last. The result is
 the per-rank walk of every step (tests/conflux_walk.py), to rounding, in
 O(steps x classes) instead of O(steps x P).
 
@@ -94,6 +95,7 @@ from linalg_io.models.step_sample import StepSample
 
 from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
 from linalg_io.layout.schedules import (
+    SMALL_BYTES,
     bcast_costs,
     bcast_node_costs_counted,
     reduce_costs,
@@ -338,6 +340,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             changes = (changes[0][within], changes[1][within])
         return step_ranks(plan, every_slice, active, owned, changes, groups, k)
 
+    # c = 1: a fibre is one rank, its reduces move nothing (their zeros kept where the
+    # counts by group or by phase list the fibre's traffic)
+    fibres = c > 1 or by_group or by_phase
+
     def pieces_at(k: np.ndarray, ranks: StepRanks) -> tuple:
         """The class grid's shape and the pieces F, S, U, F_{k+1} and the look-ahead's
         (or None) at the steps k, whose classes are `ranks` (module doc)."""
@@ -385,12 +391,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
             """F: reduce_panel, tournament and the panel's getrf on the class grid (turn 0:
             step k's, 1: step k+1's)."""
             piece = _Piece(shape, phases={} if by_phase else None)
-            piece.add("fibre@column", panel_column,
-                      reduce_costs(fibre_pos, c, a_rows * width * WORD),
-                      "reduce_panel",
-                      between("fibre", HOP, lambda: reduce_across(
-                          groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos, c,
-                          a_rows * width * WORD)))
+            if fibres:
+                piece.add("fibre@column", panel_column,
+                          reduce_costs(fibre_pos, c, a_rows * width * WORD),
+                          "reduce_panel",
+                          between("fibre", HOP, lambda: reduce_across(
+                              groups["fibre"].hops((lk, lk_next)[turn]).at(per_l), fibre_pos,
+                              c, a_rows * width * WORD)))
             players = panel_column & layer_is_root
             block = width * (width + 1) * WORD
             if px > 1:
@@ -419,18 +426,23 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                   between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
                                                            wk * wk * WORD)))
         solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
-        solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
-                  between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre, c,
-                                                              p_x * t * WORD)))
+        if fibres:
+            solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
+                      between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre,
+                                                                  c, p_x * t * WORD)))
         ahead = None
         if plan.redundant_u:
+            # the pivot rows' Bruck allgather in the process columns of layer lk (S_k's
+            # and the look-ahead's: the same costs)
+            gather = (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
+                      (t > 0) * per_x("bruck_msgs"))
+            gather_across = between("col", NET, lambda: (
+                t * WORD * per_x("bruck_across_sent"), t * WORD * per_x("bruck_across_recv"),
+                (t > 0) * per_x("bruck_across_msgs")))
+
             def pivot_rows(piece: _Piece, mask, phase: str | None = None) -> None:
-                """The pivot rows' Bruck allgather in the process columns of layer lk."""
-                piece.add("col", mask, (t * WORD * per_x("bruck_sent"), t * WORD * per_x("others"),
-                                        (t > 0) * per_x("bruck_msgs")), phase,
-                          between("col", NET, lambda: (t * WORD * per_x("bruck_across_sent"),
-                                                       t * WORD * per_x("bruck_across_recv"),
-                                                       (t > 0) * per_x("bruck_across_msgs"))))
+                """The pivot rows' allgather, where `mask`."""
+                piece.add("col", mask, gather, phase, gather_across)
 
             pivot_rows(solve, layer_root, "push_pivots")
             if px > 1 and profile is not None:
@@ -794,33 +806,63 @@ def _scatter(rows_bytes, slices, lk) -> tuple:
 def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     """The pivot ids' binomial broadcast from (kx, ky, lk) to all P ranks, every step:
     per world rank its sent, received bytes and messages over all steps (the cyclic
-    convolution of the roots' counts with the per-position costs, rounded: exact
-    integers) and, per step, each position's (sent, received, messages)."""
+    convolution of the roots' counts with the per-position costs: exact integers,
+    `_convolved`) and, per step, each position's (sent, received, messages)."""
     t = plan.tiles
     k = np.arange(t.ntiles)
     roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + t.col_owner(k)
     per_width = {}
     totals = {key: np.zeros(p) for key in ("sent", "recv", "msgs")}
     for width in np.unique(w):
-        costs, spectra = _tree_costs(p, int(width + 1) * WORD)
-        per_width[width] = costs
+        nbytes = int(width + 1) * WORD
+        per_width[width] = _tree_costs(p, nbytes)
         count = np.bincount(roots[w == width], minlength=p).astype(float)
-        spectrum = np.fft.rfft(count)
-        for key, cost in zip(("sent", "recv", "msgs"), spectra):
-            totals[key] += np.rint(np.fft.irfft(spectrum * cost, n=p))
+        for key, total in zip(("sent", "recv", "msgs"), _convolved(count, p, nbytes)):
+            totals[key] += total
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
+
+
+def _convolved(count: np.ndarray, p: int, nbytes: int) -> tuple:
+    """Per world rank r the sums over the steps of the broadcast's (sent, received,
+    messages) at position (r - root) mod P, `count` the steps rooted at each rank.
+    P a power of two and a binomial tree (nbytes <= SMALL_BYTES): position q receives
+    nbytes but at the root, and sends to its tz(q) children (trailing zeros; the root
+    log2 P), so the messages are sum over i = 1 .. log2 P of C_i[r mod 2^i], C_i[s] the
+    steps whose root is s mod 2^i (folded halves, exact); else the spectra's product
+    (`_tree_costs`), rounded: exact integers either way."""
+    if p & (p - 1) or p < 2 or not 0 < nbytes <= SMALL_BYTES:
+        spectrum = np.fft.rfft(count)
+        return tuple(np.rint(np.fft.irfft(spectrum * cost, n=p))
+                     for cost in _tree_spectra(p, nbytes))
+    folds = [count]                                  # C_L, C_{L-1}, ..., C_1
+    while len(folds[-1]) > 2:
+        half = len(folds[-1]) // 2
+        folds.append(folds[-1][:half] + folds[-1][half:])
+    msgs = folds[-1]                                 # sum_i C_i[r mod 2^i], from i = 1 up
+    for fold in reversed(folds[:-1]):
+        msgs = np.tile(msgs, 2) + fold
+    recv = nbytes * (count.sum() - count)
+    return nbytes * msgs, recv, msgs
 
 
 @lru_cache(maxsize=4)
 def _tree_costs(p: int, nbytes: int) -> tuple:
-    """(the binomial broadcast's (sent, received, messages) per position of P ranks for
-    messages of `nbytes`, their spectra): the same for every candidate of a P and tile
-    (kept for the next ones: P floats each)."""
+    """The binomial broadcast's (sent, received, messages) per position of P ranks for
+    messages of `nbytes`: the same for every candidate of a P and tile (kept for the
+    next ones: P floats each)."""
     costs = bcast_costs(np.arange(p), p, nbytes)
-    spectra = tuple(np.fft.rfft(cost) for cost in costs)
-    for array in (*costs, *spectra):
+    for array in costs:
         array.flags.writeable = False
-    return costs, spectra
+    return costs
+
+
+@lru_cache(maxsize=4)
+def _tree_spectra(p: int, nbytes: int) -> tuple:
+    """The spectra of `_tree_costs`, kept as they are."""
+    spectra = tuple(np.fft.rfft(cost) for cost in _tree_costs(p, nbytes))
+    for array in spectra:
+        array.flags.writeable = False
+    return spectra
 
 
 def _critical_path(profile, placement, parts: list, own: np.ndarray | None, ids: dict,

@@ -206,7 +206,10 @@ def waiting_makespans(work: np.ndarray, wait: np.ndarray, cores: float | None,
     where the cores are not shared."""
     work, wait = np.broadcast_arrays(np.asarray(work, dtype=float), np.asarray(wait, dtype=float))
     if weights is not None:   # padding entries (weight 0) count nothing
-        work, wait = np.where(weights > 0, work, 0.0), np.where(weights > 0, wait, 0.0)
+        used = weights > 0
+        if cores is None:
+            return np.where(used, work + wait, 0.0).max(axis=-1)
+        work, wait = np.where(used, work, 0.0), np.where(used, wait, 0.0)
     if cores is None:
         return (work + wait).max(axis=-1)
     return makespans(work, cores, weights) + wait.max(axis=-1)

@@ -59,13 +59,37 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      own serial; their sum is >= the whole's max(sent, recv). So each collective costs
      >= n times the least beta (and its messages the least alpha) of the links its key
      or its parts are timed on (`_rates`; a key of a group not split: its own link).
+     A process column's members on shared nodes (`conflux_nodes.group_nodes`), at node
+     slots of their own: the parts' betas apart, as a part's serial is >= its
+     received bytes and, in a chain, >= n where the member has a hop of that part.
+     The Bruck allgather: a member receives the m blocks of a round (h, m) from q + h,
+     all of them between nodes in a round whose every exchange crosses nodes (M: the
+     m of those rounds summed, `_bruck_across`; the blocks are the pivots p_x t_y,
+     each in m windows of the round): sum over the members >= (Px - 1 at the least
+     beta + M at net - node, if more) sum_x p_x t_y. The chain of the U slices (every
+     layer's s_l t_y > SMALL_BYTES): member x receives from x - 1 and sends to x + 1,
+     a hop on the node or between nodes (cross_in, cross_out), each part its own
+     serial, but the root receives nothing and the last member sends nothing: over a
+     set of the members, n (beta_node (members with a hop on the node - 2) +
+     beta_hop (members with a hop between nodes - 2)) at least (`_chain_rate`; and n
+     the least beta each, the larger kept).
   5. The look-ahead (c = 1, Px > 1) takes from S_k on column ky_k at most the pivot
      rows' allgather (`_overlapped`: work - its time on the node, wait - its time on
      the network, both >= what the other collectives and flops leave); so that
      allgather is counted on the steps where y is not ky_k only.
+  6. Pivots "uniform" (the candidates' `conflux.candidate_row`), Px a power of two and
+     every process row the same rows: every merge splits evenly (`conflux_pivots.
+     _even_split`), so a_x and p_x are the same on every process row, b_x = (sum_x
+     b_x) / Px, and the tournament's roles all send and merge log2 Px times. Then the
+     mean over any set S of process rows takes the terms of the mean over all of them
+     but for those only on row kx (kx = k mod Px: the U solve, L00 (c > 1) and the U
+     scatter), weighted [kx in S] / |S| instead of 1 / Px, and the chain's over S. S:
+     the members with a hop between nodes (c > 1, a column's members on shared nodes;
+     `_Grid.row_sets`), whose chain costs n (beta_node + beta_hop) each.
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
-panel's column; words of 8 bytes; rates of fact 4 on the key named):
+panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
+layers and a set S of fact 6):
 
   U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
   S_k  row: L along the rows (sum_x b_x) w_k / (c Px) and L00 w_k^2 (c = 1; c > 1: over
@@ -92,14 +116,14 @@ from functools import lru_cache
 
 import numpy as np
 from linalg_io.models.conflux import link_keys
-from linalg_io.models.conflux_nodes import HOP, NET, NODE
+from linalg_io.models.conflux_nodes import HOP, NET, NODE, group_nodes
 from linalg_io.models.conflux_pivots import DUST
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
-from linalg_io.layout.schedules import bcast_costs
+from linalg_io.layout.schedules import SMALL_BYTES, bcast_costs, bruck_rounds
 from linalg_io.layout.words import WORD
 
 # relative: the bound's sums in another order than the model's, and `update_seconds`'
@@ -132,7 +156,8 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
               for width, count in widths.counts)
     grid = _Grid(plan, widths, profile, placement)
-    columns = max(grid.column_seconds(owners, y) for y in set(owners[-2:].tolist()))
+    columns = max(grid.column_seconds(owners, y, rows) for y in set(owners[-2:].tolist())
+                  for rows in grid.row_sets)
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
     return best * (1.0 - ROUNDING)
 
@@ -172,8 +197,8 @@ def _span_active(key) -> tuple:
 class _Widths:
     """[step] arrays of (N, v, c), shared by every grid: panel widths w, their squares,
     the columns left after each step (R_k), sum_l s_l / eff(s_l) over the layers'
-    slices (`per_flop`), the merges' getrf(2 w, w), `update_work`'s W and the (width,
-    steps) pairs."""
+    slices (`per_flop`), the merges' getrf(2 w, w), `update_work`'s W, the (width,
+    steps) pairs and w // c, w mod c (the slices s_l = w // c + (l < w mod c))."""
 
     w: np.ndarray
     ww: np.ndarray
@@ -182,6 +207,8 @@ class _Widths:
     merge: np.ndarray
     work: float
     counts: tuple
+    thin: np.ndarray
+    odd: np.ndarray
 
 
 @lru_cache(maxsize=16)
@@ -194,7 +221,8 @@ def _widths(n: int, v: int, c: int) -> _Widths:
     work = float((2.0 * left * left * per_flop).sum())
     return _Widths(w=w, ww=w * w, left=left, per_flop=per_flop,
                    merge=getrf_flops(2.0 * w, w), work=work,
-                   counts=tuple(zip(*np.unique(w, return_counts=True))))
+                   counts=tuple(zip(*np.unique(w, return_counts=True))),
+                   thin=w // c, odd=w % c)
 
 
 def _slices(w: np.ndarray, c: int, layer: np.ndarray) -> np.ndarray:
@@ -216,9 +244,26 @@ def _getrf(n: int, v: int, px: int) -> np.ndarray:
     return getrf_flops(_active(n, v, px) / px, _widths(n, v, 1).w)
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """A set of process rows whose mean `_Grid.column_seconds` takes (module doc, facts
+    3 and 6): `root` the weight of row kx in the mean over the set and the layers
+    (1/(c Px) over every row; over a set S, [kx in S] / (c |S|), per step), and what
+    depends on it: `solve_fixed` (the row broadcasts' seconds, None where Py = 1) and
+    `spread` (the U scatter's 2 (w_k - s_lk) times it; None: every row's, `_Grid.spread`);
+    `chain` the seconds per byte of the U slices' chain down the columns, a member of the
+    set on average (fact 4; None: beta of the column's link)."""
+
+    root: np.ndarray | float
+    solve_fixed: np.ndarray | None
+    spread: np.ndarray | None = None
+    chain: float | None = None
+
+
 class _Grid:
     """The terms of `column_seconds` that are the same for every process column y of
-    one grid (Px, Py, c, v): [step] arrays and the links' rates."""
+    one grid (Px, Py, c, v): [step] arrays, the links' rates and the sets of process
+    rows whose means bound the time (`row_sets`)."""
 
     def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
                  placement: Placement) -> None:
@@ -235,24 +280,54 @@ class _Grid:
         self.twice = 2.0 * rows_ / px
         self.scale = 1.0 if c == 1 else 1.0 / (c * px)
         beta_col = _rates(profile, placement, spans, "col")[1]
+        # a process column's members on shared nodes: its messages on and between them
+        # apart (fact 4)
+        members = group_nodes(py, px, placement) if px > 1 else None
         self.panel_solve = rows_ * w * w / (px * c)
         self.solve_fixed = None
+        beta_row = _rates(profile, placement, spans, "row")[1]
         if py > 1:      # every member of a broadcast sends or receives its bytes
-            beta_row = _rates(profile, placement, spans, "row")[1]
             self.solve_fixed = beta_row * WORD * (rows_ * w / (px * c)
                                                   + (ww if c == 1 else ww * self.scale))
         self.gather = None
         if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
-            self.gather = beta_col * WORD * (px - 1) * w
+            if members is None:
+                self.gather = beta_col * WORD * (px - 1) * w
+            else:
+                node, net = (_beta(profile, placement, spans["col" + part])
+                             for part in (NODE, NET))
+                self.gather = (min(node, net) * (px - 1) + max(0.0, net - node)
+                               * _bruck_across(members.nodes)) * WORD * w
+        self.row_sets = [_Rows(self.scale, self.solve_fixed)]
         if c > 1:
             k = np.arange(len(w))
-            s_lk = _slices(w, c, ((k // py) % c)[:, None])[:, 0]
+            s_lk = widths.thin + ((k // py) % c < widths.odd)         # s_l of layer lk
             self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * w
             self.scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
             self.scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
             self.spread = 2.0 * (w - s_lk) / (c * px)
             self.scatter_rows = self.scatter_l * rows_
             self.col_w = beta_col * WORD * w if px > 1 else None
+            if members is not None:
+                self.col_words, self.beta_col = WORD * w, beta_col
+                node, hop = (_beta(profile, placement, spans["col" + part])
+                             for part in (NODE, HOP))
+
+                def chain(chosen: np.ndarray) -> float:
+                    """`_chain_rate` over the members `chosen`, at least the least beta
+                    (every member sends or receives n: fact 4)."""
+                    return max(beta_col, _chain_rate(members.nodes, chosen, node, hop))
+
+                self.row_sets = [_Rows(self.scale, self.solve_fixed,
+                                       chain=chain(np.ones(px, dtype=bool)))]
+                if _even_rows(tiles):
+                    # fact 6: the mean over the members with a hop between nodes
+                    crossing = _crossing(members.nodes)
+                    root = crossing[k % px] / (c * crossing.sum())
+                    fixed = (None if py == 1 else
+                             beta_row * WORD * (rows_ * w / (px * c) + ww * root))
+                    self.row_sets.append(_Rows(root, fixed, 2.0 * (w - s_lk) * root,
+                                               chain(crossing)))
         getrf = _getrf(n, v, px) / c
         if px > 1:
             q = butterfly_size(px)
@@ -272,10 +347,10 @@ class _Grid:
         self.shared = (0.0 if self.cores is None
                        else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
 
-    def column_seconds(self, owners: np.ndarray, y: int) -> float:
+    def column_seconds(self, owners: np.ndarray, y: int, rows: _Rows) -> float:
         """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the
-        layers and process rows, of process column y's F_k, S_k and U_k (module doc),
-        per step."""
+        layers and the process rows `rows` (one of `row_sets`), of process column y's
+        F_k, S_k and U_k (module doc), per step."""
         px, py, c, gamma = self.px, self.py, self.c, self.gamma
         w = self.widths.w
         panel = owners == y
@@ -291,11 +366,11 @@ class _Grid:
         update /= gamma
         solve = self.widths.ww * t
         if c > 1:
-            solve *= self.scale
+            solve *= rows.root
         solve[at] += self.panel_solve[at]
         solve /= gamma * PANEL_RATE
-        if self.solve_fixed is not None:
-            solve += self.solve_fixed
+        if rows.solve_fixed is not None:
+            solve += rows.solve_fixed
         if self.gather is not None:
             gather = self.gather * t
             gather /= px
@@ -305,12 +380,23 @@ class _Grid:
             fibre = self.fibre_w * t
             fibre /= px
             scatter = self.scatter_u * t
-            scatter[at] += self.scatter_rows[at]
-            scatter *= self.spread
+            if rows.spread is None:
+                scatter[at] += self.scatter_rows[at]
+                scatter *= self.spread
+            else:
+                scatter *= rows.spread
+                scatter[at] += self.scatter_rows[at] * self.spread[at]
             fibre += scatter
             fibre *= WORD
             solve += fibre
-            if self.col_w is not None:
+            if rows.chain is not None:
+                column = self.col_words * t
+                # every layer's s_l t_y >= (w_k // c) t_y bytes a chain's, else a tree's
+                column *= np.where(self.widths.thin * t * WORD > SMALL_BYTES, rows.chain,
+                                   self.beta_col)
+                column /= c
+                solve += column
+            elif self.col_w is not None:
                 column = self.col_w * t
                 column /= c
                 solve += column
@@ -320,3 +406,42 @@ class _Grid:
             return float(factor.sum() + solve.sum() + update.sum())
         following = np.concatenate([factor[1:], [0.0]])
         return float(factor[0] + solve.sum() + np.maximum(update + following, self.shared).sum())
+
+
+def _beta(profile: MachineProfile, placement: Placement, key) -> float:
+    """Seconds per byte of the link of a `Links` key."""
+    span, active = _span_active(key)
+    return profile.link(span, placement, active)[1]
+
+
+def _even_rows(tiles) -> bool:
+    """Fact 6: whether every process row holds the same rows and Px is a power of two
+    (pivots "uniform": every process row the same a_x and p_x at every step)."""
+    return (butterfly_size(tiles.px) == tiles.px
+            and len(set(tiles.rows_per_proc.tolist())) == 1)
+
+
+def _crossing(nodes: np.ndarray) -> np.ndarray:
+    """[member] of a group whose members share nodes (node slots `nodes`): whether the
+    member before or after it (cyclically) sits on another node."""
+    return (nodes != np.roll(nodes, 1)) | (nodes != np.roll(nodes, -1))
+
+
+def _chain_rate(nodes: np.ndarray, chosen: np.ndarray, node: float, hop: float) -> float:
+    """Seconds per byte of a chain bcast down a group whose members share nodes (node
+    slots `nodes`), on average over the `chosen` members (fact 4): a member receives from
+    the one before and sends to the one after, each hop on the node (beta `node`) or
+    between nodes (`hop`), each part its own serial, but the root receives nothing and
+    the last sends nothing (two members at most lose a part)."""
+    crossing = _crossing(nodes)
+    staying = (nodes == np.roll(nodes, 1)) | (nodes == np.roll(nodes, -1))
+    return (node * max(0, int((chosen & staying).sum()) - 2)
+            + hop * max(0, int((chosen & crossing).sum()) - 2)) / int(chosen.sum())
+
+
+def _bruck_across(nodes: np.ndarray) -> int:
+    """Blocks that every member of a group whose members share nodes (node slots
+    `nodes`) receives between nodes in the Bruck allgather, at least: m of each round
+    (h, m) whose every exchange, q - h from q, crosses nodes (fact 4)."""
+    return sum(m for h, m in bruck_rounds(len(nodes))
+               if (nodes != np.roll(nodes, h)).all())

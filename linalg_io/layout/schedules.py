@@ -31,6 +31,8 @@ Messages to oneself never happen (the root's own block is a local copy).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 CHUNK_BYTES = 1 << 20     # pipelined chain piece (1 MiB)
@@ -187,13 +189,21 @@ def allgatherv_one_costs(p: int, base, extra, owner,
     all)."""
     base, extra, owner = (np.asarray(a)[..., None] for a in (base, extra, owner))
     ranks = np.arange(p) if ranks is None else np.asarray(ranks)
-    sizes = np.sort([m for _, m in bruck_rounds(p)])
+    sizes, total = _round_sizes(p)
     d = (owner - ranks) % p
     held = (len(sizes) - np.searchsorted(sizes, d, side="right")).astype(float)
-    sent = base * float(sizes.sum()) + extra * held
+    sent = base * total + extra * held
     recv = base * float(p - 1) + extra * (ranks != owner)
     msgs = np.where(base > 0, float(len(sizes)), held)
     return sent, recv, msgs
+
+
+@lru_cache(maxsize=64)
+def _round_sizes(p: int) -> tuple[np.ndarray, float]:
+    """(the m of the Bruck rounds over p ranks, sorted; their sum)."""
+    sizes = np.sort([m for _, m in bruck_rounds(p)])
+    sizes.flags.writeable = False
+    return sizes, float(sizes.sum())
 
 
 def _linear(counts_bytes: np.ndarray, root: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

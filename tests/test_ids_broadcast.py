@@ -1,0 +1,43 @@
+"""The 2.5D model's pivot ids' broadcast per world rank (`linalg_io.models.conflux.
+_convolved`): with P a power of two and a binomial tree, its folded sums equal bit for bit
+the rounded convolution of the roots' counts with the tree's per-position costs (the
+spectra's product, the way for any other P or a chain)."""
+
+import numpy as np
+import pytest
+from linalg_io.models.conflux import _convolved, _tree_costs, _tree_spectra
+
+from linalg_io.layout.schedules import SMALL_BYTES
+
+
+def _by_spectra(count: np.ndarray, p: int, nbytes: int) -> list[np.ndarray]:
+    spectrum = np.fft.rfft(count)
+    return [np.rint(np.fft.irfft(spectrum * cost, n=p)) for cost in _tree_spectra(p, nbytes)]
+
+
+def _by_positions(count: np.ndarray, p: int, nbytes: int) -> list[np.ndarray]:
+    """sum over the roots of the costs at (r - root) mod P, one root at a time."""
+    costs = _tree_costs(p, nbytes)
+    return [sum(count[root] * np.roll(cost, root) for root in range(p)) for cost in costs]
+
+
+@pytest.mark.parametrize("p", [2, 4, 64, 1 << 12, 1 << 20])
+@pytest.mark.parametrize("nbytes", [8, 513 * 8, SMALL_BYTES])
+def test_folded_sums_equal_the_spectra(p, nbytes):
+    rng = np.random.default_rng(p + nbytes)
+    count = np.zeros(p)
+    count[rng.integers(0, p, min(p, 5000))] = rng.integers(1, 40, min(p, 5000))
+    got = _convolved(count, p, nbytes)
+    for a, b in zip(got, _by_spectra(count, p, nbytes)):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if p <= 64:
+        for a, b in zip(got, _by_positions(count, p, nbytes)):
+            assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("p, nbytes", [(6, 8), (96, 4104), (64, SMALL_BYTES + 8)])
+def test_other_broadcasts_by_the_spectra(p, nbytes):
+    """P not a power of two, or a chain: the spectra's product, as the positions give."""
+    count = np.arange(p, dtype=float) % 7
+    for a, b in zip(_convolved(count, p, nbytes), _by_positions(count, p, nbytes)):
+        assert a.tobytes() == b.tobytes()
