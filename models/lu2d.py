@@ -641,10 +641,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                                                        (len(part), pr))
             runs = (blocks.rows.at_steps(part) if isinstance(pivoting, str)
                     else blocks.dense_rows(part))
-            out.append(_steps_seconds(blocks, part, blocks.rows_at(part, rows)[0],
-                                      panels(np.minimum(part + 1, steps - 1), rows), arrival,
-                                      column.at(part, runs, rows), rate, slow, gamma, cores,
-                                      col_net, row_overlap))
+            terms = (blocks, part, blocks.rows_at(part, rows)[0],
+                     panels(np.minimum(part + 1, steps - 1), rows), arrival,
+                     column.at(part, runs, rows), rate, slow, gamma)
+            out.append(_points_seconds(*terms, row_overlap) if few
+                       else _steps_seconds(*terms, cores, col_net, row_overlap))
         return np.concatenate(out)
 
     plan = sampled_steps(steps, pr, pc) if isinstance(pivoting, str) else None
@@ -724,6 +725,49 @@ def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tup
     else:   # L_{k+1} moves once the receivers are back in MPI, after their update
         step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
     return s_k + step
+
+
+def _points_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
+                    arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
+                    gamma: float, row_overlap: bool) -> np.ndarray:
+    """`_steps_seconds` where the ranks do not share cores (M the slowest rank), its
+    arguments' process rows any ranks (`_Steps.row_points`), without the [step, row class,
+    column class] grid: every term is a correctly rounded sum or product of non-negative
+    factors, so it is largest where they are (rounding is monotone), and each maximum
+    over the ranks is taken on the factors first, bit for bit `_steps_seconds`'. S_k
+    (alpha msgs + beta bytes t + the trsm's kb^2 t) at the columns with the most
+    trailing columns t; U_k off the look-ahead column (2 below kb t / rate alone) at the
+    most rows below and t, on it (F_{k+1} added, which can be negative) at every row;
+    both at least 0 (`_steps_seconds`' padding)."""
+    steps, pc = len(blocks.starts), blocks.pc
+    kb = blocks.kb[k]
+    ahead = np.minimum(k + 1, steps - 1)
+    has_next = k + 1 < steps
+    f_ahead, wait_ahead = panels
+    cols, col_count = _column_segments(blocks, k, ahead % pc)
+    t = np.where(col_count > 0, blocks.trail_at(cols, k), 0.0)       # [k, column class]
+    on_ahead = (cols == (ahead % pc)[:, None]) & has_next[:, None]
+    t_most = t.max(axis=1, keepdims=True)
+    s_k = kb * kb * t_most / (PANEL_RATE * gamma)
+    if column.pr > 1:
+        links = column.alpha * column.msgs * (t_most > 0) + column.beta * column.bytes * t_most
+        s_k = s_k + links.max(axis=1, keepdims=True)
+    t_off = np.where(on_ahead, 0.0, t).max(axis=1, keepdims=True)
+    u_k = 2.0 * below.max(axis=1, keepdims=True) * kb * t_off / rate
+    ahead_trail = blocks.trail_at((ahead % pc)[:, None], k)[:, 0]
+    ahead_update = 2.0 * below * kb * ahead_trail[:, None] / rate
+    on_column = (ahead_update + f_ahead) + wait_ahead
+    u_k = np.maximum(np.maximum(u_k[:, 0], 0.0),
+                     np.where(has_next, on_column.max(axis=1), 0.0))
+    first_cols = np.minimum(blocks.kb[ahead][:, 0], ahead_trail)
+    share = first_cols / np.maximum(ahead_trail, 1.0)
+    lead = ((ahead_update * share[:, None] + f_ahead) * slow + wait_ahead).max(axis=1)
+    after = np.where(has_next, arrival[ahead], 0.0)
+    if row_overlap:
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0) + after)
+    else:   # L_{k+1} moves once the receivers are back in MPI, after their update
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
+    return s_k[:, 0] + step
 
 
 def _column_segments(blocks: _Steps, k: np.ndarray,

@@ -1,0 +1,52 @@
+"""The 2D critical path where the ranks do not share cores and the pivots are assumed
+(`linalg_io.models.lu2d._points_seconds`: each step's maxima over the ranks taken on
+their factors) gives bit for bit the seconds of the [step, row class, column class]
+evaluation it replaced there (`_steps_seconds`, still the path of shared cores and of
+a run's pivots), on a sample of grids (square, tall, flat, Pr or Pc = 1, a partial
+last block, more process rows than blocks), every assumed pivoting, on a machine whose
+network overlaps the update and on one whose does not."""
+
+from dataclasses import replace
+
+import pytest
+from linalg_io.models import lu2d
+from linalg_io.models.profile import load_profile
+
+from linalg_io.layout.grid_shapes import divisors
+
+BIG = replace(load_profile("example_cpu"), nodes=8192)
+NO_OVERLAP = replace(BIG, name="no overlap",
+                     inter_node=replace(BIG.inter_node, overlap=False))
+PROBLEMS = [(200, 6, 8), (777, 16, 64), (1000, 12, 64), (9000, 64, 100), (20000, 256, 64),
+            (65536, 1024, 128), (70000, 4096, 64), (40000, 16384, 32)]
+
+
+def _classes_path(monkeypatch, col_net: bool) -> None:
+    """Make `critical_path_time` take `_steps_seconds` where it takes `_points_seconds`."""
+    def classes(*terms):
+        *terms, row_overlap = terms
+        return lu2d._steps_seconds(*terms, None, col_net, row_overlap)
+
+    monkeypatch.setattr(lu2d, "_points_seconds", classes)
+
+
+@pytest.mark.parametrize("profile", [BIG, NO_OVERLAP], ids=["big", "no overlap"])
+def test_points_path_equals_the_classes(profile, monkeypatch):
+    checked = 0
+    for n, p, nb in PROBLEMS:
+        placement = profile.placement(p)
+        assert placement.shared_cores is None
+        pr_all = divisors(p)
+        for pr in sorted({pr_all[0], pr_all[len(pr_all) // 3], pr_all[len(pr_all) // 2],
+                          pr_all[-1 - len(pr_all) // 3], pr_all[-1]}):
+            pc = p // pr
+            col_net = profile.on_network(p, placement)
+            for pivoting in ("expected", "none", "worst"):
+                args = (n, nb, pr, pc, pivoting, profile, placement)
+                new = lu2d.critical_path_time(*args)
+                with monkeypatch.context() as patch:
+                    _classes_path(patch, col_net)
+                    old = lu2d.critical_path_time(*args)
+                assert new == old, args
+                checked += 1
+    assert checked >= 30
