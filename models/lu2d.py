@@ -93,6 +93,8 @@ ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's cl
 # arithmetic), in chunks of many steps still
 POINT_CHUNK = 1 << 16
 _POINTS_PER_RUN = 6      # `_Steps.row_points` per run and Bruck round, at most (for the chunks)
+# POINT_CHUNK's steps evaluated at once: far fewer points than that most (a few runs)
+POINT_PARTS = 4
 # `sampled_steps`: the most steps the critical path walks one by one; beyond, the last
 # TAIL_STEPS and about SAMPLES others, with a polynomial of degree SAMPLE_DEGREE
 EXACT_STEPS = 1 << 16
@@ -632,11 +634,13 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     width = min(pr, _POINTS_PER_RUN * len(bruck_rounds(pr)) * blocks.rows.start.shape[1]) \
         if few else pr
     chunk = max(1, (POINT_CHUNK if few else ROW_CHUNK) // max(1, width))
+    # the steps evaluated at once: the few rows' arrays are far narrower than `width`
+    evaluated = chunk * (POINT_PARTS if few else 1)
 
     def seconds(k: np.ndarray) -> np.ndarray:       # [step]: the steps k's terms
         out = []
-        for first in range(0, len(k), chunk):
-            part = k[first:first + chunk]
+        for first in range(0, len(k), evaluated):
+            part = k[first:first + evaluated]
             rows = blocks.row_points(part) if few else np.broadcast_to(every_row,
                                                                        (len(part), pr))
             runs = (blocks.rows.at_steps(part) if isinstance(pivoting, str)
@@ -649,9 +653,10 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         return np.concatenate(out)
 
     plan = sampled_steps(steps, pr, pc) if isinstance(pivoting, str) else None
-    if plan is None:
+    if plan is None:     # summed by chunks of steps (the figures' rounding)
+        terms = seconds(np.arange(steps))
         for first in range(0, steps, chunk):
-            total += float(seconds(np.arange(first, min(steps, first + chunk))).sum())
+            total += float(terms[first:first + chunk].sum())
         return total
     sample, exact, estimate = plan
     return total + float(seconds(exact).sum()) + estimate(seconds(sample))
@@ -849,12 +854,14 @@ class _ColumnSeconds:
             return self
         blocks, pivoting, pr = self.blocks, self.pivoting, self.pr
         owned, displaced = _pivot_rows(pivoting, blocks, runs, k)
-        bruck_sent, bruck_recv, messages = bruck_at(runs.start, runs.count, owned, rows, pr)
+        run = run_of(runs.start, rows)
+        bruck_sent, bruck_recv, messages = bruck_at(runs.start, runs.count, owned, rows, pr,
+                                                    run)
         if isinstance(pivoting, str) and pivoting == "none":
             messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k],
                                             rows)[2]
         remote_runs = displaced * ~runs.diag
-        remote = np.take_along_axis(remote_runs, run_of(runs.start, rows), axis=1)
+        remote = np.take_along_axis(remote_runs, run, axis=1)
         diag = rows == blocks.diag_row[k][:, None]
         # the swap, then the allgather: each its own max(sent, recv)
         nbytes = (np.maximum(bruck_sent, bruck_recv)

@@ -1,13 +1,16 @@
 """The 2D critical path where the ranks do not share cores and the pivots are assumed
 (`linalg_io.models.lu2d._points_seconds`: each step's maxima over the ranks taken on
-their factors) gives bit for bit the seconds of the [step, row class, column class]
-evaluation it replaced there (`_steps_seconds`, still the path of shared cores and of
-a run's pivots), on a sample of grids (square, tall, flat, Pr or Pc = 1, a partial
-last block, more process rows than blocks), every assumed pivoting, on a machine whose
+their factors; its row points and Bruck windows compiled, `linalg_io._kernels.
+lu2d_points`) gives bit for bit the seconds of the code it replaced there: the [step,
+row class, column class] evaluation (`_steps_seconds`, still the path of shared cores
+and of a run's pivots) at the row points and windows of tests/lu2d_points_reference.py,
+on a sample of grids (square, tall, flat, Pr or Pc = 1, a partial last block, more
+process rows than blocks, up to Pr = 65536), every assumed pivoting, on a machine whose
 network overlaps the update and on one whose does not."""
 
 from dataclasses import replace
 
+import lu2d_points_reference as reference
 import pytest
 from linalg_io.models import lu2d
 from linalg_io.models.profile import load_profile
@@ -18,20 +21,24 @@ BIG = replace(load_profile("example_cpu"), nodes=8192)
 NO_OVERLAP = replace(BIG, name="no overlap",
                      inter_node=replace(BIG.inter_node, overlap=False))
 PROBLEMS = [(200, 6, 8), (777, 16, 64), (1000, 12, 64), (9000, 64, 100), (20000, 256, 64),
-            (65536, 1024, 128), (70000, 4096, 64), (40000, 16384, 32)]
+            (65536, 1024, 128), (70000, 4096, 64), (40000, 16384, 32), (1048576, 65536, 64)]
 
 
-def _classes_path(monkeypatch, col_net: bool) -> None:
-    """Make `critical_path_time` take `_steps_seconds` where it takes `_points_seconds`."""
+def _reference_path(monkeypatch, col_net: bool) -> None:
+    """Make `critical_path_time` take `_steps_seconds` where it takes `_points_seconds`,
+    and the reference's row points and Bruck windows."""
     def classes(*terms):
         *terms, row_overlap = terms
         return lu2d._steps_seconds(*terms, None, col_net, row_overlap)
 
     monkeypatch.setattr(lu2d, "_points_seconds", classes)
+    monkeypatch.setattr(lu2d, "piece_ends", reference.piece_ends)
+    monkeypatch.setattr(lu2d, "run_of", reference.run_of)
+    monkeypatch.setattr(lu2d, "bruck_at", lambda *args: reference.bruck_at(*args[:5]))
 
 
 @pytest.mark.parametrize("profile", [BIG, NO_OVERLAP], ids=["big", "no overlap"])
-def test_points_path_equals_the_classes(profile, monkeypatch):
+def test_points_path_equals_the_reference(profile, monkeypatch):
     checked = 0
     for n, p, nb in PROBLEMS:
         placement = profile.placement(p)
@@ -45,7 +52,7 @@ def test_points_path_equals_the_classes(profile, monkeypatch):
                 args = (n, nb, pr, pc, pivoting, profile, placement)
                 new = lu2d.critical_path_time(*args)
                 with monkeypatch.context() as patch:
-                    _classes_path(patch, col_net)
+                    _reference_path(patch, col_net)
                     old = lu2d.critical_path_time(*args)
                 assert new == old, args
                 checked += 1
