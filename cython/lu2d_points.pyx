@@ -3,9 +3,10 @@
 """The 2D LU model's critical path at a few process rows per step
 (`linalg_io.models.lu2d_runs`: `piece_ends`, `bruck_at`), one step after the other.
 
-distinct_ends(firsts, p)
-    [step, i]: the ranks f mod p and (f - 1) mod p of every f of firsts[step] and 0 and
-    p - 1, each once, in the order first met; a step with fewer repeats its first.
+distinct_ends(firsts, p, shifted, sizes)
+    [step, i]: the ranks f mod p and (f - 1) mod p of 0, of every f of firsts[step] and
+    of every f - m and f - m + 1 of f in shifted[step] and m in `sizes`, each once, in
+    the order first met; a step with fewer repeats its first.
 round_sums(at, value, real, ranks, sizes)
     [step, i]: sum over the rounds m (in the order of `sizes`) of P(q + m) - P(q), q =
     ranks[step, i], P the line through the step's nodes (at, value)[step, j] where
@@ -24,32 +25,47 @@ cimport numpy as cnp
 cnp.import_array()
 
 
-def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p):
+cdef inline Py_ssize_t _put(cnp.int64_t f, cnp.int64_t p, cnp.int64_t step,
+                            cnp.int64_t* seen, cnp.int64_t* row, Py_ssize_t n) noexcept nogil:
+    """Add f mod p and (f - 1) mod p to the step's `row` of n ranks where not yet in it."""
+    cdef cnp.int64_t v
+    cdef int e
+    for e in range(2):
+        v = (f - e) % p
+        if v < 0:
+            v = v + p
+        if seen[v] != step:
+            seen[v] = step
+            row[n] = v
+            n = n + 1
+    return n
+
+
+def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p,
+                  const cnp.int64_t[:, ::1] shifted, const cnp.int64_t[::1] sizes):
     cdef Py_ssize_t steps = firsts.shape[0], width = firsts.shape[1]
-    cdef Py_ssize_t s, j, n, most = 0, e
-    cdef cnp.int64_t f, v
-    out = np.empty((steps, 2 * width + 2), dtype=np.int64)
+    cdef Py_ssize_t more = shifted.shape[1], rounds = sizes.shape[0]
+    cdef Py_ssize_t s, j, r, n, most = 0, size = 2 * (width + 2 * more * rounds) + 2
+    out = np.empty((steps, size), dtype=np.int64)
     counts = np.empty(steps, dtype=np.int64)
     seen_array = np.full(p, -1, dtype=np.int64)
     cdef cnp.int64_t[:, ::1] o = out
     cdef cnp.int64_t[::1] count = counts
-    cdef cnp.int64_t[::1] seen = seen_array
+    cdef cnp.int64_t[::1] seen_view = seen_array
+    cdef cnp.int64_t* seen = &seen_view[0]
+    cdef cnp.int64_t* row
+    cdef cnp.int64_t f
     with nogil:
         for s in range(steps):
-            n = 0
-            for j in range(-1, width):
-                for e in range(2):
-                    if j < 0:
-                        v = 0 if e == 0 else p - 1
-                    else:
-                        f = firsts[s, j] - e
-                        v = f % p
-                        if v < 0:
-                            v = v + p
-                    if seen[v] != s:
-                        seen[v] = s
-                        o[s, n] = v
-                        n = n + 1
+            row = &o[s, 0]
+            n = _put(0, p, s, seen, row, 0)
+            for j in range(width):
+                n = _put(firsts[s, j], p, s, seen, row, n)
+            for j in range(more):
+                f = shifted[s, j]
+                for r in range(rounds):
+                    n = _put(f - sizes[r], p, s, seen, row, n)
+                    n = _put(f - sizes[r] + 1, p, s, seen, row, n)
             count[s] = n
             if n > most:
                 most = n
@@ -72,20 +88,27 @@ def round_sums(const double[:, ::1] at, const double[:, ::1] value,
                const cnp.int64_t[::1] sizes):
     cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], nodes_max = at.shape[1]
     cdef Py_ssize_t rounds = sizes.shape[0]
-    cdef Py_ssize_t s, i, j, r, nodes, lo, hi, mid
+    cdef Py_ssize_t s, i, j, r, nodes, lo, hi, mid, last
     cdef double x, y, here, acc
     # the rounds by size: each point's windows' ends walk the nodes forward
     order_array = np.argsort(np.asarray(sizes), kind="stable")
-    cdef cnp.int64_t[::1] order = order_array
+    by_size_array = np.asarray(sizes, dtype=float)[order_array]
     out = np.empty((steps, width))
     scratch = np.empty((3, max(nodes_max, 1)))
     ends_array = np.empty(max(rounds, 1))
+    cdef cnp.int64_t[::1] order_view = order_array
+    cdef double[::1] by_size_view = by_size_array
     cdef double[:, ::1] sent = out
     cdef double[:, ::1] buf = scratch
-    cdef double[::1] ends = ends_array
+    cdef double[::1] ends_view = ends_array
     cdef double* xs = &buf[0, 0]
     cdef double* vs = &buf[1, 0]
     cdef double* slopes = &buf[2, 0]
+    cdef double* ends = &ends_view[0]
+    cdef const cnp.int64_t* order = &order_view[0] if rounds else NULL
+    cdef const double* by_size = &by_size_view[0] if rounds else NULL
+    cdef const cnp.int64_t* q
+    cdef double* row
     with nogil:
         for s in range(steps):
             nodes = 0
@@ -94,11 +117,14 @@ def round_sums(const double[:, ::1] at, const double[:, ::1] value,
                     xs[nodes] = at[s, j]
                     vs[nodes] = value[s, j]
                     nodes = nodes + 1
-            for j in range(nodes - 1):
+            last = nodes - 1
+            for j in range(last):
                 slopes[j] = (vs[j + 1] - vs[j]) / (xs[j + 1] - xs[j])
+            q = &ranks[s, 0]
+            row = &sent[s, 0]
             for i in range(width):
-                x = <double>ranks[s, i]
-                lo, hi = 0, nodes - 1        # xs[lo] <= x < xs[hi]
+                x = <double>q[i]
+                lo, hi = 0, last        # xs[lo] <= x < xs[hi]
                 while hi - lo > 1:
                     mid = (lo + hi) >> 1
                     if xs[mid] <= x:
@@ -108,14 +134,14 @@ def round_sums(const double[:, ::1] at, const double[:, ::1] value,
                 here = _at(xs, vs, slopes, lo, x)
                 j = lo
                 for r in range(rounds):
-                    y = x + <double>sizes[order[r]]
-                    while j < nodes - 1 and xs[j + 1] <= y:
+                    y = x + by_size[r]
+                    while j < last and xs[j + 1] <= y:
                         j = j + 1
                     ends[order[r]] = _at(xs, vs, slopes, j, y)
                 acc = 0.0
                 for r in range(rounds):
                     acc = acc + (ends[r] - here)
-                sent[s, i] = acc
+                row[i] = acc
     return out
 
 

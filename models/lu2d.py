@@ -337,10 +337,8 @@ class _Steps:
         ahead = np.minimum(k + 1, len(self.starts) - 1)
         here = np.concatenate([self.rows.start[k], np.full((len(k), 1), pr)], axis=1)
         sizes = np.array([m for _, m in bruck_rounds(pr)], dtype=np.int64)
-        shifted = (here[:, :, None, None] - sizes[None, None, :, None]
-                   + np.arange(2)[None, None, None, :]).reshape(len(k), -1)
         candidates = self.diag_row[ahead][:, None] - sizes[None, :] + 1
-        return piece_ends([here, self.rows.start[ahead], shifted, candidates], pr)
+        return piece_ends([here, self.rows.start[ahead], candidates], pr, here, sizes)
 
     def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
         """[step, i]: the columns right of block k[s] of process column columns[s, i]."""

@@ -423,14 +423,19 @@ def run_of(starts: np.ndarray, ranks: np.ndarray) -> np.ndarray:
                              np.ascontiguousarray(ranks, dtype=np.int64))
 
 
-def piece_ends(firsts: list[np.ndarray], p: int) -> np.ndarray:
+def piece_ends(firsts: list[np.ndarray], p: int, shifted: np.ndarray | None = None,
+               sizes=()) -> np.ndarray:
     """[step, i]: the first and last rank of every piece into which the ranks
-    0..p-1 fall when a piece starts at each of `firsts` ([step, j] arrays, taken mod p),
-    each once, in no particular order; a step with fewer repeats one of them
+    0..p-1 fall when a piece starts at each of `firsts` ([step, j] arrays, taken mod p)
+    and at each of `shifted` [step, j] less each of `sizes` and less it plus one, each
+    once, in no particular order; a step with fewer repeats one of them
     (`linalg_io._kernels.lu2d_points.distinct_ends`). A function linear (or convex) on
     each piece has its largest value at one of them."""
     first = np.concatenate([np.asarray(f, dtype=np.int64) for f in firsts], axis=1)
-    return distinct_ends(np.ascontiguousarray(first), p)
+    more = np.zeros((len(first), 0), dtype=np.int64) if shifted is None else shifted
+    return distinct_ends(np.ascontiguousarray(first), p,
+                         np.ascontiguousarray(more, dtype=np.int64),
+                         np.asarray(sizes, dtype=np.int64))
 
 
 def bruck_at(starts: np.ndarray, counts: np.ndarray, blocks: np.ndarray, ranks: np.ndarray,

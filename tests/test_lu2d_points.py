@@ -11,6 +11,7 @@ network overlaps the update and on one whose does not."""
 from dataclasses import replace
 
 import lu2d_points_reference as reference
+import numpy as np
 import pytest
 from linalg_io.models import lu2d
 from linalg_io.models.profile import load_profile
@@ -24,6 +25,15 @@ PROBLEMS = [(200, 6, 8), (777, 16, 64), (1000, 12, 64), (9000, 64, 100), (20000,
             (65536, 1024, 128), (70000, 4096, 64), (40000, 16384, 32), (1048576, 65536, 64)]
 
 
+def _reference_ends(firsts: list, p: int, shifted=None, sizes=()) -> np.ndarray:
+    """The reference's `piece_ends` of the firsts `lu2d_runs.piece_ends` takes."""
+    if shifted is not None:
+        sizes = np.asarray(sizes, dtype=np.int64)
+        firsts = [*firsts, (shifted[:, :, None, None] - sizes[None, None, :, None]
+                            + np.arange(2)[None, None, None, :]).reshape(len(shifted), -1)]
+    return reference.piece_ends(firsts, p)
+
+
 def _reference_path(monkeypatch, col_net: bool) -> None:
     """Make `critical_path_time` take `_steps_seconds` where it takes `_points_seconds`,
     and the reference's row points and Bruck windows."""
@@ -32,7 +42,7 @@ def _reference_path(monkeypatch, col_net: bool) -> None:
         return lu2d._steps_seconds(*terms, None, col_net, row_overlap)
 
     monkeypatch.setattr(lu2d, "_points_seconds", classes)
-    monkeypatch.setattr(lu2d, "piece_ends", reference.piece_ends)
+    monkeypatch.setattr(lu2d, "piece_ends", _reference_ends)
     monkeypatch.setattr(lu2d, "run_of", reference.run_of)
     monkeypatch.setattr(lu2d, "bruck_at", lambda *args: reference.bruck_at(*args[:5]))
 
