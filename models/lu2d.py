@@ -320,9 +320,9 @@ class _Steps:
 
     def rows_at(self, k: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """([step, i] rows below block k[s] of process row rows[s, i], whether it is the
-        diagonal row)."""
-        below = _owned_after(self.n, self.nb, self.starts[k] + self.widths[k], rows, self.pr)
-        return below.astype(float), rows == self.diag_row[k][:, None]
+        diagonal row): the rows below of its run (`rows`)."""
+        below = np.take_along_axis(self.rows.below[k], run_of(self.rows.start[k], rows), axis=1)
+        return below, rows == self.diag_row[k][:, None]
 
     def row_points(self, k: np.ndarray) -> np.ndarray:
         """[step, i]: process rows at which every per-row term of the critical path at

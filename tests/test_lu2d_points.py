@@ -67,3 +67,17 @@ def test_points_path_equals_the_reference(profile, monkeypatch):
                 assert new == old, args
                 checked += 1
     assert checked >= 30
+
+
+@pytest.mark.parametrize("n, nb, pr", [(200, 8, 3), (777, 64, 16), (9000, 100, 64),
+                                       (20000, 64, 256), (70000, 64, 4096), (40000, 32, 16384)])
+def test_rows_below_by_run_equal_numroc(n, nb, pr):
+    """`_Steps.rows_at` (the rows below of each rank's run) against numroc at every
+    process row of every step (`_owned_after`)."""
+    blocks = lu2d._steps(n, nb, pr, 2)
+    k = np.arange(len(blocks.starts))
+    rows = np.broadcast_to(np.arange(pr), (len(k), pr))
+    below, diag = blocks.rows_at(k, rows)
+    ends = blocks.starts + blocks.widths
+    assert np.array_equal(below, lu2d._owned_after(n, nb, ends, rows, pr).astype(float))
+    assert np.array_equal(diag, rows == (k % pr)[:, None])
