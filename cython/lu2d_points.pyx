@@ -7,13 +7,16 @@ distinct_ends(firsts, p, shifted, sizes)
     [step, i]: the ranks f mod p and (f - 1) mod p of 0, of every f of firsts[step] and
     of every f - m and f - m + 1 of f in shifted[step] and m in `sizes`, each once, in
     the order first met; a step with fewer repeats its first.
-round_sums(at, value, real, ranks, sizes)
-    [step, i]: sum over the rounds m (in the order of `sizes`) of P(q + m) - P(q), q =
-    ranks[step, i], P the line through the step's nodes (at, value)[step, j] where
-    real[step, j] (at increasing), from 0.0 on: bit for bit NumPy's
-    `np.interp(x, at, value)` for P (a node's value at the node, else slope (x -
-    at_j) + value_j, slope = (value_{j+1} - value_j) / (at_{j+1} - at_j)) and the sum
-    of the rounds' arrays. The file compiles with -ffp-contract=off: a fused
+bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_rounds)
+    ([step, i] sent, own, messages) of rank q = ranks[step, i] in run[step, i]: own its
+    run's block; messages the rounds m of `sizes` beyond the distance from q to
+    reach[step, run] (the next non-empty block), 0 at least; sent its block times
+    `all_rounds` where equal[step] (every block alike), else the sum over the rounds m
+    (in the order of `sizes`) of P(q + m) - P(q), P the line through the step's nodes
+    (at, value)[step, j] where real[step, j] (at increasing), from 0.0 on: bit for bit
+    NumPy's `np.interp(x, at, value)` for P (a node's value at the node, else slope
+    (x - at_j) + value_j, slope = (value_{j+1} - value_j) / (at_{j+1} - at_j)) and the
+    sum of the rounds' arrays. The file compiles with -ffp-contract=off: a fused
     multiply-add would round once where NumPy rounds twice.
 last_at_or_before(starts, ranks)
     [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
@@ -63,6 +66,8 @@ def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p,
                 n = _put(firsts[s, j], p, s, seen, row, n)
             for j in range(more):
                 f = shifted[s, j]
+                if j > 0 and f == shifted[s, j - 1]:
+                    continue          # the same ranks again
                 for r in range(rounds):
                     n = _put(f - sizes[r], p, s, seen, row, n)
                     n = _put(f - sizes[r] + 1, p, s, seen, row, n)
@@ -77,28 +82,35 @@ def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p,
 
 cdef inline double _at(const double* xs, const double* vs, const double* slopes,
                        Py_ssize_t j, double x) noexcept nogil:
-    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (`round_sums`)."""
+    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (`bruck_points`)."""
     if xs[j] == x:
         return vs[j]
     return slopes[j] * (x - xs[j]) + vs[j]
 
 
-def round_sums(const double[:, ::1] at, const double[:, ::1] value,
-               const cnp.uint8_t[:, ::1] real, const cnp.int64_t[:, ::1] ranks,
-               const cnp.int64_t[::1] sizes):
+def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
+                 const cnp.uint8_t[:, ::1] real, const cnp.int64_t[:, ::1] ranks,
+                 const cnp.int64_t[::1] sizes, const cnp.int64_t[:, ::1] run,
+                 const double[:, ::1] blocks, const cnp.int64_t[:, ::1] reach,
+                 const cnp.uint8_t[::1] equal, double all_rounds):
     cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], nodes_max = at.shape[1]
     cdef Py_ssize_t rounds = sizes.shape[0]
     cdef Py_ssize_t s, i, j, r, nodes, lo, hi, mid, last
-    cdef double x, y, here, acc
+    cdef cnp.int64_t dist, beyond
+    cdef double x, y, here, acc, mine
     # the rounds by size: each point's windows' ends walk the nodes forward
     order_array = np.argsort(np.asarray(sizes), kind="stable")
     by_size_array = np.asarray(sizes, dtype=float)[order_array]
     out = np.empty((steps, width))
+    own_array = np.empty((steps, width))
+    msgs_array = np.empty((steps, width))
     scratch = np.empty((3, max(nodes_max, 1)))
     ends_array = np.empty(max(rounds, 1))
     cdef cnp.int64_t[::1] order_view = order_array
     cdef double[::1] by_size_view = by_size_array
     cdef double[:, ::1] sent = out
+    cdef double[:, ::1] own = own_array
+    cdef double[:, ::1] msgs = msgs_array
     cdef double[:, ::1] buf = scratch
     cdef double[::1] ends_view = ends_array
     cdef double* xs = &buf[0, 0]
@@ -111,6 +123,20 @@ def round_sums(const double[:, ::1] at, const double[:, ::1] value,
     cdef double* row
     with nogil:
         for s in range(steps):
+            for i in range(width):
+                mine = blocks[s, run[s, i]]
+                own[s, i] = mine
+                dist = reach[s, run[s, i]] - ranks[s, i]
+                if dist < 0:
+                    dist = 0
+                beyond = 0
+                for r in range(rounds):
+                    beyond = beyond + (sizes[r] > dist)
+                msgs[s, i] = <double>beyond
+            if equal[s]:          # every block alike: m blocks each round
+                for i in range(width):
+                    sent[s, i] = own[s, i] * all_rounds
+                continue
             nodes = 0
             for j in range(nodes_max):
                 if real[s, j]:
@@ -142,7 +168,7 @@ def round_sums(const double[:, ::1] at, const double[:, ::1] value,
                 for r in range(rounds):
                     acc = acc + (ends[r] - here)
                 row[i] = acc
-    return out
+    return out, own_array, msgs_array
 
 
 def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1] ranks):

@@ -32,7 +32,7 @@ from functools import cached_property
 from math import lcm
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import distinct_ends, last_at_or_before, round_sums
+from linalg_io._kernels.lu2d_points import bruck_points, distinct_ends, last_at_or_before
 from linalg_io.models.rates import BLAS
 
 from linalg_io.layout.schedules import bruck_rounds
@@ -454,24 +454,20 @@ def bruck_at(starts: np.ndarray, counts: np.ndarray, blocks: np.ndarray, ranks: 
     cum = np.concatenate([np.zeros((steps, 1)), np.cumsum(mass, axis=1)[:, :-1]], axis=1)
     total = mass.sum(axis=1, keepdims=True)
     run = run_of(starts, ranks) if run is None else run
-    own = np.take_along_axis(blocks, run, axis=1)
     # P of each step: its runs' starts, twice (cyclic), and 2p; P is linear between them
     # (runs of no rank left out)
     real = np.concatenate([counts > 0, counts > 0, np.ones((steps, 1), dtype=bool)], axis=1)
     at = np.concatenate([starts, starts + p, np.full((steps, 1), 2 * p)], axis=1)
     value = np.concatenate([cum, cum + total, 2 * total], axis=1)
-    rounds = bruck_rounds(p)
-    sent = round_sums(at.astype(float), value, real.view(np.uint8),
-                       np.ascontiguousarray(ranks, dtype=np.int64),
-                       np.array([m for _, m in rounds], dtype=np.int64))
     held = np.where(counts > 0, blocks, np.nan)
     first = np.take_along_axis(held, np.argmax(counts > 0, axis=1)[:, None], axis=1)
-    equal = ((held == first) | (counts == 0)).all(axis=1, keepdims=True)
-    sent = np.where(equal, own * float(sum(m for _, m in rounds)), sent)   # m blocks each
+    equal = ((held == first) | (counts == 0)).all(axis=1)
     nonempty = (blocks > 0) & (counts > 0)
     later = np.minimum.accumulate(np.where(nonempty, starts, 2 * p)[:, ::-1], axis=1)[:, ::-1]
     reach = np.where(later < 2 * p, later, later[:, :1] + p)   # next non-empty block's start
-    dist = np.take_along_axis(reach, run, axis=1) - ranks
-    sizes = np.sort([m for _, m in rounds])
-    msgs = len(sizes) - np.searchsorted(sizes, np.maximum(dist, 0), side="right")
-    return sent, total - own, msgs.astype(float)
+    sizes = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
+    sent, own, msgs = bruck_points(
+        at.astype(float), value, real.view(np.uint8), np.ascontiguousarray(ranks, dtype=np.int64),
+        sizes, np.ascontiguousarray(run, dtype=np.int64), np.ascontiguousarray(blocks),
+        np.ascontiguousarray(reach, dtype=np.int64), equal.view(np.uint8), float(sizes.sum()))
+    return sent, total - own, msgs
