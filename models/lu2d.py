@@ -747,17 +747,19 @@ def _points_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tu
     ahead = np.minimum(k + 1, steps - 1)
     has_next = k + 1 < steps
     f_ahead, wait_ahead = panels
-    cols, col_count = _column_segments(blocks, k, ahead % pc)
-    t = np.where(col_count > 0, blocks.trail_at(cols, k), 0.0)       # [k, column class]
-    on_ahead = (cols == (ahead % pc)[:, None]) & has_next[:, None]
-    t_most = t.max(axis=1, keepdims=True)
+    # the process columns' runs (`_Steps.column_start`): the trailing columns of each
+    t, count = blocks.trail[k], run_counts(blocks.column_start[k], pc)
+    on_ahead = run_of(blocks.column_start[k], (ahead % pc)[:, None])        # [k, 1]
+    t_most = np.where(count > 0, t, 0.0).max(axis=1, keepdims=True)
     s_k = kb * kb * t_most / (PANEL_RATE * gamma)
     if column.pr > 1:
         links = column.alpha * column.msgs * (t_most > 0) + column.beta * column.bytes * t_most
         s_k = s_k + links.max(axis=1, keepdims=True)
-    t_off = np.where(on_ahead, 0.0, t).max(axis=1, keepdims=True)
+    # the columns but the look-ahead's (where a next step has one)
+    others = count - ((np.arange(count.shape[1]) == on_ahead) & has_next[:, None])
+    t_off = np.where(others > 0, t, 0.0).max(axis=1, keepdims=True)
     u_k = 2.0 * below.max(axis=1, keepdims=True) * kb * t_off / rate
-    ahead_trail = blocks.trail_at((ahead % pc)[:, None], k)[:, 0]
+    ahead_trail = np.take_along_axis(t, on_ahead, axis=1)[:, 0]
     ahead_update = 2.0 * below * kb * ahead_trail[:, None] / rate
     on_column = (ahead_update + f_ahead) + wait_ahead
     u_k = np.maximum(np.maximum(u_k[:, 0], 0.0),
