@@ -581,9 +581,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     Cost: where the ranks do not share cores (M the slowest rank) and the pivots are
     assumed, O(steps x runs x log2(Pr)^2) time: each step's maximum over the process rows
     is taken at the few rows of `_Steps.row_points` (a Bruck window's bytes are linear
-    in the rank between them); else O(steps x Pr) (the rows' classes at every step: the
-    makespan of shared cores needs every rank's work). Memory ROW_CHUNK [step, row]
-    entries at a time (POINT_CHUNK at the few rows)."""
+    in the rank between them), their windows summed in compiled loops
+    (`linalg_io._kernels.lu2d_points`), and on the terms' factors (`_points_seconds`);
+    else O(steps x Pr) (the rows' classes at every step: the makespan of shared cores
+    needs every rank's work). Memory ROW_CHUNK [step, row] entries at a time
+    (POINT_PARTS x POINT_CHUNK at the few rows)."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_overlap = profile.overlaps(pc, placement)
