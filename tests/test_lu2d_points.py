@@ -6,7 +6,8 @@ row class, column class] evaluation (`_steps_seconds`, still the path of shared 
 and of a run's pivots) at the row points and windows of tests/lu2d_points_reference.py,
 on a sample of grids (square, tall, flat, Pr or Pc = 1, a partial last block, more
 process rows than blocks, up to Pr = 65536), every assumed pivoting, on a machine whose
-network overlaps the update and on one whose does not."""
+network overlaps the update and on one whose does not; and where nodes share cores
+(every process row at every step, the compiled windows alone)."""
 
 from dataclasses import replace
 
@@ -21,6 +22,8 @@ from linalg_io.layout.grid_shapes import divisors
 BIG = replace(load_profile("example_cpu"), nodes=8192)
 NO_OVERLAP = replace(BIG, name="no overlap",
                      inter_node=replace(BIG.inter_node, overlap=False))
+# 32 cores to a node's 128 ranks: more than 32 ranks share them (every row's classes)
+SHARED = replace(BIG, name="shared cores", cores_per_node=32)
 PROBLEMS = [(200, 6, 8), (777, 16, 64), (1000, 12, 64), (9000, 64, 100), (20000, 256, 64),
             (65536, 1024, 128), (70000, 4096, 64), (40000, 16384, 32), (1048576, 65536, 64)]
 
@@ -47,12 +50,13 @@ def _reference_path(monkeypatch, col_net: bool) -> None:
     monkeypatch.setattr(lu2d, "bruck_at", lambda *args: reference.bruck_at(*args[:5]))
 
 
-@pytest.mark.parametrize("profile", [BIG, NO_OVERLAP], ids=["big", "no overlap"])
+@pytest.mark.parametrize("profile", [BIG, NO_OVERLAP, SHARED],
+                         ids=["big", "no overlap", "shared cores"])
 def test_points_path_equals_the_reference(profile, monkeypatch):
     checked = 0
-    for n, p, nb in PROBLEMS:
+    # shared cores: every process row at every step (the reference's too), the small ones
+    for n, p, nb in PROBLEMS if profile is not SHARED else PROBLEMS[:6]:
         placement = profile.placement(p)
-        assert placement.shared_cores is None
         pr_all = divisors(p)
         for pr in sorted({pr_all[0], pr_all[len(pr_all) // 3], pr_all[len(pr_all) // 2],
                           pr_all[-1 - len(pr_all) // 3], pr_all[-1]}):
@@ -66,7 +70,7 @@ def test_points_path_equals_the_reference(profile, monkeypatch):
                     old = lu2d.critical_path_time(*args)
                 assert new == old, args
                 checked += 1
-    assert checked >= 30
+    assert checked >= 45
 
 
 @pytest.mark.parametrize("n, nb, pr", [(200, 8, 3), (777, 64, 16), (9000, 100, 64),
