@@ -93,6 +93,8 @@ ROW_CHUNK = 1 << 20      # [step, process row] entries of the critical path's cl
 # arithmetic), in chunks of many steps still
 POINT_CHUNK = 1 << 16
 _POINTS_PER_RUN = 6      # `_Steps.row_points` per run and Bruck round, at most (for the chunks)
+# POINT_CHUNK's steps evaluated at once: far fewer points than that most (a few runs)
+POINT_PARTS = 4
 # `sampled_steps`: the most steps the critical path walks one by one; beyond, the last
 # TAIL_STEPS and about SAMPLES others, with a polynomial of degree SAMPLE_DEGREE
 EXACT_STEPS = 1 << 16
@@ -318,9 +320,9 @@ class _Steps:
 
     def rows_at(self, k: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """([step, i] rows below block k[s] of process row rows[s, i], whether it is the
-        diagonal row)."""
-        below = _owned_after(self.n, self.nb, self.starts[k] + self.widths[k], rows, self.pr)
-        return below.astype(float), rows == self.diag_row[k][:, None]
+        diagonal row): the rows below of its run (`rows`)."""
+        below = np.take_along_axis(self.rows.below[k], run_of(self.rows.start[k], rows), axis=1)
+        return below, rows == self.diag_row[k][:, None]
 
     def row_points(self, k: np.ndarray) -> np.ndarray:
         """[step, i]: process rows at which every per-row term of the critical path at
@@ -335,10 +337,8 @@ class _Steps:
         ahead = np.minimum(k + 1, len(self.starts) - 1)
         here = np.concatenate([self.rows.start[k], np.full((len(k), 1), pr)], axis=1)
         sizes = np.array([m for _, m in bruck_rounds(pr)], dtype=np.int64)
-        shifted = (here[:, :, None, None] - sizes[None, None, :, None]
-                   + np.arange(2)[None, None, None, :]).reshape(len(k), -1)
         candidates = self.diag_row[ahead][:, None] - sizes[None, :] + 1
-        return piece_ends([here, self.rows.start[ahead], shifted, candidates], pr)
+        return piece_ends([here, self.rows.start[ahead], candidates], pr, here, sizes)
 
     def trail_at(self, columns: np.ndarray, k: np.ndarray) -> np.ndarray:
         """[step, i]: the columns right of block k[s] of process column columns[s, i]."""
@@ -581,9 +581,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     Cost: where the ranks do not share cores (M the slowest rank) and the pivots are
     assumed, O(steps x runs x log2(Pr)^2) time: each step's maximum over the process rows
     is taken at the few rows of `_Steps.row_points` (a Bruck window's bytes are linear
-    in the rank between them); else O(steps x Pr) (the rows' classes at every step: the
-    makespan of shared cores needs every rank's work). Memory ROW_CHUNK [step, row]
-    entries at a time (POINT_CHUNK at the few rows)."""
+    in the rank between them), their windows summed in compiled loops
+    (`linalg_io._kernels.lu2d_points`), and on the terms' factors (`_points_seconds`);
+    else O(steps x Pr) (the rows' classes at every step: the makespan of shared cores
+    needs every rank's work). Memory ROW_CHUNK [step, row] entries at a time
+    (POINT_PARTS x POINT_CHUNK at the few rows)."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
     row_overlap = profile.overlaps(pc, placement)
@@ -632,25 +634,29 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     width = min(pr, _POINTS_PER_RUN * len(bruck_rounds(pr)) * blocks.rows.start.shape[1]) \
         if few else pr
     chunk = max(1, (POINT_CHUNK if few else ROW_CHUNK) // max(1, width))
+    # the steps evaluated at once: the few rows' arrays are far narrower than `width`
+    evaluated = chunk * (POINT_PARTS if few else 1)
 
     def seconds(k: np.ndarray) -> np.ndarray:       # [step]: the steps k's terms
         out = []
-        for first in range(0, len(k), chunk):
-            part = k[first:first + chunk]
+        for first in range(0, len(k), evaluated):
+            part = k[first:first + evaluated]
             rows = blocks.row_points(part) if few else np.broadcast_to(every_row,
                                                                        (len(part), pr))
             runs = (blocks.rows.at_steps(part) if isinstance(pivoting, str)
                     else blocks.dense_rows(part))
-            out.append(_steps_seconds(blocks, part, blocks.rows_at(part, rows)[0],
-                                      panels(np.minimum(part + 1, steps - 1), rows), arrival,
-                                      column.at(part, runs, rows), rate, slow, gamma, cores,
-                                      col_net, row_overlap))
+            terms = (blocks, part, blocks.rows_at(part, rows)[0],
+                     panels(np.minimum(part + 1, steps - 1), rows), arrival,
+                     column.at(part, runs, rows), rate, slow, gamma)
+            out.append(_points_seconds(*terms, row_overlap) if few
+                       else _steps_seconds(*terms, cores, col_net, row_overlap))
         return np.concatenate(out)
 
     plan = sampled_steps(steps, pr, pc) if isinstance(pivoting, str) else None
-    if plan is None:
+    if plan is None:     # summed by chunks of steps (the figures' rounding)
+        terms = seconds(np.arange(steps))
         for first in range(0, steps, chunk):
-            total += float(seconds(np.arange(first, min(steps, first + chunk))).sum())
+            total += float(terms[first:first + chunk].sum())
         return total
     sample, exact, estimate = plan
     return total + float(seconds(exact).sum()) + estimate(seconds(sample))
@@ -724,6 +730,51 @@ def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tup
     else:   # L_{k+1} moves once the receivers are back in MPI, after their update
         step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
     return s_k + step
+
+
+def _points_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
+                    arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
+                    gamma: float, row_overlap: bool) -> np.ndarray:
+    """`_steps_seconds` where the ranks do not share cores (M the slowest rank), its
+    arguments' process rows any ranks (`_Steps.row_points`), without the [step, row class,
+    column class] grid: every term is a correctly rounded sum or product of non-negative
+    factors, so it is largest where they are (rounding is monotone), and each maximum
+    over the ranks is taken on the factors first, bit for bit `_steps_seconds`'. S_k
+    (alpha msgs + beta bytes t + the trsm's kb^2 t) at the columns with the most
+    trailing columns t; U_k off the look-ahead column (2 below kb t / rate alone) at the
+    most rows below and t, on it (F_{k+1} added, which can be negative) at every row;
+    both at least 0 (`_steps_seconds`' padding)."""
+    steps, pc = len(blocks.starts), blocks.pc
+    kb = blocks.kb[k]
+    ahead = np.minimum(k + 1, steps - 1)
+    has_next = k + 1 < steps
+    f_ahead, wait_ahead = panels
+    # the process columns' runs (`_Steps.column_start`): the trailing columns of each
+    t, count = blocks.trail[k], run_counts(blocks.column_start[k], pc)
+    on_ahead = run_of(blocks.column_start[k], (ahead % pc)[:, None])        # [k, 1]
+    t_most = np.where(count > 0, t, 0.0).max(axis=1, keepdims=True)
+    s_k = kb * kb * t_most / (PANEL_RATE * gamma)
+    if column.pr > 1:
+        links = column.alpha * column.msgs * (t_most > 0) + column.beta * column.bytes * t_most
+        s_k = s_k + links.max(axis=1, keepdims=True)
+    # the columns but the look-ahead's (where a next step has one)
+    others = count - ((np.arange(count.shape[1]) == on_ahead) & has_next[:, None])
+    t_off = np.where(others > 0, t, 0.0).max(axis=1, keepdims=True)
+    u_k = 2.0 * below.max(axis=1, keepdims=True) * kb * t_off / rate
+    ahead_trail = np.take_along_axis(t, on_ahead, axis=1)[:, 0]
+    ahead_update = 2.0 * below * kb * ahead_trail[:, None] / rate
+    on_column = (ahead_update + f_ahead) + wait_ahead
+    u_k = np.maximum(np.maximum(u_k[:, 0], 0.0),
+                     np.where(has_next, on_column.max(axis=1), 0.0))
+    first_cols = np.minimum(blocks.kb[ahead][:, 0], ahead_trail)
+    share = first_cols / np.maximum(ahead_trail, 1.0)
+    lead = ((ahead_update * share[:, None] + f_ahead) * slow + wait_ahead).max(axis=1)
+    after = np.where(has_next, arrival[ahead], 0.0)
+    if row_overlap:
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0) + after)
+    else:   # L_{k+1} moves once the receivers are back in MPI, after their update
+        step = np.maximum(u_k, np.where(has_next, lead, 0.0)) + after
+    return s_k[:, 0] + step
 
 
 def _column_segments(blocks: _Steps, k: np.ndarray,
@@ -805,12 +856,14 @@ class _ColumnSeconds:
             return self
         blocks, pivoting, pr = self.blocks, self.pivoting, self.pr
         owned, displaced = _pivot_rows(pivoting, blocks, runs, k)
-        bruck_sent, bruck_recv, messages = bruck_at(runs.start, runs.count, owned, rows, pr)
+        run = run_of(runs.start, rows)
+        bruck_sent, bruck_recv, messages = bruck_at(runs.start, runs.count, owned, rows, pr,
+                                                    run)
         if isinstance(pivoting, str) and pivoting == "none":
             messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k],
                                             rows)[2]
         remote_runs = displaced * ~runs.diag
-        remote = np.take_along_axis(remote_runs, run_of(runs.start, rows), axis=1)
+        remote = np.take_along_axis(remote_runs, run, axis=1)
         diag = rows == blocks.diag_row[k][:, None]
         # the swap, then the allgather: each its own max(sent, recv)
         nbytes = (np.maximum(bruck_sent, bruck_recv)

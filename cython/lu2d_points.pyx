@@ -1,0 +1,188 @@
+# cython: language_level=3
+# distutils: extra_compile_args = -ffp-contract=off
+"""The 2D LU model's critical path at a few process rows per step
+(`linalg_io.models.lu2d_runs`: `piece_ends`, `bruck_at`), one step after the other.
+
+distinct_ends(firsts, p, shifted, sizes)
+    [step, i]: the ranks f mod p and (f - 1) mod p of 0, of every f of firsts[step] and
+    of every f - m and f - m + 1 of f in shifted[step] and m in `sizes`, each once, in
+    the order first met; a step with fewer repeats its first.
+bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_rounds)
+    ([step, i] sent, own, messages) of rank q = ranks[step, i] in run[step, i]: own its
+    run's block; messages the rounds m of `sizes` beyond the distance from q to
+    reach[step, run] (the next non-empty block), 0 at least; sent its block times
+    `all_rounds` where equal[step] (every block alike), else the sum over the rounds m
+    (in the order of `sizes`) of P(q + m) - P(q), P the line through the step's nodes
+    (at, value)[step, j] where real[step, j] (at increasing), from 0.0 on: bit for bit
+    NumPy's `np.interp(x, at, value)` for P (a node's value at the node, else slope
+    (x - at_j) + value_j, slope = (value_{j+1} - value_j) / (at_{j+1} - at_j)) and the
+    sum of the rounds' arrays. The file compiles with -ffp-contract=off: a fused
+    multiply-add would round once where NumPy rounds twice.
+last_at_or_before(starts, ranks)
+    [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
+    j; 0 where none is).
+"""
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+
+cdef inline Py_ssize_t _put(cnp.int64_t f, cnp.int64_t p, cnp.int64_t step,
+                            cnp.int64_t* seen, cnp.int64_t* row, Py_ssize_t n) noexcept nogil:
+    """Add f mod p and (f - 1) mod p to the step's `row` of n ranks where not yet in it."""
+    cdef cnp.int64_t v
+    cdef int e
+    for e in range(2):
+        v = (f - e) % p
+        if v < 0:
+            v = v + p
+        if seen[v] != step:
+            seen[v] = step
+            row[n] = v
+            n = n + 1
+    return n
+
+
+def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p,
+                  const cnp.int64_t[:, ::1] shifted, const cnp.int64_t[::1] sizes):
+    cdef Py_ssize_t steps = firsts.shape[0], width = firsts.shape[1]
+    cdef Py_ssize_t more = shifted.shape[1], rounds = sizes.shape[0]
+    cdef Py_ssize_t s, j, r, n, most = 0, size = 2 * (width + 2 * more * rounds) + 2
+    out = np.empty((steps, size), dtype=np.int64)
+    counts = np.empty(steps, dtype=np.int64)
+    seen_array = np.full(p, -1, dtype=np.int64)
+    cdef cnp.int64_t[:, ::1] o = out
+    cdef cnp.int64_t[::1] count = counts
+    cdef cnp.int64_t[::1] seen_view = seen_array
+    cdef cnp.int64_t* seen = &seen_view[0]
+    cdef cnp.int64_t* row
+    cdef cnp.int64_t f
+    with nogil:
+        for s in range(steps):
+            row = &o[s, 0]
+            n = _put(0, p, s, seen, row, 0)
+            for j in range(width):
+                n = _put(firsts[s, j], p, s, seen, row, n)
+            for j in range(more):
+                f = shifted[s, j]
+                if j > 0 and f == shifted[s, j - 1]:
+                    continue          # the same ranks again
+                for r in range(rounds):
+                    n = _put(f - sizes[r], p, s, seen, row, n)
+                    n = _put(f - sizes[r] + 1, p, s, seen, row, n)
+            count[s] = n
+            if n > most:
+                most = n
+        for s in range(steps):
+            for j in range(count[s], most):
+                o[s, j] = o[s, 0]
+    return out[:, :most]
+
+
+cdef inline double _at(const double* xs, const double* vs, const double* slopes,
+                       Py_ssize_t j, double x) noexcept nogil:
+    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (`bruck_points`)."""
+    if xs[j] == x:
+        return vs[j]
+    return slopes[j] * (x - xs[j]) + vs[j]
+
+
+def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
+                 const cnp.uint8_t[:, ::1] real, const cnp.int64_t[:, ::1] ranks,
+                 const cnp.int64_t[::1] sizes, const cnp.int64_t[:, ::1] run,
+                 const double[:, ::1] blocks, const cnp.int64_t[:, ::1] reach,
+                 const cnp.uint8_t[::1] equal, double all_rounds):
+    cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], nodes_max = at.shape[1]
+    cdef Py_ssize_t rounds = sizes.shape[0]
+    cdef Py_ssize_t s, i, j, r, nodes, lo, hi, mid, last
+    cdef cnp.int64_t dist, beyond
+    cdef double x, y, here, acc, mine
+    # the rounds by size: each point's windows' ends walk the nodes forward
+    order_array = np.argsort(np.asarray(sizes), kind="stable")
+    by_size_array = np.asarray(sizes, dtype=float)[order_array]
+    out = np.empty((steps, width))
+    own_array = np.empty((steps, width))
+    msgs_array = np.empty((steps, width))
+    scratch = np.empty((3, max(nodes_max, 1)))
+    ends_array = np.empty(max(rounds, 1))
+    cdef cnp.int64_t[::1] order_view = order_array
+    cdef double[::1] by_size_view = by_size_array
+    cdef double[:, ::1] sent = out
+    cdef double[:, ::1] own = own_array
+    cdef double[:, ::1] msgs = msgs_array
+    cdef double[:, ::1] buf = scratch
+    cdef double[::1] ends_view = ends_array
+    cdef double* xs = &buf[0, 0]
+    cdef double* vs = &buf[1, 0]
+    cdef double* slopes = &buf[2, 0]
+    cdef double* ends = &ends_view[0]
+    cdef const cnp.int64_t* order = &order_view[0] if rounds else NULL
+    cdef const double* by_size = &by_size_view[0] if rounds else NULL
+    cdef const cnp.int64_t* q
+    cdef double* row
+    with nogil:
+        for s in range(steps):
+            for i in range(width):
+                mine = blocks[s, run[s, i]]
+                own[s, i] = mine
+                dist = reach[s, run[s, i]] - ranks[s, i]
+                if dist < 0:
+                    dist = 0
+                beyond = 0
+                for r in range(rounds):
+                    beyond = beyond + (sizes[r] > dist)
+                msgs[s, i] = <double>beyond
+            if equal[s]:          # every block alike: m blocks each round
+                for i in range(width):
+                    sent[s, i] = own[s, i] * all_rounds
+                continue
+            nodes = 0
+            for j in range(nodes_max):
+                if real[s, j]:
+                    xs[nodes] = at[s, j]
+                    vs[nodes] = value[s, j]
+                    nodes = nodes + 1
+            last = nodes - 1
+            for j in range(last):
+                slopes[j] = (vs[j + 1] - vs[j]) / (xs[j + 1] - xs[j])
+            q = &ranks[s, 0]
+            row = &sent[s, 0]
+            for i in range(width):
+                x = <double>q[i]
+                lo, hi = 0, last        # xs[lo] <= x < xs[hi]
+                while hi - lo > 1:
+                    mid = (lo + hi) >> 1
+                    if xs[mid] <= x:
+                        lo = mid
+                    else:
+                        hi = mid
+                here = _at(xs, vs, slopes, lo, x)
+                j = lo
+                for r in range(rounds):
+                    y = x + by_size[r]
+                    while j < last and xs[j + 1] <= y:
+                        j = j + 1
+                    ends[order[r]] = _at(xs, vs, slopes, j, y)
+                acc = 0.0
+                for r in range(rounds):
+                    acc = acc + (ends[r] - here)
+                row[i] = acc
+    return out, own_array, msgs_array
+
+
+def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1] ranks):
+    cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], runs = starts.shape[1]
+    cdef Py_ssize_t s, i, r
+    cdef cnp.int64_t q
+    out = np.empty((steps, width), dtype=np.int64)
+    cdef cnp.int64_t[:, ::1] found = out
+    with nogil:
+        for s in range(steps):
+            for i in range(width):
+                q = ranks[s, i]
+                r = runs - 1
+                while r > 0 and starts[s, r] > q:
+                    r = r - 1
+                found[s, i] = r
+    return out
