@@ -4,6 +4,11 @@ across nodes.
 
     sudo bench/emulated_cluster.sh run 4 -- .venv/bin/python bench/bench_onesided_latency.py
     .venv/bin/mpiexec -n 4 --oversubscribe .venv/bin/python bench/bench_onesided_latency.py
+    ... bench_onesided_latency.py --busy
+
+With `--busy` the ranks outside the pair compute (64 x 64 dgemms) during its two-sided
+ping-pong instead of sleeping, as the other ranks of a solve do: where ranks outnumber
+cores, each message then also waits for its receiver to be scheduled again.
 
 Pairs: ranks 0 and 1 (one node when the job has 2 per node) and ranks 1 and 2 (the two
 nodes' neighbours, the pair a row partition's boundary puts across the link); the other
@@ -24,6 +29,7 @@ where the two-sided message costs one trip.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -54,6 +60,13 @@ def two_sided(comm: CountedComm, me: int) -> float:
     return (time.perf_counter() - start) / (2 * ITERATIONS)
 
 
+def busy_until(request: MPI.Request) -> None:
+    """Small dgemms until `request` completes (a rank of a solve at work)."""
+    a = np.ones((64, 64))
+    while not request.Test():
+        a = a @ a * (1.0 / 64)
+
+
 def report(first: int, second: int, where: str, name: str, seconds: float) -> None:
     print(f"ranks {first},{second} ({where:<9}) {name:<16} {seconds * 1e6:9.1f} us one way",
           flush=True)
@@ -75,7 +88,10 @@ def main() -> None:
             done = world.Ibarrier()
             policy.wait(done)
             if me == 0:
-                report(first, second, where, "two-sided", seconds)
+                label = "two-sided busy" if "--busy" in sys.argv else "two-sided"
+                report(first, second, where, label, seconds)
+        elif "--busy" in sys.argv:
+            busy_until(world.Ibarrier())
         else:
             IDLE.wait(world.Ibarrier())
         # calibrate's own measurement, a collective over the whole job
