@@ -54,9 +54,9 @@ class Tally:
             self.totals[kind] += len(items)
         return items
 
-    def done(self, kind: str) -> None:
+    def done(self, kind: str, count: int = 1) -> None:
         with self._lock:
-            self.counts[kind] += 1
+            self.counts[kind] += count
 
     def line(self, elapsed: float) -> str:
         with self._lock:
@@ -71,12 +71,11 @@ class Tally:
         if not self.enabled:
             yield
             return
-        start, stop, told = time.monotonic(), threading.Event(), []
+        start, stop = time.monotonic(), threading.Event()
 
         def tell() -> None:
             while not stop.wait(EVERY_S):
                 print(self.line(time.monotonic() - start), file=sys.stderr, flush=True)
-                told.append(True)
 
         teller = threading.Thread(target=tell, daemon=True)
         teller.start()
@@ -85,5 +84,5 @@ class Tally:
         finally:
             stop.set()
             teller.join()
-        if told:
+        if time.monotonic() - start >= EVERY_S:      # it told some
             print(self.line(time.monotonic() - start), file=sys.stderr, flush=True)

@@ -257,7 +257,7 @@ class BlockSpread:
         """The values [..., step, layer, x class, y class] of the next steps."""
         *lead, steps, layers, nx, ny = values.shape
         rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
-            len(values.reshape(-1, steps, layers, nx, ny)) * layers, steps, nx * ny)
+            -1, steps, nx * ny)
         first = self.done
         if not first:
             self.shape, self.grid = (*lead, layers), (nx, ny)

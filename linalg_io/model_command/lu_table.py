@@ -70,8 +70,7 @@ class _Tallied:
 
     def __call__(self, function: Callable, items) -> list:
         results = self.mapper(function, self.tally.count(self.kind, items))
-        for _ in results:
-            self.tally.done(self.kind)
+        self.tally.done(self.kind, len(results))
         return results
 
     def window(self, function: Callable, items):
