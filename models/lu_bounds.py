@@ -86,10 +86,19 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      scatter), weighted [kx in S] / |S| instead of 1 / Px, and the chain's over S. S:
      the members with a hop between nodes (c > 1, a column's members on shared nodes;
      `_Grid.row_sets`), whose chain costs n (beta_node + beta_hop) each.
+  7. Where Px exceeds the tile rows N/v, the process rows x >= N/v own no row: their
+     a_x, b_x and p_x are 0, so the sums over the rows x < N/v (the set B) are those
+     over every row, and B holds the panel's row kx = k. The means are taken over B and
+     the layers too (the larger bound kept): a sum's mean over |B| c, not Px c; every
+     member's term of fact 4 as before (the allgather's member of B receives the
+     others' blocks: (|B| - 1) sum_x p_x t_y over B, between nodes not counted apart);
+     the tournament's sends and merges the |B| fewest of the roles (they turn with the
+     root).
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
-layers and a set S of fact 6):
+layers and a set S of fact 6; Px in a mean's divisor is |B| of fact 7, and the
+allgather's Px - 1 is |B| - 1):
 
   U_k  2 (sum_x b_x) t_y sum_l s_l / eff(s_l) / (gamma c Px)
   S_k  row: L along the rows (sum_x b_x) w_k / (c Px) and L00 w_k^2 (c = 1; c > 1: over
@@ -149,15 +158,17 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
                  placement: Placement) -> float:
     """A lower bound on the 2.5D model's time_s of (Px, Py, c, v) with its communication
     (module doc): the largest of `update_seconds` and `_Grid.column_seconds` of the process
-    columns of the last two tiles, less a relative ROUNDING."""
+    columns of the last two tiles, over every process row or those that own a tile (fact
+    7), less a relative ROUNDING."""
     plan = StepPlan.create(n, v, px, py, c)
     owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
     widths = _widths(n, v, c)
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
               for width, count in widths.counts)
-    grid = _Grid(plan, widths, profile, placement)
-    columns = max(grid.column_seconds(owners, y, rows) for y in set(owners[-2:].tolist())
-                  for rows in grid.row_sets)
+    grids = [_Grid(plan, widths, profile, placement, busy)
+             for busy in sorted({px, min(px, plan.tiles.ntiles)})]
+    columns = max(grid.column_seconds(owners, y, rows) for grid in grids
+                  for y in set(owners[-2:].tolist()) for rows in grid.row_sets)
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
     return best * (1.0 - ROUNDING)
 
@@ -239,9 +250,10 @@ def _active(n: int, v: int, px: int) -> np.ndarray:
 # the grids of one (N, v, Px) (one per c) are not evaluated one after the other: kept
 # for a sweep of every Px at one c (an array of steps each)
 @lru_cache(maxsize=32)
-def _getrf(n: int, v: int, px: int) -> np.ndarray:
-    """[step]: the candidates' getrf flops getrf(active / Px, w) (module doc)."""
-    return getrf_flops(_active(n, v, px) / px, _widths(n, v, 1).w)
+def _getrf(n: int, v: int, px: int, busy: int) -> np.ndarray:
+    """[step]: the candidates' getrf flops getrf(active / busy, w) (module doc; busy: the
+    process rows that own a tile, fact 7)."""
+    return getrf_flops(_active(n, v, px) / busy, _widths(n, v, 1).w)
 
 
 @dataclass(frozen=True)
@@ -266,7 +278,7 @@ class _Grid:
     rows whose means bound the time (`row_sets`)."""
 
     def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
-                 placement: Placement) -> None:
+                 placement: Placement, busy: int) -> None:
         tiles, c = plan.tiles, plan.c
         px, py, n = tiles.px, tiles.py, tiles.n
         spans = link_keys(px, py, c, placement)
@@ -277,27 +289,29 @@ class _Grid:
         w, ww, v = widths.w, widths.ww, tiles.v
         rows_ = np.maximum(widths.left - px * DUST, 0.0)         # <= sum_x b_x (fact 3)
         active = _active(n, v, px)
-        self.twice = 2.0 * rows_ / px
-        self.scale = 1.0 if c == 1 else 1.0 / (c * px)
+        self.busy = busy        # the mean over rows 0 .. busy - 1: all, or fact 7's B
+        self.twice = 2.0 * rows_ / busy
+        self.scale = 1.0 if c == 1 else 1.0 / (c * busy)
         beta_col = _rates(profile, placement, spans, "col")[1]
         # a process column's members on shared nodes: its messages on and between them
         # apart (fact 4)
         members = group_nodes(py, px, placement) if px > 1 else None
-        self.panel_solve = rows_ * w * w / (px * c)
+        self.panel_solve = rows_ * w * w / (busy * c)
         self.solve_fixed = None
         beta_row = _rates(profile, placement, spans, "row")[1]
         if py > 1:      # every member of a broadcast sends or receives its bytes
-            self.solve_fixed = beta_row * WORD * (rows_ * w / (px * c)
+            self.solve_fixed = beta_row * WORD * (rows_ * w / (busy * c)
                                                   + (ww if c == 1 else ww * self.scale))
         self.gather = None
         if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
             if members is None:
-                self.gather = beta_col * WORD * (px - 1) * w
+                self.gather = beta_col * WORD * (busy - 1) * w
             else:
                 node, net = (_beta(profile, placement, spans["col" + part])
                              for part in (NODE, NET))
-                self.gather = (min(node, net) * (px - 1) + max(0.0, net - node)
-                               * _bruck_across(members.nodes)) * WORD * w
+                across = _bruck_across(members.nodes) if busy == px else 0
+                self.gather = (min(node, net) * (busy - 1) + max(0.0, net - node)
+                               * across) * WORD * w
         self.row_sets = [_Rows(self.scale, self.solve_fixed)]
         if c > 1:
             k = np.arange(len(w))
@@ -305,7 +319,7 @@ class _Grid:
             self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * w
             self.scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
             self.scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
-            self.spread = 2.0 * (w - s_lk) / (c * px)
+            self.spread = 2.0 * (w - s_lk) / (c * busy)
             self.scatter_rows = self.scatter_l * rows_
             self.col_w = beta_col * WORD * w if px > 1 else None
             if members is not None:
@@ -319,7 +333,7 @@ class _Grid:
                     return max(beta_col, _chain_rate(members.nodes, chosen, node, hop))
 
                 self.row_sets = [_Rows(self.scale, self.solve_fixed,
-                                       chain=chain(np.ones(px, dtype=bool)))]
+                                       chain=chain(np.arange(px) < busy))]
                 if _even_rows(tiles):
                     # fact 6: the mean over the members with a hop between nodes
                     crossing = _crossing(members.nodes)
@@ -328,21 +342,22 @@ class _Grid:
                              beta_row * WORD * (rows_ * w / (px * c) + ww * root))
                     self.row_sets.append(_Rows(root, fixed, 2.0 * (w - s_lk) * root,
                                                chain(crossing)))
-        getrf = _getrf(n, v, px) / c
+        getrf = _getrf(n, v, px, busy) / c
         if px > 1:
             q = butterfly_size(px)
             rounds = q.bit_length() - 1
             roles = np.arange(px)
-            sends = float(np.where(roles >= q, 1, rounds + (roles < px - q)).sum())
-            merges = float(np.where(roles >= q, 0, rounds + (roles < px - q)).sum())
+            # the roles turn with the root: the set's are any busy of them, the fewest
+            sends = float(np.sort(np.where(roles >= q, 1, rounds + (roles < px - q)))[:busy].sum())
+            merges = float(np.sort(np.where(roles >= q, 0, rounds + (roles < px - q)))[:busy].sum())
             alpha, beta = _rates(profile, placement, spans, "col@column")
-            getrf = getrf + merges / (px * c) * widths.merge
-            tournament = sends / (px * c) * (alpha + beta * w * (w + 1) * WORD)
+            getrf = getrf + merges / (busy * c) * widths.merge
+            tournament = sends / (busy * c) * (alpha + beta * w * (w + 1) * WORD)
         else:
             tournament = 0.0
         factor = getrf / (gamma * PANEL_RATE) + tournament
         if c > 1:
-            factor = factor + self.scatter_l * WORD * active * w / px
+            factor = factor + self.scatter_l * WORD * active * w / busy
         self.factor = factor
         self.shared = (0.0 if self.cores is None
                        else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
@@ -351,7 +366,7 @@ class _Grid:
         """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the
         layers and the process rows `rows` (one of `row_sets`), of process column y's
         F_k, S_k and U_k (module doc), per step."""
-        px, py, c, gamma = self.px, self.py, self.c, self.gamma
+        py, c, gamma = self.py, self.c, self.gamma
         w = self.widths.w
         panel = owners == y
         at = np.flatnonzero(panel)                       # the steps of y's panels
@@ -373,12 +388,12 @@ class _Grid:
             solve += rows.solve_fixed
         if self.gather is not None:
             gather = self.gather * t
-            gather /= px
+            gather /= self.busy
             gather[at] = 0.0
             solve += gather
         if c > 1:
             fibre = self.fibre_w * t
-            fibre /= px
+            fibre /= self.busy
             scatter = self.scatter_u * t
             if rows.spread is None:
                 scatter[at] += self.scatter_rows[at]
