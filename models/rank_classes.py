@@ -34,6 +34,10 @@ CHUNK_ELEMENTS = 1 << 18
 LOOP_ELEMENTS = 1 << 10
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
+# `BlockSpread.totals` adds a step's values on every rank where its pairs of runs times
+# this exceed the ranks: gathering a value to a rank costs a few times less than adding
+# a pair's four corners
+DENSE_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -283,7 +287,11 @@ class BlockSpread:
         self.done = first + steps
 
     def totals(self) -> np.ndarray:
-        """[..., layer, x, y] the per-rank sums over every step (`spread`)."""
+        """[..., layer, x, y] the per-rank sums over every step (`spread`): each value
+        split into a multiple of u and a remainder (the multiples' sums exact), a step's
+        values added as the corners of their rectangles, or, where its pairs of runs are
+        more than the ranks over DENSE_SHARE, on every rank (its classes' values
+        gathered to the ranks: cheaper than that many corners)."""
         xs, ys = self.xs, self.ys
         px, py = xs.n, ys.n
         stored = self.values if self.cells is None else self.cells.reshape(len(self.cells), -1)
@@ -294,44 +302,86 @@ class BlockSpread:
         unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
         # the rows of some value (of some cell: a row whose values are 0 adds zeros)
         live = [row for row in range(count) if stored[row].any()]
-        # the sums per rank, [row, x py + y]: "high", and "low" once some value has a
-        # remainder (a chunk of a row's without one would add zeros to them); corners at
-        # x = px or y = py only reach ranks past the ends: one bin of their own, dropped
-        sums = {"high": np.zeros((count, px * py))}
+        dense = self.pairs * DENSE_SHARE > px * py
+        # the sums per rank, "high" and "low" (once some value has a remainder): of the
+        # corners, a difference array [row, x py + y] (corners at x = px or y = py only
+        # reach ranks past the ends: one bin of their own, dropped); of the dense steps,
+        # the values themselves [row, x, y]
+        corners: dict[str, np.ndarray] = {}
+        ranks: dict[str, np.ndarray] = {}
+        gathered = np.empty((count, px, py)) if dense.any() else None
+        for step in np.flatnonzero(dense):
+            grid, x_at, y_at = self._step_grid(stored, step)
+            for part, values in self._split(grid, unit[:, :, None]).items():
+                if part not in ranks:
+                    ranks[part] = np.zeros((count, px, py))
+                np.take(np.take(values, y_at, axis=2), x_at, axis=1, out=gathered, mode="clip")
+                ranks[part] += gathered
         # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
-        # rank would cost more than its pairs. The chunks also fix the order in which the
-        # remainders add up (each chunk's sum per rank, then chunk after chunk): another
-        # chunking would change their last bits.
+        # rank would cost more than its pairs
         most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
-        for begin, stop in self._chunks(0, len(self.pairs), most):
-            step, xi, yi = self._pairs(begin, stop)
-            x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
-            xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
-            at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)    # past the ends: a bin
-            chunk = (slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
-                     if self.cells is None else self._index(step, xi, yi, 0))
-            # a row's corners at a time: its sums over every rank an array of the heap's size
-            for row in live:
-                value = stored[row, chunk]
-                high = np.round(value / unit[row]) * unit[row]
-                low = value - high
-                for part, w in (("high", high), ("low", low))[:1 + low.any()]:
-                    if part not in sums:
-                        sums[part] = np.zeros((count, px * py))
-                    total = sums[part]
-                    total[row] += np.bincount(at, weights=np.concatenate([w, w, -w, -w]),
-                                              minlength=px * py + 1)[:-1]
-        totals = sums["high"].reshape(-1, px, py)
-        for part in sums.values():
-            grid = part.reshape(-1, px, py)
+        for first, last in _stretches(~dense):
+            for begin, stop in self._chunks(first, last, most):
+                step, xi, yi = self._pairs(begin, stop)
+                x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
+                xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
+                at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)  # past the ends
+                chunk = (slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
+                         if self.cells is None else self._index(step, xi, yi, 0))
+                # a row's corners at a time: its sums over every rank an array of the
+                # heap's size
+                for row in live:
+                    for part, w in self._split(stored[row, chunk], unit[row]).items():
+                        if part not in corners:
+                            corners[part] = np.zeros((count, px * py))
+                        corners[part][row] += np.bincount(
+                            at, weights=np.concatenate([w, w, -w, -w]),
+                            minlength=px * py + 1)[:-1]
+        for part, sums in corners.items():
+            grid = sums.reshape(-1, px, py)
             # cumsum along x, a row of ranks at a time (a strided cumsum is several times
             # slower): the same additions in the same order
             for x in range(1, px):
                 grid[:, x] += grid[:, x - 1]
             np.cumsum(grid, axis=2, out=grid)
-        if "low" in sums:
-            totals += sums["low"].reshape(-1, px, py)
+            if part in ranks:
+                ranks[part] += grid
+            else:
+                ranks[part] = grid
+        totals = ranks.get("high", np.zeros((count, px, py)))
+        if "low" in ranks:
+            totals += ranks["low"]
         return totals.reshape(*self.shape, px, py)
+
+    @staticmethod
+    def _split(values: np.ndarray, unit: np.ndarray) -> dict:
+        """{"high": the multiples of `unit` nearest `values`, "low": what is left (where
+        some of it is not 0)}."""
+        high = np.round(values / unit) * unit
+        low = values - high
+        return {"high": high, "low": low} if low.any() else {"high": high}
+
+    def _step_grid(self, stored: np.ndarray, step: int) -> tuple:
+        """(values [row, a, b], x_at, y_at) of one step: its cells or its pairs' values,
+        and each process row's and column's class or run among them."""
+        xs, ys = self.xs, self.ys
+        xi = np.arange(self.xfirst[step], self.xfirst[step] + self.xruns[step])
+        yi = np.arange(self.yfirst[step], self.yfirst[step] + self.yruns[step])
+        if self.cells is None:
+            begin = self.ends[step] - self.pairs[step]
+            grid = stored[:, begin:self.ends[step]].reshape(-1, len(xi), len(yi))
+            x_of, y_of = np.arange(len(xi)), np.arange(len(yi))
+        else:
+            grid = self.cells[:, step].reshape(-1, *self.grid)
+            x_of, y_of = xs.of_run[xi], ys.of_run[yi]
+        return (grid, np.repeat(x_of, xs.end[xi] - xs.start[xi]),
+                np.repeat(y_of, ys.end[yi] - ys.start[yi]))
+
+
+def _stretches(mask: np.ndarray):
+    """(first, stop) of each stretch of consecutive True in `mask`."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return zip(edges[0::2].tolist(), edges[1::2].tolist())
 
 
 class Spreading:
