@@ -16,6 +16,7 @@ from linalg_io.lu.choice import (
     choose_lu,
     pruned_table,
     ranked,
+    until_settled,
 )
 from linalg_io.model_command.lu_verdict import TOP
 
@@ -114,3 +115,16 @@ def test_model_lu_prints_what_every_row_gives(capsys):
     shown, unevaluated = (int(x) for x in re.findall(r"\d+", more))
     rows = [line for line in every[table + 2:] if re.match(r"[*! ] +\d+x\d+x\d+ ", line)]
     assert unevaluated > 0 and TOP + shown + unevaluated == len(rows)
+
+
+def test_until_settled_hands_out_no_item_the_results_rule_out():
+    """The branch and bound's items as workers ask for them: each while the results in
+    hand leave its bound open, none from the first one they settle (bounds ascending)."""
+    results: list[str] = []
+    wanted = until_settled(list("abcdef"), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                           lambda bound: len(results) >= 2 and bound > 3.0)
+    handed = []
+    for item in wanted:
+        handed.append(item)
+        results.append(item)
+    assert handed == ["a", "b", "c"]

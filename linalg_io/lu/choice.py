@@ -19,7 +19,7 @@ the candidate best for the objective among those within the memory per rank
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
@@ -176,12 +176,15 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
     order = [choices[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
     done: list[tuple[LUChoice, T]] = []
-    with closing(in_order(mapper, evaluate, order)) as results:
+
+    def settled(bound: float) -> bool:
+        times = sorted(seconds(result) for _, result in done)
+        return len(times) >= keep and bound > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])
+
+    with closing(in_order(mapper, evaluate, until_settled(order, bounds, settled))) as results:
         for choice, result in zip(order, results):
             done.append((choice, result))
-            times = sorted(seconds(result) for _, result in done)
-            if (len(done) < len(order) and len(times) >= keep
-                    and bounds[len(done)] > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])):
+            if len(done) < len(order) and settled(bounds[len(done)]):
                 break
     return done, order[len(done):]
 
@@ -305,7 +308,8 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
     rows: list[dict] = []
-    with closing(in_order(mapper, row, order)) as results:
+    wanted = until_settled(order, bounds, lambda bound: settled(rows, keep, bound))
+    with closing(in_order(mapper, row, wanted)) as results:
         for result in results:
             rows.append(result)
             if len(rows) < len(order) and settled(rows, keep, bounds[len(rows)]):
@@ -313,7 +317,19 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
     return rows, order[len(rows):]
 
 
-def in_order(mapper: Callable, function: Callable, items: Sequence) -> Generator:
+def until_settled(order: Sequence, bounds: Sequence[float],
+                  settled: Callable[[float], bool]) -> Generator:
+    """The items of `order` (bounds ascending) as a worker asks for them, until the next
+    one's bound is `settled` by the results in hand: that one and all after it would be
+    dropped unread (settled stays so as results come: the search's own stop is then at
+    or before it), so no worker starts them."""
+    for item, bound in zip(order, bounds):
+        if settled(bound):
+            return
+        yield item
+
+
+def in_order(mapper: Callable, function: Callable, items: Iterable) -> Generator:
     """function(item) of each item, in order, as they are wanted: `mapper.window` (its
     workers kept busy, those left unused dropped when it is closed,
     `linalg_io.parallel`), else one at a time."""
