@@ -37,6 +37,15 @@ calibrate` writes them; without them the figures are the alpha-beta ones above):
 * level-set, `wake_s`, where the job's ranks outnumber its cores (`Placement.
   shared_cores`): the rank a message wakes waits for a core, wake_s more on each edge.
 
+And the level-set executor's own calls per batch (`linalg_io.sptrsv.levelset`: Python,
+mpi4py and the counting communicator, outside the kernel and the waits), where the file
+has them: `send_cpu_s` (pack, Isend) holds a batch's sender after the task that solves
+its values, `recv_cpu_s` (Irecv, Waitall) holds its receiver in the task it gates, each
+times the ranks per core where ranks share cores (a rank's calls get that share of a
+core); both are work too, on their ranks. The executor posts its receives before its
+first segment; the model charges them with the Waitall, at the task they gate (the same
+seconds on the rank, where its wait for the batch would hide them).
+
     T = max(critical path, makespan_r(work_r) + max_r(holds_r))
 """
 
@@ -68,9 +77,11 @@ class SptrsvCosts(RankCosts):
     TIME_FORMULA = ("max(critical path through the (rank, level) tasks: rows streamed at "
                     "mem_bw, each batch an edge at its link's latency + beta bytes (+ wake_s "
                     "where ranks share cores, level-set; sync-free on a link with a measured "
-                    "put-with-signal trip t_os: the sender held t_os), work: stream bytes / "
-                    "mem_bw + alpha msgs + beta max(sent, recv) per link, makespan where "
-                    "ranks share cores, + the longest rank's sync-free holds)")
+                    "put-with-signal trip t_os: the sender held t_os; level-set: the sender "
+                    "held send_cpu_s and the gated task recv_cpu_s a batch, x ranks per core "
+                    "where they share), work: stream bytes / mem_bw + alpha msgs + beta "
+                    "max(sent, recv) per link (+ the level-set's batch calls), makespan "
+                    "where ranks share cores, + the longest rank's sync-free holds)")
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         """Seconds per rank (module doc): `work_and_wait`'s sum."""
@@ -84,6 +95,11 @@ class SptrsvCosts(RankCosts):
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
         work = (self.stream_bytes / profile.mem_bw_bytes_per_s
                 + link_terms(links, profile, placement)[1])
+        send, recv = self.batch_calls(profile)
+        if send or recv:
+            graph, ranks = self.graph, work.size
+            work = work + (send * np.bincount(graph.rank[graph.src], minlength=ranks)
+                           + recv * np.bincount(graph.rank[graph.dst], minlength=ranks))
         wait = np.zeros_like(work)
         for key, (_, _, msgs) in links.items():
             per_message, measured = self.message_costs(key, profile, placement)
@@ -106,9 +122,19 @@ class SptrsvCosts(RankCosts):
         trip = profile.inter_node.onesided_trip_s if across else profile.onesided_trip_s
         return (alpha, False) if trip is None else (trip / 2, True)
 
+    def batch_calls(self, profile: MachineProfile) -> tuple[float, float]:
+        """(sender's, receiver's) CPU seconds of the executor's calls per batch: the
+        machine file's send_cpu_s and recv_cpu_s for the level-set solve (0 where it has
+        none), 0 for the sync-free one (module doc)."""
+        if self.algo != "levelset":
+            return 0.0, 0.0
+        return profile.send_cpu_s or 0.0, profile.recv_cpu_s or 0.0
+
     def path_terms(self, profile: MachineProfile,
                    placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(compute, hold) per task and delay per batch of the task graph (module doc)."""
+        """(compute, hold) per task and delay per batch of the task graph (module doc):
+        the holds are the sync-free pushes' measured trips, or the level-set batches'
+        calls."""
         graph = self.graph
         compute = graph.stream / profile.mem_bw_bytes_per_s
         hold = np.zeros(graph.ntasks)
@@ -119,6 +145,11 @@ class SptrsvCosts(RankCosts):
         network = next((key for key in self.links if isinstance(key, tuple)), None)
         wake = (profile.wake_s or 0.0) if (self.algo == "levelset"
                                            and placement.shared_cores is not None) else 0.0
+        send, recv = self.batch_calls(profile)
+        if send or recv:
+            per_core = placement.p / (placement.shared_cores or placement.p)
+            np.add.at(hold, graph.src, send * per_core)
+            np.add.at(hold, graph.dst, recv * per_core)
         delay = np.zeros(graph.src.size)
         for key, pick in ((1, ~across), (network, across)):
             if key is None or not pick.any():
