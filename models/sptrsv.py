@@ -89,9 +89,9 @@ class SptrsvCosts(RankCosts):
 
     def work_and_wait(self, profile: MachineProfile,
                       placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-        """(work, wait) seconds per rank (module doc): the stream, the bytes and each
-        link's messages at alpha are work; a sync-free batch on a link with a measured
-        put-with-signal trip (`message_costs`) is a wait."""
+        """(work, wait) seconds per rank (module doc): the stream, the bytes, each link's
+        messages at alpha and the level-set executor's calls are work; a sync-free batch
+        on a link with a measured put-with-signal trip (`message_costs`) is a wait."""
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
         work = (self.stream_bytes / profile.mem_bw_bytes_per_s
                 + link_terms(links, profile, placement)[1])
