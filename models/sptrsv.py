@@ -36,6 +36,8 @@ calibrate` writes them; without them the figures are the alpha-beta ones above):
   (`costs.waiting_makespans`);
 * level-set, `wake_s`, where the job's ranks outnumber its cores (`Placement.
   shared_cores`): the rank a message wakes waits for a core, wake_s more on each edge.
+  There a level-set rank's rows run at its share of a core too (its tasks' seconds
+  times the ranks per core: the wavefront keeps every rank at work at once).
 
 And the level-set executor's own calls per batch (`linalg_io.sptrsv.levelset`: Python,
 mpi4py and the counting communicator, outside the kernel and the waits), where the file
@@ -75,8 +77,9 @@ class SptrsvCosts(RankCosts):
     value_bytes: int = VALUE_BYTES
 
     TIME_FORMULA = ("max(critical path through the (rank, level) tasks: rows streamed at "
-                    "mem_bw, each batch an edge at its link's latency + beta bytes (+ wake_s "
-                    "where ranks share cores, level-set; sync-free on a link with a measured "
+                    "mem_bw (level-set: x ranks per core where they share cores), each batch "
+                    "an edge at its link's latency + beta bytes (+ wake_s where ranks share "
+                    "cores, level-set; sync-free on a link with a measured "
                     "put-with-signal trip t_os: the sender held t_os; level-set: the sender "
                     "held send_cpu_s and the gated task recv_cpu_s a batch, x ranks per core "
                     "where they share), work: stream bytes / mem_bw + alpha msgs + beta "
@@ -136,7 +139,11 @@ class SptrsvCosts(RankCosts):
         the holds are the sync-free pushes' measured trips, or the level-set batches'
         calls."""
         graph = self.graph
-        compute = graph.stream / profile.mem_bw_bytes_per_s
+        # a level-set rank's share of a core where ranks share cores: the wavefront keeps
+        # every rank at work at once (a sync-free rank's waits give its core away)
+        per_core = (placement.p / placement.shared_cores
+                    if self.algo == "levelset" and placement.shared_cores else 1.0)
+        compute = graph.stream / profile.mem_bw_bytes_per_s * per_core
         hold = np.zeros(graph.ntasks)
         src_rank, dst_rank = graph.rank[graph.src], graph.rank[graph.dst]
         across = src_rank // self.ranks_per_node != dst_rank // self.ranks_per_node
@@ -147,7 +154,6 @@ class SptrsvCosts(RankCosts):
                                            and placement.shared_cores is not None) else 0.0
         send, recv = self.batch_calls(profile)
         if send or recv:
-            per_core = placement.p / (placement.shared_cores or placement.p)
             np.add.at(hold, graph.src, send * per_core)
             np.add.at(hold, graph.dst, recv * per_core)
         delay = np.zeros(graph.src.size)

@@ -1,8 +1,8 @@
 """The level-set executor's calls per batch in the SpTRSV model (`send_cpu_s` at the
 sender, `recv_cpu_s` at the task the batch gates; models/sptrsv.py's module doc): exactly
-on a chain of 4 rows in 2 blocks, times the ranks per core where ranks share cores; none
-for the sync-free solve; machine files without them load and give the figures they
-gave."""
+on a chain of 4 rows in 2 blocks, times the ranks per core where ranks share cores (the
+rows too); none for the sync-free solve; machine files without them load and give the
+figures they gave."""
 
 import json
 import re
@@ -52,13 +52,16 @@ def test_a_batch_holds_its_sender_and_its_receiver_its_calls():
     assert work.tolist() == pytest.approx([68e-9 + 1.008e-6 + SEND, 88e-9 + RECV], rel=1e-12)
 
 
-def test_the_calls_take_twice_as_long_where_two_ranks_share_a_core():
+def test_the_rows_and_calls_take_twice_as_long_where_two_ranks_share_a_core():
+    """Each rank's rows and calls at half a core; the message as before."""
     costs = chain_costs("levelset")
     shared = replace(CALLS, cores_per_node=1)
     placement = shared.placement(2)
     assert placement.shared_cores == 1
     assert costs.path_time(shared, placement) == pytest.approx(
-        CHAIN_PATH + 2 * (SEND + RECV), rel=1e-12)
+        CHAIN_PATH + 148e-9 + 2 * (SEND + RECV), rel=1e-12)
+    compute = costs.path_terms(shared, placement)[0]
+    assert compute.tolist() == pytest.approx([56e-9, 80e-9, 80e-9, 80e-9], rel=1e-12)
     assert costs.record_block(shared)["time_s"] == costs.path_time(shared, placement)
 
 
