@@ -170,10 +170,11 @@ def sptrsv_model(record: dict, profile, placement) -> float:
 def terms(record: dict, profile) -> dict:
     """The model's time split: compute (messages free), network (what the inter-node
     rates add over free inter-node messages) and on-node messages (with the on-node
-    one-sided trip and the wake-ups, where the machine file has them)."""
+    one-sided trip, the wake-ups and the level-set executor's calls per batch, where the
+    machine file has them)."""
     free_net = replace(profile, inter_node=InterNode(0.0, float("inf"), 1))
     free_all = replace(free_net, alpha_s=0.0, beta_s_per_byte=0.0, onesided_trip_s=None,
-                       wake_s=None)
+                       wake_s=None, send_cpu_s=None, recv_cpu_s=None)
     total = model_time(record, profile)
     without_net = model_time(record, free_net)
     compute = model_time(record, free_all)

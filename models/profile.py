@@ -31,7 +31,9 @@ profile plus the layout of a cluster, for predictions of jobs that do not run he
   wake_s: what a message costs over alpha where two ranks share a core, the waiting
   one woken by the scheduler (>= 0; charged only where a job's ranks outnumber its
   cores);
-  all three optional, measured by `linalg-io calibrate`; without them the models charge
+  send_cpu_s, recv_cpu_s: the CPU seconds the level-set SpTRSV's executor spends on a
+  batch at its sender (pack, Isend) and at its receiver (Irecv, Waitall) (>= 0);
+  all optional, measured by `linalg-io calibrate`; without them the models charge
   what they did before (`linalg_io.models.sptrsv`);
   note, example: what the numbers are (shipped examples say they are examples).
 On a GPU node a "core" is what a rank computes on (one GPU): gamma_flops and
@@ -132,6 +134,9 @@ class MachineProfile:
     # what a message costs more where ranks share cores (module doc); None: not measured
     onesided_trip_s: float | None = None
     wake_s: float | None = None
+    # CPU seconds of the level-set SpTRSV executor's calls per batch (module doc)
+    send_cpu_s: float | None = None
+    recv_cpu_s: float | None = None
 
     def placement(self, p: int) -> Placement:
         """Where `p` ranks sit: blocks of ranks_per_node on as many nodes as they need (one
@@ -230,6 +235,7 @@ def crossing_links(span: int, placement: Placement) -> bool:
 NUMBERS = tuple(f.name for f in fields(MachineProfile) if f.default is MISSING)
 LAYOUT_INTS = ("ranks_per_node", "cores_per_node", "nodes", "threads_per_rank")
 OPTIONAL_TRIPS = ("onesided_trip_s",)   # optional, positive when given
+OPTIONAL_COSTS = ("wake_s", "send_cpu_s", "recv_cpu_s")   # optional, 0 or more
 
 
 def _positive(value) -> bool:
@@ -270,13 +276,14 @@ def load_profile(path: str | Path | None = None, threads: int | None = None
            if key in data and not _positive(data[key])]
     bad += [key for key in LAYOUT_INTS if key in data and not isinstance(data[key], int)]
     bad += [key for key in OPTIONAL_TRIPS if key in data and not _positive(data[key])]
-    bad += ["wake_s"] if "wake_s" in data and not _non_negative(data["wake_s"]) else []
+    bad += [key for key in OPTIONAL_COSTS if key in data and not _non_negative(data[key])]
     if bad:
         raise InputError(f"machine profile {source}: {', '.join(dict.fromkeys(bad))} must be "
                          "positive numbers" + (" (integers: ranks_per_node, cores_per_node, "
                                                "nodes, threads_per_rank)"
                                                if set(bad) & set(LAYOUT_INTS) else "")
-                         + (" (wake_s: 0 or more)" if "wake_s" in bad else ""))
+                         + (f" ({', '.join(k for k in OPTIONAL_COSTS if k in bad)}: 0 or more)"
+                            if set(bad) & set(OPTIONAL_COSTS) else ""))
     known = {f.name for f in fields(MachineProfile)} - {"thread_rates"}
     values = {k: v for k, v in data.items() if k in known}
     if "inter_node" in data:

@@ -36,6 +36,17 @@ calibrate` writes them; without them the figures are the alpha-beta ones above):
   (`costs.waiting_makespans`);
 * level-set, `wake_s`, where the job's ranks outnumber its cores (`Placement.
   shared_cores`): the rank a message wakes waits for a core, wake_s more on each edge.
+  There a level-set rank's rows run at its share of a core too (its tasks' seconds
+  times the ranks per core: the wavefront keeps every rank at work at once).
+
+And the level-set executor's own calls per batch (`linalg_io.sptrsv.levelset`: Python,
+mpi4py and the counting communicator, outside the kernel and the waits), where the file
+has them: `send_cpu_s` (pack, Isend) holds a batch's sender after the task that solves
+its values, `recv_cpu_s` (Irecv, Waitall) holds its receiver in the task it gates, each
+times the ranks per core where ranks share cores (a rank's calls get that share of a
+core); both are work too, on their ranks. The executor posts its receives before its
+first segment; the model charges them with the Waitall, at the task they gate (the same
+seconds on the rank, where its wait for the batch would hide them).
 
     T = max(critical path, makespan_r(work_r) + max_r(holds_r))
 """
@@ -66,11 +77,14 @@ class SptrsvCosts(RankCosts):
     value_bytes: int = VALUE_BYTES
 
     TIME_FORMULA = ("max(critical path through the (rank, level) tasks: rows streamed at "
-                    "mem_bw, each batch an edge at its link's latency + beta bytes (+ wake_s "
-                    "where ranks share cores, level-set; sync-free on a link with a measured "
-                    "put-with-signal trip t_os: the sender held t_os), work: stream bytes / "
-                    "mem_bw + alpha msgs + beta max(sent, recv) per link, makespan where "
-                    "ranks share cores, + the longest rank's sync-free holds)")
+                    "mem_bw (level-set: x ranks per core where they share cores), each batch "
+                    "an edge at its link's latency + beta bytes (+ wake_s where ranks share "
+                    "cores, level-set; sync-free on a link with a measured "
+                    "put-with-signal trip t_os: the sender held t_os; level-set: the sender "
+                    "held send_cpu_s and the gated task recv_cpu_s a batch, x ranks per core "
+                    "where they share), work: stream bytes / mem_bw + alpha msgs + beta "
+                    "max(sent, recv) per link (+ the level-set's batch calls), makespan "
+                    "where ranks share cores, + the longest rank's sync-free holds)")
 
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         """Seconds per rank (module doc): `work_and_wait`'s sum."""
@@ -78,12 +92,17 @@ class SptrsvCosts(RankCosts):
 
     def work_and_wait(self, profile: MachineProfile,
                       placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-        """(work, wait) seconds per rank (module doc): the stream, the bytes and each
-        link's messages at alpha are work; a sync-free batch on a link with a measured
-        put-with-signal trip (`message_costs`) is a wait."""
+        """(work, wait) seconds per rank (module doc): the stream, the bytes, each link's
+        messages at alpha and the level-set executor's calls are work; a sync-free batch
+        on a link with a measured put-with-signal trip (`message_costs`) is a wait."""
         links = self.links or {placement.p: (self.bytes_sent, self.bytes_recv, self.msgs_sent)}
         work = (self.stream_bytes / profile.mem_bw_bytes_per_s
                 + link_terms(links, profile, placement)[1])
+        send, recv = self.batch_calls(profile)
+        if send or recv:
+            graph, ranks = self.graph, work.size
+            work = work + (send * np.bincount(graph.rank[graph.src], minlength=ranks)
+                           + recv * np.bincount(graph.rank[graph.dst], minlength=ranks))
         wait = np.zeros_like(work)
         for key, (_, _, msgs) in links.items():
             per_message, measured = self.message_costs(key, profile, placement)
@@ -106,11 +125,25 @@ class SptrsvCosts(RankCosts):
         trip = profile.inter_node.onesided_trip_s if across else profile.onesided_trip_s
         return (alpha, False) if trip is None else (trip / 2, True)
 
+    def batch_calls(self, profile: MachineProfile) -> tuple[float, float]:
+        """(sender's, receiver's) CPU seconds of the executor's calls per batch: the
+        machine file's send_cpu_s and recv_cpu_s for the level-set solve (0 where it has
+        none), 0 for the sync-free one (module doc)."""
+        if self.algo != "levelset":
+            return 0.0, 0.0
+        return profile.send_cpu_s or 0.0, profile.recv_cpu_s or 0.0
+
     def path_terms(self, profile: MachineProfile,
                    placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(compute, hold) per task and delay per batch of the task graph (module doc)."""
+        """(compute, hold) per task and delay per batch of the task graph (module doc):
+        the holds are the sync-free pushes' measured trips, or the level-set batches'
+        calls."""
         graph = self.graph
-        compute = graph.stream / profile.mem_bw_bytes_per_s
+        # a level-set rank's share of a core where ranks share cores: the wavefront keeps
+        # every rank at work at once (a sync-free rank's waits give its core away)
+        per_core = (placement.p / placement.shared_cores
+                    if self.algo == "levelset" and placement.shared_cores else 1.0)
+        compute = graph.stream / profile.mem_bw_bytes_per_s * per_core
         hold = np.zeros(graph.ntasks)
         src_rank, dst_rank = graph.rank[graph.src], graph.rank[graph.dst]
         across = src_rank // self.ranks_per_node != dst_rank // self.ranks_per_node
@@ -119,6 +152,10 @@ class SptrsvCosts(RankCosts):
         network = next((key for key in self.links if isinstance(key, tuple)), None)
         wake = (profile.wake_s or 0.0) if (self.algo == "levelset"
                                            and placement.shared_cores is not None) else 0.0
+        send, recv = self.batch_calls(profile)
+        if send or recv:
+            np.add.at(hold, graph.src, send * per_core)
+            np.add.at(hold, graph.dst, recv * per_core)
         delay = np.zeros(graph.src.size)
         for key, pick in ((1, ~across), (network, across)):
             if key is None or not pick.any():

@@ -20,7 +20,9 @@ The edges' seconds are `SptrsvCosts.dag_time`'s (models/sptrsv.py): a message's 
 latency plus its bytes at the link's seconds per byte; a sync-free push on a link with a
 measured put-with-signal trip holds the sender that trip (its flushes wait for the
 target's acknowledgement, which over TCP comes when the target next polls: the trip as
-calibrated includes that poll) and arrives when the sender is released, d_b = 0.
+calibrated includes that poll) and arrives when the sender is released, d_b = 0; a
+level-set batch holds its sender the executor's calls to send it and the task it gates
+those to receive it, where the machine file has them (h on both tasks).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`calibrate` on 2 local ranks writes the SpTRSV trips (linalg_io.tools.calibrate_trips):
-the one-sided put-with-signal trip on a node (positive) and the wake-up where two ranks
-share a core (over alpha: 0 where sharing costs nothing more), and a model reads them
-back."""
+the one-sided put-with-signal trip on a node (positive), the wake-up where two ranks
+share a core (over alpha: 0 where sharing costs nothing more) and the level-set
+executor's calls per batch at each end (positive), and a model reads them back."""
 
 import json
 
@@ -22,3 +22,7 @@ def test_calibrate_writes_the_one_sided_trip_and_the_wake_up(tmp_path):
                                                          data["wake_s"])
     assert f"put-with-signal {data['onesided_trip_s'] * 1e6:.1f} us one way on a node" \
         in result.stdout
+    assert 0 < data["send_cpu_s"] < 0.1 and 0 < data["recv_cpu_s"] < 0.1
+    assert (profile.send_cpu_s, profile.recv_cpu_s) == (data["send_cpu_s"], data["recv_cpu_s"])
+    assert (f"level-set batch calls {data['send_cpu_s'] * 1e6:.2f} us at the sender (pack, "
+            f"Isend), {data['recv_cpu_s'] * 1e6:.2f} us at the receiver") in result.stdout

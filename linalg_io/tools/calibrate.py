@@ -28,7 +28,9 @@ the one-way trip of a put-with-signal between ranks 0 and 1 (and across nodes, b
 rank 0 and the next node's first rank, `inter_node.onesided_trip_s`), as the sync-free
 solve pushes a batch; `wake_s`, what a message between ranks 0 and 1 pinned to one
 core, waiting by test and yield, takes over alpha (0 at least): the wake-up of the
-waiting rank where ranks share cores.
+waiting rank where ranks share cores; `send_cpu_s` and `recv_cpu_s`, the CPU seconds
+the level-set solve's executor spends on a batch at its sender (pack, Isend) and at
+its receiver (Irecv, Waitall), from rank 0 to rank 1.
 Nodes that share one kernel (an emulated cluster: bench/emulated_cluster.sh) share its
 cores and memory: cores_per_node and memory_per_node_bytes are then this machine's over
 those nodes.
@@ -51,7 +53,7 @@ from linalg_io.errors import InputError
 from linalg_io.launch.node import boot_id
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import InterNode, MachineProfile, ThreadRates, this_machine_cores
-from linalg_io.tools.calibrate_trips import put_signal_trip, shared_core_trip
+from linalg_io.tools.calibrate_trips import batch_calls, put_signal_trip, shared_core_trip
 from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
@@ -314,6 +316,7 @@ def calibrate(reps: int, threads: int = 1) -> dict | None:
     gamma, bandwidth = rates_at(world, 1)
     threaded = rates_at(world, threads) if threads > 1 else None
     onesided, shared_trip = put_signal_trip(0, 1, reps), shared_core_trip(0, 1, reps)
+    send_cpu, recv_cpu = batch_calls(0, 1, reps)
     if world.Get_rank() != 0:
         return None
     alpha, beta = fit_alpha_beta(rows)
@@ -323,6 +326,7 @@ def calibrate(reps: int, threads: int = 1) -> dict | None:
         alpha_s=alpha, beta_s_per_byte=beta, gamma_flops=float(np.median(gamma)),
         mem_bw_bytes_per_s=float(np.median(bandwidth)),
         onesided_trip_s=onesided, wake_s=max(0.0, shared_trip - alpha),
+        send_cpu_s=send_cpu, recv_cpu_s=recv_cpu,
         name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
         nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
         note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
@@ -376,6 +380,8 @@ def main(args, argv: list[str]) -> int:
               + (f", {across * 1e6:.1f} us across nodes" if across else "")
               + f"; wake-up {profile.wake_s * 1e6:.1f} us a message where two ranks share "
               "a core")
+        print(f"level-set batch calls {profile.send_cpu_s * 1e6:.2f} us at the sender (pack, "
+              f"Isend), {profile.recv_cpu_s * 1e6:.2f} us at the receiver (Irecv, Waitall)")
         if result["threaded"]:
             t, ranks = profile.threads_per_rank, len(result["threaded"][0])
             gain = profile.gamma_flops / one.gamma_flops

@@ -1,6 +1,6 @@
 """`calibrate`'s trips of a sparse triangular solve's messages: the one-sided
-put-with-signal the sync-free solve pushes a batch with, and the wake-up a waiting
-rank costs where ranks share cores.
+put-with-signal the sync-free solve pushes a batch with, the wake-up a waiting
+rank costs where ranks share cores, and the level-set executor's own calls per batch.
 
 * `put_signal_trip`: one-way seconds of a ping-pong between two ranks in which each
   pushes VALUES float64 as `linalg_io.sptrsv.syncfree` pushes a batch (Put into the
@@ -18,6 +18,15 @@ rank costs where ranks share cores.
   other process that wants it, so the figure holds the machine's load at the time, as
   a solve meets it.
 
+* `batch_calls`: the CPU seconds the level-set executor (`linalg_io.sptrsv.levelset`)
+  spends on a batch at each end, outside the kernel and the wait: the sender packs
+  VALUES solved values (`np.take` into the batch's buffer) and Isends them through a
+  `CountedComm`; the receiver posts the Irecv through it and completes it with Waitall
+  once it has arrived. TRIPS batches a round from one rank to the other, each end's
+  calls timed apart (the receives posted before the sends, as the executor posts them
+  before its first segment; the Waitalls after every batch has arrived, so no wait is
+  timed). `calibrate` writes them as `send_cpu_s` and `recv_cpu_s`.
+
 Each trip is the median over the rounds (after one warm-up round) of a round's mean
 of TRIPS round trips: a solve meets the typical trip at every batch and level, not
 the best. The ranks not in the pair sleep in the barriers (`calibrate.idle_barrier`).
@@ -31,6 +40,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
+from linalg_io.comm.counting import CountedComm
 from linalg_io.comm.waiting import IDLE
 from linalg_io.sptrsv.syncfree import SPIN_POLLS
 
@@ -139,3 +149,47 @@ def shared_core_trip(a: int, b: int, reps: int, world: MPI.Comm | None = None) -
     os.sched_setaffinity(0, mask)
     IDLE.barrier(world)
     return world.bcast(float(np.median(rounds[1:])) if rank in (a, b) else None, root=a)
+
+
+def batch_calls(a: int, b: int, reps: int, world: MPI.Comm | None = None
+                ) -> tuple[float, float]:
+    """(send, receive) CPU seconds per batch of the level-set executor's calls between
+    ranks a (sending) and b (module doc), each the median of `reps` rounds after one
+    warm-up; on every rank (collective)."""
+    world = world or MPI.COMM_WORLD
+    rank = world.Get_rank()
+    in_pair = rank in (a, b)
+    pair = world.Split(0 if in_pair else MPI.UNDEFINED, 0 if rank == a else 1)
+    counted = CountedComm(pair) if in_pair else None
+    vector = np.arange(4.0 * VALUES).reshape(-1, 1)     # the executor's (rows, nrhs)
+    picks = np.arange(0, 4 * VALUES, 4)
+    buffers = np.empty((TRIPS, VALUES, 1))
+    rounds = []
+    for _ in range(reps + 1):
+        IDLE.barrier(world)
+        if rank == a:
+            pair.Barrier()                     # the receives are posted
+            start = time.perf_counter()
+            sends = []
+            for trip in range(TRIPS):
+                np.take(vector, picks, axis=0, out=buffers[trip])
+                sends.append(counted.Isend(buffers[trip], 1, tag=trip))
+            rounds.append((time.perf_counter() - start) / TRIPS)
+            counted.Waitall(sends)
+            pair.Barrier()
+        elif rank == b:
+            start = time.perf_counter()
+            receives = [counted.Irecv(buffers[trip], 0, tag=trip) for trip in range(TRIPS)]
+            posted = time.perf_counter() - start
+            pair.Barrier()
+            pair.Barrier()                     # every batch sent
+            start = time.perf_counter()
+            for request in receives:
+                counted.Waitall([request])
+            rounds.append((posted + time.perf_counter() - start) / TRIPS)
+    IDLE.barrier(world)
+    if in_pair:
+        pair.Free()
+    send = world.bcast(float(np.median(rounds[1:])) if rank == a else None, root=a)
+    recv = world.bcast(float(np.median(rounds[1:])) if rank == b else None, root=b)
+    return send, recv
