@@ -17,6 +17,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from linalg_io.models.rates import BLAS
+
+# the columns of `_smooth_weights`' fit solved at once (a band of the identity: blocks x
+# FIT_COLUMNS doubles)
+FIT_COLUMNS = 256
 
 
 def prime_stride(stride: int, period: int) -> int:
@@ -51,7 +56,19 @@ def _smooth_weights(blocks: np.ndarray, stride: int, first: int, stop: int,
         return np.polynomial.chebyshev.chebvander((x - first - half) / half, degree)
 
     means = vander(blocks).mean(axis=1)                          # [block, degree + 1]
-    fit = np.linalg.lstsq(means, np.eye(len(blocks)), rcond=None)[0]
+    # the fit's matrix (the least-squares solutions of the identity's columns) a band of
+    # columns at a time, on one BLAS thread: each column's solution is the same whatever
+    # the band (LAPACK's gelsd treats the columns alike), the identity's B x B never
+    # made, and a pool of threads would split the work where its rounding depends on
+    # their number
+    count = len(blocks)
+    fit = np.empty((means.shape[1], count))
+    with BLAS.limit(limits=1, user_api="blas"):
+        for first_column in range(0, count, FIT_COLUMNS):
+            band = np.arange(first_column, min(count, first_column + FIT_COLUMNS))
+            unit = np.zeros((count, len(band)))
+            unit[band, band - first_column] = 1.0
+            fit[:, band] = np.linalg.lstsq(means, unit, rcond=None)[0]
     error = vander(np.arange(first, stop)).sum(axis=0) - stride * means.sum(axis=0)
     return stride + error @ fit
 
