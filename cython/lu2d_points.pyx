@@ -16,8 +16,12 @@ bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_round
     (at, value)[step, j] where real[step, j] (at increasing), from 0.0 on: bit for bit
     NumPy's `np.interp(x, at, value)` for P (a node's value at the node, else slope
     (x - at_j) + value_j, slope = (value_{j+1} - value_j) / (at_{j+1} - at_j)) and the
-    sum of the rounds' arrays. The file compiles with -ffp-contract=off: a fused
-    multiply-add would round once where NumPy rounds twice.
+    sum of the rounds' arrays (at a node x - at_j is 0, and slope 0 + value_j is value_j:
+    no test). A rank's node is that of its run (the last real node at or before the
+    run's start: no search), its windows' ends walk the nodes forward, round by round,
+    and where `sizes` ascend (p a power of two) each end is summed as it is found. The
+    file compiles with -ffp-contract=off: a fused multiply-add would round once where
+    NumPy rounds twice.
 last_at_or_before(starts, ranks)
     [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
     j; 0 where none is).
@@ -82,9 +86,9 @@ def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p,
 
 cdef inline double _at(const double* xs, const double* vs, const double* slopes,
                        Py_ssize_t j, double x) noexcept nogil:
-    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (`bruck_points`)."""
-    if xs[j] == x:
-        return vs[j]
+    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (its slope 0): at a node
+    the product is 0 (finite slopes: the nodes ascend), so the value is value_j's
+    (`bruck_points`)."""
     return slopes[j] * (x - xs[j]) + vs[j]
 
 
@@ -94,10 +98,11 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
                  const double[:, ::1] blocks, const cnp.int64_t[:, ::1] reach,
                  const cnp.uint8_t[::1] equal, double all_rounds):
     cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], nodes_max = at.shape[1]
-    cdef Py_ssize_t rounds = sizes.shape[0]
-    cdef Py_ssize_t s, i, j, r, nodes, lo, hi, mid, last
+    cdef Py_ssize_t rounds = sizes.shape[0], runs = blocks.shape[1]
+    cdef Py_ssize_t s, i, j, r, nodes, last
     cdef cnp.int64_t dist, beyond
-    cdef double x, y, here, acc, mine
+    cdef double x, y, here, acc
+    cdef bint ascending = (np.diff(np.asarray(sizes)) >= 0).all()
     # the rounds by size: each point's windows' ends walk the nodes forward
     order_array = np.argsort(np.asarray(sizes), kind="stable")
     by_size_array = np.asarray(sizes, dtype=float)[order_array]
@@ -106,6 +111,7 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
     msgs_array = np.empty((steps, width))
     scratch = np.empty((3, max(nodes_max, 1)))
     ends_array = np.empty(max(rounds, 1))
+    node_of_array = np.empty(max(runs, 1), dtype=np.int64)
     cdef cnp.int64_t[::1] order_view = order_array
     cdef double[::1] by_size_view = by_size_array
     cdef double[:, ::1] sent = out
@@ -113,20 +119,23 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
     cdef double[:, ::1] msgs = msgs_array
     cdef double[:, ::1] buf = scratch
     cdef double[::1] ends_view = ends_array
+    cdef cnp.int64_t[::1] node_of_view = node_of_array
     cdef double* xs = &buf[0, 0]
     cdef double* vs = &buf[1, 0]
     cdef double* slopes = &buf[2, 0]
     cdef double* ends = &ends_view[0]
+    cdef cnp.int64_t* node_of = &node_of_view[0]
     cdef const cnp.int64_t* order = &order_view[0] if rounds else NULL
     cdef const double* by_size = &by_size_view[0] if rounds else NULL
     cdef const cnp.int64_t* q
+    cdef const cnp.int64_t* in_run
     cdef double* row
     with nogil:
         for s in range(steps):
+            in_run = &run[s, 0]
             for i in range(width):
-                mine = blocks[s, run[s, i]]
-                own[s, i] = mine
-                dist = reach[s, run[s, i]] - ranks[s, i]
+                own[s, i] = blocks[s, in_run[i]]
+                dist = reach[s, in_run[i]] - ranks[s, i]
                 if dist < 0:
                     dist = 0
                 beyond = 0
@@ -137,36 +146,41 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
                 for i in range(width):
                     sent[s, i] = own[s, i] * all_rounds
                 continue
+            # the nodes (run j's start, j < runs, in node node_of[j]: the last real one
+            # at or before it; a rank's run is real)
             nodes = 0
             for j in range(nodes_max):
                 if real[s, j]:
                     xs[nodes] = at[s, j]
                     vs[nodes] = value[s, j]
                     nodes = nodes + 1
+                if j < runs:
+                    node_of[j] = nodes - 1
             last = nodes - 1
             for j in range(last):
                 slopes[j] = (vs[j + 1] - vs[j]) / (xs[j + 1] - xs[j])
+            slopes[last] = 0.0
             q = &ranks[s, 0]
             row = &sent[s, 0]
             for i in range(width):
                 x = <double>q[i]
-                lo, hi = 0, last        # xs[lo] <= x < xs[hi]
-                while hi - lo > 1:
-                    mid = (lo + hi) >> 1
-                    if xs[mid] <= x:
-                        lo = mid
-                    else:
-                        hi = mid
-                here = _at(xs, vs, slopes, lo, x)
-                j = lo
-                for r in range(rounds):
-                    y = x + by_size[r]
-                    while j < last and xs[j + 1] <= y:
-                        j = j + 1
-                    ends[order[r]] = _at(xs, vs, slopes, j, y)
+                j = node_of[in_run[i]]
+                here = _at(xs, vs, slopes, j, x)
                 acc = 0.0
-                for r in range(rounds):
-                    acc = acc + (ends[r] - here)
+                if ascending:
+                    for r in range(rounds):
+                        y = x + by_size[r]
+                        while j < last and xs[j + 1] <= y:
+                            j = j + 1
+                        acc = acc + (_at(xs, vs, slopes, j, y) - here)
+                else:
+                    for r in range(rounds):
+                        y = x + by_size[r]
+                        while j < last and xs[j + 1] <= y:
+                            j = j + 1
+                        ends[order[r]] = _at(xs, vs, slopes, j, y)
+                    for r in range(rounds):
+                        acc = acc + (ends[r] - here)
                 row[i] = acc
     return out, own_array, msgs_array
 
