@@ -38,9 +38,16 @@ cdef inline Py_ssize_t _put(cnp.int64_t f, cnp.int64_t p, cnp.int64_t step,
     cdef cnp.int64_t v
     cdef int e
     for e in range(2):
-        v = (f - e) % p
+        v = f - e
+        # mod p: f within a period of 0 .. p-1 (as the callers' are) without a division
         if v < 0:
             v = v + p
+        elif v >= p:
+            v = v - p
+        if v < 0 or v >= p:
+            v = v % p
+            if v < 0:
+                v = v + p
         if seen[v] != step:
             seen[v] = step
             row[n] = v
@@ -187,16 +194,17 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
 
 def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1] ranks):
     cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], runs = starts.shape[1]
-    cdef Py_ssize_t s, i, r
+    cdef Py_ssize_t s, i, j, r
     cdef cnp.int64_t q
     out = np.empty((steps, width), dtype=np.int64)
     cdef cnp.int64_t[:, ::1] found = out
     with nogil:
         for s in range(steps):
             for i in range(width):
+                # the starts sorted: the last j <= q is the count of those after the first
                 q = ranks[s, i]
-                r = runs - 1
-                while r > 0 and starts[s, r] > q:
-                    r = r - 1
+                r = 0
+                for j in range(1, runs):
+                    r = r + (starts[s, j] <= q)
                 found[s, i] = r
     return out

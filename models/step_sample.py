@@ -21,7 +21,7 @@ from linalg_io.models.rates import BLAS
 
 # the columns of `_smooth_weights`' fit solved at once (a band of the identity: blocks x
 # FIT_COLUMNS doubles)
-FIT_COLUMNS = 256
+FIT_COLUMNS = 64
 
 
 def prime_stride(stride: int, period: int) -> int:
