@@ -165,9 +165,12 @@ class StepSample:
         """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
         -(stride // 2) .. stride // 2 (the blocks of a cell)."""
         dims = totals.shape[-3:]
-        return np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1))
-                             * _shift_kernel(dims, self.shift, self.stride), s=dims,
-                             axes=(-3, -2, -1))
+        # an axis of length 1 (one layer) left out: its transform is a copy (times 1),
+        # bit for bit, at the cost of a pass over the array
+        axes = tuple(axis for axis, n in zip((-3, -2), dims) if n > 1) + (-1,)
+        return np.fft.irfftn(np.fft.rfftn(totals, axes=axes)
+                             * _shift_kernel(dims, self.shift, self.stride),
+                             s=[dims[axis] for axis in axes], axes=axes)
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""

@@ -1,7 +1,8 @@
-"""`step_sample._smooth_weights` solves its fit a band of the identity's columns at a
-time on one BLAS thread: bit for bit the weights of one least-squares solve of the
-whole identity on one thread, for the sample sizes `model lu` takes (N = 2^22, P =
-2^20: up to 5287 blocks) and a band's edge."""
+"""`step_sample`'s shortcuts, bit for bit: `_smooth_weights` solves its fit a band of the
+identity's columns at a time on one BLAS thread (the weights of one least-squares solve
+of the whole identity on one thread, for the sample sizes `model lu` takes, N = 2^22, P
+= 2^20: up to 5287 blocks, and a band's edge); `StepSample._smeared` leaves a layer
+axis of length 1 out of its transforms (those over every axis)."""
 
 import hashlib
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from linalg_io.models import step_sample
 from linalg_io.models.rates import BLAS
+from linalg_io.models.step_sample import StepSample, _shift_kernel
 
 
 def _whole_identity(blocks, stride, first, stop, degree):
@@ -32,3 +34,17 @@ def test_banded_fit_is_the_whole_identity_fit(count, start, stride, stop, degree
     got = step_sample._smooth_weights(blocks, stride * block, 1, stop, degree)
     want = _whole_identity(blocks, stride * block, 1, stop, degree)
     assert hashlib.sha1(got.tobytes()).hexdigest() == hashlib.sha1(want.tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("shape, stride", [((4, 1, 64, 256), 3), ((2, 1, 128, 32), 7),
+                                           ((3, 2, 32, 64), 5)])
+def test_smeared_without_a_layer_axis(shape, stride):
+    rng = np.random.default_rng(3)
+    totals = rng.random(shape) * rng.integers(1, 1 << 40, shape)
+    sample = StepSample(steps=10, rows=np.arange(10), sampled=np.ones(10, dtype=bool),
+                        stride=stride, block=1, stop=10, weight=np.ones(10), shift=(0, 1, 0))
+    dims = shape[-3:]
+    every_axis = np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1))
+                               * _shift_kernel(dims, (0, 1, 0), stride), s=dims,
+                               axes=(-3, -2, -1))
+    assert sample._smeared(totals).tobytes() == every_axis.tobytes()
