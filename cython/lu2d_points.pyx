@@ -25,6 +25,11 @@ bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_round
 last_at_or_before(starts, ranks)
     [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
     j; 0 where none is).
+running_sum(total, axis)
+    np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
+    bit: each sum the one before plus the next value, in order (down the rows, a row
+    added to the one before at a time; along a row, four rows' sums side by side, each
+    its own chain).
 """
 import numpy as np
 cimport numpy as cnp
@@ -208,3 +213,45 @@ def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1
                     r = r + (starts[s, j] <= q)
                 found[s, i] = r
     return out
+
+
+def running_sum(double[:, ::1] total, int axis):
+    cdef Py_ssize_t lines = total.shape[0], width = total.shape[1], i, j
+    cdef double a0, a1, a2, a3
+    cdef double* r0
+    cdef double* r1
+    cdef double* r2
+    cdef double* r3
+    with nogil:
+        if axis == 0:
+            for i in range(1, lines):
+                r0 = &total[i - 1, 0]
+                r1 = &total[i, 0]
+                for j in range(width):
+                    r1[j] = r0[j] + r1[j]
+        else:
+            i = 0
+            while i + 4 <= lines:
+                r0 = &total[i, 0]
+                r1 = &total[i + 1, 0]
+                r2 = &total[i + 2, 0]
+                r3 = &total[i + 3, 0]
+                a0, a1, a2, a3 = r0[0], r1[0], r2[0], r3[0]
+                for j in range(1, width):
+                    a0 = a0 + r0[j]
+                    a1 = a1 + r1[j]
+                    a2 = a2 + r2[j]
+                    a3 = a3 + r3[j]
+                    r0[j] = a0
+                    r1[j] = a1
+                    r2[j] = a2
+                    r3[j] = a3
+                i = i + 4
+            while i < lines:
+                r0 = &total[i, 0]
+                a0 = r0[0]
+                for j in range(1, width):
+                    a0 = a0 + r0[j]
+                    r0[j] = a0
+                i = i + 1
+    return np.asarray(total)
