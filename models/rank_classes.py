@@ -24,14 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from linalg_io._kernels.lu2d_points import running_sum
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
 # runs slower and pays the kernel for fresh pages each chunk)
 CHUNK_ELEMENTS = 1 << 18
-# the fewest values of a row of ranks for which a loop over the rows cumsums them faster
-# than a strided cumsum along the rows (a few microseconds a row against a few ns a value)
-LOOP_ELEMENTS = 1 << 10
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
 
@@ -323,12 +321,7 @@ class BlockSpread:
                                               minlength=px * py + 1)[:-1]
         totals = sums["high"].reshape(-1, px, py)
         for part in sums.values():
-            grid = part.reshape(-1, px, py)
-            # cumsum along x, a row of ranks at a time (a strided cumsum is several times
-            # slower): the same additions in the same order
-            for x in range(1, px):
-                grid[:, x] += grid[:, x - 1]
-            np.cumsum(grid, axis=2, out=grid)
+            _summed_up(part.reshape(-1, px, py))
         if "low" in sums:
             totals += sums["low"].reshape(-1, px, py)
         return totals.reshape(*self.shape, px, py)
@@ -384,16 +377,19 @@ class Spreading:
         rows = next(iter(self.diffs.values())).shape[0]
         out = np.empty((rows, *self.shape[-2:]))
         for r, diff in self.diffs.items():
-            # cumsum along x, a row of ranks at a time where a row holds enough of them
-            # to outweigh the loop (as `spread`'s): the same additions in the same order
-            if diff[:, 0].size >= LOOP_ELEMENTS:
-                for x in range(1, diff.shape[1]):
-                    diff[:, x] += diff[:, x - 1]
-            else:
-                np.cumsum(diff, axis=1, out=diff)
-            np.cumsum(diff, axis=2, out=diff)
+            _summed_up(diff)
             out[:, r::self.period, :] = diff[:, :-1, :-1]
         return out.reshape(self.shape)
+
+
+def _summed_up(grid: np.ndarray) -> np.ndarray:
+    """`grid` [row, x, y] (C-contiguous floats) cumsummed along x, then along y, in place:
+    np.cumsum's additions in its order (`linalg_io._kernels.lu2d_points.running_sum`, a
+    row's x by y plane at a time, then every line along y)."""
+    for plane in grid:
+        running_sum(plane, 0)
+    running_sum(grid.reshape(-1, grid.shape[-1]), 1)
+    return grid
 
 
 def residues(xs: RunClasses, period: int) -> list[RunClasses]:
