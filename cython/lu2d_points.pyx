@@ -25,6 +25,10 @@ bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_round
 last_at_or_before(starts, ranks)
     [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
     j; 0 where none is).
+gather(values, steps, index)
+    [step, i]: values[steps[step], index[step, i]] (`steps` None: values[step, ...]),
+    np.take_along_axis(values[steps], index, axis=1) without its index arrays; every
+    index within `values`.
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -255,3 +259,21 @@ def running_sum(double[:, ::1] total, int axis):
                     r0[j] = a0
                 i = i + 1
     return np.asarray(total)
+
+
+def gather(const double[:, ::1] values, steps, const cnp.int64_t[:, ::1] index):
+    cdef Py_ssize_t count = index.shape[0], width = index.shape[1], s, i, row
+    cdef const cnp.int64_t[::1] at
+    cdef bint every = steps is None
+    if not every:
+        at = steps
+    out = np.empty((count, width))
+    cdef double[:, ::1] found = out
+    cdef const double* line
+    with nogil:
+        for s in range(count):
+            row = s if every else at[s]
+            line = &values[row, 0]
+            for i in range(width):
+                found[s, i] = line[index[s, i]]
+    return out

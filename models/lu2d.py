@@ -41,6 +41,7 @@ from functools import cached_property, lru_cache, partial
 from math import lcm
 
 import numpy as np
+from linalg_io._kernels.lu2d_points import gather
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
 from linalg_io.models.lu2d_runs import (
     Jumps,
@@ -325,7 +326,7 @@ class _Steps:
         starts and `rows`, where the caller has it)."""
         if run is None:
             run = run_of(self.rows.start[k], rows)
-        below = np.take_along_axis(self.rows.below[k], run, axis=1)
+        below = gather(self.rows.below, np.ascontiguousarray(k, dtype=np.int64), run)
         return below, rows == self.diag_row[k][:, None]
 
     def row_points(self, k: np.ndarray) -> np.ndarray:
@@ -872,7 +873,7 @@ class _ColumnSeconds:
             messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k],
                                             rows)[2]
         remote_runs = displaced * ~runs.diag
-        remote = np.take_along_axis(remote_runs, run, axis=1)
+        remote = gather(np.ascontiguousarray(remote_runs, dtype=float), None, run)
         diag = rows == blocks.diag_row[k][:, None]
         # the swap, then the allgather: each its own max(sent, recv)
         nbytes = (np.maximum(bruck_sent, bruck_recv)

@@ -109,3 +109,15 @@ def test_kernels_on_edges_and_far_ranks():
         seen = list(dict.fromkeys((v - e) % p for v in order for e in (0, 1)))
         row = list(got[s])
         assert row[:len(seen)] == seen and set(row[len(seen):]) <= {seen[0]}
+
+
+def test_gather_is_take_along_axis():
+    from linalg_io._kernels.lu2d_points import gather
+    rng = np.random.default_rng(9)
+    values = rng.random((30, 7))
+    steps = rng.integers(0, 30, 12)
+    index = rng.integers(0, 7, (12, 5))
+    want = np.take_along_axis(values[steps], index, axis=1)
+    assert gather(values, steps, index).tobytes() == want.tobytes()
+    assert (gather(values[:12].copy(), None, index).tobytes()
+            == np.take_along_axis(values[:12], index, axis=1).tobytes())
