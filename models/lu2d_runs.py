@@ -184,11 +184,13 @@ def column_sum(rows: Jumps, column: np.ndarray | Jumps, pr: int, pc: int) -> np.
 
 
 def _running_sum(total: np.ndarray, axis: int) -> np.ndarray:
-    """np.cumsum of the 2D `total` (C-contiguous floats) along `axis`, in place, the same
-    additions in the same order (`linalg_io._kernels.lu2d_points.running_sum`: numpy's
+    """np.cumsum of the 2D `total` along `axis`, in place, the same additions in the same
+    order: C-contiguous floats by `linalg_io._kernels.lu2d_points.running_sum` (numpy's
     cumsum strides through memory down the rows, and along a row waits on each
-    addition)."""
-    return running_sum(total, axis)
+    addition), others (whole numbers of a problem without a float term) by numpy's."""
+    if total.dtype == np.float64 and total.flags.c_contiguous:
+        return running_sum(total, axis)
+    return np.cumsum(total, axis=axis, out=total)
 
 
 class _Entries:
