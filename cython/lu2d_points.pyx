@@ -16,11 +16,24 @@ bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_round
     (at, value)[step, j] where real[step, j] (at increasing), from 0.0 on: bit for bit
     NumPy's `np.interp(x, at, value)` for P (a node's value at the node, else slope
     (x - at_j) + value_j, slope = (value_{j+1} - value_j) / (at_{j+1} - at_j)) and the
-    sum of the rounds' arrays. The file compiles with -ffp-contract=off: a fused
-    multiply-add would round once where NumPy rounds twice.
+    sum of the rounds' arrays (at a node x - at_j is 0, and slope 0 + value_j is value_j:
+    no test). A rank's node is that of its run (the last real node at or before the
+    run's start: no search), its windows' ends walk the nodes forward, round by round,
+    and where `sizes` ascend (p a power of two) each end is summed as it is found. The
+    file compiles with -ffp-contract=off: a fused multiply-add would round once where
+    NumPy rounds twice.
 last_at_or_before(starts, ranks)
     [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
     j; 0 where none is).
+gather(values, steps, index)
+    [step, i]: values[steps[step], index[step, i]] (`steps` None: values[step, ...]),
+    np.take_along_axis(values[steps], index, axis=1) without its index arrays; every
+    index within `values`.
+running_sum(total, axis)
+    np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
+    bit: each sum the one before plus the next value, in order (down the rows, a row
+    added to the one before at a time; along a row, four rows' sums side by side, each
+    its own chain).
 """
 import numpy as np
 cimport numpy as cnp
@@ -34,9 +47,16 @@ cdef inline Py_ssize_t _put(cnp.int64_t f, cnp.int64_t p, cnp.int64_t step,
     cdef cnp.int64_t v
     cdef int e
     for e in range(2):
-        v = (f - e) % p
+        v = f - e
+        # mod p: f within a period of 0 .. p-1 (as the callers' are) without a division
         if v < 0:
             v = v + p
+        elif v >= p:
+            v = v - p
+        if v < 0 or v >= p:
+            v = v % p
+            if v < 0:
+                v = v + p
         if seen[v] != step:
             seen[v] = step
             row[n] = v
@@ -82,9 +102,9 @@ def distinct_ends(const cnp.int64_t[:, ::1] firsts, cnp.int64_t p,
 
 cdef inline double _at(const double* xs, const double* vs, const double* slopes,
                        Py_ssize_t j, double x) noexcept nogil:
-    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (`bruck_points`)."""
-    if xs[j] == x:
-        return vs[j]
+    """P(x) for xs[j] <= x < xs[j + 1], or x at the last node j (its slope 0): at a node
+    the product is 0 (finite slopes: the nodes ascend), so the value is value_j's
+    (`bruck_points`)."""
     return slopes[j] * (x - xs[j]) + vs[j]
 
 
@@ -94,10 +114,11 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
                  const double[:, ::1] blocks, const cnp.int64_t[:, ::1] reach,
                  const cnp.uint8_t[::1] equal, double all_rounds):
     cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], nodes_max = at.shape[1]
-    cdef Py_ssize_t rounds = sizes.shape[0]
-    cdef Py_ssize_t s, i, j, r, nodes, lo, hi, mid, last
+    cdef Py_ssize_t rounds = sizes.shape[0], runs = blocks.shape[1]
+    cdef Py_ssize_t s, i, j, r, nodes, last
     cdef cnp.int64_t dist, beyond
-    cdef double x, y, here, acc, mine
+    cdef double x, y, here, acc
+    cdef bint ascending = (np.diff(np.asarray(sizes)) >= 0).all()
     # the rounds by size: each point's windows' ends walk the nodes forward
     order_array = np.argsort(np.asarray(sizes), kind="stable")
     by_size_array = np.asarray(sizes, dtype=float)[order_array]
@@ -106,6 +127,7 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
     msgs_array = np.empty((steps, width))
     scratch = np.empty((3, max(nodes_max, 1)))
     ends_array = np.empty(max(rounds, 1))
+    node_of_array = np.empty(max(runs, 1), dtype=np.int64)
     cdef cnp.int64_t[::1] order_view = order_array
     cdef double[::1] by_size_view = by_size_array
     cdef double[:, ::1] sent = out
@@ -113,20 +135,23 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
     cdef double[:, ::1] msgs = msgs_array
     cdef double[:, ::1] buf = scratch
     cdef double[::1] ends_view = ends_array
+    cdef cnp.int64_t[::1] node_of_view = node_of_array
     cdef double* xs = &buf[0, 0]
     cdef double* vs = &buf[1, 0]
     cdef double* slopes = &buf[2, 0]
     cdef double* ends = &ends_view[0]
+    cdef cnp.int64_t* node_of = &node_of_view[0]
     cdef const cnp.int64_t* order = &order_view[0] if rounds else NULL
     cdef const double* by_size = &by_size_view[0] if rounds else NULL
     cdef const cnp.int64_t* q
+    cdef const cnp.int64_t* in_run
     cdef double* row
     with nogil:
         for s in range(steps):
+            in_run = &run[s, 0]
             for i in range(width):
-                mine = blocks[s, run[s, i]]
-                own[s, i] = mine
-                dist = reach[s, run[s, i]] - ranks[s, i]
+                own[s, i] = blocks[s, in_run[i]]
+                dist = reach[s, in_run[i]] - ranks[s, i]
                 if dist < 0:
                     dist = 0
                 beyond = 0
@@ -137,52 +162,118 @@ def bruck_points(const double[:, ::1] at, const double[:, ::1] value,
                 for i in range(width):
                     sent[s, i] = own[s, i] * all_rounds
                 continue
+            # the nodes (run j's start, j < runs, in node node_of[j]: the last real one
+            # at or before it; a rank's run is real)
             nodes = 0
             for j in range(nodes_max):
                 if real[s, j]:
                     xs[nodes] = at[s, j]
                     vs[nodes] = value[s, j]
                     nodes = nodes + 1
+                if j < runs:
+                    node_of[j] = nodes - 1
             last = nodes - 1
             for j in range(last):
                 slopes[j] = (vs[j + 1] - vs[j]) / (xs[j + 1] - xs[j])
+            slopes[last] = 0.0
             q = &ranks[s, 0]
             row = &sent[s, 0]
             for i in range(width):
                 x = <double>q[i]
-                lo, hi = 0, last        # xs[lo] <= x < xs[hi]
-                while hi - lo > 1:
-                    mid = (lo + hi) >> 1
-                    if xs[mid] <= x:
-                        lo = mid
-                    else:
-                        hi = mid
-                here = _at(xs, vs, slopes, lo, x)
-                j = lo
-                for r in range(rounds):
-                    y = x + by_size[r]
-                    while j < last and xs[j + 1] <= y:
-                        j = j + 1
-                    ends[order[r]] = _at(xs, vs, slopes, j, y)
+                j = node_of[in_run[i]]
+                here = _at(xs, vs, slopes, j, x)
                 acc = 0.0
-                for r in range(rounds):
-                    acc = acc + (ends[r] - here)
+                if ascending:
+                    for r in range(rounds):
+                        y = x + by_size[r]
+                        while j < last and xs[j + 1] <= y:
+                            j = j + 1
+                        acc = acc + (_at(xs, vs, slopes, j, y) - here)
+                else:
+                    for r in range(rounds):
+                        y = x + by_size[r]
+                        while j < last and xs[j + 1] <= y:
+                            j = j + 1
+                        ends[order[r]] = _at(xs, vs, slopes, j, y)
+                    for r in range(rounds):
+                        acc = acc + (ends[r] - here)
                 row[i] = acc
     return out, own_array, msgs_array
 
 
 def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1] ranks):
     cdef Py_ssize_t steps = ranks.shape[0], width = ranks.shape[1], runs = starts.shape[1]
-    cdef Py_ssize_t s, i, r
+    cdef Py_ssize_t s, i, j, r
     cdef cnp.int64_t q
     out = np.empty((steps, width), dtype=np.int64)
     cdef cnp.int64_t[:, ::1] found = out
     with nogil:
         for s in range(steps):
             for i in range(width):
+                # the starts sorted: the last j <= q is the count of those after the first
                 q = ranks[s, i]
-                r = runs - 1
-                while r > 0 and starts[s, r] > q:
-                    r = r - 1
+                r = 0
+                for j in range(1, runs):
+                    r = r + (starts[s, j] <= q)
                 found[s, i] = r
+    return out
+
+
+def running_sum(double[:, ::1] total, int axis):
+    cdef Py_ssize_t lines = total.shape[0], width = total.shape[1], i, j
+    cdef double a0, a1, a2, a3
+    cdef double* r0
+    cdef double* r1
+    cdef double* r2
+    cdef double* r3
+    with nogil:
+        if axis == 0:
+            for i in range(1, lines):
+                r0 = &total[i - 1, 0]
+                r1 = &total[i, 0]
+                for j in range(width):
+                    r1[j] = r0[j] + r1[j]
+        else:
+            i = 0
+            while i + 4 <= lines:
+                r0 = &total[i, 0]
+                r1 = &total[i + 1, 0]
+                r2 = &total[i + 2, 0]
+                r3 = &total[i + 3, 0]
+                a0, a1, a2, a3 = r0[0], r1[0], r2[0], r3[0]
+                for j in range(1, width):
+                    a0 = a0 + r0[j]
+                    a1 = a1 + r1[j]
+                    a2 = a2 + r2[j]
+                    a3 = a3 + r3[j]
+                    r0[j] = a0
+                    r1[j] = a1
+                    r2[j] = a2
+                    r3[j] = a3
+                i = i + 4
+            while i < lines:
+                r0 = &total[i, 0]
+                a0 = r0[0]
+                for j in range(1, width):
+                    a0 = a0 + r0[j]
+                    r0[j] = a0
+                i = i + 1
+    return np.asarray(total)
+
+
+def gather(const double[:, ::1] values, steps, const cnp.int64_t[:, ::1] index):
+    cdef Py_ssize_t count = index.shape[0], width = index.shape[1], s, i, row
+    cdef const cnp.int64_t[::1] at
+    cdef bint every = steps is None
+    if not every:
+        at = steps
+    out = np.empty((count, width))
+    cdef double[:, ::1] found = out
+    cdef const double* line
+    with nogil:
+        for s in range(count):
+            row = s if every else at[s]
+            line = &values[row, 0]
+            for i in range(width):
+                found[s, i] = line[index[s, i]]
     return out

@@ -41,6 +41,7 @@ from functools import cached_property, lru_cache, partial
 from math import lcm
 
 import numpy as np
+from linalg_io._kernels.lu2d_points import gather
 from linalg_io.models.costs import Links, RankCosts, waiting_makespans
 from linalg_io.models.lu2d_runs import (
     Jumps,
@@ -318,10 +319,14 @@ class _Steps:
                      below=counts_from(ends, self.n, self.nb, self.pr).astype(float),
                      diag=np.arange(self.pr)[None, :] == self.diag_row[k][:, None])
 
-    def rows_at(self, k: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def rows_at(self, k: np.ndarray, rows: np.ndarray,
+                run: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """([step, i] rows below block k[s] of process row rows[s, i], whether it is the
-        diagonal row): the rows below of its run (`rows`)."""
-        below = np.take_along_axis(self.rows.below[k], run_of(self.rows.start[k], rows), axis=1)
+        diagonal row): the rows below of its run (`rows`; `run`: `run_of` of the steps'
+        starts and `rows`, where the caller has it)."""
+        if run is None:
+            run = run_of(self.rows.start[k], rows)
+        below = gather(self.rows.below, np.ascontiguousarray(k, dtype=np.int64), run)
         return below, rows == self.diag_row[k][:, None]
 
     def row_points(self, k: np.ndarray) -> np.ndarray:
@@ -645,9 +650,11 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                                                                        (len(part), pr))
             runs = (blocks.rows.at_steps(part) if isinstance(pivoting, str)
                     else blocks.dense_rows(part))
-            terms = (blocks, part, blocks.rows_at(part, rows)[0],
+            # the rows' runs at the steps (the assumed pivotings: those of `rows_at`)
+            run = run_of(runs.start, rows) if isinstance(pivoting, str) else None
+            terms = (blocks, part, blocks.rows_at(part, rows, run)[0],
                      panels(np.minimum(part + 1, steps - 1), rows), arrival,
-                     column.at(part, runs, rows), rate, slow, gamma)
+                     column.at(part, runs, rows, run), rate, slow, gamma)
             out.append(_points_seconds(*terms, row_overlap) if few
                        else _steps_seconds(*terms, cores, col_net, row_overlap))
         return np.concatenate(out)
@@ -849,21 +856,24 @@ class _ColumnSeconds:
                          else np.asarray(pivoting, dtype=np.int64))
         self.msgs, self.bytes = msgs, nbytes
 
-    def at(self, k: np.ndarray, runs: _Rows, rows: np.ndarray) -> _ColumnSeconds:
+    def at(self, k: np.ndarray, runs: _Rows, rows: np.ndarray,
+           run: np.ndarray | None = None) -> _ColumnSeconds:
         """The same at the steps k on the process rows rows[step, i] (`runs`: the process
-        rows of those steps)."""
+        rows of those steps; `run`: `run_of(runs.start, rows)`, where the caller has
+        it)."""
         if self.pr == 1:
             return self
         blocks, pivoting, pr = self.blocks, self.pivoting, self.pr
         owned, displaced = _pivot_rows(pivoting, blocks, runs, k)
-        run = run_of(runs.start, rows)
+        if run is None:
+            run = run_of(runs.start, rows)
         bruck_sent, bruck_recv, messages = bruck_at(runs.start, runs.count, owned, rows, pr,
                                                     run)
         if isinstance(pivoting, str) and pivoting == "none":
             messages = allgatherv_one_costs(pr, 0.0, blocks.kb[k, 0], blocks.diag_row[k],
                                             rows)[2]
         remote_runs = displaced * ~runs.diag
-        remote = np.take_along_axis(remote_runs, run, axis=1)
+        remote = gather(np.ascontiguousarray(remote_runs, dtype=float), None, run)
         diag = rows == blocks.diag_row[k][:, None]
         # the swap, then the allgather: each its own max(sent, recv)
         nbytes = (np.maximum(bruck_sent, bruck_recv)

@@ -32,7 +32,12 @@ from functools import cached_property
 from math import lcm
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import bruck_points, distinct_ends, last_at_or_before
+from linalg_io._kernels.lu2d_points import (
+    bruck_points,
+    distinct_ends,
+    last_at_or_before,
+    running_sum,
+)
 from linalg_io.models.rates import BLAS
 
 from linalg_io.layout.schedules import bruck_rounds
@@ -180,16 +185,12 @@ def column_sum(rows: Jumps, column: np.ndarray | Jumps, pr: int, pc: int) -> np.
 
 def _running_sum(total: np.ndarray, axis: int) -> np.ndarray:
     """np.cumsum of the 2D `total` along `axis`, in place, the same additions in the same
-    order; where that axis is short beside the other (and, across the rows, at most 64
-    long: strided adds) one vector add per line (numpy's cumsum is several times slower
-    there)."""
-    lines, width = total.shape if axis == 0 else total.shape[::-1]
-    if lines > 4 * width or (axis == 1 and lines > 64):
-        return np.cumsum(total, axis=axis, out=total)
-    line = (lambda i: total[i]) if axis == 0 else (lambda i: total[:, i])
-    for i in range(1, lines):
-        np.add(line(i - 1), line(i), out=line(i))
-    return total
+    order: C-contiguous floats by `linalg_io._kernels.lu2d_points.running_sum` (numpy's
+    cumsum strides through memory down the rows, and along a row waits on each
+    addition), others (whole numbers of a problem without a float term) by numpy's."""
+    if total.dtype == np.float64 and total.flags.c_contiguous:
+        return running_sum(total, axis)
+    return np.cumsum(total, axis=axis, out=total)
 
 
 class _Entries:

@@ -24,14 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from linalg_io._kernels.lu2d_points import running_sum
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
 # runs slower and pays the kernel for fresh pages each chunk)
 CHUNK_ELEMENTS = 1 << 18
-# the fewest values of a row of ranks for which a loop over the rows cumsums them faster
-# than a strided cumsum along the rows (a few microseconds a row against a few ns a value)
-LOOP_ELEMENTS = 1 << 10
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
 # `BlockSpread.totals` adds a step's values on every rank where its pairs of runs times
@@ -338,12 +336,7 @@ class BlockSpread:
                             at, weights=np.concatenate([w, w, -w, -w]),
                             minlength=px * py + 1)[:-1]
         for part, sums in corners.items():
-            grid = sums.reshape(-1, px, py)
-            # cumsum along x, a row of ranks at a time (a strided cumsum is several times
-            # slower): the same additions in the same order
-            for x in range(1, px):
-                grid[:, x] += grid[:, x - 1]
-            np.cumsum(grid, axis=2, out=grid)
+            grid = _summed_up(sums.reshape(-1, px, py))
             if part in ranks:
                 ranks[part] += grid
             else:
@@ -434,16 +427,19 @@ class Spreading:
         rows = next(iter(self.diffs.values())).shape[0]
         out = np.empty((rows, *self.shape[-2:]))
         for r, diff in self.diffs.items():
-            # cumsum along x, a row of ranks at a time where a row holds enough of them
-            # to outweigh the loop (as `spread`'s): the same additions in the same order
-            if diff[:, 0].size >= LOOP_ELEMENTS:
-                for x in range(1, diff.shape[1]):
-                    diff[:, x] += diff[:, x - 1]
-            else:
-                np.cumsum(diff, axis=1, out=diff)
-            np.cumsum(diff, axis=2, out=diff)
+            _summed_up(diff)
             out[:, r::self.period, :] = diff[:, :-1, :-1]
         return out.reshape(self.shape)
+
+
+def _summed_up(grid: np.ndarray) -> np.ndarray:
+    """`grid` [row, x, y] (C-contiguous floats) cumsummed along x, then along y, in place:
+    np.cumsum's additions in its order (`linalg_io._kernels.lu2d_points.running_sum`, a
+    row's x by y plane at a time, then every line along y)."""
+    for plane in grid:
+        running_sum(plane, 0)
+    running_sum(grid.reshape(-1, grid.shape[-1]), 1)
+    return grid
 
 
 def residues(xs: RunClasses, period: int) -> list[RunClasses]:
@@ -546,8 +542,10 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     # the sums at those cells, [row, cell] ("high", then "low" once some value has a
     # remainder)
     totals: dict[str, np.ndarray] = {}
-    # a chunk's cells' places among the cells it touches (0 between chunks)
+    # a chunk's cells' places among the cells it touches (0 between chunks), found from
+    # a mark per cell (a byte: the scan for the marked reads an eighth of the memory)
     place = np.zeros(size, dtype=np.intp)
+    marked = np.zeros(size, dtype=bool)
     for begin, stop in chunks:
         # [row, step, x class, y class], a class "none" (0) last on each axis
         padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
@@ -558,8 +556,9 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         # distinct cells in ascending order, already
         touched, local = cell, None
         if stop - begin > 1:
-            place[cell] = 1
-            touched = np.flatnonzero(place)
+            marked[cell] = True
+            touched = np.flatnonzero(marked)
+            marked[touched] = False
             place[touched] = np.arange(len(touched))
             local = place[cell]
             place[touched] = 0
@@ -572,6 +571,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         # them than pairs), else in the values
         if len(on) * (ny + 1) < len(cell):
             terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi],)
+            on_line = on * (nx + 1)
         else:
             terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
                           + y_right[yi] for x in (x_right, x_left))
@@ -579,8 +579,11 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             if part == "low" and not value.any():
                 continue
             if len(terms) == 1:
-                rows_of = (value[:, on, x_right[edges]] - value[:, on, x_left[edges]]
-                           ).reshape(len(live), -1)
+                # [row, step x class, y class]: one index along one axis (a take, several
+                # times faster than a pair of index arrays)
+                lines = value.reshape(len(live), -1, ny + 1)
+                rows_of = (lines.take(on_line + x_right[edges], axis=1)
+                           - lines.take(on_line + x_left[edges], axis=1)).reshape(len(live), -1)
             else:
                 rows_of = value.reshape(len(live), -1)
             if part not in totals:

@@ -17,6 +17,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from linalg_io.models.rates import BLAS
+
+# the columns of `_smooth_weights`' fit solved at once (a band of the identity: blocks x
+# FIT_COLUMNS doubles)
+FIT_COLUMNS = 64
 
 
 def prime_stride(stride: int, period: int) -> int:
@@ -51,7 +56,19 @@ def _smooth_weights(blocks: np.ndarray, stride: int, first: int, stop: int,
         return np.polynomial.chebyshev.chebvander((x - first - half) / half, degree)
 
     means = vander(blocks).mean(axis=1)                          # [block, degree + 1]
-    fit = np.linalg.lstsq(means, np.eye(len(blocks)), rcond=None)[0]
+    # the fit's matrix (the least-squares solutions of the identity's columns) a band of
+    # columns at a time, on one BLAS thread: each column's solution is the same whatever
+    # the band (LAPACK's gelsd treats the columns alike), the identity's B x B never
+    # made, and a pool of threads would split the work where its rounding depends on
+    # their number
+    count = len(blocks)
+    fit = np.empty((means.shape[1], count))
+    with BLAS.limit(limits=1, user_api="blas"):
+        for first_column in range(0, count, FIT_COLUMNS):
+            band = np.arange(first_column, min(count, first_column + FIT_COLUMNS))
+            unit = np.zeros((count, len(band)))
+            unit[band, band - first_column] = 1.0
+            fit[:, band] = np.linalg.lstsq(means, unit, rcond=None)[0]
     error = vander(np.arange(first, stop)).sum(axis=0) - stride * means.sum(axis=0)
     return stride + error @ fit
 
@@ -148,9 +165,12 @@ class StepSample:
         """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
         -(stride // 2) .. stride // 2 (the blocks of a cell)."""
         dims = totals.shape[-3:]
-        return np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1))
-                             * _shift_kernel(dims, self.shift, self.stride), s=dims,
-                             axes=(-3, -2, -1))
+        # an axis of length 1 (one layer) left out: its transform is a copy (times 1),
+        # bit for bit, at the cost of a pass over the array
+        axes = tuple(axis for axis, n in zip((-3, -2), dims) if n > 1) + (-1,)
+        return np.fft.irfftn(np.fft.rfftn(totals, axes=axes)
+                             * _shift_kernel(dims, self.shift, self.stride),
+                             s=[dims[axis] for axis in axes], axes=axes)
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""

@@ -45,3 +45,12 @@ def test_allgatherv_bytes_are_allgatherv_costs_and_the_windows():
                for c in range(4) for q in range(p)]
     assert np.array_equal(sent.reshape(-1), windows)
     assert np.array_equal(recv, blocks.sum(axis=1, keepdims=True) - blocks)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_running_sum_of_whole_numbers_and_views(axis):
+    values = np.random.default_rng(4 + axis).integers(-50, 50, (9, 13))
+    assert np.array_equal(_running_sum(values.copy(), axis), np.cumsum(values, axis=axis))
+    floats = np.random.default_rng(axis).random((12, 10))
+    view = floats.copy()[:, ::2]
+    assert _running_sum(view, axis).tobytes() == np.cumsum(floats[:, ::2], axis=axis).tobytes()

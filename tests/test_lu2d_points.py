@@ -85,3 +85,39 @@ def test_rows_below_by_run_equal_numroc(n, nb, pr):
     ends = blocks.starts + blocks.widths
     assert np.array_equal(below, lu2d._owned_after(n, nb, ends, rows, pr).astype(float))
     assert np.array_equal(diag, rows == (k % pr)[:, None])
+
+
+def test_kernels_on_edges_and_far_ranks():
+    """`last_at_or_before` with runs of no rank (repeated starts) and ranks before the
+    first start; `distinct_ends` with firsts several periods away from 0 .. p-1."""
+    from linalg_io._kernels.lu2d_points import distinct_ends, last_at_or_before
+    rng = np.random.default_rng(5)
+    starts = np.sort(rng.integers(1, 40, (200, 9)), axis=1)
+    ranks = rng.integers(0, 45, (200, 13))
+    want = np.array([[max(0, int(np.searchsorted(s, q, side="right")) - 1) for q in row]
+                     for s, row in zip(starts, ranks)])
+    assert np.array_equal(last_at_or_before(starts, ranks), want)
+    p = 37
+    firsts = rng.integers(-5 * p, 5 * p, (50, 6))
+    shifted = np.sort(rng.integers(-2 * p, 3 * p, (50, 3)), axis=1)
+    sizes = np.array([1, 2, 4, 8, 16, 5])
+    got = distinct_ends(firsts, p, shifted, sizes)
+    for s in range(len(firsts)):
+        order = [0, *firsts[s]] + [f - m + e for j, f in enumerate(shifted[s])
+                                   if j == 0 or f != shifted[s, j - 1] for m in sizes
+                                   for e in (0, 1)]
+        seen = list(dict.fromkeys((v - e) % p for v in order for e in (0, 1)))
+        row = list(got[s])
+        assert row[:len(seen)] == seen and set(row[len(seen):]) <= {seen[0]}
+
+
+def test_gather_is_take_along_axis():
+    from linalg_io._kernels.lu2d_points import gather
+    rng = np.random.default_rng(9)
+    values = rng.random((30, 7))
+    steps = rng.integers(0, 30, 12)
+    index = rng.integers(0, 7, (12, 5))
+    want = np.take_along_axis(values[steps], index, axis=1)
+    assert gather(values, steps, index).tobytes() == want.tobytes()
+    assert (gather(values[:12].copy(), None, index).tobytes()
+            == np.take_along_axis(values[:12], index, axis=1).tobytes())

@@ -83,3 +83,11 @@ def test_spread_is_each_ranks_sum_over_the_steps(whole):
         np.testing.assert_allclose(got, exact, rtol=4e-16, atol=0)
     # process row 0's ranks get exactly zero, beside ranks of large totals
     assert (terms[:, 0] == 0).all() and (got[:, 0] == 0).all() and got[:, 1:].min() > 1e3
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 5), (3, 9, 4), (2, 40, 33), (6, 7, 70)])
+def test_summed_up_is_cumsum_bit_for_bit(shape):
+    from linalg_io.models.rank_classes import _summed_up
+    values = np.random.default_rng(sum(shape)).random(shape) * 1e3 - 400.0
+    want = np.cumsum(np.cumsum(values, axis=1), axis=2)
+    assert _summed_up(values.copy()).tobytes() == want.tobytes()

@@ -190,12 +190,22 @@ def allgatherv_one_costs(p: int, base, extra, owner,
     base, extra, owner = (np.asarray(a)[..., None] for a in (base, extra, owner))
     ranks = np.arange(p) if ranks is None else np.asarray(ranks)
     sizes, total = _round_sizes(p)
-    d = (owner - ranks) % p
-    held = (len(sizes) - np.searchsorted(sizes, d, side="right")).astype(float)
+    d = owner - ranks                   # mod p: both ranks of the p
+    d = np.where(d < 0, d + p, d)
+    held = _rounds_beyond(p)[d]
     sent = base * total + extra * held
     recv = base * float(p - 1) + extra * (ranks != owner)
     msgs = np.where(base > 0, float(len(sizes)), held)
     return sent, recv, msgs
+
+
+@lru_cache(maxsize=8)
+def _rounds_beyond(p: int) -> np.ndarray:
+    """[d]: the Bruck rounds over p ranks whose m exceeds d, d = 0 .. p-1, as floats."""
+    sizes = _round_sizes(p)[0]
+    held = (len(sizes) - np.searchsorted(sizes, np.arange(p), side="right")).astype(float)
+    held.flags.writeable = False
+    return held
 
 
 @lru_cache(maxsize=64)
