@@ -15,7 +15,8 @@ runs, not the ranks (`RunClasses`; `run_classes` makes them from every rank's cl
 for an axis where any rank may be a break); `spread` sums per-class values back to every
 rank's total over the steps: each step's value on every pair of an x run and a y run,
 a rectangle of ranks, goes in as its four corners of a difference array, summed up
-once: O(pairs of runs + P), not O(steps x P).
+once: O(pairs of runs + P), not O(steps x P) (a step whose pairs of runs are about as
+many as its ranks goes onto every rank instead: O(P) for it).
 """
 
 from __future__ import annotations
@@ -193,11 +194,13 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
     at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
     ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
-    difference array, summed up along x and y at the end. The sums are exact: each
-    value splits into a multiple of a power of two u, whose sums stay below 2^52 u
-    (exact in a float), and a remainder below u/2, whose sums' rounding is far below
-    the totals' last bit. O(rows x pairs of runs + rows x P x chunks), chunks of at least
-    P/4 pairs (`BlockSpread`, which takes the steps a block at a time)."""
+    difference array, summed up along x and y at the end (or, a step of many pairs, its
+    values added on every rank). The sums are all but exact: each value splits into a
+    multiple of a power of two u, whose sums stay below 2^52 u (exact in a float, in any
+    order), and a remainder below u/2, whose sums' rounding is far below u (it moves a
+    total's last bit only where the total lies at a tie, and a total of 0 may keep a
+    residue of that size). O(rows x pairs of runs + rows x P x chunks), chunks of at
+    least P/4 pairs (`BlockSpread`, which takes the steps a block at a time)."""
     whole = BlockSpread(xs, ys)
     whole.add(values)
     return whole.totals()
