@@ -96,8 +96,9 @@ def test_block_left_by_an_error_kills_its_workers(tmp_path, two_workers):
         with pytest.raises(ValueError, match="item 1"):
             mapper(failing, [1, 2])
         mapper._workers.submit(partial(napping, str(tmp_path), 60.0), 1)
-        workers = [pid for pid, _ in mapper._workers.idle] + [
-            pid for pid, _ in mapper._workers.busy.values()]
+        with mapper._workers.lock:     # one view of them: the dispatcher moves a worker
+            workers = [pid for pid, _ in mapper._workers.idle] + [
+                pid for pid, _ in mapper._workers.busy.values()]
         assert started(tmp_path, 1)[0] in workers
         raise KeyError("the caller's error")
     assert len(workers) == 2 and not any(alive(pid) for pid in workers)
