@@ -93,7 +93,13 @@ from linalg_io.models.rank_classes import BlockSpread, RunClasses, Spreading, sp
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 from linalg_io.models.step_sample import StepSample
 
-from linalg_io.layout.conflux_layout import PHASES, StepPlan, butterfly_size, reflect_columns
+from linalg_io.layout.conflux_layout import (
+    PHASES,
+    StepPlan,
+    butterfly_size,
+    reflect_columns,
+    tournament_roles,
+)
 from linalg_io.layout.schedules import (
     SMALL_BYTES,
     bcast_costs,
@@ -316,8 +322,6 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     layer = np.arange(c)
     every_slice = (every_w[:, None] // c + (layer[None, :] < every_w[:, None] % c)).astype(float)
     active, owned = pivot_counts(plan, pivots)
-    q = butterfly_size(px)
-    rounds = q.bit_length() - 1
     if profile is not None:
         placement = placement or profile.placement(p)
     # classes of the process rows and columns at each step (module doc); where a group's
@@ -400,13 +404,12 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                               c, a_rows * width * WORD)))
             players = panel_column & layer_is_root
             block = width * (width + 1) * WORD
+            n_sent, merges = tournament_roles(roles, px)
             if px > 1:
-                n_sent = np.where(roles >= q, 1, rounds + (roles < px - q))
                 piece.add("col@column", players, (n_sent * block, n_sent * block, n_sent),
                           "tournament_pivoting",
                           between("col", NET, lambda: (per_x(BUTTERFLY[turn]) * block,) * 2
                                   + (per_x(BUTTERFLY[turn]),)))
-            merges = np.where(roles >= q, 0, rounds + (roles < px - q))
             piece.work(players * (getrf_flops(a_rows, width) + merges * getrf_flops(2 * width,
                                                                                       width)),
                        PANEL_RATE, "tournament_pivoting")

@@ -131,7 +131,7 @@ from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
-from linalg_io.layout.conflux_layout import StepPlan, butterfly_size
+from linalg_io.layout.conflux_layout import StepPlan, butterfly_size, tournament_roles
 from linalg_io.layout.schedules import SMALL_BYTES, bcast_costs, bruck_rounds
 from linalg_io.layout.words import WORD
 
@@ -344,12 +344,9 @@ class _Grid:
                                                chain(crossing)))
         getrf = _getrf(n, v, px, busy) / c
         if px > 1:
-            q = butterfly_size(px)
-            rounds = q.bit_length() - 1
-            roles = np.arange(px)
             # the roles turn with the root: the set's are any busy of them, the fewest
-            sends = float(np.sort(np.where(roles >= q, 1, rounds + (roles < px - q)))[:busy].sum())
-            merges = float(np.sort(np.where(roles >= q, 0, rounds + (roles < px - q)))[:busy].sum())
+            sends, merges = (float(np.sort(count)[:busy].sum())
+                             for count in tournament_roles(np.arange(px), px))
             alpha, beta = _rates(profile, placement, spans, "col@column")
             getrf = getrf + merges / (busy * c) * widths.merge
             tournament = sends / (busy * c) * (alpha + beta * w * (w + 1) * WORD)

@@ -134,6 +134,16 @@ def butterfly_size(px: int) -> int:
     return 1 << (px.bit_length() - 1)
 
 
+def tournament_roles(roles: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
+    """(messages sent, merges) of each role r = (x - k) mod Px in the tournament over a
+    process column of px: a role of the butterfly (r < q, `butterfly_size`) merges and
+    sends log2 q times, once more where role r + q folds onto it (r < Px - q); a role
+    beyond it folds on: one send, no merge."""
+    q = butterfly_size(px)
+    merges = np.where(roles >= q, 0, q.bit_length() - 1 + (roles < px - q))
+    return np.where(roles >= q, 1, merges), merges
+
+
 def slice_sizes(w: int, c: int) -> np.ndarray:
     """Columns of a w-wide panel taken by each of the c layers."""
     return np.array([w // c + (l < w % c) for l in range(c)], dtype=np.int64)
