@@ -133,6 +133,12 @@ SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
 SAMPLE_BLOCKS = 4
+# `pooled_rows`: where every step is walked, the pivot counts differ along more than
+# POOLED_GROUPS process rows at some step and steps x P reach POOLED_CELLS (the walk's
+# spreading of such steps onto every rank: each row a run of its own), the rows' counts
+# averaged over POOLED_GROUPS groups
+POOLED_GROUPS = 16
+POOLED_CELLS = 1 << 27
 # a process row's or column's classes at a step where its members do not share nodes,
 # at most (`class_cells`): the ends of its chains and trees and the pivots' changes
 FEW_CLASSES = 16
@@ -321,9 +327,10 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     every_w = panel_widths(tiles)
     layer = np.arange(c)
     every_slice = (every_w[:, None] // c + (layer[None, :] < every_w[:, None] % c)).astype(float)
-    active, owned = pivot_counts(plan, pivots)
     if profile is not None:
         placement = placement or profile.placement(p)
+    pooled = pooled_rows(n, v, px, py, c, placement, pivots)
+    active, owned = pivot_counts(plan, pivots, pooled)
     # classes of the process rows and columns at each step (module doc); where a group's
     # members share nodes, the time and the inter-node bytes take its messages on and
     # between nodes apart: members that differ in them are different classes
@@ -338,7 +345,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         """The classes at the steps k (None: every step): the pivots' changes at steps
         between the first and the last of k (those `step_ranks` keeps, in their order,
         without looking each of every step's up)."""
-        changes = pivot_changes(plan, pivots)
+        changes = pivot_changes(plan, pivots, pooled)
         if k is not None:
             within = (changes[0] >= k[0]) & (changes[0] <= k[-1])
             changes = (changes[0][within], changes[1][within])
@@ -539,6 +546,27 @@ def dense_pivots(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
         return False
     even = len(set(plan.tiles.rows_per_proc.tolist())) == 1
     return not even or pivots == "none" or (pivots == "uniform" and butterfly_size(px) != px)
+
+
+def pooled_rows(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
+                pivots) -> int:
+    """POOLED_GROUPS where `conflux_plan_counts` averages a pivot model's counts over
+    that many groups of consecutive process rows (`linalg_io.models.conflux_pivots.
+    pooled_pivots`), else 0: where it walks every step (`step_sample`: None; a sample
+    bounds the cells itself), steps x P >= POOLED_CELLS and at some step the counts
+    differ along more than POOLED_GROUPS process rows (more process rows than tiles, or
+    unequal rows: every row a class of its own), and c > 1 (the pivot rows gathered on
+    one process row; c = 1 allgathers them in every process column, each row sending
+    its own, where pooling moved the time and bytes by up to 2% on small grids).
+    Pooled, those steps have few classes of process rows in few runs; each rank's
+    figures move by its group's spread (`POOLED_ERROR`)."""
+    plan = StepPlan.create(n, v, px, py, c)
+    if (not isinstance(pivots, str) or plan.redundant_u
+            or -(-n // v) * px * py * c < POOLED_CELLS
+            or step_sample(n, v, px, py, c, placement, pivots) is not None):
+        return 0
+    step, _ = pivot_changes(plan, pivots)
+    return POOLED_GROUPS if len(step) and np.bincount(step).max() > POOLED_GROUPS else 0
 
 
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
@@ -1074,14 +1102,32 @@ SAMPLED_ERROR = 5e-3
 SAMPLED_MSGS_ERROR = 0.1
 
 
+POOLED_FORMULA = ("; pooled: the expected pivot counts of the process rows holding rows "
+                  "averaged over {groups} groups of consecutive ones (approximate: relative "
+                  "error of the time and of the per-rank maxima of bytes and flops within "
+                  "{error:g}, of messages within {msgs_error:g}, of every row's own counts "
+                  "where measured)")
+# the largest relative error of the pooled rows' time and per-rank maxima of bytes and
+# flops, and of messages, against every row's own counts, measured on the grids of
+# docs/MEASUREMENTS.md ("2.5D model: pooled process rows") and pinned by
+# tests/test_conflux_pooled.py
+POOLED_ERROR = 5e-3
+POOLED_MSGS_ERROR = 0.02
+
+
 def sampled_note(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
                  pivots="uniform") -> str:
-    """"" where `conflux_plan_counts` walks every step, else how it samples them and
-    its error (`SAMPLED_FORMULA`), for the record's formulas and `model lu`."""
+    """"" where `conflux_plan_counts` walks every step with every row's own pivot
+    counts, else how it pools the rows (`POOLED_FORMULA`) and samples the steps
+    (`SAMPLED_FORMULA`), with their errors, for the record's formulas and `model
+    lu`."""
+    pooled = pooled_rows(n, v, px, py, c, placement, pivots)
+    note = POOLED_FORMULA.format(groups=pooled, error=POOLED_ERROR,
+                                 msgs_error=POOLED_MSGS_ERROR) if pooled else ""
     sample = step_sample(n, v, px, py, c, placement, pivots)
     if sample is None:
-        return ""
-    return SAMPLED_FORMULA.format(
+        return note
+    return note + SAMPLED_FORMULA.format(
         steps=sample.steps, tail=sample.tail, blocks=int(sample.sampled.sum()) // sample.block,
         block=sample.block, stride=sample.stride, shift=SHIFTED if sample.shift else "",
         degree=SAMPLE_DEGREE, error=SAMPLED_ERROR, msgs_error=SAMPLED_MSGS_ERROR)
@@ -1130,4 +1176,5 @@ def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: 
             "flops_max": float(costs.flops.max()),
             "mem_bytes": mem, "fits": mem <= mem_bytes,
             "time_s": counts["time_s"],
-            "sampled_steps": None if sample is None else (len(sample.rows), sample.steps)}
+            "sampled_steps": None if sample is None else (len(sample.rows), sample.steps),
+            "pooled_rows": pooled_rows(n, v, px, py, c, placement, "uniform") or None}

@@ -75,15 +75,19 @@ def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, n
             np.broadcast_to(owned[:, None], (steps, px)))
 
 
-def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none",
+                 pooled: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(a, p): arrays [step, process row] of the rows active before each step and the
-    pivots each process row owns at that step (float for the expectations)."""
+    pivots each process row owns at that step (float for the expectations); a model's
+    with `pooled` > 0, those of the process rows holding rows averaged over `pooled`
+    groups of consecutive ones (`pooled_pivots`)."""
     t = plan.tiles
     if isinstance(pivots, str):
         if pivots not in PIVOT_MODELS:
             raise ValueError(f"pivots must be one of {PIVOT_MODELS} or the pivot ids, got "
                              f"{pivots!r}")
+        if pooled:
+            return pooled_pivots(t.n, t.v, t.px, pivots, pooled)
         return _expected_pivots(t.n, t.v, t.px, pivots)
     steps = np.concatenate([np.full(len(ids), k) for k, ids in enumerate(pivots)])
     owners = t.owner_row(np.concatenate([np.asarray(ids) for ids in pivots]))
@@ -92,20 +96,46 @@ def pivot_counts(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
     return t.rows_per_proc[None, :] - (np.cumsum(owned, axis=0) - owned), owned
 
 
-def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none"
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(step, process row), flat: where a or p of `pivot_counts` differs from the
-    process row before."""
+def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none",
+                  pooled: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(step, process row), flat: where a or p of `pivot_counts` (`pooled` as there)
+    differs from the process row before."""
     if isinstance(pivots, str):
         t = plan.tiles
-        return _expected_changes(t.n, t.v, t.px, pivots)
+        return _expected_changes(t.n, t.v, t.px, pivots, pooled)
     return changes(*pivot_counts(plan, pivots))
 
 
-@lru_cache(maxsize=64)
-def _expected_changes(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
-    """`pivot_changes` of a model name; read-only, cached as `_expected_pivots`."""
+@lru_cache(maxsize=8)
+def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_counts` of a model name with the process rows that hold rows cut into
+    `pooled` groups of consecutive ones (ceil(rows / pooled) each, the last fewer), each
+    group's a and p their mean over its process rows (each step's pivots and active
+    rows in all kept; the rows holding none stay 0). Where a grid has more process rows
+    than tiles, or unequal rows, the tournament's expected counts differ row by row
+    (module doc), every row a class of its own at every step; pooled, a few classes:
+    an approximation (`linalg_io.models.conflux.pooled_rows`)."""
     active, owned = _expected_pivots(n, v, px, pivots)
+    holding = np.flatnonzero(TileMap(n, v, px, 1).rows_per_proc > 0)
+    starts = np.arange(0, len(holding), -(-len(holding) // pooled))
+    sizes = np.diff(np.append(starts, len(holding)))
+    tables = []
+    for table in (active, owned):
+        means = np.add.reduceat(table[:, holding], starts, axis=1) / sizes
+        pooled_table = np.zeros_like(table)
+        pooled_table[:, holding] = np.repeat(means, sizes, axis=1)
+        pooled_table.flags.writeable = False
+        tables.append(pooled_table)
+    return tables[0], tables[1]
+
+
+@lru_cache(maxsize=64)
+def _expected_changes(n: int, v: int, px: int, pivots: str, pooled: int = 0
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_changes` of a model name; read-only, cached as `_expected_pivots`."""
+    active, owned = (pooled_pivots(n, v, px, pivots, pooled) if pooled
+                     else _expected_pivots(n, v, px, pivots))
     if active.strides[1] == owned.strides[1] == 0:      # alike on every process row
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     # compiled: comparing the tables whole takes three [step, Px] masks

@@ -184,22 +184,29 @@ def _sampled_lines(n: int, shapes_2d: list[tuple[int, int, int]]) -> list[str]:
 
 
 def _sampled_lines_25d(rows: list[dict]) -> list[str]:
-    """A line naming the 2.5D rows shown whose figures come from a sample of the steps
-    (`linalg_io.models.conflux.step_sample`; a record's model.time_formula says how),
-    with the steps each walks and their error: the rows' "sampled_steps" (`conflux.
-    candidate_row`)."""
-    sampled = []
-    for row in rows:
-        steps = row["sampled_steps"]
-        if steps is not None:
-            sampled.append(f"{row['px']}x{row['py']}x{row['c']} v={row['v']} "
-                           f"({steps[0]} of {steps[1]} steps)")
-    if not sampled:
-        return []
-    return [f"  2.5D figures from sampled steps (approximate: time, bytes and flops within "
-            f"{conflux.SAMPLED_ERROR:g}, messages within {conflux.SAMPLED_MSGS_ERROR:g} of "
-            "walking every step where measured; a record's model.time_formula says how): "
-            + ", ".join(sampled)]
+    """Lines naming the 2.5D rows shown whose figures come from a sample of the steps
+    (`linalg_io.models.conflux.step_sample`) or from pooled process rows (`conflux.
+    pooled_rows`; a record's model.time_formula says how), each with their error: the
+    rows' "sampled_steps" and "pooled_rows" (`conflux.candidate_row`)."""
+    def named(key: str, what: str) -> str:
+        return ", ".join(f"{row['px']}x{row['py']}x{row['c']} v={row['v']} ({what(row[key])})"
+                         for row in rows if row.get(key) is not None)
+
+    lines = []
+    sampled = named("sampled_steps", lambda steps: f"{steps[0]} of {steps[1]} steps")
+    if sampled:
+        lines.append(f"  2.5D figures from sampled steps (approximate: time, bytes and flops "
+                     f"within {conflux.SAMPLED_ERROR:g}, messages within "
+                     f"{conflux.SAMPLED_MSGS_ERROR:g} of walking every step where measured; "
+                     "a record's model.time_formula says how): " + sampled)
+    pooled = named("pooled_rows", lambda groups: f"{groups} groups")
+    if pooled:
+        lines.append(f"  2.5D figures from pooled process rows (the tournament's expected "
+                     f"pivots averaged over groups of consecutive rows; approximate: time, "
+                     f"bytes and flops within {conflux.POOLED_ERROR:g}, messages within "
+                     f"{conflux.POOLED_MSGS_ERROR:g} of every row's own where measured): "
+                     + pooled)
+    return lines
 
 
 def _table_2d(ask: dict, mapper: Callable,

@@ -1,0 +1,111 @@
+"""The 2.5D model's pooled process rows (`linalg_io.models.conflux.pooled_rows`, beyond
+POOLED_CELLS) against every row's own pivot counts, on small problems with the
+threshold lowered so that they pool: more process rows than tiles (idle rows), two
+layers or more, process rows of unequal rows, a column's members on one node (c = 1
+never pools). The time
+and the per-rank maxima of bytes and flops stay within POOLED_ERROR of the walk with
+every row's counts, the messages within POOLED_MSGS_ERROR; the record and `model lu`
+say where they pool."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from linalg_io.models import conflux
+from linalg_io.models.conflux_pivots import _expected_pivots, pooled_pivots
+from linalg_io.models.profile import load_profile
+
+from linalg_io.layout.conflux_layout import TileMap
+
+CPU = load_profile("example_cpu")
+BIG = replace(CPU, nodes=8192)          # 2^20 ranks
+NODES = replace(CPU, name="16 ranks a node", ranks_per_node=16, cores_per_node=16, nodes=64)
+CORNER = BIG.placement(2**20)
+MAXIMA = ("bytes_recv_max", "bytes_sent_max", "wire_max", "flops_max", "time_s")
+
+
+def test_pools_only_where_rows_differ_and_the_walk_is_large():
+    # 512 process rows hold a tile each, 512 none: the tournament's counts differ row by
+    # row, and steps x P = 2^29
+    assert conflux.pooled_rows(65536, 128, 1024, 512, 2, CORNER, "uniform") == \
+        conflux.POOLED_GROUPS
+    # every process row one tile, Px a power of two: every row alike
+    assert conflux.pooled_rows(65536, 128, 512, 1024, 2, CORNER, "uniform") == 0
+    # idle rows, but steps x rows x Py x c = 2^12 (walked as before)
+    assert conflux.pooled_rows(4096, 128, 64, 4, 1, CPU.placement(256), "uniform") == 0
+    # c = 1: never pooled (each row's own pivot rows are allgathered)
+    assert conflux.pooled_rows(65536, 128, 2048, 512, 1, CORNER, "uniform") == 0
+    # a run's pivots: exact, never pooled
+    pivots = [np.arange(k * 128, k * 128 + 128) for k in range(512)]
+    assert conflux.pooled_rows(65536, 128, 1024, 512, 2, CORNER, pivots) == 0
+
+
+def test_pooled_pivots_keep_every_steps_pivots():
+    active, owned = _expected_pivots(8192, 128, 96, "uniform")
+    pooled_active, pooled_owned = pooled_pivots(8192, 128, 96, "uniform", 5)
+    holding = TileMap(8192, 128, 96, 1).rows_per_proc > 0
+    assert holding.sum() == 64
+    np.testing.assert_allclose(pooled_owned.sum(axis=1), owned.sum(axis=1), rtol=1e-13)
+    np.testing.assert_allclose(pooled_active.sum(axis=1), active.sum(axis=1), rtol=1e-13)
+    assert (pooled_active[:, ~holding] == 0).all() and (pooled_owned[:, ~holding] == 0).all()
+    # 64 rows in groups of 13: 5 groups, each one value per step
+    for table in (pooled_active, pooled_owned):
+        assert max(len(np.unique(row[holding])) for row in table) == 5
+        np.testing.assert_array_equal(table[:, 52:64], np.repeat(table[:, 52:53], 12, axis=1))
+    assert max(len(np.unique(row[holding])) for row in active) > 40     # unpooled: many
+
+
+@pytest.mark.parametrize("profile, n, grid", [
+    (CPU, 8192, (128, 2, 2, 128)),         # 64 tiles on 128 process rows
+    (CPU, 16384, (256, 2, 4, 256)),        # v = 256, four layers
+    (CPU, 65536, (1024, 4, 2, 128)),       # 512 tiles on 1024 process rows
+    (CPU, 60000, (96, 4, 2, 128)),         # unequal process rows, none idle
+    (NODES, 8192, (128, 2, 2, 128)),       # a column's members share nodes
+], ids=["idle rows", "four layers", "1024 rows", "unequal rows", "column on nodes"])
+def test_pooled_rows_near_every_rows_own(profile, n, grid, monkeypatch):
+    px, py, c, v = grid
+    placement = profile.placement(px * py * c)
+    own = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    assert own["pooled_rows"] is None
+    monkeypatch.setattr(conflux, "POOLED_CELLS", 0)
+    assert conflux.pooled_rows(n, v, px, py, c, placement, "uniform") == conflux.POOLED_GROUPS
+    pooled = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    assert pooled["pooled_rows"] == conflux.POOLED_GROUPS
+    for key in MAXIMA:
+        assert pooled[key] == pytest.approx(own[key], rel=conflux.POOLED_ERROR), key
+    assert pooled["msgs_max"] == pytest.approx(own["msgs_max"], rel=conflux.POOLED_MSGS_ERROR)
+    assert pooled["bytes_recv_mean"] == pytest.approx(own["bytes_recv_mean"],
+                                                      rel=conflux.POOLED_ERROR)
+    assert pooled["time_s"] != own["time_s"]            # it pooled
+
+
+def test_the_record_and_model_lu_say_where_they_pool(monkeypatch):
+    from linalg_io.model_command.lu_table import _sampled_lines_25d
+
+    args = (8192, 128, 128, 2, 2, CPU)
+    placement = CPU.placement(512)
+    assert "pooled" not in conflux.record_block(*args)["time_formula"]
+    assert _sampled_lines_25d([conflux.candidate_row(8192, 2.0**40, CPU, placement,
+                                                     (128, 2, 2, 128))]) == []
+    monkeypatch.setattr(conflux, "POOLED_CELLS", 0)
+    block = conflux.record_block(*args)
+    assert block["time_formula"].startswith(
+        conflux.TIME_FORMULA + "; pooled: the expected pivot counts of the process rows "
+        "holding rows averaged over 16 groups")
+    assert f"within {conflux.POOLED_ERROR:g}" in block["time_formula"]
+    assert block["formula"].endswith(block["time_formula"][len(conflux.TIME_FORMULA):])
+    lines = _sampled_lines_25d([conflux.candidate_row(8192, 2.0**40, CPU, placement, grid)
+                                for grid in ((128, 2, 2, 128), (64, 4, 2, 128))])
+    assert lines == [(
+        "  2.5D figures from pooled process rows (the tournament's expected pivots averaged "
+        "over groups of consecutive rows; approximate: time, bytes and flops within "
+        f"{conflux.POOLED_ERROR:g}, messages within {conflux.POOLED_MSGS_ERROR:g} of every "
+        "row's own where measured): 128x2x2 v=128 (16 groups)")]
+
+
+def test_the_corner_pools_fast():
+    """N = 65536 on 2^20 ranks, 1024 x 512 x 2, v = 128: pooled (about 2 s, not 20), its
+    time within POOLED_ERROR of every row's own 0.29610 s (docs/MEASUREMENTS.md)."""
+    row = conflux.candidate_row(65536, 2.0**40, BIG, CORNER, (1024, 512, 2, 128))
+    assert row["pooled_rows"] == conflux.POOLED_GROUPS
+    assert row["time_s"] == pytest.approx(0.29610, rel=conflux.POOLED_ERROR)
