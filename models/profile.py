@@ -33,6 +33,8 @@ profile plus the layout of a cluster, for predictions of jobs that do not run he
   cores);
   send_cpu_s, recv_cpu_s: the CPU seconds the level-set SpTRSV's executor spends on a
   batch at its sender (pack, Isend) and at its receiver (Irecv, Waitall) (>= 0);
+  inter_node.send_cpu_s the sender's for a batch between nodes (over TCP the Isend
+  writes the message to its socket inside the call);
   all optional, measured by `linalg-io calibrate`; without them the models charge
   what they did before (`linalg_io.models.sptrsv`);
   note, example: what the numbers are (shipped examples say they are examples).
@@ -87,6 +89,9 @@ class InterNode:
     # one-way seconds of a one-sided put-with-signal between two nodes (module doc);
     # None: not measured
     onesided_trip_s: float | None = None
+    # the level-set executor's calls at the sender of a batch between two nodes (module
+    # doc: send_cpu_s); None: not measured (send_cpu_s's)
+    send_cpu_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -316,9 +321,10 @@ def _inter_node(source: Path, data) -> InterNode:
             or not all(_positive(data.get(k, 1)) for k in numbers) \
             or not isinstance(data.get("links_per_node", 1), int) \
             or not isinstance(data.get("overlap", True), bool) \
-            or not _positive(data.get("onesided_trip_s", 1)):
+            or not _positive(data.get("onesided_trip_s", 1)) \
+            or not _non_negative(data.get("send_cpu_s", 0)):
         raise InputError(f"machine profile {source}: inter_node must be an object with "
                          "positive latency_s, bandwidth_bytes_per_s, an integer "
-                         "links_per_node (default 1), a boolean overlap (default true) and "
-                         "optionally a positive onesided_trip_s")
+                         "links_per_node (default 1), a boolean overlap (default true), "
+                         "optionally a positive onesided_trip_s and a send_cpu_s >= 0")
     return InterNode(**{k: data[k] for k in names if k in data})

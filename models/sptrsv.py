@@ -41,8 +41,10 @@ calibrate` writes them; without them the figures are the alpha-beta ones above):
 
 And the level-set executor's own calls per batch (`linalg_io.sptrsv.levelset`: Python,
 mpi4py and the counting communicator, outside the kernel and the waits), where the file
-has them: `send_cpu_s` (pack, Isend) holds a batch's sender after the task that solves
-its values, `recv_cpu_s` (Irecv, Waitall) holds its receiver in the task it gates, each
+has them: `send_cpu_s` (pack, Isend; `inter_node.send_cpu_s` for a batch between nodes,
+where over TCP the Isend writes the message into its socket) holds a batch's sender
+after the task that solves its values, `recv_cpu_s` (Irecv, Waitall) holds its receiver
+in the task it gates, each
 times the ranks per core where ranks share cores (a rank's calls get that share of a
 core); both are work too, on their ranks. The executor posts its receives before its
 first segment; the model charges them with the Waitall, at the task they gate (the same
@@ -99,9 +101,9 @@ class SptrsvCosts(RankCosts):
         work = (self.stream_bytes / profile.mem_bw_bytes_per_s
                 + link_terms(links, profile, placement)[1])
         send, recv = self.batch_calls(profile)
-        if send or recv:
+        if send.any() or recv:
             graph, ranks = self.graph, work.size
-            work = work + (send * np.bincount(graph.rank[graph.src], minlength=ranks)
+            work = work + (np.bincount(graph.rank[graph.src], weights=send, minlength=ranks)
                            + recv * np.bincount(graph.rank[graph.dst], minlength=ranks))
         wait = np.zeros_like(work)
         for key, (_, _, msgs) in links.items():
@@ -125,13 +127,25 @@ class SptrsvCosts(RankCosts):
         trip = profile.inter_node.onesided_trip_s if across else profile.onesided_trip_s
         return (alpha, False) if trip is None else (trip / 2, True)
 
-    def batch_calls(self, profile: MachineProfile) -> tuple[float, float]:
-        """(sender's, receiver's) CPU seconds of the executor's calls per batch: the
-        machine file's send_cpu_s and recv_cpu_s for the level-set solve (0 where it has
-        none), 0 for the sync-free one (module doc)."""
+    def batch_calls(self, profile: MachineProfile) -> tuple[np.ndarray, float]:
+        """(sender's [batch], receiver's) CPU seconds of the executor's calls per batch
+        of the task graph: the machine file's send_cpu_s (inter_node.send_cpu_s for a
+        batch between nodes, where measured) and recv_cpu_s for the level-set solve (0
+        where it has none), 0 for the sync-free one (module doc)."""
+        batches = self.graph.src.size
         if self.algo != "levelset":
-            return 0.0, 0.0
-        return profile.send_cpu_s or 0.0, profile.recv_cpu_s or 0.0
+            return np.zeros(batches), 0.0
+        send = np.full(batches, profile.send_cpu_s or 0.0)
+        across = profile.inter_node.send_cpu_s if profile.inter_node is not None else None
+        if across is not None:
+            send[self.across()] = across
+        return send, profile.recv_cpu_s or 0.0
+
+    def across(self) -> np.ndarray:
+        """[batch] whether the batch's ranks sit on different nodes."""
+        graph = self.graph
+        return (graph.rank[graph.src] // self.ranks_per_node
+                != graph.rank[graph.dst] // self.ranks_per_node)
 
     def path_terms(self, profile: MachineProfile,
                    placement: Placement) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,15 +159,14 @@ class SptrsvCosts(RankCosts):
                     if self.algo == "levelset" and placement.shared_cores else 1.0)
         compute = graph.stream / profile.mem_bw_bytes_per_s * per_core
         hold = np.zeros(graph.ntasks)
-        src_rank, dst_rank = graph.rank[graph.src], graph.rank[graph.dst]
-        across = src_rank // self.ranks_per_node != dst_rank // self.ranks_per_node
+        across = self.across()
         flags = FLAG_BYTES if self.algo == "syncfree" else 0
         nbytes = self.value_bytes * graph.values + flags
         network = next((key for key in self.links if isinstance(key, tuple)), None)
         wake = (profile.wake_s or 0.0) if (self.algo == "levelset"
                                            and placement.shared_cores is not None) else 0.0
         send, recv = self.batch_calls(profile)
-        if send or recv:
+        if send.any() or recv:
             np.add.at(hold, graph.src, send * per_core)
             np.add.at(hold, graph.dst, recv * per_core)
         delay = np.zeros(graph.src.size)

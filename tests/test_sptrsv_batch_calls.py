@@ -1,8 +1,8 @@
 """The level-set executor's calls per batch in the SpTRSV model (`send_cpu_s` at the
-sender, `recv_cpu_s` at the task the batch gates; models/sptrsv.py's module doc): exactly
-on a chain of 4 rows in 2 blocks, times the ranks per core where ranks share cores (the
-rows too); none for the sync-free solve; machine files without them load and give the
-figures they gave."""
+sender, `inter_node.send_cpu_s` for a batch between nodes, `recv_cpu_s` at the task the
+batch gates; models/sptrsv.py's module doc): exactly on a chain of 4 rows in 2 blocks,
+times the ranks per core where ranks share cores (the rows too); none for the sync-free
+solve; machine files without them load and give the figures they gave."""
 
 import json
 import re
@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from linalg_io.models.profile import MachineProfile, load_profile
+from linalg_io.models.profile import InterNode, MachineProfile, load_profile
 from linalg_io.models.sptrsv import sptrsv_costs
 
 from linalg_io.errors import InputError
@@ -63,6 +63,31 @@ def test_the_rows_and_calls_take_twice_as_long_where_two_ranks_share_a_core():
     compute = costs.path_terms(shared, placement)[0]
     assert compute.tolist() == pytest.approx([56e-9, 80e-9, 80e-9, 80e-9], rel=1e-12)
     assert costs.record_block(shared)["time_s"] == costs.path_time(shared, placement)
+
+
+def test_a_batch_between_nodes_holds_its_sender_the_calls_measured_there():
+    """The chain's two blocks on two nodes: its one batch crosses, its sender held
+    inter_node.send_cpu_s (the network's latency on the edge); on one node, or without
+    the figure, send_cpu_s."""
+    costs = chain_costs("levelset")
+    net = InterNode(latency_s=1e-5, bandwidth_bytes_per_s=1e8)
+    two = replace(CALLS, ranks_per_node=1, nodes=2, inter_node=net)
+    across = replace(two, inter_node=replace(net, send_cpu_s=4 * SEND))
+    costs.ranks_per_node = 1
+    placement = two.placement(2)
+    edge = 1e-5 + 8e-8
+    path = CHAIN_PATH - 1.008e-6 + edge
+    assert costs.path_time(two, placement) == pytest.approx(path + SEND + RECV, rel=1e-12)
+    assert costs.path_time(across, placement) == pytest.approx(path + 4 * SEND + RECV,
+                                                               rel=1e-12)
+    assert costs.work_and_wait(across, placement)[0][0] == pytest.approx(
+        costs.work_and_wait(two, placement)[0][0] + 3 * SEND, rel=1e-12)
+    costs.ranks_per_node = 2          # one node: the batch stays on it
+    assert costs.path_time(across, across.placement(2)) == pytest.approx(
+        CHAIN_PATH + SEND + RECV, rel=1e-12)
+    data = json.loads(across.to_json())
+    assert data["inter_node"]["send_cpu_s"] == 4 * SEND
+    assert "send_cpu_s" not in json.loads(two.to_json())["inter_node"]
 
 
 def test_the_sync_free_solve_takes_no_batch_calls():

@@ -30,7 +30,9 @@ solve pushes a batch; `wake_s`, what a message between ranks 0 and 1 pinned to o
 core, waiting by test and yield, takes over alpha (0 at least): the wake-up of the
 waiting rank where ranks share cores; `send_cpu_s` and `recv_cpu_s`, the CPU seconds
 the level-set solve's executor spends on a batch at its sender (pack, Isend) and at
-its receiver (Irecv, Waitall), from rank 0 to rank 1.
+its receiver (Irecv, Waitall), from rank 0 to rank 1 (and the sender's from rank 0 to
+the next node's first rank, `inter_node.send_cpu_s`: over TCP the Isend writes the
+message into its socket inside the call, several times the on-node call's seconds).
 Nodes that share one kernel (an emulated cluster: bench/emulated_cluster.sh) share its
 cores and memory: cores_per_node and memory_per_node_bytes are then this machine's over
 those nodes.
@@ -237,9 +239,10 @@ def network(reps: int) -> dict | None:
     shared = shared_link_rate(members[0], members[1], reps)
     overlap = overlap_share(0, per_node, reps)
     onesided = put_signal_trip(0, per_node, reps)
+    send_across = batch_calls(0, per_node, reps)[0]
     kernels = len(set(world.allgather(boot_id())))
     return {"intra": intra, "inter": inter, "one_stream_Bps": one, "shared_Bps": shared,
-            "overlap": overlap, "onesided_trip_s": onesided,
+            "overlap": overlap, "onesided_trip_s": onesided, "send_cpu_s": send_across,
             "per_node": per_node, "nodes": len(nodes), "nodes_per_machine": len(nodes) / kernels}
 
 
@@ -264,7 +267,8 @@ def network_profile(base: MachineProfile, net: dict, at_once: int) -> MachinePro
               f"{at_once} ranks at once" + (f"; {sharing:g} nodes share one machine's cores and "
                                   "memory" if sharing > 1 else "")))
     return replace(profile, inter_node=replace(profile.inter_node,
-                                               onesided_trip_s=net["onesided_trip_s"]))
+                                               onesided_trip_s=net["onesided_trip_s"],
+                                               send_cpu_s=net["send_cpu_s"]))
 
 
 def cluster_profile(base: MachineProfile, latency: float, bandwidth: float, per_node: int,
@@ -380,8 +384,11 @@ def main(args, argv: list[str]) -> int:
               + (f", {across * 1e6:.1f} us across nodes" if across else "")
               + f"; wake-up {profile.wake_s * 1e6:.1f} us a message where two ranks share "
               "a core")
+        across = profile.inter_node.send_cpu_s if profile.inter_node else None
         print(f"level-set batch calls {profile.send_cpu_s * 1e6:.2f} us at the sender (pack, "
-              f"Isend), {profile.recv_cpu_s * 1e6:.2f} us at the receiver (Irecv, Waitall)")
+              f"Isend), {profile.recv_cpu_s * 1e6:.2f} us at the receiver (Irecv, Waitall)"
+              + (f"; {across * 1e6:.2f} us at the sender of a batch across nodes"
+                 if across is not None else ""))
         if result["threaded"]:
             t, ranks = profile.threads_per_rank, len(result["threaded"][0])
             gain = profile.gamma_flops / one.gamma_flops
