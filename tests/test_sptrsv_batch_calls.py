@@ -121,6 +121,10 @@ def test_machine_files_without_the_calls_give_the_figures_they_gave(tmp_path):
 @pytest.mark.parametrize("change,message", [
     ({"send_cpu_s": -1e-6}, "send_cpu_s must be positive numbers (send_cpu_s: 0 or more)"),
     ({"recv_cpu_s": "fast"}, "recv_cpu_s must be positive numbers (recv_cpu_s: 0 or more)"),
+    ({"inter_node": {"latency_s": 1e-5, "bandwidth_bytes_per_s": 1e8, "send_cpu_s": -1e-6}},
+     ("inter_node must be an object with positive latency_s, bandwidth_bytes_per_s, an "
+      "integer links_per_node (default 1), a boolean overlap (default true), optionally a "
+      "positive onesided_trip_s and a send_cpu_s >= 0")),
 ])
 def test_bad_batch_calls_are_refused(tmp_path, change, message):
     path = tmp_path / "bad.json"
