@@ -29,6 +29,11 @@ gather(values, steps, index)
     [step, i]: values[steps[step], index[step, i]] (`steps` None: values[step, ...]),
     np.take_along_axis(values[steps], index, axis=1) without its index arrays; every
     index within `values`.
+add_gathered(total, grid, x_at, y_at)
+    total[row, x, y] += grid[row, x_at[x], y_at[y]] for every row, x and y, in place
+    (`linalg_io.models.rank_classes.BlockSpread.totals`: a step's class values added
+    onto every rank), without the two gathered copies NumPy's takes would make; every
+    index within `grid`.
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -217,6 +222,21 @@ def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1
                     r = r + (starts[s, j] <= q)
                 found[s, i] = r
     return out
+
+
+def add_gathered(double[:, :, ::1] total, const double[:, :, ::1] grid,
+                 const cnp.int64_t[::1] x_at, const cnp.int64_t[::1] y_at):
+    cdef Py_ssize_t rows = total.shape[0], px = total.shape[1], py = total.shape[2]
+    cdef Py_ssize_t r, x, y
+    cdef double* out
+    cdef const double* line
+    with nogil:
+        for r in range(rows):
+            for x in range(px):
+                out = &total[r, x, 0]
+                line = &grid[r, x_at[x], 0]
+                for y in range(py):
+                    out[y] = out[y] + line[y_at[y]]
 
 
 def running_sum(double[:, ::1] total, int axis):

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import running_sum
+from linalg_io._kernels.lu2d_points import add_gathered, running_sum
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -310,14 +310,12 @@ class BlockSpread:
         # the values themselves [row, x, y]
         corners: dict[str, np.ndarray] = {}
         ranks: dict[str, np.ndarray] = {}
-        gathered = np.empty((count, px, py)) if dense.any() else None
         for step in np.flatnonzero(dense):
             grid, x_at, y_at = self._step_grid(stored, step)
             for part, values in self._split(grid, unit[:, :, None]).items():
                 if part not in ranks:
                     ranks[part] = np.zeros((count, px, py))
-                np.take(np.take(values, y_at, axis=2), x_at, axis=1, out=gathered, mode="clip")
-                ranks[part] += gathered
+                add_gathered(ranks[part], np.ascontiguousarray(values), x_at, y_at)
         # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
         # rank would cost more than its pairs
         most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
