@@ -34,6 +34,13 @@ add_gathered(total, grid, x_at, y_at)
     (`linalg_io.models.rank_classes.BlockSpread.totals`: a step's class values added
     onto every rank), without the two gathered copies NumPy's takes would make; every
     index within `grid`.
+add_differences(values, above, below, first, per_edge, local, touched, row, at)
+    `linalg_io.models.rank_classes._differences`' sums of one row of one chunk, in
+    place: each pair i's term a_i = values[above[i]] (- values[below[i]] where `below`
+    is not empty), its weight a_i - a_{i-1}, or a_i at its x edge's first pair
+    (`first`, `per_edge`: the edges' first pairs and counts); the weights summed per
+    cell `local[i]` in pair order from 0 (np.bincount's sums, `touched` cells; `local`
+    empty: a cell a pair), then row[at[j]] = row[at[j]] + sum_j (`at` empty: row[j]).
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -237,6 +244,36 @@ def add_gathered(double[:, :, ::1] total, const double[:, :, ::1] grid,
                 line = &grid[r, x_at[x], 0]
                 for y in range(py):
                     out[y] = out[y] + line[y_at[y]]
+
+
+def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
+                    const cnp.int64_t[::1] below, const cnp.int64_t[::1] first,
+                    const cnp.int64_t[::1] per_edge, const cnp.int64_t[::1] local,
+                    Py_ssize_t touched, double[::1] row, const cnp.int64_t[::1] at):
+    cdef Py_ssize_t pairs = above.shape[0], edges = first.shape[0], e, i, j
+    cdef bint two = below.shape[0] > 0, summed = local.shape[0] > 0
+    cdef bint placed = at.shape[0] > 0
+    cdef double term, last, weight
+    sums_array = np.zeros(touched if summed else 0)
+    cdef double[::1] sums = sums_array
+    with nogil:
+        for e in range(edges):
+            last = 0.0
+            for i in range(first[e], first[e] + per_edge[e]):
+                term = values[above[i]] - values[below[i]] if two else values[above[i]]
+                weight = term if i == first[e] else term - last
+                last = term
+                if summed:
+                    sums[local[i]] = sums[local[i]] + weight
+                else:
+                    j = at[i] if placed else i
+                    row[j] = row[j] + weight
+        if summed:
+            for j in range(touched):
+                if placed:
+                    row[at[j]] = row[at[j]] + sums[j]
+                else:
+                    row[j] = row[j] + sums[j]
 
 
 def running_sum(double[:, ::1] total, int axis):

@@ -25,12 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import add_gathered, running_sum
+from linalg_io._kernels.lu2d_points import add_differences, add_gathered, running_sum
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
 # runs slower and pays the kernel for fresh pages each chunk)
 CHUNK_ELEMENTS = 1 << 18
+# an empty index array: "none" to the compiled kernels
+NONE = np.zeros(0, dtype=np.int64)
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
 # `BlockSpread.totals` adds a step's values on every rank where its pairs of runs times
@@ -564,14 +566,14 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
             local = place[cell]
             place[touched] = 0
         if column is None:
-            cells, at = touched, slice(None)
+            cells, at = touched, NONE
         else:
             at = column[touched]
         # where each pair's terms v(right, above), v(left, above) lie in `across` (the
         # first differences along x, taken once per x edge where there are fewer of
         # them than pairs), else in the values
         if len(on) * (ny + 1) < len(cell):
-            terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi],)
+            terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi], NONE)
             on_line = on * (nx + 1)
         else:
             terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
@@ -579,7 +581,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         for part, value in (("high", high), ("low", padded - high)):
             if part == "low" and not value.any():
                 continue
-            if len(terms) == 1:
+            if not len(terms[1]):
                 # [row, step x class, y class]: one index along one axis (a take, several
                 # times faster than a pair of index arrays)
                 lines = value.reshape(len(live), -1, ny + 1)
@@ -596,14 +598,10 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                 # (an x edge's first pair: the class none's, 0); the chunk's sum per
                 # cell (in the pairs' order), then added to the total: a cell's sum is
                 # the same however the chunk's pairs of no value or other cells
-                # interleave
-                above = of[terms[0]] if len(terms) == 1 else of[terms[0]] - of[terms[1]]
-                weights = np.empty_like(above)
-                np.subtract(above[1:], above[:-1], out=weights[1:])
-                weights[first] = above[first]
-                if local is not None:
-                    weights = np.bincount(local, weights=weights, minlength=len(touched))
-                row[at] = row[at] + weights
+                # interleave (compiled: `add_differences`)
+                add_differences(np.ascontiguousarray(of), terms[0], terms[1], first,
+                                per_edge, NONE if local is None else local, len(touched),
+                                row, at)
     return live, cells, list(totals.values())
 
 
