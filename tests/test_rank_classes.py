@@ -91,3 +91,51 @@ def test_summed_up_is_cumsum_bit_for_bit(shape):
     values = np.random.default_rng(sum(shape)).random(shape) * 1e3 - 400.0
     want = np.cumsum(np.cumsum(values, axis=1), axis=2)
     assert _summed_up(values.copy()).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1), (3, 5, 4, 17, 9), (2, 40, 33, 64, 128)])
+def test_add_gathered_is_the_two_takes_and_the_add_bit_for_bit(shape):
+    """`BlockSpread.totals`' dense step: each rank's total + its classes' value, as
+    np.take along y, then x, and an add gave it."""
+    from linalg_io._kernels.lu2d_points import add_gathered
+    rows, nx, ny, px, py = shape
+    rng = np.random.default_rng(sum(shape))
+    grid = rng.random((rows, nx, ny)) * 1e3 - 400.0
+    x_at, y_at = rng.integers(0, nx, px), rng.integers(0, ny, py)
+    total = rng.random((rows, px, py)) * 1e6
+    want = total + np.take(np.take(grid, y_at, axis=2), x_at, axis=1)
+    add_gathered(total, grid, x_at, y_at)
+    assert total.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("two, summed, placed", [(False, False, False), (True, False, True),
+                                                 (False, True, False), (True, True, True)])
+def test_add_differences_is_the_numpy_passes_bit_for_bit(two, summed, placed):
+    """`_differences`' sums of a row: the pairs' terms (one index or a difference of two),
+    each x edge's first pair's term and the others' difference to the pair before, the
+    sums per touched cell (np.bincount) or per pair, added to the row at `at` (or in
+    order), as the NumPy passes it replaced gave them."""
+    from linalg_io._kernels.lu2d_points import add_differences
+    from linalg_io.models.rank_classes import NONE
+    rng = np.random.default_rng(7 + 2 * two + summed)
+    per_edge = rng.integers(1, 9, 40)
+    first = np.cumsum(per_edge) - per_edge
+    pairs = int(per_edge.sum())
+    values = rng.random(500) * 1e3 - 400.0
+    above = rng.integers(0, 500, pairs)
+    below = rng.integers(0, 500, pairs) if two else NONE
+    touched = 60 if summed else pairs
+    local = rng.integers(0, touched, pairs) if summed else NONE
+    at = rng.permutation(touched + 5)[:touched] if placed else NONE
+    row = rng.random(touched + 5 if placed else touched) * 1e6
+    terms = values[above] - values[below] if two else values[above]
+    weights = np.empty_like(terms)
+    np.subtract(terms[1:], terms[:-1], out=weights[1:])
+    weights[first] = terms[first]
+    if summed:
+        weights = np.bincount(local, weights=weights, minlength=touched)
+    want = row.copy()
+    where = at if placed else slice(None)
+    want[where] = want[where] + weights
+    add_differences(values, above, below, first, per_edge, local, touched, row, at)
+    assert row.tobytes() == want.tobytes()
