@@ -250,7 +250,7 @@ def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     const cnp.int64_t[::1] below, const cnp.int64_t[::1] first,
                     const cnp.int64_t[::1] per_edge, const cnp.int64_t[::1] local,
                     Py_ssize_t touched, double[::1] row, const cnp.int64_t[::1] at):
-    cdef Py_ssize_t pairs = above.shape[0], edges = first.shape[0], e, i, j
+    cdef Py_ssize_t edges = first.shape[0], e, i, j
     cdef bint two = below.shape[0] > 0, summed = local.shape[0] > 0
     cdef bint placed = at.shape[0] > 0
     cdef double term, last, weight

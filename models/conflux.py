@@ -329,8 +329,6 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     every_slice = (every_w[:, None] // c + (layer[None, :] < every_w[:, None] % c)).astype(float)
     if profile is not None:
         placement = placement or profile.placement(p)
-    pooled = pooled_rows(n, v, px, py, c, placement, pivots)
-    active, owned = pivot_counts(plan, pivots, pooled)
     # classes of the process rows and columns at each step (module doc); where a group's
     # members share nodes, the time and the inter-node bytes take its messages on and
     # between nodes apart: members that differ in them are different classes
@@ -340,6 +338,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # [step, ...] arrays below hold the steps k evaluated, one row each
     sample = step_sample(n, v, px, py, c, placement, pivots)
     k = np.arange(steps) if sample is None else sample.rows
+    # walking every step, the rows' pivot counts pooled where that costs too much
+    pooled = 0 if sample is not None else _pooled_walk(plan, pivots)
+    active, owned = pivot_counts(plan, pivots, pooled)
 
     def ranks_at(k: np.ndarray | None) -> StepRanks:
         """The classes at the steps k (None: every step): the pivots' changes at steps
@@ -506,13 +507,13 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                            max(1, CHUNK_CELLS // class_cells(
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
                            period, c, groups if by_group else None),
-                **split_inputs, "sample": sample}
+                **split_inputs, "sample": sample, "pooled": pooled}
     ranks = ranks_at(None if sample is None else k)
     # a block of steps at a time (but by phase, which takes the pieces whole)
     per_block = len(k) if by_phase else _walk_block(ranks, c)
     out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, per_block,
                   groups if by_group else None, by_phase)
-    return {**out, **split_inputs, "sample": sample}
+    return {**out, **split_inputs, "sample": sample, "pooled": pooled}
 
 
 def _per_rank(sample: StepSample | None, xs: RunClasses, ys: RunClasses,
@@ -560,10 +561,16 @@ def pooled_rows(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     its own, where pooling moved the time and bytes by up to 2% on small grids).
     Pooled, those steps have few classes of process rows in few runs; each rank's
     figures move by its group's spread (`POOLED_ERROR`)."""
-    plan = StepPlan.create(n, v, px, py, c)
+    if step_sample(n, v, px, py, c, placement, pivots) is not None:
+        return 0
+    return _pooled_walk(StepPlan.create(n, v, px, py, c), pivots)
+
+
+def _pooled_walk(plan: StepPlan, pivots) -> int:
+    """`pooled_rows` where every step is walked."""
+    tiles = plan.tiles
     if (not isinstance(pivots, str) or plan.redundant_u
-            or -(-n // v) * px * py * c < POOLED_CELLS
-            or step_sample(n, v, px, py, c, placement, pivots) is not None):
+            or tiles.ntiles * tiles.px * tiles.py * plan.c < POOLED_CELLS):
         return 0
     step, _ = pivot_changes(plan, pivots)
     return POOLED_GROUPS if len(step) and np.bincount(step).max() > POOLED_GROUPS else 0
@@ -1115,16 +1122,13 @@ POOLED_ERROR = 5e-3
 POOLED_MSGS_ERROR = 0.02
 
 
-def sampled_note(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
-                 pivots="uniform") -> str:
+def sampled_note(sample: StepSample | None, pooled: int) -> str:
     """"" where `conflux_plan_counts` walks every step with every row's own pivot
     counts, else how it pools the rows (`POOLED_FORMULA`) and samples the steps
-    (`SAMPLED_FORMULA`), with their errors, for the record's formulas and `model
-    lu`."""
-    pooled = pooled_rows(n, v, px, py, c, placement, pivots)
+    (`SAMPLED_FORMULA`), with their errors, for the record's formulas (its "sample"
+    and "pooled")."""
     note = POOLED_FORMULA.format(groups=pooled, error=POOLED_ERROR,
                                  msgs_error=POOLED_MSGS_ERROR) if pooled else ""
-    sample = step_sample(n, v, px, py, c, placement, pivots)
     if sample is None:
         return note
     return note + SAMPLED_FORMULA.format(
@@ -1141,7 +1145,7 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     every rank's bytes (`RankCosts.record_block`)."""
     placement = placement or profile.placement(px * py * c)
     counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement, by_group=True)
-    note = sampled_note(n, v, px, py, c, placement, pivots)
+    note = sampled_note(counts["sample"], counts["pooled"])
     block = _costs(counts, pivots).record_block(profile, placement, per_rank)
     block["time_s"] = counts["time_s"]
     block["time_formula"] = TIME_FORMULA + note
@@ -1177,4 +1181,4 @@ def candidate_row(n: int, mem_bytes: float, profile: MachineProfile, placement: 
             "mem_bytes": mem, "fits": mem <= mem_bytes,
             "time_s": counts["time_s"],
             "sampled_steps": None if sample is None else (len(sample.rows), sample.steps),
-            "pooled_rows": pooled_rows(n, v, px, py, c, placement, "uniform") or None}
+            "pooled_rows": counts["pooled"] or None}
