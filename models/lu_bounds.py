@@ -94,6 +94,15 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      others' blocks: (|B| - 1) sum_x p_x t_y over B, between nodes not counted apart);
      the tournament's sends and merges the |B| fewest of the roles (they turn with the
      root).
+  8. Layers: the layer of step k's root is lk = (k // Py) mod c, so where the steps are
+     few against Py c the first layers root most of them (layer 0 the first Py, with
+     the widest slice). The set may be the rows of column y on layer 0 alone, each
+     root-layer term (F_k's getrf, merges and sends; L00; the U solve; the panel's
+     solve) weighted [lk = 0] instead of 1/c, each slice s_{k,0} instead of w_k / c,
+     the scatters' w_k - s_{k,0} sent where layer 0 is the root and s_{k,0} received
+     elsewhere (`_Layer`); the larger bound is kept. And M(F_0), a makespan of its
+     own in (a) and (b), is at least the mean over the rows of column ky_0 on layer 0
+     of F_0, whichever column the rest of the bound takes.
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
@@ -167,8 +176,9 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
               for width, count in widths.counts)
     grids = [_Grid(plan, widths, profile, placement, busy)
              for busy in sorted({px, min(px, plan.tiles.ntiles)})]
-    columns = max(grid.column_seconds(owners, y, rows) for grid in grids
-                  for y in set(owners[-2:].tolist()) for rows in grid.row_sets)
+    columns = max(grid.column_seconds(owners, y, rows, layer) for grid in grids
+                  for y in set(owners[-2:].tolist()) for rows in grid.row_sets
+                  for layer in grid.layers)
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
     return best * (1.0 - ROUNDING)
 
@@ -272,6 +282,33 @@ class _Rows:
     chain: float | None = None
 
 
+@dataclass(frozen=True)
+class _Layer:
+    """Layer 0's own terms of `_Grid.column_seconds` (fact 8), [step] arrays: `on` c
+    where layer 0 is the root (lk_k = 0: its terms weigh c times the layers' mean's),
+    else 0; its slices s_{k,0} and s / eff(s); `spread` what it moves in the scatters
+    of the panel's slices, w_k - s_{k,0} sent where it is the root, else s_{k,0}
+    received; `factor` its F_k: the root's where it is one, else the panel's reduce."""
+
+    on: np.ndarray
+    slices: np.ndarray
+    per_flop: np.ndarray
+    spread: np.ndarray
+    factor: np.ndarray
+
+    @staticmethod
+    def first(widths: _Widths, py: int, c: int, root: np.ndarray,
+              reduce: np.ndarray) -> _Layer:
+        """Layer 0 of (N, v, c) and Py; `root` F_k on the root layer, `reduce` on
+        another."""
+        rooted = (np.arange(len(widths.w)) // py) % c == 0
+        s = widths.thin + (widths.odd > 0)
+        return _Layer(on=c * rooted.astype(float), slices=s,
+                      per_flop=s / gemm_efficiency(np.maximum(s, 1.0)),
+                      spread=np.where(rooted, widths.w - s, s),
+                      factor=np.where(rooted, root, reduce))
+
+
 class _Grid:
     """The terms of `column_seconds` that are the same for every process column y of
     one grid (Px, Py, c, v): [step] arrays, the links' rates and the sets of process
@@ -299,6 +336,7 @@ class _Grid:
         self.panel_solve = rows_ * w * w / (busy * c)
         self.solve_fixed = None
         beta_row = _rates(profile, placement, spans, "row")[1]
+        self.beta_row, self.rows_ = beta_row, rows_
         if py > 1:      # every member of a broadcast sends or receives its bytes
             self.solve_fixed = beta_row * WORD * (rows_ * w / (busy * c)
                                                   + (ww if c == 1 else ww * self.scale))
@@ -342,27 +380,40 @@ class _Grid:
                              beta_row * WORD * (rows_ * w / (px * c) + ww * root))
                     self.row_sets.append(_Rows(root, fixed, 2.0 * (w - s_lk) * root,
                                                chain(crossing)))
-        getrf = _getrf(n, v, px, busy) / c
+        candidates = _getrf(n, v, px, busy)
+        getrf = candidates / c
         if px > 1:
             # the roles turn with the root: the set's are any busy of them, the fewest
             sends, merges = (float(np.sort(count)[:busy].sum())
                              for count in tournament_roles(np.arange(px), px))
             alpha, beta = _rates(profile, placement, spans, "col@column")
+            merged = merges / busy * widths.merge
             getrf = getrf + merges / (busy * c) * widths.merge
-            tournament = sends / (busy * c) * (alpha + beta * w * (w + 1) * WORD)
+            message = alpha + beta * w * (w + 1) * WORD
+            tournament = sends / (busy * c) * message
+            # layer lk's own: the candidates, merges and sends over its rows alone
+            root = (candidates + merged) / (gamma * PANEL_RATE) + sends / busy * message
         else:
             tournament = 0.0
+            root = candidates / (gamma * PANEL_RATE)
         factor = getrf / (gamma * PANEL_RATE) + tournament
+        self.first = factor[0]
+        self.layers = (None,)       # the layers' mean, and layer 0's own (fact 8)
         if c > 1:
-            factor = factor + self.scatter_l * WORD * active * w / busy
+            reduce = self.scatter_l * WORD * active * w / busy
+            factor = factor + reduce
+            self.layers = (None, _Layer.first(widths, py, c, root + reduce, reduce))
+            # M(F_0) >= the mean over the rows of column ky_0 on layer lk_0 (fact 8)
+            self.first = root[0] + reduce[0]
         self.factor = factor
         self.shared = (0.0 if self.cores is None
                        else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
 
-    def column_seconds(self, owners: np.ndarray, y: int, rows: _Rows) -> float:
+    def column_seconds(self, owners: np.ndarray, y: int, rows: _Rows,
+                       layer: _Layer | None = None) -> float:
         """M(F_0) + sum_k [...] of the model bounded from below by the mean, over the
-        layers and the process rows `rows` (one of `row_sets`), of process column y's
-        F_k, S_k and U_k (module doc), per step."""
+        layers (or one `layer`, fact 8) and the process rows `rows` (one of `row_sets`),
+        of process column y's F_k, S_k and U_k (module doc), per step."""
         py, c, gamma = self.py, self.c, self.gamma
         w = self.widths.w
         panel = owners == y
@@ -370,19 +421,28 @@ class _Grid:
         mine = np.where(panel, w, 0.0)
         t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
         # each term as the module doc writes it, operation by operation (in place; a
-        # division by c = 1 left out, terms only on y's panels added there alone)
+        # division by c = 1 left out, terms only on y's panels added there alone); on
+        # one layer, its slice for the layers' mean slice w / c and `on` (c where it is
+        # the root) times each term of the root layer's
         update = self.twice * t
-        update *= self.widths.per_flop
-        if c > 1:
-            update /= c
+        if layer is None:
+            update *= self.widths.per_flop
+            if c > 1:
+                update /= c
+        else:
+            update *= layer.per_flop
         update /= gamma
         solve = self.widths.ww * t
         if c > 1:
             solve *= rows.root
-        solve[at] += self.panel_solve[at]
+            if layer is not None:
+                solve *= layer.on
+        solve[at] += (self.panel_solve[at] if layer is None
+                      else self.panel_solve[at] * layer.on[at])
         solve /= gamma * PANEL_RATE
         if rows.solve_fixed is not None:
-            solve += rows.solve_fixed
+            solve += (rows.solve_fixed if layer is None else self.beta_row * WORD * (
+                self.rows_ * layer.slices / self.busy + self.widths.ww * rows.root * layer.on))
         if self.gather is not None:
             gather = self.gather * t
             gather /= self.busy
@@ -392,12 +452,14 @@ class _Grid:
             fibre = self.fibre_w * t
             fibre /= self.busy
             scatter = self.scatter_u * t
+            spread = self.spread if layer is None else layer.spread / self.busy
             if rows.spread is None:
                 scatter[at] += self.scatter_rows[at]
-                scatter *= self.spread
+                scatter *= spread
             else:
-                scatter *= rows.spread
-                scatter[at] += self.scatter_rows[at] * self.spread[at]
+                scatter *= (rows.spread if layer is None
+                            else layer.spread * rows.root * c)
+                scatter[at] += self.scatter_rows[at] * spread[at]
             fibre += scatter
             fibre *= WORD
             solve += fibre
@@ -406,14 +468,16 @@ class _Grid:
                 # every layer's s_l t_y >= (w_k // c) t_y bytes a chain's, else a tree's
                 column *= np.where(self.widths.thin * t * WORD > SMALL_BYTES, rows.chain,
                                    self.beta_col)
-                column /= c
+                column = column / c if layer is None else column * layer.slices / w
                 solve += column
             elif self.col_w is not None:
                 column = self.col_w * t
-                column /= c
+                column = column / c if layer is None else column * layer.slices / w
                 solve += column
         factor = np.zeros(len(w))
-        factor[at] = self.factor[at]
+        factor[at] = self.factor[at] if layer is None else layer.factor[at]
+        # step 0's F: M(F_0), not y's (fact 8)
+        factor[0] = self.first
         if py > 1 and self.cores is None:
             return float(factor.sum() + solve.sum() + update.sum())
         following = np.concatenate([factor[1:], [0.0]])

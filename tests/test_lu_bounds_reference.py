@@ -1,8 +1,11 @@
 """The 2.5D LU's lower bound (`linalg_io.models.lu_bounds`), its [step] arrays shared
-between grids and its broadcast timed at a few positions, equals bit for bit the bound
-of tests/lu_bounds_reference.py (every grid evaluated from scratch) on every machine and
+between grids and its broadcast timed at a few positions, is at least the bound of
+tests/lu_bounds_reference.py (every grid evaluated from scratch) on every machine and
 a sample of problems (shared cores and not, c = 1 and c > 1, Py = 1, 2 (reflected
-columns) and more, tiles whose pivot ids take the chain)."""
+columns) and more, tiles whose pivot ids take the chain): equal bit for bit where none
+of the later facts applies (c = 1, Py = 1: one process column, which holds step 0's
+panel, on no shared nodes), tighter elsewhere on every machine (a column's members on
+shared nodes, facts 4 and 6; M(F_0) and layer 0's own terms, fact 8)."""
 
 import lu_bounds_reference as reference
 import pytest
@@ -28,13 +31,14 @@ def test_bounds_equal_the_reference(machine):
             for px, py, c in busy_grids(n, v, p):
                 args = (n, v, px, py, c, profile, placement)
                 bound, old = lu_bounds.time_seconds(*args), reference.time_seconds(*args)
-                if px > 1 and group_nodes(py, px, placement) is not None:
-                    assert bound >= old, args
-                    tighter += bound > old
-                else:
+                # tighter: a column's members on shared nodes (facts 4, 6), M(F_0) on
+                # its own and layer 0's terms (c > 1, fact 8)
+                assert bound >= old, args
+                tighter += bound > old
+                if c == 1 and py == 1 and (px == 1 or group_nodes(py, px, placement) is None):
                     assert bound == old, args
                 assert lu_bounds.update_seconds(*args) == reference.update_seconds(*args)
                 tried += 1
         assert lu_bounds.update_work(n, 256, 4) == reference.update_work(n, 256, 4)
     assert tried > 100
-    assert (tighter > 0) == (machine != "default"), machine      # one node: nothing split
+    assert tighter > 0, machine
