@@ -148,6 +148,12 @@ def _expected_changes(n: int, v: int, px: int, pivots: str, pooled: int = 0
 def _expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_counts` of a model name; read-only, cached: every grid with this Px shares
     them."""
+    return expected_pivots(n, v, px, pivots)
+
+
+def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
+    """`pivot_counts` of a model name (read-only arrays), not kept: for a caller that
+    needs them once (`linalg_io.models.lu_bounds`), without filling the model's cache."""
     t = TileMap(n, v, px, 1)
     widths = np.minimum(v, n - np.arange(t.ntiles) * v).astype(float)
     rows = t.rows_per_proc.astype(float)

@@ -103,6 +103,14 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      elsewhere (`_Layer`); the larger bound is kept. And M(F_0), a makespan of its
      own in (a) and (b), is at least the mean over the rows of column ky_0 on layer 0
      of F_0, whichever column the rest of the bound takes.
+  9. Where the process rows' pivot counts differ (rows that own no tile, fact 7, or
+     unequal rows; c = 1, a column's members on nodes of their own), a member q of the
+     pivot rows' Bruck allgather forwards windows q .. q + m - 1 that may hold more
+     pivots than those it receives: its serial max(sent, recv) is recv + max(sent -
+     recv, 0). The mean over B (or every row) of that excess, from the
+     pivot counts of the candidates' model itself ("uniform", `expected_pivots`), is
+     added to the allgather's term (`_sends_more`; where those counts have
+     BRUCK_CELLS cells or fewer).
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
@@ -135,18 +143,21 @@ from functools import lru_cache
 import numpy as np
 from linalg_io.models.conflux import link_keys
 from linalg_io.models.conflux_nodes import HOP, NET, NODE, group_nodes
-from linalg_io.models.conflux_pivots import DUST
+from linalg_io.models.conflux_pivots import DUST, expected_pivots
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size, tournament_roles
-from linalg_io.layout.schedules import SMALL_BYTES, bcast_costs, bruck_rounds
+from linalg_io.layout.schedules import SMALL_BYTES, allgatherv_bytes, bcast_costs, bruck_rounds
 from linalg_io.layout.words import WORD
 
 # relative: the bound's sums in another order than the model's, and `update_seconds`'
 # R_k rows where the pivot model may leave Px DUST fewer (<= 3 Px DUST / N of it)
 ROUNDING = 1e-6
+# fact 9: the [step, process row] cells of the pivot counts, at most, whose allgather a
+# grid's bound evaluates (O(cells log Px); larger grids keep fact 4's term alone)
+BRUCK_CELLS = 1 << 20
 
 
 def update_work(n: int, v: int, c: int) -> float:
@@ -340,10 +351,12 @@ class _Grid:
         if py > 1:      # every member of a broadcast sends or receives its bytes
             self.solve_fixed = beta_row * WORD * (rows_ * w / (busy * c)
                                                   + (ww if c == 1 else ww * self.scale))
-        self.gather = None
+        self.gather = self.sends_more = None
         if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
             if members is None:
                 self.gather = beta_col * WORD * (busy - 1) * w
+                if (busy < px or not _even_rows(tiles)) and len(w) * px <= BRUCK_CELLS:
+                    self.sends_more = beta_col * WORD * _sends_more(n, v, px, busy)
             else:
                 node, net = (_beta(profile, placement, spans["col" + part])
                              for part in (NODE, NET))
@@ -384,8 +397,7 @@ class _Grid:
         getrf = candidates / c
         if px > 1:
             # the roles turn with the root: the set's are any busy of them, the fewest
-            sends, merges = (float(np.sort(count)[:busy].sum())
-                             for count in tournament_roles(np.arange(px), px))
+            sends, merges = _fewest_roles(px, busy)
             alpha, beta = _rates(profile, placement, spans, "col@column")
             merged = merges / busy * widths.merge
             getrf = getrf + merges / (busy * c) * widths.merge
@@ -446,6 +458,8 @@ class _Grid:
         if self.gather is not None:
             gather = self.gather * t
             gather /= self.busy
+            if self.sends_more is not None:
+                gather += self.sends_more * t
             gather[at] = 0.0
             solve += gather
         if c > 1:
@@ -484,6 +498,23 @@ class _Grid:
         return float(factor[0] + solve.sum() + np.maximum(update + following, self.shared).sum())
 
 
+def _sends_more(n: int, v: int, px: int, busy: int) -> np.ndarray:
+    """[step] fact 9: the mean over the process rows 0 .. busy - 1 of what a member's
+    Bruck allgather of pivot rows sends beyond what it receives, max(sent - received,
+    0) per word of t_y (`allgatherv_bytes` of the "uniform" pivot model's counts, the
+    candidates')."""
+    return _excess(n, v, px)[:, :busy].mean(axis=1)
+
+
+# the grids of one (N, v, Px) (over all rows, and over the rows of fact 7) in turn
+@lru_cache(maxsize=2)
+def _excess(n: int, v: int, px: int) -> np.ndarray:
+    """[step, process row] max(sent - received, 0) of `_sends_more`."""
+    sent, recv = allgatherv_bytes(expected_pivots(n, v, px, "uniform")[1])
+    sent -= recv
+    return np.maximum(sent, 0.0, out=sent)
+
+
 def _beta(profile: MachineProfile, placement: Placement, key) -> float:
     """Seconds per byte of the link of a `Links` key."""
     span, active = _span_active(key)
@@ -493,8 +524,16 @@ def _beta(profile: MachineProfile, placement: Placement, key) -> float:
 def _even_rows(tiles) -> bool:
     """Fact 6: whether every process row holds the same rows and Px is a power of two
     (pivots "uniform": every process row the same a_x and p_x at every step)."""
-    return (butterfly_size(tiles.px) == tiles.px
-            and len(set(tiles.rows_per_proc.tolist())) == 1)
+    rows = tiles.rows_per_proc
+    return butterfly_size(tiles.px) == tiles.px and bool((rows == rows[0]).all())
+
+
+@lru_cache(maxsize=64)
+def _fewest_roles(px: int, busy: int) -> tuple[float, float]:
+    """(messages sent, merges) of the tournament summed over the `busy` roles that send
+    and merge the fewest of a process column of px (fact 7; all of them: busy = px)."""
+    return tuple(float(np.sort(count)[:busy].sum())
+                 for count in tournament_roles(np.arange(px), px))
 
 
 def _crossing(nodes: np.ndarray) -> np.ndarray:

@@ -134,3 +134,27 @@ def test_bound_on_few_steps_takes_layer_0():
     assert len(ratios) >= 30
     assert sorted(ratios)[len(ratios) // 2] > 0.85 and min(ratios) > 0.8
     assert sorted(means)[len(means) // 2] < 0.5
+
+
+def test_bound_on_c1_grids_with_idle_rows_counts_the_allgathers_sends():
+    """N = 8192, P = 4096 on the big machine, every c = 1 grid with more process rows than
+    tile rows: where rows own no pivots, a member of the pivot rows' Bruck allgather
+    forwards more than it receives, and the bound takes its sends (fact 9) and M(F_0)
+    (fact 8). bound <= exact time_s on every one; above 0.3 of it at the median, where the
+    frozen reference bound gave under 0.2."""
+    import lu_bounds_reference as reference
+    profile = machine_profile("big")
+    placement = profile.placement(4096)
+    ratios, before = [], []
+    for v in TILE_SIZES:
+        for px, py, c in grid_candidates(4096):
+            if c > 1 or px <= 8192 // v:
+                continue
+            exact = conflux.candidate_row(8192, 1e30, profile, placement,
+                                          (px, py, c, v))["time_s"]
+            bound = time_seconds(8192, v, px, py, c, profile, placement)
+            assert bound <= exact, (px, py, c, v, bound, exact)
+            ratios.append(bound / exact)
+            before.append(reference.time_seconds(8192, v, px, py, c, profile, placement) / exact)
+    assert len(ratios) >= 15
+    assert sorted(ratios)[len(ratios) // 2] > 0.3 and sorted(before)[len(before) // 2] < 0.2
