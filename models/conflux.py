@@ -138,7 +138,7 @@ SAMPLE_BLOCKS = 4
 # spreading of such steps onto every rank: each row a run of its own), the rows' counts
 # averaged over POOLED_GROUPS groups
 POOLED_GROUPS = 16
-POOLED_CELLS = 1 << 27
+POOLED_CELLS = 1 << 25
 # a process row's or column's classes at a step where its members do not share nodes,
 # at most (`class_cells`): the ends of its chains and trees and the pivots' changes
 FEW_CLASSES = 16
