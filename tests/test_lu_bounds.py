@@ -112,25 +112,30 @@ def test_bound_on_grids_with_idle_rows(machine, n, p):
         assert sorted(ratios)[len(ratios) // 2] > 0.5
 
 
+def _against_reference(grids) -> tuple[list[float], list[float]]:
+    """(bound / exact time_s, frozen reference bound / exact time_s) of each (Px, Py, c, v)
+    of `grids`, N = 8192, P = 4096 on the big machine; bound <= exact on every one."""
+    import lu_bounds_reference as reference
+    profile = machine_profile("big")
+    placement = profile.placement(4096)
+    ratios, before = [], []
+    for px, py, c, v in grids:
+        exact = conflux.candidate_row(8192, 1e30, profile, placement, (px, py, c, v))["time_s"]
+        bound = time_seconds(8192, v, px, py, c, profile, placement)
+        assert bound <= exact, (px, py, c, v, bound, exact)
+        ratios.append(bound / exact)
+        before.append(reference.time_seconds(8192, v, px, py, c, profile, placement) / exact)
+    return ratios, before
+
+
 def test_bound_on_few_steps_takes_layer_0():
     """N = 8192, P = 4096 on the big machine, every c > 1 grid with Py > 1: 32 steps or
     fewer against Py c roots, so layer 0 roots most of them (fact 8). bound <= exact
     time_s, within 20% of it on most grids and above 0.8 of it on every one; the layers'
     mean alone (the frozen reference bound) gave under half of it on most."""
-    import lu_bounds_reference as reference
-    profile = machine_profile("big")
-    placement = profile.placement(4096)
-    ratios, means = [], []
-    for v in TILE_SIZES:
-        for px, py, c in busy_grids(8192, v, 4096):
-            if c == 1 or py == 1:
-                continue
-            exact = conflux.candidate_row(8192, 1e30, profile, placement,
-                                          (px, py, c, v))["time_s"]
-            bound = time_seconds(8192, v, px, py, c, profile, placement)
-            assert bound <= exact, (px, py, c, v, bound, exact)
-            ratios.append(bound / exact)
-            means.append(reference.time_seconds(8192, v, px, py, c, profile, placement) / exact)
+    ratios, means = _against_reference([(px, py, c, v) for v in TILE_SIZES
+                                        for px, py, c in busy_grids(8192, v, 4096)
+                                        if c > 1 and py > 1])
     assert len(ratios) >= 30
     assert sorted(ratios)[len(ratios) // 2] > 0.85 and min(ratios) > 0.8
     assert sorted(means)[len(means) // 2] < 0.5
@@ -142,19 +147,8 @@ def test_bound_on_c1_grids_with_idle_rows_counts_the_allgathers_sends():
     forwards more than it receives, and the bound takes its sends (fact 9) and M(F_0)
     (fact 8). bound <= exact time_s on every one; above 0.3 of it at the median, where the
     frozen reference bound gave under 0.2."""
-    import lu_bounds_reference as reference
-    profile = machine_profile("big")
-    placement = profile.placement(4096)
-    ratios, before = [], []
-    for v in TILE_SIZES:
-        for px, py, c in grid_candidates(4096):
-            if c > 1 or px <= 8192 // v:
-                continue
-            exact = conflux.candidate_row(8192, 1e30, profile, placement,
-                                          (px, py, c, v))["time_s"]
-            bound = time_seconds(8192, v, px, py, c, profile, placement)
-            assert bound <= exact, (px, py, c, v, bound, exact)
-            ratios.append(bound / exact)
-            before.append(reference.time_seconds(8192, v, px, py, c, profile, placement) / exact)
+    ratios, before = _against_reference([(px, py, c, v) for v in TILE_SIZES
+                                         for px, py, c in grid_candidates(4096)
+                                         if c == 1 and px > 8192 // v])
     assert len(ratios) >= 15
     assert sorted(ratios)[len(ratios) // 2] > 0.3 and sorted(before)[len(before) // 2] < 0.2
