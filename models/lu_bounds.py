@@ -308,7 +308,7 @@ class _Layer:
     factor: np.ndarray
 
     @staticmethod
-    def first(widths: _Widths, py: int, c: int, root: np.ndarray,
+    def zero(widths: _Widths, py: int, c: int, root: np.ndarray,
               reduce: np.ndarray) -> _Layer:
         """Layer 0 of (N, v, c) and Py; `root` F_k on the root layer, `reduce` on
         another."""
@@ -409,14 +409,14 @@ class _Grid:
             tournament = 0.0
             root = candidates / (gamma * PANEL_RATE)
         factor = getrf / (gamma * PANEL_RATE) + tournament
-        self.first = factor[0]
+        self.start = factor[0]
         self.layers = (None,)       # the layers' mean, and layer 0's own (fact 8)
         if c > 1:
             reduce = self.scatter_l * WORD * active * w / busy
             factor = factor + reduce
-            self.layers = (None, _Layer.first(widths, py, c, root + reduce, reduce))
+            self.layers = (None, _Layer.zero(widths, py, c, root + reduce, reduce))
             # M(F_0) >= the mean over the rows of column ky_0 on layer lk_0 (fact 8)
-            self.first = root[0] + reduce[0]
+            self.start = root[0] + reduce[0]
         self.factor = factor
         self.shared = (0.0 if self.cores is None
                        else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
@@ -491,7 +491,7 @@ class _Grid:
         factor = np.zeros(len(w))
         factor[at] = self.factor[at] if layer is None else layer.factor[at]
         # step 0's F: M(F_0), not y's (fact 8)
-        factor[0] = self.first
+        factor[0] = self.start
         if py > 1 and self.cores is None:
             return float(factor.sum() + solve.sum() + update.sum())
         following = np.concatenate([factor[1:], [0.0]])
