@@ -41,6 +41,17 @@ add_differences(values, above, below, first, per_edge, local, touched, row, at)
     (`first`, `per_edge`: the edges' first pairs and counts); the weights summed per
     cell `local[i]` in pair order from 0 (np.bincount's sums, `touched` cells; `local`
     empty: a cell a pair), then row[at[j]] = row[at[j]] + sum_j (`at` empty: row[j]).
+add_corners(highs, lows, scratch, x0, x1, y0, y1, values, unit, px)
+    `linalg_io.models.rank_classes.BlockSpread.totals`' corners of one row of one chunk
+    of rectangles [x0_i, x1_i) x [y0_i, y1_i) of ranks x py + y (px py = the length of
+    `highs`, `lows` and `scratch`), in place: each value split into h, the multiple of
+    `unit` nearest it (np.round's: half to even), and its remainder l, added as +h and
+    +l at the corners (x0, y0) and (x1, y1), -h and -l at (x0, y1) and (x1, y0) (all the
+    first corners, then all the second, ...), a corner at x = px or y = py dropped. The
+    h go straight into `highs` (multiples of `unit` whose sums are exact in any order);
+    the l are summed per rank in `scratch` (zeros, left zeros), each sum then added to
+    `lows` once (where some l is not 0): np.bincount's sums of the chunk, in its order,
+    bit for bit, in O(pairs), not the bincount's O(P).
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -49,6 +60,7 @@ running_sum(total, axis)
 """
 import numpy as np
 cimport numpy as cnp
+from libc.math cimport nearbyint
 
 cnp.import_array()
 
@@ -274,6 +286,41 @@ def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     row[at[j]] = row[at[j]] + sums[j]
                 else:
                     row[j] = row[j] + sums[j]
+
+
+def add_corners(double[::1] highs, double[::1] lows, double[::1] scratch,
+                const cnp.int64_t[::1] x0, const cnp.int64_t[::1] x1,
+                const cnp.int64_t[::1] y0, const cnp.int64_t[::1] y1,
+                const double[::1] values, double unit, Py_ssize_t px):
+    cdef Py_ssize_t n = values.shape[0], py = highs.shape[0] // px, i, k, b
+    cdef const cnp.int64_t* xs[4]
+    cdef const cnp.int64_t* ys[4]
+    cdef double high, low
+    cdef bint some_low = False
+    if n == 0:
+        return
+    xs[0], xs[1], xs[2], xs[3] = &x0[0], &x1[0], &x0[0], &x1[0]
+    ys[0], ys[1], ys[2], ys[3] = &y0[0], &y1[0], &y1[0], &y0[0]
+    with nogil:
+        for k in range(4):
+            for i in range(n):
+                if xs[k][i] < px and ys[k][i] < py:
+                    b = xs[k][i] * py + ys[k][i]
+                    high = nearbyint(values[i] / unit) * unit
+                    low = values[i] - high
+                    some_low = some_low or low != 0.0
+                    if k < 2:
+                        highs[b] = highs[b] + high
+                        scratch[b] = scratch[b] + low
+                    else:
+                        highs[b] = highs[b] - high
+                        scratch[b] = scratch[b] - low
+        for k in range(4 if some_low else 0):
+            for i in range(n):
+                if xs[k][i] < px and ys[k][i] < py:
+                    b = xs[k][i] * py + ys[k][i]
+                    lows[b] = lows[b] + scratch[b]
+                    scratch[b] = 0.0
 
 
 def running_sum(double[:, ::1] total, int axis):

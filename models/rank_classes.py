@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import add_differences, add_gathered, running_sum
+from linalg_io._kernels.lu2d_points import add_corners, add_differences, add_gathered, running_sum
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -302,60 +302,44 @@ class BlockSpread:
         # a bound on the sum of |value| over every corner: the partial sums stay below it
         bound = 4.0 * (self.biggest @ self.pairs.astype(float))
         exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
-        unit = np.ldexp(1.0, exponent.astype(np.int64))[:, None]
+        unit = np.ldexp(1.0, exponent.astype(np.int64))
         # the rows of some value (of some cell: a row whose values are 0 adds zeros)
         live = [row for row in range(count) if stored[row].any()]
         dense = self.pairs * DENSE_SHARE > px * py
-        # the sums per rank, "high" and "low" (once some value has a remainder): of the
-        # corners, a difference array [row, x py + y] (corners at x = px or y = py only
-        # reach ranks past the ends: one bin of their own, dropped); of the dense steps,
-        # the values themselves [row, x, y]
-        corners: dict[str, np.ndarray] = {}
-        ranks: dict[str, np.ndarray] = {}
+        # the sums per rank [part, row, x, y] of the multiples of u (part 0) and of the
+        # remainders (part 1): the dense steps' values, then a difference array of the
+        # others' corners (corners at x = px or y = py only reach ranks past the ends:
+        # dropped), summed up
+        sums = np.zeros((2, count, px, py))
         for step in np.flatnonzero(dense):
             grid, x_at, y_at = self._step_grid(stored, step)
-            for part, values in self._split(grid, unit[:, :, None]).items():
-                if part not in ranks:
-                    ranks[part] = np.zeros((count, px, py))
-                add_gathered(ranks[part], np.ascontiguousarray(values), x_at, y_at)
-        # pairs per chunk: CHUNK_ELEMENTS values, or more where each chunk's sums over every
-        # rank would cost more than its pairs
-        most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
-        for first, last in _stretches(~dense):
-            for begin, stop in self._chunks(first, last, most):
-                step, xi, yi = self._pairs(begin, stop)
-                x0, x1, y0, y1 = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
-                xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
-                at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)  # past the ends
-                chunk = (slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
-                         if self.cells is None else self._index(step, xi, yi, 0))
-                # a row's corners at a time: its sums over every rank an array of the
-                # heap's size
-                for row in live:
-                    for part, w in self._split(stored[row, chunk], unit[row]).items():
-                        if part not in corners:
-                            corners[part] = np.zeros((count, px * py))
-                        corners[part][row] += np.bincount(
-                            at, weights=np.concatenate([w, w, -w, -w]),
-                            minlength=px * py + 1)[:-1]
-        for part, sums in corners.items():
-            grid = _summed_up(sums.reshape(-1, px, py))
-            if part in ranks:
-                ranks[part] += grid
-            else:
-                ranks[part] = grid
-        totals = ranks.get("high", np.zeros((count, px, py)))
-        if "low" in ranks:
-            totals += ranks["low"]
-        return totals.reshape(*self.shape, px, py)
-
-    @staticmethod
-    def _split(values: np.ndarray, unit: np.ndarray) -> dict:
-        """{"high": the multiples of `unit` nearest `values`, "low": what is left (where
-        some of it is not 0)}."""
-        high = np.round(values / unit) * unit
-        low = values - high
-        return {"high": high, "low": low} if low.any() else {"high": high}
+            high = np.round(grid / unit[:, None, None]) * unit[:, None, None]
+            for part, values in zip(sums, (high, grid - high)):
+                add_gathered(part, np.ascontiguousarray(values), x_at, y_at)
+        corner_steps = ~dense
+        if corner_steps.any():
+            corners = np.zeros_like(sums) if dense.any() else sums
+            flat = corners.reshape(2, count, px * py)
+            scratch = np.zeros(px * py)
+            # pairs per chunk: CHUNK_ELEMENTS values, or more where the chunks would be
+            # more than the steps' ranks over 4 (the remainders' sums grouped by chunk)
+            most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
+            for first, last in _stretches(corner_steps):
+                for begin, stop in self._chunks(first, last, most):
+                    step, xi, yi = self._pairs(begin, stop)
+                    edges = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
+                    chunk = (slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
+                             if self.cells is None else self._index(step, xi, yi, 0))
+                    for row in live:
+                        add_corners(flat[0, row], flat[1, row], scratch, *edges,
+                                    np.ascontiguousarray(stored[row, chunk]), unit[row], px)
+            for part in corners:
+                _summed_up(part)
+            if corners is not sums:
+                sums += corners
+        high, low = sums
+        high += low
+        return high.reshape(*self.shape, px, py)
 
     def _step_grid(self, stored: np.ndarray, step: int) -> tuple:
         """(values [row, a, b], x_at, y_at) of one step: its cells or its pairs' values,

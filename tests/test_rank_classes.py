@@ -139,3 +139,35 @@ def test_add_differences_is_the_numpy_passes_bit_for_bit(two, summed, placed):
     want[where] = want[where] + weights
     add_differences(values, above, below, first, per_edge, local, touched, row, at)
     assert row.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("px, py, pairs", [(1, 1, 3), (5, 7, 40), (33, 64, 900)])
+def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, pairs):
+    """`BlockSpread.totals`' corners of a chunk: each value split into the multiple of
+    u nearest it and the rest, the multiples added at the four corners, the rests'
+    sums per rank (np.bincount of the corners, a corner past the ends dropped) added
+    once, as the NumPy passes it replaced gave them; `scratch` left zeros."""
+    from linalg_io._kernels.lu2d_points import add_corners
+    rng = np.random.default_rng(px * py + pairs)
+    x0, y0 = rng.integers(0, px, pairs), rng.integers(0, py, pairs)
+    x1, y1 = x0 + rng.integers(1, px - x0 + 1), y0 + rng.integers(1, py - y0 + 1)
+    values = (rng.random(pairs) - 0.3) * 1e6
+    values[rng.random(pairs) < 0.2] = 0.0
+    unit = 2.0 ** -20
+    # sums so far: multiples of u in `highs` (whose sums are then exact in any order)
+    highs = np.round(rng.random(px * py) * 1e9 / unit) * unit
+    lows = rng.random(px * py) * 1e-3
+    xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
+    at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)
+    high = np.round(values / unit) * unit
+    low = values - high
+    assert low.any() and (high % unit == 0).all()
+    want_highs, want_lows = highs.copy(), lows.copy()
+    for want, part in ((want_highs, high), (want_lows, low)):
+        want += np.bincount(at, weights=np.concatenate([part, part, -part, -part]),
+                            minlength=px * py + 1)[:-1]
+    scratch = np.zeros(px * py)
+    add_corners(highs, lows, scratch, x0, x1, y0, y1, values, unit, px)
+    assert highs.tobytes() == want_highs.tobytes()
+    assert lows.tobytes() == want_lows.tobytes()
+    assert not scratch.any()
