@@ -2,14 +2,15 @@
 """The 2.5D LU's expected pivots on a random matrix, step after step
 (`linalg_io.models.conflux_pivots`, "uniform"; its module doc gives the rule).
 
-tournament_steps(rows, widths, beta, dust, active, owned)
-    for every step k: active[k] = rows (the active rows of each process row), owned[k]
-    = the pivots each gives: the step's merge tree (roles r = (x - k) mod Px, r >= q
-    folds onto r - q, the butterfly pairs neighbouring sets up to one set) summed
-    bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2 rows, then
-    split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2), n_1) of
-    the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving fewer
-    than `dust` rows takes them all; rows -= owned[k]. O(Px) per step.
+tournament_steps(rows, widths, first_step, beta, dust, active, owned)
+    for the steps k = first_step + t, t < len(active): active[t] = rows (the active rows
+    of each process row before step k, updated in place: the state the next call goes
+    on from), owned[t] = the pivots each gives: the step's merge tree (roles r = (x -
+    k) mod Px, r >= q folds onto r - q, the butterfly pairs neighbouring sets up to one
+    set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2
+    rows, then split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2),
+    n_1) of the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving
+    fewer than `dust` rows takes them all; rows -= owned[t]. O(Px) per step.
 changes(active, owned)
     (step, process row) flat, in row-major order: where active or owned [step, process
     row] differs from the process row before; two passes, no [step, Px] temporary.
@@ -47,13 +48,13 @@ cdef inline double _first(double winners, double n1, double w1, double n2,
     return _smaller(first, n1)
 
 
-def tournament_steps(const double[::1] rows0 not None, const double[::1] widths not None,
-                     double beta, double dust, double[:, ::1] active not None,
-                     double[:, ::1] owned not None) -> None:
-    cdef Py_ssize_t px = rows0.shape[0], steps = widths.shape[0]
-    if px < 1 or active.shape[0] != steps or owned.shape[0] != steps \
-            or active.shape[1] != px or owned.shape[1] != px:
-        raise ValueError("active and owned must be [steps, Px], Px >= 1")
+def tournament_steps(double[::1] rows not None, const double[::1] widths not None,
+                     Py_ssize_t first_step, double beta, double dust,
+                     double[:, ::1] active not None, double[:, ::1] owned not None) -> None:
+    cdef Py_ssize_t px = rows.shape[0], steps = active.shape[0]
+    if px < 1 or owned.shape[0] != steps or active.shape[1] != px or owned.shape[1] != px \
+            or first_step < 0 or first_step + steps > widths.shape[0]:
+        raise ValueError("active and owned must be [steps, Px], Px >= 1, within the widths")
     cdef Py_ssize_t q = 1
     while 2 * q <= px:
         q *= 2
@@ -66,12 +67,13 @@ def tournament_steps(const double[::1] rows0 not None, const double[::1] widths 
     cdef double[::1] ratio = ratio_np, count = count_np, packed_weight = weight_np
     cdef Py_ssize_t[::1] at = np.empty(size, dtype=np.intp)
     cdef double[::1] sets = np.zeros(size), stood = np.zeros(size), weight = np.zeros(size)
-    cdef double[::1] rows = np.array(rows0), winners = np.zeros(2 * q)
+    cdef double[::1] winners = np.zeros(2 * q)
     cdef double[::1] candidates = np.empty(px)
     power, multiply = np.power, np.multiply
-    cdef Py_ssize_t k, i, j, m, start, role, partner, e
+    cdef Py_ssize_t t, k, i, j, m, start, role, partner, e
     cdef double w, first, share
-    for k in range(steps):
+    for t in range(steps):
+        k = first_step + t
         w = widths[k]
         start = k % px
         for i in range(px):
@@ -113,16 +115,16 @@ def tournament_steps(const double[::1] rows0 not None, const double[::1] widths 
                 partner = _wrapped(role + q, px)
                 e = 2 * q + 2 * j
                 first = _first(winners[q + j], sets[e], weight[e], sets[e + 1], weight[e + 1])
-                owned[k, role] = first
-                owned[k, partner] = winners[q + j] - first
+                owned[t, role] = first
+                owned[t, partner] = winners[q + j] - first
             else:
-                owned[k, role] = winners[q + j]
+                owned[t, role] = winners[q + j]
         for i in range(px):
-            share = owned[k, i]
+            share = owned[t, i]
             if rows[i] - share < dust:
                 share = rows[i]
-            active[k, i] = rows[i]
-            owned[k, i] = share
+            active[t, i] = rows[i]
+            owned[t, i] = share
             rows[i] = rows[i] - share
 
 

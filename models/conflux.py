@@ -80,7 +80,7 @@ from linalg_io.models.conflux_nodes import (
     split_keys,
     timed_links,
 )
-from linalg_io.models.conflux_pivots import pivot_changes, pivot_counts
+from linalg_io.models.conflux_pivots import most_changes, pivot_changes, pivot_counts, pivots_at
 from linalg_io.models.costs import (
     RankCosts,
     crossing_links,
@@ -133,10 +133,10 @@ SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
 SAMPLE_BLOCKS = 4
-# `pooled_rows`: where every step is walked, the pivot counts differ along more than
-# POOLED_GROUPS process rows at some step and steps x P reach POOLED_CELLS (the walk's
-# spreading of such steps onto every rank: each row a run of its own), the rows' counts
-# averaged over POOLED_GROUPS groups
+# `pooled_rows`: where the pivot counts differ along more than POOLED_GROUPS process
+# rows at some step and steps x P reach POOLED_CELLS (each row a class and a run of its
+# own at such steps: the walk's or the sample's cells and spreading scale with Px), the
+# rows' counts averaged over POOLED_GROUPS groups
 POOLED_GROUPS = 16
 POOLED_CELLS = 1 << 25
 # a process row's or column's classes at a step where its members do not share nodes,
@@ -338,19 +338,23 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # [step, ...] arrays below hold the steps k evaluated, one row each
     sample = step_sample(n, v, px, py, c, placement, pivots)
     k = np.arange(steps) if sample is None else sample.rows
-    # walking every step, the rows' pivot counts pooled where that costs too much
-    pooled = 0 if sample is not None else _pooled_walk(plan, pivots)
-    active, owned = pivot_counts(plan, pivots, pooled)
-
-    def ranks_at(k: np.ndarray | None) -> StepRanks:
-        """The classes at the steps k (None: every step): the pivots' changes at steps
-        between the first and the last of k (those `step_ranks` keeps, in their order,
-        without looking each of every step's up)."""
+    # the rows' pivot counts pooled where every row's own cost too much; at the steps k
+    # (a row each, as the classes' tables) and where they change along the process rows
+    pooled = _pooled(plan, pivots)
+    if sample is None:
+        active, owned = pivot_counts(plan, pivots, pooled)
         changes = pivot_changes(plan, pivots, pooled)
-        if k is not None:
-            within = (changes[0] >= k[0]) & (changes[0] <= k[-1])
-            changes = (changes[0][within], changes[1][within])
-        return step_ranks(plan, every_slice, active, owned, changes, groups, k)
+    else:
+        active, owned, changes = pivots_at(plan, pivots, pooled, k)
+
+    def ranks_at(rows: slice | None) -> StepRanks:
+        """The classes at the steps k[rows] (None: every step)."""
+        if rows is None:
+            return step_ranks(plan, every_slice, active, owned, changes, groups)
+        within = (changes[0] >= rows.start) & (changes[0] < rows.stop)
+        return step_ranks(plan, every_slice, active[rows], owned[rows],
+                          (changes[0][within] - rows.start, changes[1][within]), groups,
+                          k[rows])
 
     # c = 1: a fibre is one rank, its reduces move nothing (their zeros kept where the
     # counts by group or by phase list the fibre's traffic)
@@ -508,7 +512,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
                            period, c, groups if by_group else None),
                 **split_inputs, "sample": sample, "pooled": pooled}
-    ranks = ranks_at(None if sample is None else k)
+    ranks = ranks_at(None if sample is None else slice(0, len(k)))
     # a block of steps at a time (but by phase, which takes the pieces whole)
     per_block = len(k) if by_phase else _walk_block(ranks, c)
     out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, per_block,
@@ -549,31 +553,26 @@ def dense_pivots(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
     return not even or pivots == "none" or (pivots == "uniform" and butterfly_size(px) != px)
 
 
-def pooled_rows(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
-                pivots) -> int:
+def pooled_rows(n: int, v: int, px: int, py: int, c: int, pivots) -> int:
     """POOLED_GROUPS where `conflux_plan_counts` averages a pivot model's counts over
     that many groups of consecutive process rows (`linalg_io.models.conflux_pivots.
-    pooled_pivots`), else 0: where it walks every step (`step_sample`: None; a sample
-    bounds the cells itself), steps x P >= POOLED_CELLS and at some step the counts
+    pooled_pivots`), else 0: where steps x P >= POOLED_CELLS and at some step the counts
     differ along more than POOLED_GROUPS process rows (more process rows than tiles, or
-    unequal rows: every row a class of its own), and c > 1 (the pivot rows gathered on
-    one process row; c = 1 allgathers them in every process column, each row sending
-    its own, where pooling moved the time and bytes by up to 2% on small grids).
-    Pooled, those steps have few classes of process rows in few runs; each rank's
-    figures move by its group's spread (`POOLED_ERROR`)."""
-    if step_sample(n, v, px, py, c, placement, pivots) is not None:
-        return 0
-    return _pooled_walk(StepPlan.create(n, v, px, py, c), pivots)
+    unequal rows: every row a class of its own, at every step walked or sampled), and
+    c > 1 (the pivot rows gathered on one process row; c = 1 allgathers them in every
+    process column, each row sending its own, where pooling moved the time and bytes by
+    up to 2% on small grids). Pooled, those steps have few classes of process rows in
+    few runs; each rank's figures move by its group's spread (`POOLED_ERROR`)."""
+    return _pooled(StepPlan.create(n, v, px, py, c), pivots)
 
 
-def _pooled_walk(plan: StepPlan, pivots) -> int:
-    """`pooled_rows` where every step is walked."""
+def _pooled(plan: StepPlan, pivots) -> int:
+    """`pooled_rows` of a plan."""
     tiles = plan.tiles
     if (not isinstance(pivots, str) or plan.redundant_u
             or tiles.ntiles * tiles.px * tiles.py * plan.c < POOLED_CELLS):
         return 0
-    step, _ = pivot_changes(plan, pivots)
-    return POOLED_GROUPS if len(step) and np.bincount(step).max() > POOLED_GROUPS else 0
+    return POOLED_GROUPS if most_changes(plan, pivots) > POOLED_GROUPS else 0
 
 
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
@@ -647,7 +646,7 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
              spans: dict, profile, placement, per_chunk: int, period: int, layers: int,
              groups: dict | None = None) -> dict:
     """`conflux_plan_counts`' totals and time (no phases) from the sampled rows
-    `per_chunk` at a time (`ranks_at`: the classes at some steps; `pieces_at`: the
+    `per_chunk` at a time (`ranks_at`: the classes at a slice of them; `pieces_at`: the
     pieces there, evaluated a block of `_walk_block` steps at a time, c = `layers`,
     `_blocks`): each chunk's critical-path parts (`_path_parts`) add up, and its values
     go into one spreading of the counts and one of the ranks' own times (`Spreading`:
@@ -659,8 +658,9 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
     steps = sample.steps
     names = {}
     for first in range(0, len(sample.rows), per_chunk):
-        part = sample.part(slice(first, first + per_chunk))
-        ranks = ranks_at(part.rows)
+        chunk = slice(first, min(first + per_chunk, len(sample.rows)))
+        part = sample.part(chunk)
+        ranks = ranks_at(chunk)
         rows = len(part.rows)
         values = mine = None
         for begin, stop, block, shape, pieces, ahead in _blocks(

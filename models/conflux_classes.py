@@ -146,11 +146,12 @@ def _with_dense(steps: int, n: int, breaks: tuple, dense: np.ndarray) -> tuple:
 def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np.ndarray,
                changes: tuple[np.ndarray, np.ndarray],
                groups: dict[str, Members], at: np.ndarray | None = None) -> StepRanks:
-    """The classes of `conflux_plan_counts` (module doc): `slices` [step, layer], `active`
-    and `owned` [step, process row] (`pivot_counts`), `changes` the (step, process row)
-    where they change (`pivot_changes`), `groups` the node groups
-    (`linalg_io.models.conflux_nodes.node_groups`); at the steps `at` (ascending, one
-    row of the classes' tables each), else at every step."""
+    """The classes of `conflux_plan_counts` (module doc): `slices` [step, layer], `groups`
+    the node groups (`linalg_io.models.conflux_nodes.node_groups`); at the steps `at`
+    (ascending, one row of the classes' tables each), else at every step: `active` and
+    `owned` [row, process row] their pivot counts (`pivot_counts`' rows there), `changes`
+    the (row, process row) where those change along the process rows (`pivot_changes`,
+    `pivots_at`)."""
     tiles = plan.tiles
     px, py, steps = tiles.px, tiles.py, tiles.ntiles
     k = np.arange(steps) if at is None else np.asarray(at, dtype=np.int64)
@@ -160,7 +161,6 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     w = widths[k]
     kx, ky = k % px, tiles.col_owner(k)
     nxt = np.minimum(k + 1, steps - 1)
-    changes = _changes_at(changes, k, at is not None)
     q = butterfly_size(px)
 
     # process columns: trailing columns and positions
@@ -194,10 +194,9 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     role_breaks = _at_offsets(kx, offsets, px)
     x_breaks = (np.concatenate([role_breaks[0], changes[0]]),
                 np.concatenate([role_breaks[1], changes[1]]))
-    x_at = (k[x_breaks[0]], x_breaks[1])
-    left = active[x_at] - owned[x_at]
+    left = active[x_breaks] - owned[x_breaks]
     least_left = np.minimum(_least_positive(rows, x_breaks[0], left),
-                            _least_positive(rows, every_row, active[k, 0] - owned[k, 0]))
+                            _least_positive(rows, every_row, active[:, 0] - owned[:, 0]))
     least_slice = np.where(slices[k] > 0, slices[k], np.inf).min(axis=1)
     column_small = least_slice * least_trailing * WORD <= SMALL_BYTES
     row_small = (w * w * WORD <= SMALL_BYTES) | (least_left * least_slice * WORD
@@ -213,27 +212,26 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
         return (x_codes[role] + RowRole.CHILDREN * x_children[role] * column_small[at]
                 ).astype(float)
 
-    x_features = [lambda at, x: active[k[at], x], lambda at, x: owned[k[at], x], x_code_at]
+    x_features = [lambda at, x: active[at, x], lambda at, x: owned[at, x], x_code_at]
     x_dense = column_small.copy()
     figures = {}
     if plan.redundant_u:
         unequal = np.zeros(rows, dtype=bool)
-        changed = k[changes[0]]
-        unequal[changes[0][owned[changed, changes[1]] != owned[changed, 0]]] = True
+        unequal[changes[0][owned[changes] != owned[changes[0], 0]]] = True
         x_dense |= unequal
         rounds = bruck_rounds(px)
         sizes = float(sum(m for _, m in rounds))
         row_of = np.cumsum(unequal) - 1
-        dense_sent, _, dense_msgs = allgatherv_costs(owned[k[unequal]])
+        dense_sent, _, dense_msgs = allgatherv_costs(owned[unequal])
 
         def bruck_sent_at(at, x):
-            equal_sent = owned[k[at], x] * sizes
+            equal_sent = owned[at, x] * sizes
             if not unequal.any():
                 return equal_sent
             return np.where(unequal[at], dense_sent[row_of[at], x], equal_sent)
 
         def bruck_msgs_at(at, x):
-            equal_msgs = (owned[k[at], x] > 0) * float(len(rounds))
+            equal_msgs = (owned[at, x] > 0) * float(len(rounds))
             if not unequal.any():
                 return equal_msgs
             return np.where(unequal[at], dense_msgs[row_of[at], x], equal_msgs)
@@ -280,19 +278,18 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     ys = classes_at(rows, py, *_with_dense(rows, py, y_breaks, row_small),
                     lambda at, y: [feature(at, y) for feature in y_features])
 
-    at, step = every_row[:, None], k[:, None]
-    if at is None:
-        others = owned.sum(axis=1)
-    else:      # (a table alike on every process row: a view of one column, not Px)
-        others = owned[k, 0] * px if owned.strides[1] == 0 else owned[k].sum(axis=1)
+    at = every_row[:, None]
+    # (a table alike on every process row: a view of one column, not Px)
+    others = owned[:, 0] * px if owned.strides[1] == 0 else owned.sum(axis=1)
     x_rep, y_rep = xs.rep, ys.rep
-    owned_rep = owned[step, x_rep]
+    owned_rep = owned[at, x_rep]
     is_root = x_rep == kx[:, None]
     gathered = np.where(is_root, 0.0, owned_rep * WORD)
-    x = {"active": active[step, x_rep], "owned": owned_rep, "role": role_at(at, x_rep),
+    x = {"active": active[at, x_rep], "owned": owned_rep, "role": role_at(at, x_rep),
          "others": others[:, None] - owned_rep,
          "gather_sent": gathered,
-         "gather_recv": np.where(is_root, (others - owned[k, kx])[:, None] * WORD, 0.0),
+         "gather_recv": np.where(is_root, (others - owned[every_row, kx])[:, None] * WORD,
+                                 0.0),
          "gather_msgs": (gathered > 0) * 1.0,
          **{name: figure(at, x_rep) for name, figure in figures.items()}}
     x.update(tables)
@@ -321,7 +318,8 @@ def _row_roles(px: int) -> tuple[np.ndarray, np.ndarray]:
 def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned: np.ndarray,
                            x_features: list) -> tuple[RunClasses, dict, Hops]:
     """The classes of the process rows where a process column's members share nodes
-    (module doc) at the steps k: every process row of every step apart, from [step, row]
+    (module doc) at the steps k (`owned`: a row each): every process row of every step
+    apart, from [step, row]
     tables of its features and of its crossings (`Hops`), tournaments (BUTTERFLY) and
     pivot rows' messages between nodes, built BLOCK_ELEMENTS entries at a time;
     (classes, those tables' figures at the representatives [step, class], the crossings
@@ -336,11 +334,11 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
         tables = dict(zip(BUTTERFLY, tournaments))
         if redundant_u:
             tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
-                              bruck_across(owned[k[at]], col)))
+                              bruck_across(owned[at], col)))
         else:
             tables.update(zip(("gather_across_sent", "gather_across_recv",
                                "gather_across_msgs"),
-                              gatherv_costs(owned[k[at]] * WORD * hops.from_root,
+                              gatherv_costs(owned[at] * WORD * hops.from_root,
                                             kx[at, None])))
         # one key each for the crossings and the two steps' tournaments (small counts)
         keys = [_hops_code(hops), tables[BUTTERFLY[0]] + 1024.0 * tables[BUTTERFLY[1]]]
@@ -403,15 +401,6 @@ def _rotations(g: int, per_node: int) -> tuple[Hops, np.ndarray]:
     for table in (*(getattr(hops, f.name) for f in fields(Hops)), butterfly):
         table.flags.writeable = False
     return hops, butterfly
-
-
-def _changes_at(changes: tuple, k: np.ndarray, sampled: bool) -> tuple:
-    """`changes` (step, process row) at the steps k: (row of k, process row)."""
-    if not sampled:
-        return changes
-    row = np.minimum(np.searchsorted(k, changes[0]), len(k) - 1)
-    kept = k[row] == changes[0]
-    return row[kept], changes[1][kept]
 
 
 def _at_reps(rows: np.ndarray, rep: np.ndarray, table: np.ndarray) -> tuple:

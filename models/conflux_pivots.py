@@ -45,6 +45,9 @@ PIVOT_MODELS = ("none", "uniform", "proportional")
 # rows all became pivots keeps 0, not the rounding left by fractional shares, which
 # would count messages of 1e-12 bytes)
 DUST = 1e-9
+# a sampled model's tournament (`pivots_at`): the steps between two kept states, a rerun
+# to a sampled step starting at most this many steps before it
+STATE_STEPS = 256
 
 
 def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +109,87 @@ def pivot_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray] = "none",
     return changes(*pivot_counts(plan, pivots))
 
 
-@lru_cache(maxsize=8)
+def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
+              steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """(a, p, changes) at the steps `steps` (ascending): `pivot_counts`' rows there
+    ([len(steps), Px]: where every process row is alike, a view of one column) and
+    `pivot_changes`' there as (row of `steps`, process row). The tournament of
+    "uniform" on unequal rows is rerun from its kept states (`_tournament_states`) to
+    the steps wanted, not kept at every step: a sample of a large LU's steps needs
+    its rows at a few steps, not a [step, Px] table of GB."""
+    t = plan.tiles
+    if not (isinstance(pivots, str) and _tournament_run(t.n, t.v, t.px, pivots)):
+        active, owned = pivot_counts(plan, pivots, pooled)
+        if active.strides[1] == owned.strides[1] == 0:
+            shape = (len(steps), t.px)
+            return (np.broadcast_to(active[steps, :1], shape),
+                    np.broadcast_to(owned[steps, :1], shape),
+                    (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)))
+        active, owned = active[steps], owned[steps]
+        return active, owned, changes(active, owned)
+    states, _ = _tournament_states(t.n, t.v, t.px)
+    widths = _widths(t)
+    active, owned = np.empty((len(steps), t.px)), np.empty((len(steps), t.px))
+    block = steps // STATE_STEPS
+    for b in np.unique(block):
+        wanted = np.flatnonzero(block == b)
+        first = int(b) * STATE_STEPS
+        count = int(steps[wanted[-1]]) - first + 1
+        run_active, run_owned = np.empty((count, t.px)), np.empty((count, t.px))
+        tournament_steps(states[b].copy(), widths, first, TOURNAMENT_POOL_EXPONENT, DUST,
+                         run_active, run_owned)
+        active[wanted], owned[wanted] = run_active[steps[wanted] - first], \
+            run_owned[steps[wanted] - first]
+    if pooled:
+        active, owned = _pooled_tables(t.n, t.v, t.px, pooled, (active, owned))
+    return active, owned, changes(active, owned)
+
+
+def most_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray]) -> int:
+    """The most process rows at one step whose a or p of `pivot_counts` differs from
+    the process row before's (`pivot_changes` counted per step): of "uniform" on
+    unequal rows counted as the tournament runs (`_tournament_states`), no table kept."""
+    t = plan.tiles
+    if isinstance(pivots, str) and _tournament_run(t.n, t.v, t.px, pivots):
+        return int(_tournament_states(t.n, t.v, t.px)[1].max(initial=0))
+    step, _ = pivot_changes(plan, pivots)
+    return int(np.bincount(step).max()) if len(step) else 0
+
+
+def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
+    """Whether a model name's counts come from the tournament's steps run one after the
+    other ("uniform" but where every process row is alike: `_even_split`)."""
+    rows = TileMap(n, v, px, 1).rows_per_proc
+    return pivots == "uniform" and not (butterfly_size(px) == px and (rows == rows[0]).all())
+
+
+def _widths(t: TileMap) -> np.ndarray:
+    """Each step's panel width."""
+    return np.minimum(t.v, t.n - np.arange(t.ntiles) * t.v).astype(float)
+
+
+@lru_cache(maxsize=4)
+def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]:
+    """([state, Px] the active rows of every process row before steps 0, STATE_STEPS,
+    2 STATE_STEPS, ...; [step] the process rows whose a or p differs from the row
+    before) of "uniform"'s tournament, run STATE_STEPS steps at a time; read-only."""
+    t = TileMap(n, v, px, 1)
+    widths, rows = _widths(t), t.rows_per_proc.astype(float)
+    states = np.empty((-(-t.ntiles // STATE_STEPS), px))
+    differing = np.zeros(t.ntiles, dtype=np.int64)
+    active, owned = np.empty((STATE_STEPS, px)), np.empty((STATE_STEPS, px))
+    for b, first in enumerate(range(0, t.ntiles, STATE_STEPS)):
+        count = min(STATE_STEPS, t.ntiles - first)
+        states[b] = rows
+        tournament_steps(rows, widths, first, TOURNAMENT_POOL_EXPONENT, DUST,
+                         active[:count], owned[:count])
+        step, _ = changes(active[:count], owned[:count])
+        differing[first:first + count] = np.bincount(step, minlength=count)
+    states.flags.writeable = differing.flags.writeable = False
+    return states, differing
+
+
+@lru_cache(maxsize=2)
 def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_counts` of a model name with the process rows that hold rows cut into
@@ -116,21 +199,27 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
     than tiles, or unequal rows, the tournament's expected counts differ row by row
     (module doc), every row a class of its own at every step; pooled, a few classes:
     an approximation (`linalg_io.models.conflux.pooled_rows`)."""
-    active, owned = _expected_pivots(n, v, px, pivots)
+    tables = _pooled_tables(n, v, px, pooled, _expected_pivots(n, v, px, pivots))
+    for table in tables:
+        table.flags.writeable = False
+    return tables
+
+
+def _pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple:
+    """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row."""
     holding = np.flatnonzero(TileMap(n, v, px, 1).rows_per_proc > 0)
     starts = np.arange(0, len(holding), -(-len(holding) // pooled))
     sizes = np.diff(np.append(starts, len(holding)))
-    tables = []
-    for table in (active, owned):
+    out = []
+    for table in tables:
         means = np.add.reduceat(table[:, holding], starts, axis=1) / sizes
         pooled_table = np.zeros_like(table)
         pooled_table[:, holding] = np.repeat(means, sizes, axis=1)
-        pooled_table.flags.writeable = False
-        tables.append(pooled_table)
-    return tables[0], tables[1]
+        out.append(pooled_table)
+    return out[0], out[1]
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=4)
 def _expected_changes(n: int, v: int, px: int, pivots: str, pooled: int = 0
                       ) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_changes` of a model name; read-only, cached as `_expected_pivots`."""
@@ -144,10 +233,11 @@ def _expected_changes(n: int, v: int, px: int, pivots: str, pooled: int = 0
     return step, row
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=4)
 def _expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_counts` of a model name; read-only, cached: every grid with this Px shares
-    them."""
+    them (the last few only: two [step, Px] tables each, hundreds of MB at large N and
+    Px)."""
     return expected_pivots(n, v, px, pivots)
 
 
@@ -155,8 +245,7 @@ def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, n
     """`pivot_counts` of a model name (read-only arrays), not kept: for a caller that
     needs them once (`linalg_io.models.lu_bounds`), without filling the model's cache."""
     t = TileMap(n, v, px, 1)
-    widths = np.minimum(v, n - np.arange(t.ntiles) * v).astype(float)
-    rows = t.rows_per_proc.astype(float)
+    widths, rows = _widths(t), t.rows_per_proc.astype(float)
     if pivots == "none":
         owned = np.where(np.arange(px)[None, :] == (np.arange(t.ntiles) % px)[:, None],
                          widths[:, None], 0.0)
@@ -167,7 +256,7 @@ def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, n
         # the merge trees step after step, compiled: O(Px) per step without NumPy's
         # per-call overhead (tests/conflux_pivots_loop.py: the NumPy loop it matches)
         active, owned = np.empty((t.ntiles, px)), np.empty((t.ntiles, px))
-        tournament_steps(rows, widths, TOURNAMENT_POOL_EXPONENT, DUST, active, owned)
+        tournament_steps(rows, widths, 0, TOURNAMENT_POOL_EXPONENT, DUST, active, owned)
     else:
         active, owned = np.zeros((t.ntiles, px)), np.zeros((t.ntiles, px))
         for k, w in enumerate(widths):

@@ -1,7 +1,8 @@
 """The 2.5D LU model's expected pivots (`linalg_io.models.conflux_pivots`): the compiled
 "uniform" loop (`linalg_io._kernels.conflux_pivots`) and the "proportional" one give,
 bit for bit, what the NumPy loop step by step (tests/conflux_pivots_loop.py) gives; so
-do the places where they change along the process rows (`pivot_changes`)."""
+do the places where they change along the process rows (`pivot_changes`), and the
+rows at a sample of steps (`pivots_at`: the tournament rerun from its kept states)."""
 
 import hashlib
 
@@ -9,10 +10,13 @@ import numpy as np
 import pytest
 from conflux_pivots_loop import changes, expected_pivots
 from linalg_io.models.conflux_pivots import (
+    STATE_STEPS,
     _expected_changes,
     _expected_pivots,
+    most_changes,
     pivot_changes,
     pivot_counts,
+    pivots_at,
 )
 
 from linalg_io.layout.conflux_layout import StepPlan
@@ -66,3 +70,35 @@ def test_pivot_changes_of_a_run_and_of_none():
             step, row = pivot_changes(plan, pivots)
             want = changes(*pivot_counts(plan, pivots))
             assert len(want[0]) > 0 and (sha1(step), sha1(row)) == tuple(map(sha1, want))
+
+
+@pytest.mark.parametrize("n, v, px, pivots, pooled", [
+    (3000 * 16 + 7, 16, 96, "uniform", 0),       # unequal rows: the tournament rerun
+    (3000 * 16 + 7, 16, 96, "uniform", 5),       # ... and pooled
+    (2000 * 16, 16, 3000, "uniform", 0),         # idle process rows
+    (4096 * 8, 8, 64, "uniform", 0),             # every row alike: one column
+    (3000 * 16 + 7, 16, 96, "proportional", 0),
+    (3000 * 16 + 7, 16, 96, "none", 0),
+    (3000 * 16 + 7, 16, 96, "ids", 0),           # a run's pivot ids
+])
+def test_pivots_at_some_steps_are_those_of_every_step(n, v, px, pivots, pooled):
+    """The rows at steps across several kept states (a state's first step, its last,
+    the very last step) are the full tables' rows bit for bit, their changes those of
+    the full tables at those steps; the most changes at one step, the full count's."""
+    plan = StepPlan.create(n, v, px, 1, 1)
+    steps = plan.tiles.ntiles
+    assert steps > 2 * STATE_STEPS
+    if pivots == "ids":
+        order = np.random.default_rng(3).permutation(n)
+        pivots = [order[k * v:(k + 1) * v] for k in range(steps)]
+    at = np.unique(np.r_[0, 5, STATE_STEPS - 1, STATE_STEPS, 2 * STATE_STEPS + 3,
+                        np.arange(7, steps, 97), steps - 2, steps - 1])
+    active, owned = pivot_counts(plan, pivots, pooled)
+    got_active, got_owned, (row, x) = pivots_at(plan, pivots, pooled, at)
+    assert sha1(got_active) == sha1(active[at]) and sha1(got_owned) == sha1(owned[at])
+    step, where = pivot_changes(plan, pivots, pooled)
+    kept = np.isin(step, at)
+    np.testing.assert_array_equal(at[row], step[kept])
+    np.testing.assert_array_equal(x, where[kept])
+    if not pooled:
+        assert most_changes(plan, pivots) == (np.bincount(step).max() if len(step) else 0)

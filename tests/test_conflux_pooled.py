@@ -27,17 +27,17 @@ MAXIMA = ("bytes_recv_max", "bytes_sent_max", "wire_max", "flops_max", "time_s")
 def test_pools_only_where_rows_differ_and_the_walk_is_large():
     # 512 process rows hold a tile each, 512 none: the tournament's counts differ row by
     # row, and steps x P = 2^29
-    assert conflux.pooled_rows(65536, 128, 1024, 512, 2, CORNER, "uniform") == \
+    assert conflux.pooled_rows(65536, 128, 1024, 512, 2, "uniform") == \
         conflux.POOLED_GROUPS
     # every process row one tile, Px a power of two: every row alike
-    assert conflux.pooled_rows(65536, 128, 512, 1024, 2, CORNER, "uniform") == 0
+    assert conflux.pooled_rows(65536, 128, 512, 1024, 2, "uniform") == 0
     # idle rows, but steps x rows x Py x c = 2^12 (walked as before)
-    assert conflux.pooled_rows(4096, 128, 64, 4, 1, CPU.placement(256), "uniform") == 0
+    assert conflux.pooled_rows(4096, 128, 64, 4, 1, "uniform") == 0
     # c = 1: never pooled (each row's own pivot rows are allgathered)
-    assert conflux.pooled_rows(65536, 128, 2048, 512, 1, CORNER, "uniform") == 0
+    assert conflux.pooled_rows(65536, 128, 2048, 512, 1, "uniform") == 0
     # a run's pivots: exact, never pooled
     pivots = [np.arange(k * 128, k * 128 + 128) for k in range(512)]
-    assert conflux.pooled_rows(65536, 128, 1024, 512, 2, CORNER, pivots) == 0
+    assert conflux.pooled_rows(65536, 128, 1024, 512, 2, pivots) == 0
 
 
 def test_pooled_pivots_keep_every_steps_pivots():
@@ -68,7 +68,7 @@ def test_pooled_rows_near_every_rows_own(profile, n, grid, monkeypatch):
     own = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
     assert own["pooled_rows"] is None
     monkeypatch.setattr(conflux, "POOLED_CELLS", 0)
-    assert conflux.pooled_rows(n, v, px, py, c, placement, "uniform") == conflux.POOLED_GROUPS
+    assert conflux.pooled_rows(n, v, px, py, c, "uniform") == conflux.POOLED_GROUPS
     pooled = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
     assert pooled["pooled_rows"] == conflux.POOLED_GROUPS
     for key in MAXIMA:
