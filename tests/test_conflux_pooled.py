@@ -61,11 +61,18 @@ def test_pooled_pivots_keep_every_steps_pivots():
     (CPU, 65536, (1024, 4, 2, 128)),       # 512 tiles on 1024 process rows
     (CPU, 60000, (96, 4, 2, 128)),         # unequal process rows, none idle
     (NODES, 8192, (128, 2, 2, 128)),       # a column's members share nodes
-], ids=["idle rows", "four layers", "1024 rows", "unequal rows", "column on nodes"])
+    (CPU, 120000, (96, 4, 2, 128)),        # unequal rows, the steps sampled (below)
+], ids=["idle rows", "four layers", "1024 rows", "unequal rows", "column on nodes",
+        "sampled steps"])
 def test_pooled_rows_near_every_rows_own(profile, n, grid, monkeypatch):
     px, py, c, v = grid
     placement = profile.placement(px * py * c)
+    if n == 120000:
+        # 938 steps, 64 of them sampled in blocks and the last 16: as a large LU's
+        monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
+        monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
     own = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    assert (own["sampled_steps"] is None) == (n != 120000)
     assert own["pooled_rows"] is None
     monkeypatch.setattr(conflux, "POOLED_CELLS", 0)
     assert conflux.pooled_rows(n, v, px, py, c, "uniform") == conflux.POOLED_GROUPS
