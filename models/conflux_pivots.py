@@ -31,6 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 from linalg_io._kernels.conflux_pivots import changes, tournament_steps
+from linalg_io.models.conflux_classes import panel_widths
 
 from linalg_io.layout.conflux_layout import StepPlan, TileMap, butterfly_size
 
@@ -128,7 +129,7 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
         active, owned = active[steps], owned[steps]
         return active, owned, changes(active, owned)
     states, _ = _tournament_states(t.n, t.v, t.px)
-    widths = _widths(t)
+    widths = panel_widths(t)
     active, owned = np.empty((len(steps), t.px)), np.empty((len(steps), t.px))
     block = steps // STATE_STEPS
     for b in np.unique(block):
@@ -163,18 +164,13 @@ def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
     return pivots == "uniform" and not (butterfly_size(px) == px and (rows == rows[0]).all())
 
 
-def _widths(t: TileMap) -> np.ndarray:
-    """Each step's panel width."""
-    return np.minimum(t.v, t.n - np.arange(t.ntiles) * t.v).astype(float)
-
-
 @lru_cache(maxsize=4)
 def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]:
     """([state, Px] the active rows of every process row before steps 0, STATE_STEPS,
     2 STATE_STEPS, ...; [step] the process rows whose a or p differs from the row
     before) of "uniform"'s tournament, run STATE_STEPS steps at a time; read-only."""
     t = TileMap(n, v, px, 1)
-    widths, rows = _widths(t), t.rows_per_proc.astype(float)
+    widths, rows = panel_widths(t), t.rows_per_proc.astype(float)
     states = np.empty((-(-t.ntiles // STATE_STEPS), px))
     differing = np.zeros(t.ntiles, dtype=np.int64)
     active, owned = np.empty((STATE_STEPS, px)), np.empty((STATE_STEPS, px))
@@ -245,7 +241,7 @@ def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, n
     """`pivot_counts` of a model name (read-only arrays), not kept: for a caller that
     needs them once (`linalg_io.models.lu_bounds`), without filling the model's cache."""
     t = TileMap(n, v, px, 1)
-    widths, rows = _widths(t), t.rows_per_proc.astype(float)
+    widths, rows = panel_widths(t), t.rows_per_proc.astype(float)
     if pivots == "none":
         owned = np.where(np.arange(px)[None, :] == (np.arange(t.ntiles) % px)[:, None],
                          widths[:, None], 0.0)

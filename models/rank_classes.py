@@ -314,7 +314,9 @@ class BlockSpread:
         for step in np.flatnonzero(dense):
             grid, x_at, y_at = self._step_grid(stored, step)
             high = np.round(grid / unit[:, None, None]) * unit[:, None, None]
-            for part, values in zip(sums, (high, grid - high)):
+            low = grid - high
+            # remainders all 0 (whole numbers: bytes, messages) add nothing
+            for part, values in zip(sums, (high, low) if low.any() else (high,)):
                 add_gathered(part, np.ascontiguousarray(values), x_at, y_at)
         corner_steps = ~dense
         if corner_steps.any():
