@@ -29,11 +29,20 @@ gather(values, steps, index)
     [step, i]: values[steps[step], index[step, i]] (`steps` None: values[step, ...]),
     np.take_along_axis(values[steps], index, axis=1) without its index arrays; every
     index within `values`.
-add_gathered(total, grid, x_at, y_at)
-    total[row, x, y] += grid[row, x_at[x], y_at[y]] for every row, x and y, in place
-    (`linalg_io.models.rank_classes.BlockSpread.totals`: a step's class values added
-    onto every rank), without the two gathered copies NumPy's takes would make; every
-    index within `grid`.
+add_dense(highs, lows, stored, x_line, lines, widths, y_off, units)
+    `linalg_io.models.rank_classes.BlockSpread.totals`' dense steps, in place: for each
+    step s in order, each row r and each rank (x, y) of highs[r] [px, py], the value
+    g = stored[r, lines[s, x_line[s, x]] + y_off[s, y]] (the step's value of the rank's
+    classes: its process row's line of widths[s] values, its column's place in it),
+    split into h,
+    the multiple of units[r] nearest it (np.round's: half to even), and g - h;
+    highs[r, x, y] += h, lows[r, x, y] += g - h (where not 0: adding +0 changes
+    nothing). Every rank's additions come in the order of the steps, as a pass over P
+    ranks per step would make them, bit for bit; the ranks go a tile at a time (all
+    steps on a tile of whole process rows that stays in the caches), each line a tile's
+    process rows use read and split once per step, gathered along the tile's y, then
+    added to each of them (a step has fewer lines, classes, than process rows). Every
+    offset within `stored`.
 add_differences(values, above, below, first, per_edge, local, touched, row, at)
     `linalg_io.models.rank_classes._differences`' sums of one row of one chunk, in
     place: each pair i's term a_i = values[above[i]] (- values[below[i]] where `below`
@@ -59,6 +68,7 @@ running_sum(total, axis)
     its own chain).
 """
 import numpy as np
+cimport cython
 cimport numpy as cnp
 from libc.math cimport nearbyint
 
@@ -243,19 +253,102 @@ def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1
     return out
 
 
-def add_gathered(double[:, :, ::1] total, const double[:, :, ::1] grid,
-                 const cnp.int64_t[::1] x_at, const cnp.int64_t[::1] y_at):
-    cdef Py_ssize_t rows = total.shape[0], px = total.shape[1], py = total.shape[2]
-    cdef Py_ssize_t r, x, y
-    cdef double* out
+# the ranks' sums of one row a tile of `add_dense` holds: both parts, 512 KB, within a
+# core's L2 with the step's gathered lines beside them
+DENSE_TILE = 32768
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] stored,
+              const cnp.int64_t[:, ::1] x_line, const cnp.int64_t[:, ::1] lines,
+              const cnp.int64_t[::1] widths, const cnp.int64_t[:, ::1] y_off,
+              const double[::1] units):
+    cdef Py_ssize_t rows = highs.shape[0], steps = x_line.shape[0], px = x_line.shape[1]
+    cdef Py_ssize_t py = y_off.shape[1], most = lines.shape[1], widest = 1
+    if lows.shape[0] != rows or stored.shape[0] != rows or units.shape[0] != rows \
+            or highs.shape[1] != px * py or lows.shape[1] != px * py \
+            or y_off.shape[0] != steps or lines.shape[0] != steps \
+            or widths.shape[0] != steps:
+        raise ValueError("add_dense: shapes do not match")
+    cdef Py_ssize_t s
+    for s in range(steps):
+        widest = max(widest, widths[s])
+    # whole process rows where they fit: a line is then read once per tile it is used in
+    cdef Py_ssize_t ty = min(py, DENSE_TILE)
+    cdef Py_ssize_t tx = min(px, max(1, DENSE_TILE // ty))
+    # a line read and split (in order: the prefetcher follows), then gathered along the
+    # tile's y into its slot; each line's slot, and the visit (tile and step) that
+    # filled it
+    split_np = np.empty(2 * widest)
+    high_np, low_np = np.empty(tx * ty), np.empty(tx * ty)
+    cdef double* split_high = <double*> cnp.PyArray_DATA(split_np)
+    cdef double* split_low = split_high + widest
+    cdef double* high_rows = <double*> cnp.PyArray_DATA(high_np)
+    cdef double* low_rows = <double*> cnp.PyArray_DATA(low_np)
+    slot_np, stamp_np = np.empty(most, dtype=np.intp), np.full(most, -1, dtype=np.intp)
+    lowed_np = np.empty(tx, dtype=np.uint8)
+    cdef Py_ssize_t* slot = <Py_ssize_t*> cnp.PyArray_DATA(slot_np)
+    cdef Py_ssize_t* stamp = <Py_ssize_t*> cnp.PyArray_DATA(stamp_np)
+    cdef unsigned char* lowed = <unsigned char*> cnp.PyArray_DATA(lowed_np)
+    cdef Py_ssize_t r, x, y, i, l, k, filled, x0, y0, x1, y1, width, visit = 0
     cdef const double* line
+    cdef const cnp.int64_t* at
+    cdef double* high_out
+    cdef double* low_out
+    cdef double* high_in
+    cdef double* low_in
+    cdef double unit, inverse, g, h
+    cdef bint some_low
     with nogil:
         for r in range(rows):
-            for x in range(px):
-                out = &total[r, x, 0]
-                line = &grid[r, x_at[x], 0]
-                for y in range(py):
-                    out[y] = out[y] + line[y_at[y]]
+            # u a power of two: g / u and g (1/u) are the same float
+            unit = units[r]
+            inverse = 1.0 / unit
+            x0 = 0
+            while x0 < px:
+                x1 = min(px, x0 + tx)
+                y0 = 0
+                while y0 < py:
+                    y1 = min(py, y0 + ty)
+                    width = y1 - y0
+                    for s in range(steps):
+                        at = &y_off[s, y0]
+                        visit += 1
+                        filled = 0
+                        for x in range(x0, x1):
+                            l = x_line[s, x]
+                            if stamp[l] != visit:
+                                stamp[l], slot[l] = visit, filled
+                                line = &stored[r, lines[s, l]]
+                                some_low = False
+                                for i in range(widths[s]):
+                                    g = line[i]
+                                    h = nearbyint(g * inverse) * unit
+                                    split_high[i] = h
+                                    split_low[i] = g - h
+                                    some_low = some_low or g != h
+                                high_in = high_rows + filled * width
+                                for y in range(width):
+                                    high_in[y] = split_high[at[y]]
+                                lowed[filled] = some_low
+                                if some_low:
+                                    low_in = low_rows + filled * width
+                                    for y in range(width):
+                                        low_in[y] = split_low[at[y]]
+                                filled += 1
+                            k = slot[l]
+                            high_in = high_rows + k * width
+                            high_out = &highs[r, x * py + y0]
+                            for y in range(width):
+                                high_out[y] = high_out[y] + high_in[y]
+                            if lowed[k]:
+                                low_in = low_rows + k * width
+                                low_out = &lows[r, x * py + y0]
+                                for y in range(width):
+                                    low_out[y] = low_out[y] + low_in[y]
+                    y0 = y1
+                x0 = x1
 
 
 def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
@@ -288,6 +381,8 @@ def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     row[j] = row[j] + sums[j]
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def add_corners(double[::1] highs, double[::1] lows, double[::1] scratch,
                 const cnp.int64_t[::1] x0, const cnp.int64_t[::1] x1,
                 const cnp.int64_t[::1] y0, const cnp.int64_t[::1] y1,
@@ -295,26 +390,33 @@ def add_corners(double[::1] highs, double[::1] lows, double[::1] scratch,
     cdef Py_ssize_t n = values.shape[0], py = highs.shape[0] // px, i, k, b
     cdef const cnp.int64_t* xs[4]
     cdef const cnp.int64_t* ys[4]
-    cdef double high, low
+    # unit a power of two: v / unit and v (1/unit) are the same float
+    cdef double inverse = 1.0 / unit
     cdef bint some_low = False
     if n == 0:
         return
+    split_np = np.empty(2 * n)
+    cdef double* high = <double*> cnp.PyArray_DATA(split_np)
+    cdef double* low = high + n
     xs[0], xs[1], xs[2], xs[3] = &x0[0], &x1[0], &x0[0], &x1[0]
     ys[0], ys[1], ys[2], ys[3] = &y0[0], &y1[0], &y1[0], &y0[0]
     with nogil:
+        for i in range(n):
+            high[i] = nearbyint(values[i] * inverse) * unit
+            low[i] = values[i] - high[i]
+            some_low = some_low or low[i] != 0.0
         for k in range(4):
             for i in range(n):
                 if xs[k][i] < px and ys[k][i] < py:
                     b = xs[k][i] * py + ys[k][i]
-                    high = nearbyint(values[i] / unit) * unit
-                    low = values[i] - high
-                    some_low = some_low or low != 0.0
                     if k < 2:
-                        highs[b] = highs[b] + high
-                        scratch[b] = scratch[b] + low
+                        highs[b] = highs[b] + high[i]
+                        if some_low:
+                            scratch[b] = scratch[b] + low[i]
                     else:
-                        highs[b] = highs[b] - high
-                        scratch[b] = scratch[b] - low
+                        highs[b] = highs[b] - high[i]
+                        if some_low:
+                            scratch[b] = scratch[b] - low[i]
         for k in range(4 if some_low else 0):
             for i in range(n):
                 if xs[k][i] < px and ys[k][i] < py:

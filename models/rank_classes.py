@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import add_corners, add_differences, add_gathered, running_sum
+from linalg_io._kernels.lu2d_points import add_corners, add_dense, add_differences, running_sum
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -39,6 +39,8 @@ MANTISSA_BITS = 52
 # this exceed the ranks: gathering a value to a rank costs a few times less than adding
 # a pair's four corners
 DENSE_SHARE = 4
+# the most offsets (steps x (Px + Py)) `BlockSpread.totals` hands `add_dense` at once
+DENSE_OFFSETS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -311,13 +313,11 @@ class BlockSpread:
         # others' corners (corners at x = px or y = py only reach ranks past the ends:
         # dropped), summed up
         sums = np.zeros((2, count, px, py))
-        for step in np.flatnonzero(dense):
-            grid, x_at, y_at = self._step_grid(stored, step)
-            high = np.round(grid / unit[:, None, None]) * unit[:, None, None]
-            low = grid - high
-            # remainders all 0 (whole numbers: bytes, messages) add nothing
-            for part, values in zip(sums, (high, low) if low.any() else (high,)):
-                add_gathered(part, np.ascontiguousarray(values), x_at, y_at)
+        dense_steps = np.flatnonzero(dense)
+        per_call = max(1, DENSE_OFFSETS // (px + py))
+        for first in range(0, len(dense_steps), per_call):
+            add_dense(sums[0].reshape(count, -1), sums[1].reshape(count, -1), stored,
+                      *self._offsets(dense_steps[first:first + per_call]), unit)
         corner_steps = ~dense
         if corner_steps.any():
             corners = np.zeros_like(sums) if dense.any() else sums
@@ -343,21 +343,30 @@ class BlockSpread:
         high += low
         return high.reshape(*self.shape, px, py)
 
-    def _step_grid(self, stored: np.ndarray, step: int) -> tuple:
-        """(values [row, a, b], x_at, y_at) of one step: its cells or its pairs' values,
-        and each process row's and column's class or run among them."""
+    def _offsets(self, steps: np.ndarray) -> tuple:
+        """(x_line [step, px], lines [step, line], widths [step], y_off [step, py]) of
+        `add_dense` for the steps `steps`: a rank's value of a step at lines[x_line[x]]
+        + y_off[y] of a stored row, its process row's line of `widths` values (its
+        class's cells, or its run's pairs) and its column's place in that line."""
         xs, ys = self.xs, self.ys
-        xi = np.arange(self.xfirst[step], self.xfirst[step] + self.xruns[step])
-        yi = np.arange(self.yfirst[step], self.yfirst[step] + self.yruns[step])
-        if self.cells is None:
-            begin = self.ends[step] - self.pairs[step]
-            grid = stored[:, begin:self.ends[step]].reshape(-1, len(xi), len(yi))
-            x_of, y_of = np.arange(len(xi)), np.arange(len(yi))
-        else:
-            grid = self.cells[:, step].reshape(-1, *self.grid)
-            x_of, y_of = xs.of_run[xi], ys.of_run[yi]
-        return (grid, np.repeat(x_of, xs.end[xi] - xs.start[xi]),
-                np.repeat(y_of, ys.end[yi] - ys.start[yi]))
+        x_line = np.empty((len(steps), xs.n), dtype=np.int64)
+        y_off = np.empty((len(steps), ys.n), dtype=np.int64)
+        nx, ny = self.grid
+        most = nx if self.cells is not None else int(self.xruns[steps].max())
+        lines = np.zeros((len(steps), most), dtype=np.int64)
+        widths = np.full(len(steps), ny) if self.cells is not None else self.yruns[steps]
+        for i, step in enumerate(steps):
+            xi = np.arange(self.xfirst[step], self.xfirst[step] + self.xruns[step])
+            yi = np.arange(self.yfirst[step], self.yfirst[step] + self.yruns[step])
+            if self.cells is None:
+                x_of, y_of = np.arange(len(xi)), np.arange(len(yi))
+                lines[i, :len(xi)] = self.ends[step] - self.pairs[step] + x_of * len(yi)
+            else:
+                x_of, y_of = xs.of_run[xi], ys.of_run[yi]
+                lines[i] = (step * nx + np.arange(nx)) * ny
+            x_line[i] = np.repeat(x_of, xs.end[xi] - xs.start[xi])
+            y_off[i] = np.repeat(y_of, ys.end[yi] - ys.start[yi])
+        return x_line, lines, widths.astype(np.int64), y_off
 
 
 def _stretches(mask: np.ndarray):

@@ -93,19 +93,36 @@ def test_summed_up_is_cumsum_bit_for_bit(shape):
     assert _summed_up(values.copy()).tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1), (3, 5, 4, 17, 9), (2, 40, 33, 64, 128)])
-def test_add_gathered_is_the_two_takes_and_the_add_bit_for_bit(shape):
-    """`BlockSpread.totals`' dense step: each rank's total + its classes' value, as
-    np.take along y, then x, and an add gave it."""
-    from linalg_io._kernels.lu2d_points import add_gathered
-    rows, nx, ny, px, py = shape
-    rng = np.random.default_rng(sum(shape))
-    grid = rng.random((rows, nx, ny)) * 1e3 - 400.0
-    x_at, y_at = rng.integers(0, nx, px), rng.integers(0, ny, py)
-    total = rng.random((rows, px, py)) * 1e6
-    want = total + np.take(np.take(grid, y_at, axis=2), x_at, axis=1)
-    add_gathered(total, grid, x_at, y_at)
-    assert total.tobytes() == want.tobytes()
+@pytest.mark.parametrize("rows, steps, px, py, lines", [
+    (1, 1, 1, 1, 1), (3, 5, 17, 9, 4), (2, 7, 40, 33, 6), (1, 3, 3, 40000, 2)])
+def test_add_dense_is_a_pass_over_every_rank_per_step_bit_for_bit(rows, steps, px, py, lines):
+    """`BlockSpread.totals`' dense steps: at each step in order, every rank's value
+    (its process row's line, its column's place in it) split into the multiple of u
+    nearest it and the rest, each added to its sums, as one NumPy pass over all ranks
+    per step made them (tiles of whole process rows, and of part of one where Py is
+    large); a row of whole numbers adds no remainders."""
+    from linalg_io._kernels.lu2d_points import add_dense
+    rng = np.random.default_rng(rows * steps + px * py)
+    widths = rng.integers(1, 12, steps)
+    offsets = np.cumsum([0] + [lines * w for w in widths])
+    stored = (rng.random((rows, offsets[-1])) - 0.3) * 1e6
+    stored[0] = np.round(stored[0])            # whole numbers: remainders 0
+    x_line = rng.integers(0, lines, (steps, px))
+    line_at = offsets[:-1, None] + np.arange(lines)[None, :] * widths[:, None]
+    y_off = (rng.random((steps, py)) * widths[:, None]).astype(np.int64)
+    units = 2.0 ** rng.integers(-30, -10, rows).astype(float)
+    highs = np.round(rng.random((rows, px * py)) * 1e9 / units[:, None]) * units[:, None]
+    lows = rng.random((rows, px * py)) * 1e-3
+    want_highs, want_lows = highs.copy(), lows.copy()
+    for s in range(steps):
+        at = line_at[s, x_line[s]][:, None] + y_off[s][None, :]
+        grid = stored[:, at.reshape(-1)]
+        high = np.round(grid / units[:, None]) * units[:, None]
+        want_highs += high
+        want_lows += grid - high
+    add_dense(highs, lows, stored, x_line, line_at, widths, y_off, units)
+    assert highs.tobytes() == want_highs.tobytes()
+    assert lows.tobytes() == want_lows.tobytes()
 
 
 @pytest.mark.parametrize("two, summed, placed", [(False, False, False), (True, False, True),
@@ -141,18 +158,22 @@ def test_add_differences_is_the_numpy_passes_bit_for_bit(two, summed, placed):
     assert row.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("px, py, pairs", [(1, 1, 3), (5, 7, 40), (33, 64, 900)])
-def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, pairs):
+@pytest.mark.parametrize("px, py, pairs, whole", [(1, 1, 3, False), (5, 7, 40, False),
+                                                  (33, 64, 900, False), (33, 64, 900, True)])
+def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, pairs, whole):
     """`BlockSpread.totals`' corners of a chunk: each value split into the multiple of
     u nearest it and the rest, the multiples added at the four corners, the rests'
     sums per rank (np.bincount of the corners, a corner past the ends dropped) added
-    once, as the NumPy passes it replaced gave them; `scratch` left zeros."""
+    once, as the NumPy passes it replaced gave them (whole numbers: none); `scratch`
+    left zeros."""
     from linalg_io._kernels.lu2d_points import add_corners
     rng = np.random.default_rng(px * py + pairs)
     x0, y0 = rng.integers(0, px, pairs), rng.integers(0, py, pairs)
     x1, y1 = x0 + rng.integers(1, px - x0 + 1), y0 + rng.integers(1, py - y0 + 1)
     values = (rng.random(pairs) - 0.3) * 1e6
     values[rng.random(pairs) < 0.2] = 0.0
+    if whole:
+        values = np.round(values)
     unit = 2.0 ** -20
     # sums so far: multiples of u in `highs` (whose sums are then exact in any order)
     highs = np.round(rng.random(px * py) * 1e9 / unit) * unit
@@ -161,7 +182,7 @@ def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, pairs):
     at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)
     high = np.round(values / unit) * unit
     low = values - high
-    assert low.any() and (high % unit == 0).all()
+    assert low.any() != whole and (high % unit == 0).all()
     want_highs, want_lows = highs.copy(), lows.copy()
     for want, part in ((want_highs, high), (want_lows, low)):
         want += np.bincount(at, weights=np.concatenate([part, part, -part, -part]),
