@@ -47,9 +47,13 @@ class Tally:
         self.counts = dict.fromkeys(kinds, 0)
         self._lock = threading.Lock()
 
-    def count(self, kind: str, items) -> list:
-        """The items (a list), counted as `kind`'s to do."""
-        items = list(items)
+    def count(self, kind: str, items):
+        """The items, counted as `kind`'s to do: a sized iterable as it is, none drawn (a
+        branch and bound's, `linalg_io.lu.choice.UntilSettled`, hands each out only
+        while the results in hand leave it open: drawn here, ahead of them, every one
+        would go to the workers); another made a list."""
+        if not hasattr(items, "__len__"):
+            items = list(items)
         with self._lock:
             self.totals[kind] += len(items)
         return items

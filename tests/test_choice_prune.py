@@ -12,11 +12,11 @@ from linalg_io.models.rates import gemm_efficiency
 
 from linalg_io.cli import main as cli_main
 from linalg_io.lu.choice import (
+    UntilSettled,
     candidates,
     choose_lu,
     pruned_table,
     ranked,
-    until_settled,
 )
 from linalg_io.model_command.lu_verdict import TOP
 
@@ -121,7 +121,7 @@ def test_until_settled_hands_out_no_item_the_results_rule_out():
     """The branch and bound's items as workers ask for them: each while the results in
     hand leave its bound open, none from the first one they settle (bounds ascending)."""
     results: list[str] = []
-    wanted = until_settled(list("abcdef"), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+    wanted = UntilSettled(list("abcdef"), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
                            lambda bound: len(results) >= 2 and bound > 3.0)
     handed = []
     for item in wanted:

@@ -88,6 +88,31 @@ def test_window_left_early_drops_what_has_not_started(tmp_path, two_workers):
     assert not any(alive(pid) for pid in sleeper + [first])
 
 
+def test_a_tallied_search_starts_no_item_its_results_rule_out(tmp_path, two_workers):
+    """`model lu`'s branch and bound through its tally (`lu_table._Tallied` over
+    `CoreMap.window`, items from `UntilSettled`): while item 1 runs (a second), the idle
+    worker asks for item 2, which the result of item 0 in hand rules out: it never
+    starts (counting the items drew none ahead of the results)."""
+    from linalg_io.lu.choice import UntilSettled
+    from linalg_io.model_command.lu_table import _Tallied
+    from linalg_io.progress import Tally
+
+    results: list[int] = []
+    tally = Tally("search", "items done", ("a",), False)
+    wanted = UntilSettled(list(range(6)), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                          lambda bound: len(results) >= 1 and bound > 2.5)
+    with parallel.core_map() as mapper:
+        window = _Tallied(mapper, tally, "a").window(partial(napping, str(tmp_path), 1.0),
+                                                     wanted)
+        for result in window:
+            results.append(result)
+            if len(results) == 2:
+                break
+        window.close()
+    assert tally.totals == {"a": 6} and tally.counts == {"a": 2}
+    assert sorted(int(path.stem) for path in tmp_path.glob("*.*")) == [0, 1]
+
+
 def test_block_left_by_an_error_kills_its_workers(tmp_path, two_workers):
     """An error inside the block while an evaluation runs (sleeping a minute): the block
     ends at once, every worker killed and reaped; an error inside an evaluation reaches

@@ -181,7 +181,7 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
         times = sorted(seconds(result) for _, result in done)
         return len(times) >= keep and bound > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])
 
-    with closing(in_order(mapper, evaluate, until_settled(order, bounds, settled))) as results:
+    with closing(in_order(mapper, evaluate, UntilSettled(order, bounds, settled))) as results:
         for choice, result in zip(order, results):
             done.append((choice, result))
             if len(done) < len(order) and settled(bounds[len(done)]):
@@ -308,7 +308,7 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
     rows: list[dict] = []
-    wanted = until_settled(order, bounds, lambda bound: settled(rows, keep, bound))
+    wanted = UntilSettled(order, bounds, lambda bound: settled(rows, keep, bound))
     with closing(in_order(mapper, row, wanted)) as results:
         for result in results:
             rows.append(result)
@@ -317,16 +317,26 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
     return rows, order[len(rows):]
 
 
-def until_settled(order: Sequence, bounds: Sequence[float],
-                  settled: Callable[[float], bool]) -> Generator:
+class UntilSettled:
     """The items of `order` (bounds ascending) as a worker asks for them, until the next
     one's bound is `settled` by the results in hand: that one and all after it would be
     dropped unread (settled stays so as results come: the search's own stop is then at
-    or before it), so no worker starts them."""
-    for item, bound in zip(order, bounds):
-        if settled(bound):
-            return
-        yield item
+    or before it), so no worker starts them. Sized (len: every item of `order`, those
+    a search may hand out) without drawing any: a tally counts them without asking
+    `settled` ahead of the results (`linalg_io.progress.Tally.count`)."""
+
+    def __init__(self, order: Sequence, bounds: Sequence[float],
+                 settled: Callable[[float], bool]) -> None:
+        self.order, self.bounds, self.settled = order, bounds, settled
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __iter__(self) -> Generator:
+        for item, bound in zip(self.order, self.bounds):
+            if self.settled(bound):
+                return
+            yield item
 
 
 def in_order(mapper: Callable, function: Callable, items: Iterable) -> Generator:
