@@ -2,7 +2,7 @@
 """The 2.5D LU's expected pivots on a random matrix, step after step
 (`linalg_io.models.conflux_pivots`, "uniform"; its module doc gives the rule).
 
-tournament_steps(rows, widths, first_step, beta, dust, active, owned)
+tournament_steps(rows, widths, first_step, beta, dust, active, owned, differing=None)
     for the steps k = first_step + t, t < len(active): active[t] = rows (the active rows
     of each process row before step k, updated in place: the state the next call goes
     on from), owned[t] = the pivots each gives: the step's merge tree (roles r = (x -
@@ -10,19 +10,22 @@ tournament_steps(rows, widths, first_step, beta, dust, active, owned)
     set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2
     rows, then split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2),
     n_1) of the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving
-    fewer than `dust` rows takes them all; rows -= owned[t]. O(Px) per step.
+    fewer than `dust` rows takes them all; rows -= owned[t]; differing[t] (where given)
+    the process rows whose active or owned differs from the row before's (`changes`
+    counted per step). O(Px) per step.
 changes(active, owned)
     (step, process row) flat, in row-major order: where active or owned [step, process
     row] differs from the process row before; two passes, no [step, Px] temporary.
 
-The powers are NumPy's (np.power on the r/n of the step's sets with candidates, packed
-into one contiguous buffer, then np.multiply by n): NumPy's float64 power is not C's pow
-bit for bit (SIMD code), and the model's figures were made with NumPy's; on a
-contiguous array each element's power depends on its value only, not on its place. The
-loop below only adds, subtracts, divides and compares, and multiplies once before a
-divide, so no fused multiply-add can change a result.
+The powers are NumPy's (np.power on the r/n of every set of the step, one contiguous
+buffer, r/n = 1 for a set without candidates, then np.multiply by n: 0 for those):
+NumPy's float64 power is not C's pow bit for bit (SIMD code), and the model's figures
+were made with NumPy's; on a contiguous array each element's power depends on its value
+only, not on its place. The loop below only adds, subtracts, divides and compares, and
+multiplies once before a divide, so no fused multiply-add can change a result.
 """
 import numpy as np
+cimport cython
 cimport numpy as cnp
 
 cnp.import_array()
@@ -48,13 +51,18 @@ cdef inline double _first(double winners, double n1, double w1, double n2,
     return _smaller(first, n1)
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def tournament_steps(double[::1] rows not None, const double[::1] widths not None,
                      Py_ssize_t first_step, double beta, double dust,
-                     double[:, ::1] active not None, double[:, ::1] owned not None) -> None:
+                     double[:, ::1] active not None, double[:, ::1] owned not None,
+                     cnp.int64_t[::1] differing = None) -> None:
     cdef Py_ssize_t px = rows.shape[0], steps = active.shape[0]
     if px < 1 or owned.shape[0] != steps or active.shape[1] != px or owned.shape[1] != px \
-            or first_step < 0 or first_step + steps > widths.shape[0]:
-        raise ValueError("active and owned must be [steps, Px], Px >= 1, within the widths")
+            or first_step < 0 or first_step + steps > widths.shape[0] \
+            or (differing is not None and differing.shape[0] != steps):
+        raise ValueError("active and owned must be [steps, Px], Px >= 1, within the widths;"
+                         " differing [steps]")
     cdef Py_ssize_t q = 1
     while 2 * q <= px:
         q *= 2
@@ -62,47 +70,53 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     # then two entries per folded role j < Px - q: its own set (2q + 2j) and the
     # partner's (2q + 2j + 1)
     cdef Py_ssize_t size = 2 * q + 2 * (px - q)
-    # the sets with candidates, packed for NumPy: their r/n, n and index
-    ratio_np, count_np, power_np, weight_np = (np.empty(size) for _ in range(4))
-    cdef double[::1] ratio = ratio_np, count = count_np, packed_weight = weight_np
-    cdef Py_ssize_t[::1] at = np.empty(size, dtype=np.intp)
-    cdef double[::1] sets = np.zeros(size), stood = np.zeros(size), weight = np.zeros(size)
+    # every set's n, r, and r/n, then in its place the weight n (r/n)^beta (entries
+    # 2 .. size-1: NumPy's)
+    sets_np, stood_np, weight_np = (np.zeros(size) for _ in range(3))
+    cdef double* sets = <double*> cnp.PyArray_DATA(sets_np)
+    cdef double* stood = <double*> cnp.PyArray_DATA(stood_np)
+    cdef double* weight = <double*> cnp.PyArray_DATA(weight_np)
+    # NumPy's power of 1 (1.0 where it is exact): the weight of a set standing for no
+    # more rows than its candidates (a process row's own, fewer than w) without a power
+    one = float(np.power(np.ones(1), beta)[0])
+    inner = (weight_np[2:q], sets_np[2:q])
+    outer = (weight_np[q:], sets_np[q:])
     cdef double[::1] winners = np.zeros(2 * q)
-    cdef double[::1] candidates = np.empty(px)
     power, multiply = np.power, np.multiply
-    cdef Py_ssize_t t, k, i, j, m, start, role, partner, e
-    cdef double w, first, share
+    cdef Py_ssize_t t, k, i, j, start, role, partner, e
+    cdef double w, first, share, mine, theirs
+    cdef bint ones
     for t in range(steps):
         k = first_step + t
         w = widths[k]
         start = k % px
-        for i in range(px):
-            candidates[i] = _smaller(rows[i], w)
         for j in range(q):
             role = _wrapped(start + j, px)
             i = q + j
+            mine = _smaller(rows[role], w)
             if j + q < px:
                 partner = _wrapped(role + q, px)
-                sets[i] = _smaller(w, candidates[role] + candidates[partner])
+                theirs = _smaller(rows[partner], w)
+                sets[i] = _smaller(w, mine + theirs)
                 stood[i] = rows[role] + rows[partner]
                 e = 2 * q + 2 * j
-                sets[e], stood[e] = candidates[role], rows[role]
-                sets[e + 1], stood[e + 1] = candidates[partner], rows[partner]
+                sets[e], stood[e] = mine, rows[role]
+                sets[e + 1], stood[e + 1] = theirs, rows[partner]
             else:
-                sets[i], stood[i] = candidates[role], rows[role]
+                sets[i], stood[i] = mine, rows[role]
         for i in range(q - 1, 0, -1):
             sets[i] = _smaller(w, sets[2 * i] + sets[2 * i + 1])
             stood[i] = stood[2 * i] + stood[2 * i + 1]
-        m = 0
         for i in range(2, size):
-            weight[i] = 0.0
-            if sets[i] > 0:
-                at[m], count[m], ratio[m] = i, sets[i], stood[i] / sets[i]
-                m += 1
-        power(ratio_np[:m], beta, out=power_np[:m])
-        multiply(count_np[:m], power_np[:m], out=weight_np[:m])
-        for i in range(m):
-            weight[at[i]] = packed_weight[i]
+            weight[i] = stood[i] / sets[i] if sets[i] > 0 else 1.0
+        ones = True
+        for i in range(q, size):
+            ones = ones and weight[i] == 1.0
+        for ratios, counts in (inner, outer) if not ones else (inner,):
+            power(ratios, beta, out=ratios)
+            multiply(counts, ratios, out=ratios)
+        if ones:
+            multiply(outer[1], one, out=outer[0])
         winners[1] = _smaller(w, sets[1])
         for i in range(1, q):
             first = _first(winners[i], sets[2 * i], weight[2 * i], sets[2 * i + 1],
@@ -119,6 +133,7 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
                 owned[t, partner] = winners[q + j] - first
             else:
                 owned[t, role] = winners[q + j]
+        e = 0
         for i in range(px):
             share = owned[t, i]
             if rows[i] - share < dust:
@@ -126,6 +141,10 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
             active[t, i] = rows[i]
             owned[t, i] = share
             rows[i] = rows[i] - share
+            if i and (active[t, i] != active[t, i - 1] or share != owned[t, i - 1]):
+                e += 1
+        if differing is not None:
+            differing[t] = e
 
 
 def changes(const double[:, :] active not None, const double[:, :] owned not None) -> tuple:

@@ -178,9 +178,7 @@ def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]
         count = min(STATE_STEPS, t.ntiles - first)
         states[b] = rows
         tournament_steps(rows, widths, first, TOURNAMENT_POOL_EXPONENT, DUST,
-                         active[:count], owned[:count])
-        step, _ = changes(active[:count], owned[:count])
-        differing[first:first + count] = np.bincount(step, minlength=count)
+                         active[:count], owned[:count], differing[first:first + count])
     states.flags.writeable = differing.flags.writeable = False
     return states, differing
 

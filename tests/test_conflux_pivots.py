@@ -13,6 +13,8 @@ from linalg_io.models.conflux_pivots import (
     STATE_STEPS,
     _expected_changes,
     _expected_pivots,
+    _tournament_run,
+    _tournament_states,
     most_changes,
     pivot_changes,
     pivot_counts,
@@ -102,3 +104,7 @@ def test_pivots_at_some_steps_are_those_of_every_step(n, v, px, pivots, pooled):
     np.testing.assert_array_equal(x, where[kept])
     if not pooled:
         assert most_changes(plan, pivots) == (np.bincount(step).max() if len(step) else 0)
+    if not pooled and isinstance(pivots, str) and _tournament_run(n, v, px, pivots):
+        # the kernel's count per step as the tournament runs: the full tables' changes
+        np.testing.assert_array_equal(_tournament_states(n, v, px)[1],
+                                      np.bincount(step, minlength=steps))
