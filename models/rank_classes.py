@@ -321,20 +321,18 @@ class BlockSpread:
         corner_steps = ~dense
         if corner_steps.any():
             corners = np.zeros_like(sums) if dense.any() else sums
-            flat = corners.reshape(2, count, px * py)
-            scratch = np.zeros(px * py)
             # pairs per chunk: CHUNK_ELEMENTS values, or more where the chunks would be
             # more than the steps' ranks over 4 (the remainders' sums grouped by chunk)
             most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
-            for first, last in _stretches(corner_steps):
-                for begin, stop in self._chunks(first, last, most):
-                    step, xi, yi = self._pairs(begin, stop)
-                    edges = xs.start[xi], xs.end[xi], ys.start[yi], ys.end[yi]
-                    chunk = (slice(self.ends[begin] - self.pairs[begin], self.ends[stop - 1])
-                             if self.cells is None else self._index(step, xi, yi, 0))
-                    for row in live:
-                        add_corners(flat[0, row], flat[1, row], scratch, *edges,
-                                    np.ascontiguousarray(stored[row, chunk]), unit[row], px)
+            chunks = np.array([chunk for first, last in _stretches(corner_steps)
+                               for chunk in self._chunks(first, last, most)],
+                              dtype=np.int64).reshape(-1, 2)
+            nx, ny = self.grid if self.cells is not None else (0, 0)
+            runs = (np.ascontiguousarray(a, dtype=np.int64) for a in (
+                self.xfirst, self.xruns, self.yfirst, self.yruns, self.ends - self.pairs,
+                xs.start, xs.end, ys.start, ys.end, xs.of_run, ys.of_run))
+            add_corners(*corners.reshape(2, count, px * py), np.zeros(px * py), stored,
+                        np.array(live, dtype=np.int64), chunks, *runs, nx, ny, unit, px)
             for part in corners:
                 _summed_up(part)
             if corners is not sums:

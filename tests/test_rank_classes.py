@@ -158,37 +158,64 @@ def test_add_differences_is_the_numpy_passes_bit_for_bit(two, summed, placed):
     assert row.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("px, py, pairs, whole", [(1, 1, 3, False), (5, 7, 40, False),
-                                                  (33, 64, 900, False), (33, 64, 900, True)])
-def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, pairs, whole):
-    """`BlockSpread.totals`' corners of a chunk: each value split into the multiple of
-    u nearest it and the rest, the multiples added at the four corners, the rests'
-    sums per rank (np.bincount of the corners, a corner past the ends dropped) added
-    once, as the NumPy passes it replaced gave them (whole numbers: none); `scratch`
-    left zeros."""
+def _runs(rng, n: int, steps: int) -> tuple:
+    """Random runs of consecutive ranks of n per step: (first, runs, start, end)."""
+    starts = [np.r_[0, np.sort(rng.choice(np.arange(1, n), rng.integers(0, min(n, 6)),
+                                           replace=False))] for _ in range(steps)]
+    runs = np.array([len(x) for x in starts])
+    start = np.concatenate(starts)
+    end = np.concatenate([np.r_[x[1:], n] for x in starts])
+    return np.r_[0, np.cumsum(runs)[:-1]], runs, start, end
+
+
+@pytest.mark.parametrize("px, py, steps, cells", [(1, 1, 3, False), (5, 7, 6, True),
+                                                  (33, 64, 9, False), (33, 64, 9, True)])
+def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, steps, cells):
+    """`BlockSpread.totals`' corners: per row and chunk of steps, each pair's value (its
+    classes' cell, or its own) split into the multiple of u nearest it and the rest,
+    the multiples added at the four corners, the rests' sums per rank (np.bincount of
+    the chunk's corners, a corner past the ends dropped) added once, as the NumPy
+    passes it replaced gave them (a row of whole numbers: none); `scratch` left zeros."""
     from linalg_io._kernels.lu2d_points import add_corners
-    rng = np.random.default_rng(px * py + pairs)
-    x0, y0 = rng.integers(0, px, pairs), rng.integers(0, py, pairs)
-    x1, y1 = x0 + rng.integers(1, px - x0 + 1), y0 + rng.integers(1, py - y0 + 1)
-    values = (rng.random(pairs) - 0.3) * 1e6
-    values[rng.random(pairs) < 0.2] = 0.0
-    if whole:
-        values = np.round(values)
-    unit = 2.0 ** -20
+    rng = np.random.default_rng(px * py + steps)
+    x_first, x_runs, x0, x1 = _runs(rng, px, steps)
+    y_first, y_runs, y0, y1 = _runs(rng, py, steps)
+    pairs = x_runs * y_runs
+    pair_first = np.r_[0, np.cumsum(pairs)[:-1]]
+    nx, ny = 7, 6
+    x_of, y_of = rng.integers(0, nx, len(x0)), rng.integers(0, ny, len(y0))
+    stored = (rng.random((3, steps * nx * ny if cells else pairs.sum())) - 0.3) * 1e6
+    stored[rng.random(stored.shape) < 0.2] = 0.0
+    stored[1] = np.round(stored[1])                    # whole numbers: no remainders
+    units = 2.0 ** np.array([-20.0, -18.0, -21.0])
+    rows = np.array([1, 2])                            # row 0 left out: stays as it is
+    chunks = np.array([[0, steps // 3], [steps // 3, steps]])
     # sums so far: multiples of u in `highs` (whose sums are then exact in any order)
-    highs = np.round(rng.random(px * py) * 1e9 / unit) * unit
-    lows = rng.random(px * py) * 1e-3
-    xc, yc = np.concatenate([x0, x1, x0, x1]), np.concatenate([y0, y1, y1, y0])
-    at = np.where((xc < px) & (yc < py), xc * py + yc, px * py)
-    high = np.round(values / unit) * unit
-    low = values - high
-    assert low.any() != whole and (high % unit == 0).all()
+    highs = np.round(rng.random((3, px * py)) * 1e9 / units[:, None]) * units[:, None]
+    lows = rng.random((3, px * py)) * 1e-3
     want_highs, want_lows = highs.copy(), lows.copy()
-    for want, part in ((want_highs, high), (want_lows, low)):
-        want += np.bincount(at, weights=np.concatenate([part, part, -part, -part]),
-                            minlength=px * py + 1)[:-1]
+    for r in rows:
+        for first, stop in chunks:
+            runs, values = [], []
+            for k in range(first, stop):
+                a = np.repeat(np.arange(x_first[k], x_first[k] + x_runs[k]), y_runs[k])
+                b = np.tile(np.arange(y_first[k], y_first[k] + y_runs[k]), x_runs[k])
+                place = ((k * nx + x_of[a]) * ny + y_of[b] if cells
+                         else pair_first[k] + np.arange(pairs[k]))
+                runs.append((a, b))
+                values.append(stored[r, place])
+            a, b = (np.concatenate(part) for part in zip(*runs))
+            value = np.concatenate(values)
+            xc = np.concatenate([x0[a], x1[a], x0[a], x1[a]])
+            yc = np.concatenate([y0[b], y1[b], y1[b], y0[b]])
+            where = np.where((xc < px) & (yc < py), xc * py + yc, px * py)
+            high = np.round(value / units[r]) * units[r]
+            for want, part in ((want_highs[r], high), (want_lows[r], value - high)):
+                want += np.bincount(where, weights=np.concatenate([part, part, -part, -part]),
+                                    minlength=px * py + 1)[:-1]
     scratch = np.zeros(px * py)
-    add_corners(highs, lows, scratch, x0, x1, y0, y1, values, unit, px)
+    add_corners(highs, lows, scratch, stored, rows, chunks, x_first, x_runs, y_first, y_runs,
+                pair_first, x0, x1, y0, y1, x_of, y_of, nx if cells else 0, ny, units, px)
     assert highs.tobytes() == want_highs.tobytes()
     assert lows.tobytes() == want_lows.tobytes()
     assert not scratch.any()
