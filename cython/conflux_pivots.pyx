@@ -25,7 +25,6 @@ only, not on its place. The loop below only adds, subtracts, divides and compare
 multiplies once before a divide, so no fused multiply-add can change a result.
 """
 import numpy as np
-cimport cython
 cimport numpy as cnp
 
 cnp.import_array()
@@ -51,8 +50,6 @@ cdef inline double _first(double winners, double n1, double w1, double n2,
     return _smaller(first, n1)
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def tournament_steps(double[::1] rows not None, const double[::1] widths not None,
                      Py_ssize_t first_step, double beta, double dust,
                      double[:, ::1] active not None, double[:, ::1] owned not None,

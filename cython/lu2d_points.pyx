@@ -76,7 +76,6 @@ running_sum(total, axis)
     its own chain).
 """
 import numpy as np
-cimport cython
 cimport numpy as cnp
 from libc.math cimport nearbyint
 
@@ -266,8 +265,6 @@ def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1
 DENSE_TILE = 32768
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] stored,
               const cnp.int64_t[:, ::1] x_line, const cnp.int64_t[:, ::1] lines,
               const cnp.int64_t[::1] widths, const cnp.int64_t[:, ::1] y_off,
@@ -400,8 +397,6 @@ cdef inline double _pair_value(const double* row, bint cells, Py_ssize_t s,
     return row[pair]
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def add_corners(double[:, ::1] highs, double[:, ::1] lows, double[::1] scratch,
                 const double[:, ::1] stored, const cnp.int64_t[::1] rows,
                 const cnp.int64_t[:, ::1] chunks, const cnp.int64_t[::1] x_first,

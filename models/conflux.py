@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 import numpy as np
+from linalg_io._kernels.compact import same_along
 from linalg_io.models.conflux_classes import (
     BUTTERFLY,
     ColumnRole,
@@ -169,14 +170,8 @@ def _compact(values):
     if np.ndim(values) < 4:
         return values
     for axis in (3, 2, 1):
-        if values.shape[axis] <= 1:
-            continue
-        first = values.take([0], axis=axis)
-        # a few steps first: most arrays that vary, vary in them
-        few = slice(None, None, max(1, values.shape[0] // 8))
-        if ((first[few].view(np.int64) == values[few].view(np.int64)).all()
-                and (first.view(np.int64) == values.view(np.int64)).all()):
-            values = first
+        if values.shape[axis] > 1 and same_along(values, axis):
+            values = values.take([0], axis=axis)
     return values
 
 
