@@ -408,8 +408,8 @@ def add_corners(double[:, ::1] highs, double[:, ::1] lows, double[::1] scratch,
                 Py_ssize_t nx, Py_ssize_t ny, const double[::1] units, Py_ssize_t px):
     cdef Py_ssize_t py = highs.shape[1] // px, n_chunks = chunks.shape[0]
     cdef bint cells = nx > 0
-    cdef Py_ssize_t r, row, c, k, s, a, b, xa, xb, ya, yb, x, y, at, pair
-    cdef double unit, inverse, value, high, low
+    cdef Py_ssize_t r, row, c, k, s, a, b, x, y, at, pair
+    cdef double unit, inverse, value, high
     cdef bint some_low
     cdef const double* line
     cdef double* out_high
