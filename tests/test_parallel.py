@@ -40,10 +40,25 @@ def test_model_lu_table_is_the_same_on_one_core(monkeypatch):
     assert tables[0] == tables[1] and tables[0].count("\n") > 20
 
 
+# the longest a test waits for a worker to start an item: a failure, not a hang
+START_S = 60.0
+
+
 def napping(folder: str, seconds: float, item: int) -> int:
     """Marks that this worker started `item`, sleeps, returns the worker's pid."""
     Path(folder, f"{item}.{os.getpid()}").touch()
     time.sleep(seconds if item else 0.0)
+    return os.getpid()
+
+
+def napping_after_one(folder: str, seconds: float, item: int) -> int:
+    """`napping`, item 0 returning only once item 1 has started: a window's second
+    worker is given item 1 while item 0 runs, however the two workers are scheduled."""
+    Path(folder, f"{item}.{os.getpid()}").touch()
+    if item == 0:
+        started(Path(folder), 2, named="1.")
+    else:
+        time.sleep(seconds)
     return os.getpid()
 
 
@@ -59,11 +74,18 @@ def alive(pid: int) -> bool:
         return False
 
 
-def started(folder: Path, count: int) -> list[int]:
-    """The pids of the workers that started `count` items (waits until they have)."""
-    while len(list(folder.iterdir())) < count:
+def started(folder: Path, count: int, named: str = "") -> list[int]:
+    """The pids of the workers that started `count` items (waits until they have, and
+    one of them named `named`..., START_S at most)."""
+    def ready() -> bool:
+        names = [path.name for path in folder.iterdir() if path.is_file()]
+        return len(names) >= count and any(name.startswith(named) for name in names)
+
+    waited = time.monotonic()
+    while not ready():
+        assert time.monotonic() - waited < START_S, f"{count} items not started in {folder}"
         time.sleep(0.01)
-    return sorted({int(path.suffix[1:]) for path in folder.iterdir()})
+    return sorted({int(path.suffix[1:]) for path in folder.iterdir() if path.is_file()})
 
 
 @pytest.fixture
@@ -77,7 +99,7 @@ def test_window_left_early_drops_what_has_not_started(tmp_path, two_workers):
     queued beside it never start; the one running (sleeping a minute) finishes unread
     on its worker, the other worker takes the next map; the block's end kills it."""
     with parallel.core_map() as mapper:
-        results = mapper.window(partial(napping, str(tmp_path), 60.0), range(6))
+        results = mapper.window(partial(napping_after_one, str(tmp_path), 60.0), range(6))
         first = next(results)
         results.close()
         sleeper = [pid for pid in started(tmp_path, 2) if pid != first]
@@ -102,8 +124,8 @@ def test_a_tallied_search_starts_no_item_its_results_rule_out(tmp_path, two_work
     wanted = UntilSettled(list(range(6)), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
                           lambda bound: len(results) >= 1 and bound > 2.5)
     with parallel.core_map() as mapper:
-        window = _Tallied(mapper, tally, "a").window(partial(napping, str(tmp_path), 1.0),
-                                                     wanted)
+        window = _Tallied(mapper, tally, "a").window(
+            partial(napping_after_one, str(tmp_path), 1.0), wanted)
         for result in window:
             results.append(result)
             if len(results) == 2:
