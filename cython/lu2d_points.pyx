@@ -51,24 +51,24 @@ add_differences(values, above, below, first, per_edge, local, touched, row, at)
     cell `local[i]` in pair order from 0 (np.bincount's sums, `touched` cells; `local`
     empty: a cell a pair), then row[at[j]] = row[at[j]] + sum_j (`at` empty: row[j]).
 add_corners(highs, lows, scratch, stored, rows, chunks, x_first, x_runs, y_first, y_runs,
-            pair_first, x_start, x_end, y_start, y_end, x_of, y_of, nx, ny, units, px)
+            line_first, widths, x_start, x_end, y_start, y_end, x_key, y_key, units, px)
     `linalg_io.models.rank_classes.BlockSpread.totals`' corners, in place: for each row
     r of `rows` (one at a time: its sums stay in the caches), each chunk [first, stop)
     of `chunks` (steps, in order) and each pair of an x run a and a y run b of each
     step s of it (x_first[s] .. + x_runs[s], likewise y; in the order of the steps,
     then a, then b), the rectangle [x_start[a], x_end[a]) x [y_start[b], y_end[b]) of
     ranks x py + y (px py = the length of a row of `highs`, `lows` and `scratch`):
-    its value (stored[r] at the cell (s nx + x_of[a]) ny + y_of[b] of its classes, or,
-    nx = 0, at its own place, pair_first[s] and on) split into h, the multiple of
-    units[r] nearest it (np.round's: half to even), and its remainder l, added as +h
-    and +l at the corners (x0, y0) and (x1, y1), -h and -l at (x0, y1) and (x1, y0) (all
-    the chunk's first corners, then all the second, ...), a corner at x = px or y = py
-    dropped. The h go straight into `highs` (multiples of the unit whose sums are exact
-    in any order); the l are summed per rank in `scratch` (zeros, left zeros), each sum
-    then added to `lows` once (where some l of the chunk is not 0): np.bincount's sums
-    of the chunk, in its order, bit for bit, in O(pairs), not the bincount's O(P). The
-    pairs are made here from the runs, not handed in (arrays of every pair's edges
-    and values, a row at a time, cost more than the corners).
+    its value stored[r, line_first[s] + x_key[a] widths[s] + y_key[b]] (the step's
+    lines of widths[s] values: its classes' cells, or its pairs' own) split into h,
+    the multiple of units[r] nearest it (np.round's: half to even), and its remainder
+    l, added as +h and +l at the corners (x0, y0) and (x1, y1), -h and -l at (x0, y1)
+    and (x1, y0) (all the chunk's first corners, then all the second, ...), a corner at
+    x = px or y = py dropped. The h go straight into `highs` (multiples of the unit
+    whose sums are exact in any order); the l are summed per rank in `scratch` (zeros,
+    left zeros), each sum then added to `lows` once (where some l of the chunk is not
+    0): np.bincount's sums of the chunk, in its order, bit for bit, in O(pairs), not
+    the bincount's O(P). The pairs are made here from the runs, not handed in (arrays
+    of every pair's edges and values, a row at a time, cost more than the corners).
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -386,68 +386,64 @@ def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     row[j] = row[j] + sums[j]
 
 
-cdef inline double _pair_value(const double* row, bint cells, Py_ssize_t s,
-                               Py_ssize_t a, Py_ssize_t b, Py_ssize_t pair, Py_ssize_t nx,
-                               Py_ssize_t ny, const cnp.int64_t* x_of,
-                               const cnp.int64_t* y_of) noexcept nogil:
-    """The value of a step's pair (x run a, y run b; its place `pair` among the pairs):
-    its classes' cell, or its own."""
-    if cells:
-        return row[(s * nx + x_of[a]) * ny + y_of[b]]
-    return row[pair]
+cdef inline Py_ssize_t _corner(int k, int other, const cnp.int64_t* start,
+                               const cnp.int64_t* end, Py_ssize_t run) noexcept nogil:
+    """A run's edge at corner k of its rectangle along one axis: of the corners (x0, y0),
+    (x1, y1), (x0, y1), (x1, y0), the run's start at k = 0 and k = `other` (2 along x,
+    3 along y), else its end."""
+    if k == 0 or k == other:
+        return start[run]
+    return end[run]
 
 
 def add_corners(double[:, ::1] highs, double[:, ::1] lows, double[::1] scratch,
                 const double[:, ::1] stored, const cnp.int64_t[::1] rows,
                 const cnp.int64_t[:, ::1] chunks, const cnp.int64_t[::1] x_first,
                 const cnp.int64_t[::1] x_runs, const cnp.int64_t[::1] y_first,
-                const cnp.int64_t[::1] y_runs, const cnp.int64_t[::1] pair_first,
+                const cnp.int64_t[::1] y_runs, const cnp.int64_t[::1] line_first,
+                const cnp.int64_t[::1] widths,
                 const cnp.int64_t[::1] x_start, const cnp.int64_t[::1] x_end,
                 const cnp.int64_t[::1] y_start, const cnp.int64_t[::1] y_end,
-                const cnp.int64_t[::1] x_of, const cnp.int64_t[::1] y_of,
-                Py_ssize_t nx, Py_ssize_t ny, const double[::1] units, Py_ssize_t px):
+                const cnp.int64_t[::1] x_key, const cnp.int64_t[::1] y_key,
+                const double[::1] units, Py_ssize_t px):
     cdef Py_ssize_t py = highs.shape[1] // px, n_chunks = chunks.shape[0]
-    cdef bint cells = nx > 0
-    cdef Py_ssize_t r, row, c, k, s, a, b, x, y, at, pair
+    cdef Py_ssize_t r, c, s, a, b, x, y, at
+    cdef int k
     cdef double unit, inverse, value, high
     cdef bint some_low
     cdef const double* line
+    cdef const double* pairs
     cdef double* out_high
     cdef double* out_low
     with nogil:
         for r in range(rows.shape[0]):
-            row = rows[r]
-            line = &stored[row, 0]
-            out_high, out_low = &highs[row, 0], &lows[row, 0]
+            line = &stored[rows[r], 0]
+            out_high, out_low = &highs[rows[r], 0], &lows[rows[r], 0]
             # u a power of two: v / u and v (1/u) are the same float
-            unit = units[row]
+            unit = units[rows[r]]
             inverse = 1.0 / unit
             for c in range(n_chunks):
                 some_low = False
                 for s in range(chunks[c, 0], chunks[c, 1]):
-                    pair = pair_first[s]
                     for a in range(x_first[s], x_first[s] + x_runs[s]):
+                        pairs = line + line_first[s] + x_key[a] * widths[s]
                         for b in range(y_first[s], y_first[s] + y_runs[s]):
-                            value = _pair_value(line, cells, s, a, b, pair, nx, ny,
-                                                &x_of[0], &y_of[0])
+                            value = pairs[y_key[b]]
                             some_low = some_low or value != nearbyint(value * inverse) * unit
-                            pair = pair + 1
                 # +h, +l at (x0, y0) and (x1, y1), -h, -l at (x0, y1) and (x1, y0): all
                 # the first corners of the chunk, then all the second, ...
                 for k in range(4):
                     for s in range(chunks[c, 0], chunks[c, 1]):
-                        pair = pair_first[s]
                         for a in range(x_first[s], x_first[s] + x_runs[s]):
-                            x = x_start[a] if k == 0 or k == 2 else x_end[a]
+                            x = _corner(k, 2, &x_start[0], &x_end[0], a)
                             if x >= px:
-                                pair = pair + y_runs[s]
                                 continue
+                            pairs = line + line_first[s] + x_key[a] * widths[s]
                             for b in range(y_first[s], y_first[s] + y_runs[s]):
-                                y = y_start[b] if k == 0 or k == 3 else y_end[b]
+                                y = _corner(k, 3, &y_start[0], &y_end[0], b)
                                 if y < py:
                                     at = x * py + y
-                                    value = _pair_value(line, cells, s, a, b, pair, nx, ny,
-                                                        &x_of[0], &y_of[0])
+                                    value = pairs[y_key[b]]
                                     high = nearbyint(value * inverse) * unit
                                     if k < 2:
                                         out_high[at] = out_high[at] + high
@@ -457,16 +453,15 @@ def add_corners(double[:, ::1] highs, double[:, ::1] lows, double[::1] scratch,
                                         out_high[at] = out_high[at] - high
                                         if some_low:
                                             scratch[at] = scratch[at] - (value - high)
-                                pair = pair + 1
                 # each rank's sum of the chunk's l added once, in the corners' order
                 for k in range(4 if some_low else 0):
                     for s in range(chunks[c, 0], chunks[c, 1]):
                         for a in range(x_first[s], x_first[s] + x_runs[s]):
-                            x = x_start[a] if k == 0 or k == 2 else x_end[a]
+                            x = _corner(k, 2, &x_start[0], &x_end[0], a)
                             if x >= px:
                                 continue
                             for b in range(y_first[s], y_first[s] + y_runs[s]):
-                                y = y_start[b] if k == 0 or k == 3 else y_end[b]
+                                y = _corner(k, 3, &y_start[0], &y_end[0], b)
                                 if y < py:
                                     at = x * py + y
                                     out_low[at] = out_low[at] + scratch[at]

@@ -213,11 +213,14 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
 class BlockSpread:
     """`spread` of values given a block of consecutive steps at a time (`add`, from step
     0 on; a walk's steps, whose [step, ...] arrays are too large to hold at once): each
-    block's values kept as the fewer of its class grids' cells and the values `spread`
-    reads (a step's value at each pair of an x run and a y run: more than its cells
-    where runs are many and classes few, fewer where classes hold several runs or none,
-    the padding), and each step's largest |value| (which set u), so that `totals` are
-    `spread`'s of every step at once, bit for bit."""
+    block's values kept as the fewer of its steps' class grids' cells (a step's own x
+    classes by its own y classes, not the padding) and the values `spread` reads (a
+    step's value at each pair of an x run and a y run: more than its cells where runs
+    are many and classes few, fewer where classes hold several runs), and each step's
+    largest |value| (which set u), so that `totals` are `spread`'s of every step at
+    once, bit for bit. Either way a step's values lie in lines of `widths`[s] from
+    `line_first`[s] on, a run's key (`x_key`, `y_key`: its class, or its place among
+    its step's runs) its line and its place in a line."""
 
     def __init__(self, xs: RunClasses, ys: RunClasses) -> None:
         self.xs, self.ys = xs, ys
@@ -226,11 +229,23 @@ class BlockSpread:
         self.ends = np.cumsum(self.pairs)
         self.xfirst = np.concatenate([[0], np.cumsum(self.xruns)[:-1]])
         self.yfirst = np.concatenate([[0], np.cumsum(self.yruns)[:-1]])
+        # each step's classes (its runs' classes are the first ones)
+        self.xclasses = np.maximum.reduceat(xs.of_run, self.xfirst) + 1
+        self.yclasses = np.maximum.reduceat(ys.of_run, self.yfirst) + 1
+        self.by_cells = self._keeps_cells()
+        if self.by_cells:
+            self.lines, self.widths = self.xclasses, self.yclasses
+            self.x_key, self.y_key = xs.of_run, ys.of_run
+        else:
+            self.lines, self.widths = self.xruns, self.yruns
+            self.x_key = np.arange(len(xs.step)) - np.repeat(self.xfirst, self.xruns)
+            self.y_key = np.arange(len(ys.step)) - np.repeat(self.yfirst, self.yruns)
+        sizes = self.lines * self.widths
+        self.line_first = np.cumsum(sizes) - sizes
         self.done = 0             # the steps added
         self.shape: tuple = ()    # [..., layer] of the values
-        self.grid = (0, 0)        # (x classes, y classes) of every step's cells
-        self.cells: np.ndarray | None = None    # [row, step, cell], or
-        self.values = np.zeros((0, 0))          # [row, pair]
+        self.grid = (0, 0)        # (x classes, y classes) of every step's values
+        self.stored = np.zeros((0, 0))          # [row, value] the steps' lines
         self.biggest = np.zeros((0, 0))         # [row, step] the largest |value|
 
     def _pairs(self, begin: int, stop: int) -> tuple:
@@ -258,9 +273,9 @@ class BlockSpread:
         nx, ny = self.grid
         return ((step - first) * nx + self.xs.of_run[xi]) * ny + self.ys.of_run[yi]
 
-    def _keeps_cells(self, nx: int, ny: int) -> bool:
-        """Whether every step's nx x ny cells are no more than the pairs of runs."""
-        return len(self.pairs) * nx * ny <= int(self.ends[-1])
+    def _keeps_cells(self) -> bool:
+        """Whether the steps' cells of classes are no more than their pairs of runs."""
+        return int((self.xclasses * self.yclasses).sum()) <= int(self.ends[-1])
 
     def add(self, values: np.ndarray) -> None:
         """The values [..., step, layer, x class, y class] of the next steps."""
@@ -270,24 +285,26 @@ class BlockSpread:
         first = self.done
         if not first:
             self.shape, self.grid = (*lead, layers), (nx, ny)
-            every = len(self.pairs)
-            self.biggest = np.empty((len(rows), every))
-            if self._keeps_cells(nx, ny):
-                self.cells = np.empty((len(rows), every, nx * ny))
-            else:
-                self.values = np.empty((len(rows), int(self.ends[-1])))
+            self.biggest = np.empty((len(rows), len(self.pairs)))
+            self.stored = np.empty((len(rows), int(self.line_first[-1] + self.lines[-1]
+                                                   * self.widths[-1])))
         if self.grid != (nx, ny):
             raise ValueError(f"steps of {nx} x {ny} classes after {self.grid}")
         self.biggest[:, first:first + steps] = np.abs(rows).max(axis=2)
-        if self.cells is not None:
-            self.cells[:, first:first + steps] = rows
+        if self.by_cells:
+            # each step's own classes' cells, in order: its lines
+            last = first + steps - 1
+            cells = ((np.arange(nx) < self.xclasses[first:last + 1, None])[:, :, None]
+                     & (np.arange(ny) < self.yclasses[first:last + 1, None])[:, None, :])
+            self.stored[:, self.line_first[first]:self.line_first[last] + self.lines[last]
+                        * self.widths[last]] = rows[:, cells.reshape(steps, -1)]
         else:
             flat = rows.reshape(len(rows), -1)
             # a chunk of steps at a time: their index arrays within the caches
             for begin, stop in self._chunks(first, first + steps,
                                             max(1, CHUNK_ELEMENTS // len(rows))):
                 index = self._index(*self._pairs(begin, stop), first)
-                self.values[:, self.ends[begin] - self.pairs[begin]:self.ends[stop - 1]] = \
+                self.stored[:, self.ends[begin] - self.pairs[begin]:self.ends[stop - 1]] = \
                     flat[:, index]
         self.done = first + steps
 
@@ -299,7 +316,7 @@ class BlockSpread:
         gathered to the ranks: cheaper than that many corners)."""
         xs, ys = self.xs, self.ys
         px, py = xs.n, ys.n
-        stored = self.values if self.cells is None else self.cells.reshape(len(self.cells), -1)
+        stored = self.stored
         count = len(stored)
         # a bound on the sum of |value| over every corner: the partial sums stay below it
         bound = 4.0 * (self.biggest @ self.pairs.astype(float))
@@ -327,12 +344,11 @@ class BlockSpread:
             chunks = np.array([chunk for first, last in _stretches(corner_steps)
                                for chunk in self._chunks(first, last, most)],
                               dtype=np.int64).reshape(-1, 2)
-            nx, ny = self.grid if self.cells is not None else (0, 0)
             runs = (np.ascontiguousarray(a, dtype=np.int64) for a in (
-                self.xfirst, self.xruns, self.yfirst, self.yruns, self.ends - self.pairs,
-                xs.start, xs.end, ys.start, ys.end, xs.of_run, ys.of_run))
+                self.xfirst, self.xruns, self.yfirst, self.yruns, self.line_first,
+                self.widths, xs.start, xs.end, ys.start, ys.end, self.x_key, self.y_key))
             add_corners(*corners.reshape(2, count, px * py), np.zeros(px * py), stored,
-                        np.array(live, dtype=np.int64), chunks, *runs, nx, ny, unit, px)
+                        np.array(live, dtype=np.int64), chunks, *runs, unit, px)
             for part in corners:
                 _summed_up(part)
             if corners is not sums:
@@ -344,27 +360,24 @@ class BlockSpread:
     def _offsets(self, steps: np.ndarray) -> tuple:
         """(x_line [step, px], lines [step, line], widths [step], y_off [step, py]) of
         `add_dense` for the steps `steps`: a rank's value of a step at lines[x_line[x]]
-        + y_off[y] of a stored row, its process row's line of `widths` values (its
-        class's cells, or its run's pairs) and its column's place in that line."""
+        + y_off[y] of a stored row, its process row's line of `widths` values and its
+        column's place in that line (its runs' keys, each repeated over its ranks)."""
         xs, ys = self.xs, self.ys
-        x_line = np.empty((len(steps), xs.n), dtype=np.int64)
-        y_off = np.empty((len(steps), ys.n), dtype=np.int64)
-        nx, ny = self.grid
-        most = nx if self.cells is not None else int(self.xruns[steps].max())
-        lines = np.zeros((len(steps), most), dtype=np.int64)
-        widths = np.full(len(steps), ny) if self.cells is not None else self.yruns[steps]
-        for i, step in enumerate(steps):
-            xi = np.arange(self.xfirst[step], self.xfirst[step] + self.xruns[step])
-            yi = np.arange(self.yfirst[step], self.yfirst[step] + self.yruns[step])
-            if self.cells is None:
-                x_of, y_of = np.arange(len(xi)), np.arange(len(yi))
-                lines[i, :len(xi)] = self.ends[step] - self.pairs[step] + x_of * len(yi)
-            else:
-                x_of, y_of = xs.of_run[xi], ys.of_run[yi]
-                lines[i] = (step * nx + np.arange(nx)) * ny
-            x_line[i] = np.repeat(x_of, xs.end[xi] - xs.start[xi])
-            y_off[i] = np.repeat(y_of, ys.end[yi] - ys.start[yi])
-        return x_line, lines, widths.astype(np.int64), y_off
+        x_line = _over_ranks(self.x_key, xs, self.xfirst[steps], self.xruns[steps])
+        y_off = _over_ranks(self.y_key, ys, self.yfirst[steps], self.yruns[steps])
+        most = int(self.lines[steps].max())
+        line = np.arange(most)
+        lines = np.where(line < self.lines[steps, None], self.line_first[steps, None]
+                         + line * self.widths[steps, None], 0)
+        return x_line, lines, self.widths[steps].astype(np.int64), y_off
+
+
+def _over_ranks(key: np.ndarray, runs: RunClasses, first: np.ndarray,
+                count: np.ndarray) -> np.ndarray:
+    """[step, rank] the `key` of each rank's run at the steps whose runs are first ..
+    first + count - 1 (each step's runs cover its n ranks)."""
+    run = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
+    return np.repeat(key[run], runs.end[run] - runs.start[run]).reshape(len(first), runs.n)
 
 
 def _stretches(mask: np.ndarray):

@@ -172,19 +172,29 @@ def _runs(rng, n: int, steps: int) -> tuple:
                                                   (33, 64, 9, False), (33, 64, 9, True)])
 def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, steps, cells):
     """`BlockSpread.totals`' corners: per row and chunk of steps, each pair's value (its
-    classes' cell, or its own) split into the multiple of u nearest it and the rest,
-    the multiples added at the four corners, the rests' sums per rank (np.bincount of
-    the chunk's corners, a corner past the ends dropped) added once, as the NumPy
-    passes it replaced gave them (a row of whole numbers: none); `scratch` left zeros."""
+    classes' cell among its step's own classes, or its own) split into the multiple of
+    u nearest it and the rest, the multiples added at the four corners, the rests' sums
+    per rank (np.bincount of the chunk's corners, a corner past the ends dropped) added
+    once, as the NumPy passes it replaced gave them (a row of whole numbers: none);
+    `scratch` left zeros."""
     from linalg_io._kernels.lu2d_points import add_corners
     rng = np.random.default_rng(px * py + steps)
     x_first, x_runs, x0, x1 = _runs(rng, px, steps)
     y_first, y_runs, y0, y1 = _runs(rng, py, steps)
     pairs = x_runs * y_runs
     pair_first = np.r_[0, np.cumsum(pairs)[:-1]]
-    nx, ny = 7, 6
-    x_of, y_of = rng.integers(0, nx, len(x0)), rng.integers(0, ny, len(y0))
-    stored = (rng.random((3, steps * nx * ny if cells else pairs.sum())) - 0.3) * 1e6
+    x_step, y_step = np.repeat(np.arange(steps), x_runs), np.repeat(np.arange(steps), y_runs)
+    if cells:
+        # each step its own classes: lines of its y classes, one per x class
+        nx, ny = rng.integers(1, 8, steps), rng.integers(1, 7, steps)
+        x_key = (rng.random(len(x0)) * nx[x_step]).astype(np.int64)
+        y_key = (rng.random(len(y0)) * ny[y_step]).astype(np.int64)
+        widths, sizes = ny, nx * ny
+        line_first = np.cumsum(sizes) - sizes
+    else:
+        x_key, y_key = np.arange(len(x0)) - x_first[x_step], np.arange(len(y0)) - y_first[y_step]
+        widths, line_first, sizes = y_runs, pair_first, pairs
+    stored = (rng.random((3, sizes.sum())) - 0.3) * 1e6
     stored[rng.random(stored.shape) < 0.2] = 0.0
     stored[1] = np.round(stored[1])                    # whole numbers: no remainders
     units = 2.0 ** np.array([-20.0, -18.0, -21.0])
@@ -200,7 +210,7 @@ def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, steps, c
             for k in range(first, stop):
                 a = np.repeat(np.arange(x_first[k], x_first[k] + x_runs[k]), y_runs[k])
                 b = np.tile(np.arange(y_first[k], y_first[k] + y_runs[k]), x_runs[k])
-                place = ((k * nx + x_of[a]) * ny + y_of[b] if cells
+                place = (line_first[k] + x_key[a] * widths[k] + y_key[b] if cells
                          else pair_first[k] + np.arange(pairs[k]))
                 runs.append((a, b))
                 values.append(stored[r, place])
@@ -215,7 +225,7 @@ def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, steps, c
                                     minlength=px * py + 1)[:-1]
     scratch = np.zeros(px * py)
     add_corners(highs, lows, scratch, stored, rows, chunks, x_first, x_runs, y_first, y_runs,
-                pair_first, x0, x1, y0, y1, x_of, y_of, nx if cells else 0, ny, units, px)
+                line_first, widths, x0, x1, y0, y1, x_key, y_key, units, px)
     assert highs.tobytes() == want_highs.tobytes()
     assert lows.tobytes() == want_lows.tobytes()
     assert not scratch.any()

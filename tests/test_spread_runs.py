@@ -64,11 +64,11 @@ def test_a_walk_kept_as_cells_or_as_pairs_gives_the_same_bits(seed, monkeypatch)
     values = rng.random((3, steps, 2, xs.size, ys.size)) * 10.0 ** rng.integers(-3, 9)
     whole = spread(values, xs, ys)
     for cells in (True, False):
-        monkeypatch.setattr(BlockSpread, "_keeps_cells", lambda self, nx, ny, keep=cells: keep)
+        monkeypatch.setattr(BlockSpread, "_keeps_cells", lambda self, keep=cells: keep)
         walk = BlockSpread(xs, ys)
         for first, stop in ((0, 4), (4, 5), (5, steps)):
             walk.add(values[:, first:stop])
-        assert (walk.cells is not None) == cells
+        assert walk.by_cells == cells
         assert walk.totals().tobytes() == whole.tobytes()
 
 
