@@ -509,8 +509,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                 **split_inputs, "sample": sample, "pooled": pooled}
     ranks = ranks_at(None if sample is None else slice(0, len(k)))
     # a block of steps at a time (but by phase, which takes the pieces whole)
-    per_block = len(k) if by_phase else _walk_block(ranks, c)
-    out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, per_block,
+    bounds = [(0, len(k))] if by_phase else _walk_bounds(ranks, c)
+    out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, bounds,
                   groups if by_group else None, by_phase)
     return {**out, **split_inputs, "sample": sample, "pooled": pooled}
 
@@ -642,7 +642,7 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
              groups: dict | None = None) -> dict:
     """`conflux_plan_counts`' totals and time (no phases) from the sampled rows
     `per_chunk` at a time (`ranks_at`: the classes at a slice of them; `pieces_at`: the
-    pieces there, evaluated a block of `_walk_block` steps at a time, c = `layers`,
+    pieces there, evaluated a block of WALK_CELLS cells of classes at a time, c = `layers`,
     `_blocks`): each chunk's critical-path parts (`_path_parts`) add up, and its values
     go into one spreading of the counts and one of the ranks' own times (`Spreading`:
     summed up over every rank once, not once a chunk; the process rows' runs repeating
@@ -658,8 +658,10 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
         ranks = ranks_at(chunk)
         rows = len(part.rows)
         values = mine = None
+        per_block = max(1, WALK_CELLS // (layers * ranks.xs.size * ranks.ys.size))
         for begin, stop, block, shape, pieces, ahead in _blocks(
-                pieces_at, ranks, part.rows, _walk_block(ranks, layers)):
+                pieces_at, ranks, part.rows, [(at, min(at + per_block, rows))
+                                             for at in range(0, rows, per_block)]):
             figures, names = _counts(pieces, shape, groups)
             if values is None:
                 values = np.empty((len(figures), rows) + shape[1:])
@@ -692,11 +694,12 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
 
 
 def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSample | None,
-            ids: dict, spans: dict, profile, placement, per_block: int,
+            ids: dict, spans: dict, profile, placement, bounds: list,
             groups: dict | None = None, by_phase: bool = False) -> dict:
     """`conflux_plan_counts`' totals and time (with the node groups, `groups` not None,
     "by_group"; with `by_phase`, "by_phase") from the steps k (every step, or the rows
-    of `sample`), whose classes are `ranks`, `per_block` steps at a time (`_blocks`),
+    of `sample`), whose classes are `ranks`, a block of them at a time (`bounds`, each
+    block's classes as many as its steps': `_blocks`),
     each block's pieces let go before the next's: each figure's values over
     every step go into one `BlockSpread` (`spread` of them all, bit for bit, without
     their [step, ...] arrays), the critical path's per-step parts (`_path_parts`) follow
@@ -705,7 +708,8 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
     stacked = (lambda values: values) if sample is None else sample.stacked
     finished = (lambda totals: totals) if sample is None else sample.finished
     counts, own, by_group, parts, out = BlockSpread(xs, ys), None, {}, [], {}
-    for first, stop, block, shape, pieces, ahead in _blocks(pieces_at, ranks, k, per_block):
+    for first, stop, block, shape, pieces, ahead in _blocks(pieces_at, ranks, k, bounds,
+                                                            narrowed=True):
         grid = (shape[1], xs.n, ys.n)                  # (c, Px, Py)
         figures, names = _counts(pieces, shape, groups)
         counts.add(stacked(figures[:4]))
@@ -743,21 +747,31 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
     return out
 
 
-def _blocks(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, per_block: int):
-    """(first, stop, classes, shape, pieces, look-ahead's piece) of each block of
-    `per_block` of the steps k (rows first .. stop-1 of `ranks`, their classes), in
-    order (`pieces_at`: the pieces at some steps, given their classes; the classes
-    padded as `ranks`: each step's values those of all k at once)."""
-    for first in range(0, len(k), per_block):
-        stop = min(len(k), first + per_block)
-        block = _block(ranks, first, stop)
+def _blocks(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, bounds: list,
+            narrowed: bool = False):
+    """(first, stop, classes, shape, pieces, look-ahead's piece) of each block (first,
+    stop) of `bounds` of the steps k (rows first .. stop-1 of `ranks`, their classes),
+    in order (`pieces_at`: the pieces at some steps, given their classes; the classes
+    padded as `ranks`, or, `narrowed`, to the most of the block's steps: a padded
+    class is rank 0's, whose values are its class's)."""
+    for first, stop in bounds:
+        block = _block(ranks, first, stop, narrowed)
         shape, pieces, ahead = pieces_at(k[first:stop], block)
         yield first, stop, block, shape, list(pieces), ahead
 
 
-def _walk_block(ranks: StepRanks, layers: int) -> int:
-    """Steps of `ranks` per block of WALK_CELLS cells of classes (one at least)."""
-    return max(1, WALK_CELLS // (layers * ranks.xs.size * ranks.ys.size))
+def _walk_bounds(ranks: StepRanks, layers: int) -> list:
+    """(first, stop) of the walk's blocks of consecutive steps of `ranks`: each within
+    WALK_CELLS cells of classes (its steps x `layers` x its steps' most x classes x most
+    y classes), one step at least."""
+    xs, ys = ranks.xs.classes_per_step(), ranks.ys.classes_per_step()
+    bounds, first, wide_x, wide_y = [], 0, 0, 0
+    for step, (x, y) in enumerate(zip(xs.tolist(), ys.tolist())):
+        wide_x, wide_y = max(wide_x, x), max(wide_y, y)
+        if step > first and (step + 1 - first) * layers * wide_x * wide_y > WALK_CELLS:
+            bounds.append((first, step))
+            first, wide_x, wide_y = step, x, y
+    return bounds + [(first, len(xs))]
 
 
 def _counts(pieces: list, shape: tuple, groups: dict | None) -> tuple:
@@ -774,16 +788,24 @@ def _counts(pieces: list, shape: tuple, groups: dict | None) -> tuple:
     return values, names
 
 
-def _block(ranks: StepRanks, first: int, stop: int) -> StepRanks:
-    """The classes of the steps first .. stop-1 of `ranks` (the rows of its tables)."""
-    def rows(table: np.ndarray) -> np.ndarray:
-        return table[first:stop]
+def _block(ranks: StepRanks, first: int, stop: int, narrowed: bool = False) -> StepRanks:
+    """The classes of the steps first .. stop-1 of `ranks` (the rows of its tables;
+    `narrowed`: the columns of their most classes)."""
+    xs, ys = ranks.xs.block(first, stop), ranks.ys.block(first, stop)
+    if narrowed:
+        xs, ys = (axis.narrowed(int(axis.classes_per_step().max())) for axis in (xs, ys))
 
-    return StepRanks(xs=ranks.xs.block(first, stop), ys=ranks.ys.block(first, stop),
-                     x={name: rows(table) for name, table in ranks.x.items()},
-                     y={name: rows(table) for name, table in ranks.y.items()},
-                     x_hops=None if ranks.x_hops is None else ranks.x_hops.at(rows),
-                     y_hops=None if ranks.y_hops is None else ranks.y_hops.at(rows))
+    def x_rows(table: np.ndarray) -> np.ndarray:
+        return table[first:stop, :xs.size]
+
+    def y_rows(table: np.ndarray) -> np.ndarray:
+        return table[first:stop, :ys.size]
+
+    return StepRanks(xs=xs, ys=ys,
+                     x={name: x_rows(table) for name, table in ranks.x.items()},
+                     y={name: y_rows(table) for name, table in ranks.y.items()},
+                     x_hops=None if ranks.x_hops is None else ranks.x_hops.at(x_rows),
+                     y_hops=None if ranks.y_hops is None else ranks.y_hops.at(y_rows))
 
 
 def _by_phase(pieces, xs: RunClasses, ys: RunClasses, ids: dict, shape: tuple,

@@ -108,6 +108,17 @@ class RunClasses:
     def runs_per_step(self) -> np.ndarray:
         return np.bincount(self.step, minlength=self.rep.shape[0])
 
+    def classes_per_step(self) -> np.ndarray:
+        """[step] the classes of each step (its runs' are the first ones)."""
+        firsts = np.cumsum(self.runs_per_step()) - self.runs_per_step()
+        return np.maximum.reduceat(self.of_run, firsts) + 1
+
+    def narrowed(self, size: int) -> RunClasses:
+        """These classes padded to `size` (at least each step's classes), not more."""
+        return RunClasses(n=self.n, step=self.step, start=self.start, end=self.end,
+                          of_run=self.of_run, rep=self.rep[:, :size],
+                          count=self.count[:, :size])
+
     def block(self, first: int, stop: int) -> RunClasses:
         """The classes of the steps first .. stop-1 (steps from 0 again), as padded."""
         lo, hi = np.searchsorted(self.step, [first, stop])
@@ -244,7 +255,6 @@ class BlockSpread:
         self.line_first = np.cumsum(sizes) - sizes
         self.done = 0             # the steps added
         self.shape: tuple = ()    # [..., layer] of the values
-        self.grid = (0, 0)        # (x classes, y classes) of every step's values
         self.stored = np.zeros((0, 0))          # [row, value] the steps' lines
         self.biggest = np.zeros((0, 0))         # [row, step] the largest |value|
 
@@ -268,9 +278,9 @@ class BlockSpread:
             yield begin, end
             begin = end
 
-    def _index(self, step: np.ndarray, xi: np.ndarray, yi: np.ndarray, first: int) -> np.ndarray:
-        """Each pair's place among the cells of the steps from `first` on, flat."""
-        nx, ny = self.grid
+    def _index(self, step: np.ndarray, xi: np.ndarray, yi: np.ndarray, first: int,
+               nx: int, ny: int) -> np.ndarray:
+        """Each pair's place among the nx x ny cells of the steps from `first` on, flat."""
         return ((step - first) * nx + self.xs.of_run[xi]) * ny + self.ys.of_run[yi]
 
     def _keeps_cells(self) -> bool:
@@ -284,12 +294,13 @@ class BlockSpread:
             -1, steps, nx * ny)
         first = self.done
         if not first:
-            self.shape, self.grid = (*lead, layers), (nx, ny)
+            self.shape = (*lead, layers)
             self.biggest = np.empty((len(rows), len(self.pairs)))
             self.stored = np.empty((len(rows), int(self.line_first[-1] + self.lines[-1]
                                                    * self.widths[-1])))
-        if self.grid != (nx, ny):
-            raise ValueError(f"steps of {nx} x {ny} classes after {self.grid}")
+        if (nx < self.xclasses[first:first + steps].max()
+                or ny < self.yclasses[first:first + steps].max()):
+            raise ValueError(f"steps of more classes than {nx} x {ny}")
         self.biggest[:, first:first + steps] = np.abs(rows).max(axis=2)
         if self.by_cells:
             # each step's own classes' cells, in order: its lines
@@ -303,7 +314,7 @@ class BlockSpread:
             # a chunk of steps at a time: their index arrays within the caches
             for begin, stop in self._chunks(first, first + steps,
                                             max(1, CHUNK_ELEMENTS // len(rows))):
-                index = self._index(*self._pairs(begin, stop), first)
+                index = self._index(*self._pairs(begin, stop), first, nx, ny)
                 self.stored[:, self.ends[begin] - self.pairs[begin]:self.ends[stop - 1]] = \
                     flat[:, index]
         self.done = first + steps
