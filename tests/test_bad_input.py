@@ -55,6 +55,8 @@ LOCAL = [
     (["model", "lu", "--scan", "weak", "--mem-per-rank", "inf", "--p", "4:16"], 2,
      "argument --mem-per-rank: must be a positive size, finite"),
     (["model", "lu", "--n", "64", "--p", "2,4"], 2, "--p 2,4: one rank count, or --scan"),
+    (["model", "lu", "--n", "4096", "--p", "8", "--grid", "2x2x3"], 2,
+     "grid 2x2x3 needs 12 ranks but the job has 8"),
     (["model", "lu", "--n", "64", "--p", "4:16", "--scan", "strong", "--out", "{note}"], 2,
      "its first line is not a linalg-io record"),
     (["model", "tsgemm", "--variant", "tsm2r", "--m", "1", "--n", "16", "--k", "16", "--p",

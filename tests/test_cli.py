@@ -17,6 +17,19 @@ def test_usage_error_exits_2():
         assert out.returncode == 2 and "must be a positive size" in out.stderr, out.stderr
 
 
+def test_model_lu_of_a_2_5d_grid_tables_the_2_5d_lu_alone():
+    # a grid with c > 1 is no 2D grid: without --algo the model tables the 2.5D LU on it
+    # (not a search of it, then a refusal of the 2D side)
+    out = subprocess.run(CLI + ["model", "lu", "--n", "1024", "--p", "8", "--grid", "2x2x2"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert "2.5D LU (conflux)" in out.stdout and "2D LU (block-cyclic" not in out.stdout
+    assert any(line.split()[:2] == ["*", "2x2x2"] for line in out.stdout.splitlines()), \
+        out.stdout
+    both = subprocess.run(CLI + ["model", "lu", "--n", "1024", "--p", "8", "--grid", "2x4"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert "2.5D LU (conflux)" in both.stdout and "2D LU (block-cyclic" in both.stdout
+
+
 def test_pingpong_sizes_end_with_the_largest_asked_for():
     from linalg_io.tools.pingpong import message_sizes
 

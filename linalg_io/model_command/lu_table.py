@@ -28,6 +28,7 @@ from collections.abc import Callable
 from functools import partial
 
 from linalg_io.errors import InputError
+from linalg_io.layout.grid_shapes import parse_grid
 from linalg_io.layout.words import WORD
 from linalg_io.lu.choice import (
     Candidate,
@@ -83,6 +84,25 @@ class _Tallied:
             results.close()     # the window's queued items dropped (`CoreMap.window`)
 
 
+def _algos(algo: str | None, grid: str, p: int) -> tuple:
+    """The algorithms `model lu` tables: --algo, else both, or, where --grid is of one's
+    form only (a 2.5D grid with c > 1), that one; a grid of neither refused at once."""
+    if algo:
+        return (algo,)
+    if grid == "auto":
+        return ("conflux", "2d")
+    fits, error = [], None
+    for name, ndim in (("conflux", 3), ("2d", 2)):
+        try:
+            parse_grid(grid, p, ndim)
+            fits.append(name)
+        except InputError as refused:
+            error = error or refused
+    if not fits:
+        raise error
+    return tuple(fits)
+
+
 def model_table(args) -> str:
     if args.scan:
         from linalg_io.model_command.lu_scan import scan
@@ -95,7 +115,7 @@ def model_table(args) -> str:
     profile = load_profile(args.profile, args.threads)
     placement = profile.placement(p)
     mem = args.mem or placement.memory_per_rank
-    algos = (args.algo,) if args.algo else ("conflux", "2d")
+    algos = _algos(args.algo, args.grid, p)
     limit = None if getattr(args, "all", False) else verdict.TOP
     lines = [f"LU model: N={n} P={p}", machine_line(profile, placement, mem)]
     bounds = [("--mem or node memory / its ranks",
