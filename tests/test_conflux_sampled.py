@@ -53,7 +53,7 @@ def test_small_problems_walk_every_step():
     (NODES, 65536, (128, 1, 2, 128)),      # Py = 1
     (SHARED, 65536, (64, 4, 1, 128)),      # ranks share cores
     (NODES, 65536, (16, 16, 1, 128)),      # no group shares nodes
-    (NODES, 60000, (32, 8, 1, 128)),       # unequal process rows: no shift
+    (NODES, 60000, (32, 8, 1, 128)),       # unequal process rows
 ], ids=["column on nodes", "two layers", "Py=1", "shared cores", "apart", "unequal rows"])
 def test_sampled_steps_near_the_walk(profile, n, grid, monkeypatch):
     px, py, c, v = grid
@@ -63,11 +63,40 @@ def test_sampled_steps_near_the_walk(profile, n, grid, monkeypatch):
     sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
     assert sample is not None and len(sample.rows) < sample.steps // 4
     sampled = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    rtol = (SAMPLED_RTOL if conflux.even_rows(n, v, px, py, c)
+            else conflux.SAMPLED_UNEQUAL_ERROR)
     for key in MAXIMA:
-        assert sampled[key] == pytest.approx(walked[key], rel=SAMPLED_RTOL), key
+        assert sampled[key] == pytest.approx(walked[key], rel=rtol), key
     assert sampled["msgs_max"] == pytest.approx(walked["msgs_max"], rel=MSGS_RTOL)
     assert sampled["bytes_recv_mean"] == pytest.approx(walked["bytes_recv_mean"], rel=1e-9)
     assert sampled["time_s"] != walked["time_s"]          # it sampled
+
+
+@pytest.mark.parametrize("n, grid", [
+    (131071, (1024, 16, 2, 128)),    # one row short: the last process row one row less
+    (60000, (1024, 64, 1, 64)),      # 938 tiles on 1024 process rows: some hold none
+])
+def test_sampled_steps_of_unequal_rows_near_the_walk(n, grid, monkeypatch):
+    """Unequal rows at many process rows, sampled as `model lu` samples them (its
+    thresholds): each block's roots put on every process row in turn (`shift`), the
+    time and the per-rank maxima within SAMPLED_UNEQUAL_ERROR of the walk's (a root of
+    a sampled step that kept its work for the block's every step put the first grid's
+    time 8% over)."""
+    px, py, c, v = grid
+    placement = BIG.placement(px * py * c)
+    sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
+    assert sample is not None and sample.shift is not None
+    assert not conflux.even_rows(n, v, px, py, c)
+    sampled = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
+    assert f"within {conflux.SAMPLED_UNEQUAL_ERROR:g}" in conflux.record_block(
+        n, v, px, py, c, BIG, placement=placement, per_rank=False)["time_formula"]
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
+    walked = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
+    assert walked["sampled_steps"] is None and sampled["sampled_steps"] is not None
+    for key in MAXIMA:
+        assert sampled[key] == pytest.approx(walked[key], rel=conflux.SAMPLED_UNEQUAL_ERROR), key
+    assert sampled["msgs_max"] == pytest.approx(walked["msgs_max"],
+                                                rel=conflux.SAMPLED_MSGS_ERROR)
 
 
 def test_the_record_says_where_it_samples(monkeypatch):
@@ -97,7 +126,9 @@ def test_model_lu_prints_where_the_25d_figures_sample(monkeypatch):
     lines = _sampled_lines_25d(rows())
     assert len(lines) == 1
     assert lines[0].startswith("  2.5D figures from sampled steps (approximate: time, bytes "
-                               f"and flops within {conflux.SAMPLED_ERROR:g}, messages within "
+                               f"and flops within {conflux.SAMPLED_ERROR:g} "
+                               f"({conflux.SAMPLED_UNEQUAL_ERROR:g} where the process rows "
+                               "hold unequal rows), messages within "
                                f"{conflux.SAMPLED_MSGS_ERROR:g}")
     assert "64x4x1 v=128 (" in lines[0] and "16x16x1 v=128 (" in lines[0]
 

@@ -216,7 +216,8 @@ def _sampled_lines_25d(rows: list[dict]) -> list[str]:
     sampled = named("sampled_steps", lambda steps: f"{steps[0]} of {steps[1]} steps")
     if sampled:
         lines.append(f"  2.5D figures from sampled steps (approximate: time, bytes and flops "
-                     f"within {conflux.SAMPLED_ERROR:g}, messages within "
+                     f"within {conflux.SAMPLED_ERROR:g} ({conflux.SAMPLED_UNEQUAL_ERROR:g} "
+                     f"where the process rows hold unequal rows), messages within "
                      f"{conflux.SAMPLED_MSGS_ERROR:g} of walking every step where measured; "
                      "a record's model.time_formula says how): " + sampled)
     pooled = named("pooled_rows", lambda groups: f"{groups} groups")
