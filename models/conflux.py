@@ -134,6 +134,11 @@ SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
 SAMPLE_BLOCKS = 4
+# steps no more than SAMPLE_SHARE times SAMPLE_ROWS are walked: so few, a sample's
+# blocks meet too few of the roots' places and rows (N = 24576, 8192x64x2 v=128: 75 of
+# 192 steps, received bytes 9% over the walk's, flops 14%), and walking them costs
+# about as much
+SAMPLE_SHARE = 4
 # `pooled_rows`: where the pivot counts differ along more than POOLED_GROUPS process
 # rows at some step and steps x P reach POOLED_CELLS (each row a class and a run of its
 # own at such steps: the walk's or the sample's cells and spreading scale with Px), the
@@ -573,7 +578,8 @@ def _pooled(plan: StepPlan, pivots) -> int:
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
                 pivots) -> StepSample | None:
     """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
-    EXACT_CELLS, or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
+    EXACT_CELLS, a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
+    or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
     the last steps and, of the others, blocks of B consecutive steps at a stride prime
     to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_ROWS at least, more to make
     SAMPLE_BLOCKS blocks). A rank's costs at step k depend on its place relative to
@@ -612,7 +618,7 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
                   and 2 * SAMPLE_BLOCKS * b < steps), 1)
     samples = max(samples, SAMPLE_BLOCKS * block)
     tail = max(SAMPLE_ROWS // 4, samples // TAIL_SHARE)
-    if 2 * (samples + tail) >= steps:
+    if 2 * (samples + tail) >= steps or SAMPLE_SHARE * SAMPLE_ROWS >= steps:
         return None
     shift = None
     if block % rows_apart == 0:

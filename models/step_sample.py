@@ -168,9 +168,13 @@ class StepSample:
         # an axis of length 1 (one layer) left out: its transform is a copy (times 1),
         # bit for bit, at the cost of a pass over the array
         axes = tuple(axis for axis, n in zip((-3, -2), dims) if n > 1) + (-1,)
-        return np.fft.irfftn(np.fft.rfftn(totals, axes=axes)
-                             * _shift_kernel(dims, self.shift, self.stride),
-                             s=[dims[axis] for axis in axes], axes=axes)
+        kernel = _shift_kernel(dims, self.shift, self.stride)
+        # a figure at a time: the transforms' temporaries a few grids, not a few of all
+        smeared = np.empty_like(totals)
+        for at in np.ndindex(totals.shape[:-3]):
+            smeared[at] = np.fft.irfftn(np.fft.rfftn(totals[at], axes=axes) * kernel,
+                                        s=[dims[axis] for axis in axes], axes=axes)
+        return smeared
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""
