@@ -443,12 +443,14 @@ class Spreading:
                     total[at] = total[at] + added
 
     def totals(self) -> np.ndarray:
-        """[..., layer, x, y] the sums over every call's steps."""
+        """[..., layer, x, y] the sums over every call's steps (once: each residue's
+        difference array is let go as it is summed up)."""
         rows = next(iter(self.diffs.values())).shape[0]
         out = np.empty((rows, *self.shape[-2:]))
-        for r, diff in self.diffs.items():
-            _summed_up(diff)
+        for r in list(self.diffs):
+            diff = _summed_up(self.diffs.pop(r))
             out[:, r::self.period, :] = diff[:, :-1, :-1]
+            del diff
         return out.reshape(self.shape)
 
 

@@ -159,22 +159,22 @@ class StepSample:
         if self.shift is None:
             return totals
         walked, sampled = totals
-        return walked + self._smeared(sampled)
+        walked += self._smeared(sampled)
+        return walked
 
     def _smeared(self, totals: np.ndarray) -> np.ndarray:
         """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
-        -(stride // 2) .. stride // 2 (the blocks of a cell)."""
+        -(stride // 2) .. stride // 2 (the blocks of a cell), in place."""
         dims = totals.shape[-3:]
         # an axis of length 1 (one layer) left out: its transform is a copy (times 1),
         # bit for bit, at the cost of a pass over the array
         axes = tuple(axis for axis, n in zip((-3, -2), dims) if n > 1) + (-1,)
         kernel = _shift_kernel(dims, self.shift, self.stride)
         # a figure at a time: the transforms' temporaries a few grids, not a few of all
-        smeared = np.empty_like(totals)
         for at in np.ndindex(totals.shape[:-3]):
-            smeared[at] = np.fft.irfftn(np.fft.rfftn(totals[at], axes=axes) * kernel,
-                                        s=[dims[axis] for axis in axes], axes=axes)
-        return smeared
+            totals[at] = np.fft.irfftn(np.fft.rfftn(totals[at], axes=axes) * kernel,
+                                       s=[dims[axis] for axis in axes], axes=axes)
+        return totals
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""

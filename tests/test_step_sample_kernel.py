@@ -25,4 +25,5 @@ def test_kept_kernel_smears_alike():
                             weight=np.ones(1), shift=shift)
         for lead in [(), (3,), (2, 2)]:
             totals = rng.random(lead + dims) * 1e6
-            assert sample._smeared(totals).tobytes() == _fresh(sample, totals).tobytes()
+            want = _fresh(sample, totals)
+            assert sample._smeared(totals).tobytes() == want.tobytes()
