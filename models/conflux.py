@@ -58,7 +58,7 @@ tournament.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 
 import numpy as np
@@ -503,20 +503,24 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # (`_node_traffic`)
     split_inputs = {"id_roots": (ids["roots"], (every_w + 1) * WORD),
                 "placement": placement} if by_group else {}
+    # unequal rows: the counts not averaged over the roots' places, the times alone (a
+    # row's bytes would blend with its neighbours', and the spreading of two parts doubles)
+    counted = (sample if sample is None or even_rows(n, v, px, py, c)
+               else replace(sample, shift=None))
     if sample is not None and not by_phase:
         # where a column's members share nodes, the process rows' runs repeat with the
         # nodes' rows (`Spreading`)
         period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
-        return {**_chunked(pieces_at, ranks_at, sample, ids, spans, profile, placement,
-                           max(1, CHUNK_CELLS // class_cells(
+        return {**_chunked(pieces_at, ranks_at, sample, counted, ids, spans, profile,
+                           placement, max(1, CHUNK_CELLS // class_cells(
                                px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
                            period, c, groups if by_group else None),
                 **split_inputs, "sample": sample, "pooled": pooled}
     ranks = ranks_at(None if sample is None else slice(0, len(k)))
     # a block of steps at a time (but by phase, which takes the pieces whole)
     bounds = [(0, len(k))] if by_phase else _walk_bounds(ranks, c)
-    out = _walked(pieces_at, ranks, k, sample, ids, spans, profile, placement, bounds,
-                  groups if by_group else None, by_phase)
+    out = _walked(pieces_at, ranks, k, sample, counted, ids, spans, profile, placement,
+                  bounds, groups if by_group else None, by_phase)
     return {**out, **split_inputs, "sample": sample, "pooled": pooled}
 
 
@@ -597,8 +601,8 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     unequal rows: blocks of the period of ky and lk (and of the nodes), shifted along
     the process rows alone (without it, a row that is the root of a sampled step kept
     that root's work for every step the block stands for: the time 8% over the walk's
-    at N = 1024 v - 1, Px = 1024 .. 4096; averaged, a row's totals blend with its
-    neighbours', whose rows may differ: SAMPLED_UNEQUAL_ERROR)."""
+    at N = 1024 v - 1, Px = 1024 .. 4096); `conflux_plan_counts` averages the ranks'
+    times so, not their counts (SAMPLED_UNEQUAL_ERROR)."""
     steps = -(-n // v)
     groups = node_groups(px, py, c, placement)
     if not isinstance(pivots, str):
@@ -652,16 +656,17 @@ def _group_bytes(pieces, shape: tuple, group: str, between_nodes: bool) -> np.nd
                if key.split("@")[0] == group and (across_part(key) or not between_nodes))
 
 
-def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: dict,
-             spans: dict, profile, placement, per_chunk: int, period: int, layers: int,
-             groups: dict | None = None) -> dict:
+def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample,
+             counted: StepSample, ids: dict, spans: dict, profile, placement,
+             per_chunk: int, period: int, layers: int, groups: dict | None = None) -> dict:
     """`conflux_plan_counts`' totals and time (no phases) from the sampled rows
     `per_chunk` at a time (`ranks_at`: the classes at a slice of them; `pieces_at`: the
     pieces there, evaluated a block of WALK_CELLS cells of classes at a time, c = `layers`,
     `_blocks`): each chunk's critical-path parts (`_path_parts`) add up, and its values
     go into one spreading of the counts and one of the ranks' own times (`Spreading`:
     summed up over every rank once, not once a chunk; the process rows' runs repeating
-    every `period` rows). With the node groups (`groups`, not None), "by_group" as
+    every `period` rows), the counts' as `counted` samples them, the times' as
+    `sample`. With the node groups (`groups`, not None), "by_group" as
     `conflux_plan_counts`', each group's (sent, recv) two more rows of the counts'
     spreading."""
     counts, own, parts = Spreading(period), Spreading(period), []
@@ -691,10 +696,10 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
             if own_part is not None:
                 mine = np.empty((rows,) + shape[1:]) if mine is None else mine
                 mine[begin:stop] = own_part
-        counts.add(part.stacked(values), ranks.xs, ranks.ys)
+        counts.add(counted.part(chunk).stacked(values), ranks.xs, ranks.ys)
         if mine is not None:
             own.add(part.stacked(mine), ranks.xs, ranks.ys)
-    totals = sample.finished(counts.totals())
+    totals = counted.finished(counts.totals())
     c, px, py = totals.shape[1:]
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(c, px, py)
@@ -709,8 +714,8 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample, ids: d
 
 
 def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSample | None,
-            ids: dict, spans: dict, profile, placement, bounds: list,
-            groups: dict | None = None, by_phase: bool = False) -> dict:
+            counted: StepSample | None, ids: dict, spans: dict, profile, placement,
+            bounds: list, groups: dict | None = None, by_phase: bool = False) -> dict:
     """`conflux_plan_counts`' totals and time (with the node groups, `groups` not None,
     "by_group"; with `by_phase`, "by_phase") from the steps k (every step, or the rows
     of `sample`), whose classes are `ranks`, a block of them at a time (`bounds`, each
@@ -718,22 +723,25 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
     each block's pieces let go before the next's: each figure's values over
     every step go into one `BlockSpread` (`spread` of them all, bit for bit, without
     their [step, ...] arrays), the critical path's per-step parts (`_path_parts`) follow
-    one another. By phase, one block (`_by_phase` takes the pieces whole)."""
+    one another. By phase, one block (`_by_phase` takes the pieces whole). The counts as
+    `counted` samples them, the ranks' times as `sample` (None: every step)."""
     xs, ys = ranks.xs, ranks.ys
     stacked = (lambda values: values) if sample is None else sample.stacked
     finished = (lambda totals: totals) if sample is None else sample.finished
+    count_stacked = (lambda values: values) if counted is None else counted.stacked
+    count_finished = (lambda totals: totals) if counted is None else counted.finished
     counts, own, by_group, parts, out = BlockSpread(xs, ys), None, {}, [], {}
     for first, stop, block, shape, pieces, ahead in _blocks(pieces_at, ranks, k, bounds,
                                                             narrowed=True):
         grid = (shape[1], xs.n, ys.n)                  # (c, Px, Py)
         figures, names = _counts(pieces, shape, groups)
-        counts.add(stacked(figures[:4]))
+        counts.add(count_stacked(figures[:4]))
         for i, name in enumerate(names):
             by_group.setdefault(name, BlockSpread(xs, ys)).add(
-                stacked(figures[4 + 2 * i:6 + 2 * i]))
+                count_stacked(figures[4 + 2 * i:6 + 2 * i]))
         del figures
         if by_phase:
-            spread_steps = partial(_per_rank, sample, xs, ys)
+            spread_steps = partial(_per_rank, counted, xs, ys)
             out["by_phase"] = _by_phase(pieces[:3], xs, ys, ids, grid, spread_steps)
         if profile is None:
             continue
@@ -748,12 +756,12 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
         if mine is not None:
             own = own or BlockSpread(xs, ys)
             own.add(stacked(mine))
-    totals = finished(counts.totals())
+    totals = count_finished(counts.totals())
     for i, key in enumerate(("sent", "recv", "msgs")):
         totals[i] += ids[key].reshape(grid)
     out.update(sent=totals[0], recv=totals[1], msgs=totals[2], flops=totals[3])
     if groups is not None:
-        out["by_group"] = {name: finished(spreading.totals())
+        out["by_group"] = {name: count_finished(spreading.totals())
                            for name, spreading in by_group.items()}
     if profile is not None:
         out["time_s"] = _critical_path(profile, placement, parts,
