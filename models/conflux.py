@@ -1147,8 +1147,9 @@ SHIFTED = (", each sampled rank's totals averaged over the places of the roots o
 # tests/test_conflux_sampled.py
 SAMPLED_ERROR = 5e-3
 SAMPLED_MSGS_ERROR = 0.1
-# the same where the process rows hold unequal rows (a row's totals averaged over the
-# roots' places blend with its neighbours', whose rows differ)
+# the same where the process rows hold unequal rows (their counts sampled without the
+# roots' places averaged; rows of a tile more next to rows of one less: docs/
+# MEASUREMENTS.md, "2.5D model: sampled steps", and tests/test_conflux_sampled.py)
 SAMPLED_UNEQUAL_ERROR = 3e-2
 
 

@@ -240,9 +240,7 @@ class BlockSpread:
         self.ends = np.cumsum(self.pairs)
         self.xfirst = np.concatenate([[0], np.cumsum(self.xruns)[:-1]])
         self.yfirst = np.concatenate([[0], np.cumsum(self.yruns)[:-1]])
-        # each step's classes (its runs' classes are the first ones)
-        self.xclasses = np.maximum.reduceat(xs.of_run, self.xfirst) + 1
-        self.yclasses = np.maximum.reduceat(ys.of_run, self.yfirst) + 1
+        self.xclasses, self.yclasses = xs.classes_per_step(), ys.classes_per_step()
         self.by_cells = self._keeps_cells()
         if self.by_cells:
             self.lines, self.widths = self.xclasses, self.yclasses
