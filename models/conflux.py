@@ -599,9 +599,11 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     the time, whose costs depend on the nodes, is shifted with them; else only the
     counts keep to it (theirs do not depend on the nodes). Where process rows hold
     unequal rows: blocks of the period of ky and lk (and of the nodes), shifted along
-    the process rows alone (without it, a row that is the root of a sampled step kept
-    that root's work for every step the block stands for: the time 8% over the walk's
-    at N = 1024 v - 1, Px = 1024 .. 4096); `conflux_plan_counts` averages the ranks'
+    the process rows alone where every process row holds as many tiles (the last one
+    short: without it, a row that is the root of a sampled step kept that root's work
+    for every step the block stands for, the time 8% over the walk's at N = 1024 v - 1,
+    Px = 1024 .. 4096; where rows hold a tile more than others, averaging blends them:
+    3% under at N = 1482752, 256x64x1 v=512); `conflux_plan_counts` averages the ranks'
     times so, not their counts (SAMPLED_UNEQUAL_ERROR)."""
     steps = -(-n // v)
     groups = node_groups(px, py, c, placement)
@@ -625,9 +627,10 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     if 2 * (samples + tail) >= steps or SAMPLE_SHARE * SAMPLE_ROWS >= steps:
         return None
     shift = None
-    if block % rows_apart == 0:
+    if block % rows_apart == 0 and (even or steps % px == 0):
         # blocks shorter than Py: the roots' layers and columns as sampled, their
-        # process rows averaged (unequal rows: blocks of Py c, the process rows alone)
+        # process rows averaged (unequal rows in tiles of as many: blocks of Py c, the
+        # process rows alone)
         shift = ((block // py) % c if block % py == 0 else 0, block % px, 0)
         shift = shift if any(shift) else None
     return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE, block,
