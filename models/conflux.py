@@ -97,6 +97,7 @@ from linalg_io.models.step_sample import StepSample
 from linalg_io.layout.conflux_layout import (
     PHASES,
     StepPlan,
+    TileMap,
     butterfly_size,
     reflect_columns,
     tournament_roles,
@@ -505,7 +506,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                 "placement": placement} if by_group else {}
     # unequal rows: the counts not averaged over the roots' places, the times alone (a
     # row's bytes would blend with its neighbours', and the spreading of two parts doubles)
-    counted = (sample if sample is None or even_rows(n, v, px, py, c)
+    counted = (sample if sample is None or TileMap(n, v, px, 1).even_rows
                else replace(sample, shift=None))
     if sample is not None and not by_phase:
         # where a column's members share nodes, the process rows' runs repeat with the
@@ -553,8 +554,8 @@ def dense_pivots(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
     plan = StepPlan.create(n, v, px, py, c)
     if not plan.redundant_u or px == 1:
         return False
-    even = len(set(plan.tiles.rows_per_proc.tolist())) == 1
-    return not even or pivots == "none" or (pivots == "uniform" and butterfly_size(px) != px)
+    return not plan.tiles.even_rows or pivots == "none" or (
+        pivots == "uniform" and butterfly_size(px) != px)
 
 
 def pooled_rows(n: int, v: int, px: int, py: int, c: int, pivots) -> int:
@@ -617,7 +618,7 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     r = placement.ranks_per_node
     rows_apart = r // py if "col" in groups else 1      # a node's process rows
     nodes = [rows_apart, r if "row" in groups else 1, py * c if "fibre" in groups else 1]
-    even = even_rows(n, v, px, py, c)
+    even = TileMap(n, v, px, 1).even_rows
     roles = py * (2 if reflected else 1) * (1 if even else c)
     choices = [int(np.lcm.reduce([roles] + nodes)), roles, rows_apart]
     block = next((b for b in choices if SAMPLE_BLOCKS * b <= 2 * samples
@@ -635,11 +636,6 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
         shift = shift if any(shift) else None
     return StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE, block,
                                 shift)
-
-
-def even_rows(n: int, v: int, px: int, py: int, c: int) -> bool:
-    """Whether every process row holds as many rows of the matrix."""
-    return len(set(StepPlan.create(n, v, px, py, c).tiles.rows_per_proc.tolist())) == 1
 
 
 def _group_parts(pieces, groups: dict) -> dict:
@@ -1193,7 +1189,7 @@ def record_block(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     every rank's bytes (`RankCosts.record_block`)."""
     placement = placement or profile.placement(px * py * c)
     counts = conflux_plan_counts(n, v, px, py, c, pivots, profile, placement, by_group=True)
-    note = sampled_note(counts["sample"], counts["pooled"], even_rows(n, v, px, py, c))
+    note = sampled_note(counts["sample"], counts["pooled"], TileMap(n, v, px, 1).even_rows)
     block = _costs(counts, pivots).record_block(profile, placement, per_rank)
     block["time_s"] = counts["time_s"]
     block["time_formula"] = TIME_FORMULA + note

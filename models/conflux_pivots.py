@@ -160,8 +160,8 @@ def most_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray]) -> int:
 def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
     """Whether a model name's counts come from the tournament's steps run one after the
     other ("uniform" but where every process row is alike: `_even_split`)."""
-    rows = TileMap(n, v, px, 1).rows_per_proc
-    return pivots == "uniform" and not (butterfly_size(px) == px and (rows == rows[0]).all())
+    return pivots == "uniform" and not (butterfly_size(px) == px
+                                        and TileMap(n, v, px, 1).even_rows)
 
 
 @lru_cache(maxsize=4)

@@ -524,8 +524,7 @@ def _beta(profile: MachineProfile, placement: Placement, key) -> float:
 def _even_rows(tiles) -> bool:
     """Fact 6: whether every process row holds the same rows and Px is a power of two
     (pivots "uniform": every process row the same a_x and p_x at every step)."""
-    rows = tiles.rows_per_proc
-    return butterfly_size(tiles.px) == tiles.px and bool((rows == rows[0]).all())
+    return butterfly_size(tiles.px) == tiles.px and tiles.even_rows
 
 
 @lru_cache(maxsize=64)

@@ -14,6 +14,8 @@ from linalg_io.models import conflux
 from linalg_io.models.profile import load_profile
 from linalg_io.models.step_sample import StepSample
 
+from linalg_io.layout.conflux_layout import TileMap
+
 CPU = load_profile("example_cpu")
 BIG = replace(CPU, nodes=8192)          # 2^20 ranks
 NODES = replace(CPU, name="16 ranks a node", ranks_per_node=16, cores_per_node=16, nodes=64)
@@ -67,7 +69,7 @@ def test_sampled_steps_near_the_walk(profile, n, grid, monkeypatch):
     sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
     assert sample is not None and len(sample.rows) < sample.steps // 4
     sampled = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
-    rtol = (SAMPLED_RTOL if conflux.even_rows(n, v, px, py, c)
+    rtol = (SAMPLED_RTOL if TileMap(n, v, px, 1).even_rows
             else conflux.SAMPLED_UNEQUAL_ERROR)
     for key in MAXIMA:
         assert sampled[key] == pytest.approx(walked[key], rel=rtol), key
@@ -87,7 +89,7 @@ def test_sampled_steps_of_unequal_rows_near_the_walk(monkeypatch):
     placement = BIG.placement(px * py * c)
     sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
     assert sample is not None and sample.shift is not None
-    assert not conflux.even_rows(n, v, px, py, c)
+    assert not TileMap(n, v, px, 1).even_rows
     sampled = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
     assert f"within {conflux.SAMPLED_UNEQUAL_ERROR:g}" in conflux.record_block(
         n, v, px, py, c, BIG, placement=placement, per_rank=False)["time_formula"]

@@ -87,6 +87,11 @@ class TileMap:
                            minlength=self.px).astype(np.int64)
 
     @cached_property
+    def even_rows(self) -> bool:
+        """Whether every process row holds as many rows."""
+        return bool((self.rows_per_proc == self.rows_per_proc[0]).all())
+
+    @cached_property
     def cols_per_proc(self) -> np.ndarray:
         tiles = np.arange(self.ntiles)
         return np.bincount(self.col_owner(tiles), weights=self._widths,
