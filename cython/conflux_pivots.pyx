@@ -3,9 +3,10 @@
 (`linalg_io.models.conflux_pivots`, "uniform"; its module doc gives the rule).
 
 tournament_steps(rows, widths, first_step, beta, dust, active, owned, differing=None)
-    for the steps k = first_step + t, t < len(active): active[t] = rows (the active rows
-    of each process row before step k, updated in place: the state the next call goes
-    on from), owned[t] = the pivots each gives: the step's merge tree (roles r = (x -
+    for the steps k = first_step + t, t < len(active) (active and owned None: t <
+    len(differing), no table written, the rows and differing alone): active[t] = rows
+    (the active rows of each process row before step k, updated in place: the state the
+    next call goes on from), owned[t] = the pivots each gives: the step's merge tree (roles r = (x -
     k) mod Px, r >= q folds onto r - q, the butterfly pairs neighbouring sets up to one
     set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2
     rows, then split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2),
@@ -50,16 +51,47 @@ cdef inline double _first(double winners, double n1, double w1, double n2,
     return _smaller(first, n1)
 
 
+cdef void _ratios(const double* stood, const double* sets, double* weight, Py_ssize_t lo,
+                  Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        weight[i] = stood[i] / sets[i] if sets[i] > 0 else 1.0
+
+
+cdef bint _all_one(const double* weight, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef bint ones = True
+    for i in range(lo, hi):
+        ones = ones & (weight[i] == 1.0)
+    return ones
+
+
+cdef void _split_level(double* winners, const double* sets, const double* weight,
+                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double first
+    for i in range(lo, hi):
+        first = _first(winners[i], sets[2 * i], weight[2 * i], sets[2 * i + 1],
+                       weight[2 * i + 1])
+        winners[2 * i] = first
+        winners[2 * i + 1] = winners[i] - first
+
+
 def tournament_steps(double[::1] rows not None, const double[::1] widths not None,
                      Py_ssize_t first_step, double beta, double dust,
-                     double[:, ::1] active not None, double[:, ::1] owned not None,
+                     double[:, ::1] active, double[:, ::1] owned,
                      cnp.int64_t[::1] differing = None) -> None:
-    cdef Py_ssize_t px = rows.shape[0], steps = active.shape[0]
-    if px < 1 or owned.shape[0] != steps or active.shape[1] != px or owned.shape[1] != px \
+    cdef bint tables = active is not None
+    cdef Py_ssize_t px = rows.shape[0]
+    cdef Py_ssize_t steps = active.shape[0] if tables else (
+        differing.shape[0] if differing is not None else -1)
+    if px < 1 or steps < 0 or (tables and (owned is None or owned.shape[0] != steps
+                                          or active.shape[1] != px or owned.shape[1] != px)) \
+            or (not tables and owned is not None) \
             or first_step < 0 or first_step + steps > widths.shape[0] \
             or (differing is not None and differing.shape[0] != steps):
         raise ValueError("active and owned must be [steps, Px], Px >= 1, within the widths;"
-                         " differing [steps]")
+                         " differing [steps]; or both None and differing given")
     cdef Py_ssize_t q = 1
     while 2 * q <= px:
         q *= 2
@@ -79,9 +111,16 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     inner = (weight_np[2:q], sets_np[2:q])
     outer = (weight_np[q:], sets_np[q:])
     cdef double[::1] winners = np.zeros(2 * q)
+    # the step's shares before the dust rule, by process row
+    cdef double[::1] share_row = np.zeros(px)
     power, multiply = np.power, np.multiply
     cdef Py_ssize_t t, k, i, j, start, role, partner, e
-    cdef double w, first, share, mine, theirs
+    cdef double w, first, share, mine, theirs, last_a, last_p
+    # the most active rows of a process row (only fall): at most w, each leaf of a Px a
+    # power of two is one row's set whose r/n is 1, no ratio to take
+    cdef double widest = 0.0
+    for i in range(px):
+        widest = rows[i] if rows[i] > widest else widest
     cdef bint ones
     for t in range(steps):
         k = first_step + t
@@ -104,42 +143,47 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
         for i in range(q - 1, 0, -1):
             sets[i] = _smaller(w, sets[2 * i] + sets[2 * i + 1])
             stood[i] = stood[2 * i] + stood[2 * i + 1]
-        for i in range(2, size):
-            weight[i] = stood[i] / sets[i] if sets[i] > 0 else 1.0
-        ones = True
-        for i in range(q, size):
-            ones = ones and weight[i] == 1.0
+        if q == px and widest <= w:
+            _ratios(stood, sets, weight, 2, q)
+            ones = True
+        else:
+            _ratios(stood, sets, weight, 2, size)
+            ones = _all_one(weight, q, size)
         for ratios, counts in (inner, outer) if not ones else (inner,):
             power(ratios, beta, out=ratios)
             multiply(counts, ratios, out=ratios)
         if ones:
             multiply(outer[1], one, out=outer[0])
         winners[1] = _smaller(w, sets[1])
-        for i in range(1, q):
-            first = _first(winners[i], sets[2 * i], weight[2 * i], sets[2 * i + 1],
-                           weight[2 * i + 1])
-            winners[2 * i] = first
-            winners[2 * i + 1] = winners[i] - first
+        j = 1
+        while j < q:        # level by level: each level's splits independent (SIMD)
+            _split_level(&winners[0], sets, weight, j, 2 * j)
+            j *= 2
         for j in range(q):
             role = _wrapped(start + j, px)
             if j + q < px:
                 partner = _wrapped(role + q, px)
                 e = 2 * q + 2 * j
                 first = _first(winners[q + j], sets[e], weight[e], sets[e + 1], weight[e + 1])
-                owned[t, role] = first
-                owned[t, partner] = winners[q + j] - first
+                share_row[role] = first
+                share_row[partner] = winners[q + j] - first
             else:
-                owned[t, role] = winners[q + j]
+                share_row[role] = winners[q + j]
         e = 0
+        last_a = last_p = widest = 0.0
         for i in range(px):
-            share = owned[t, i]
+            share = share_row[i]
             if rows[i] - share < dust:
                 share = rows[i]
-            active[t, i] = rows[i]
-            owned[t, i] = share
-            rows[i] = rows[i] - share
-            if i and (active[t, i] != active[t, i - 1] or share != owned[t, i - 1]):
+            if tables:
+                active[t, i] = rows[i]
+                owned[t, i] = share
+            if i and (rows[i] != last_a or share != last_p):
                 e += 1
+            last_a, last_p = rows[i], share
+            rows[i] = rows[i] - share
+            if rows[i] > widest:
+                widest = rows[i]
         if differing is not None:
             differing[t] = e
 

@@ -173,12 +173,10 @@ def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]
     widths, rows = panel_widths(t), t.rows_per_proc.astype(float)
     states = np.empty((-(-t.ntiles // STATE_STEPS), px))
     differing = np.zeros(t.ntiles, dtype=np.int64)
-    active, owned = np.empty((STATE_STEPS, px)), np.empty((STATE_STEPS, px))
     for b, first in enumerate(range(0, t.ntiles, STATE_STEPS)):
-        count = min(STATE_STEPS, t.ntiles - first)
         states[b] = rows
-        tournament_steps(rows, widths, first, TOURNAMENT_POOL_EXPONENT, DUST,
-                         active[:count], owned[:count], differing[first:first + count])
+        tournament_steps(rows, widths, first, TOURNAMENT_POOL_EXPONENT, DUST, None, None,
+                         differing[first:first + STATE_STEPS])
     states.flags.writeable = differing.flags.writeable = False
     return states, differing
 
