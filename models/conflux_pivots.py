@@ -47,8 +47,9 @@ PIVOT_MODELS = ("none", "uniform", "proportional")
 # would count messages of 1e-12 bytes)
 DUST = 1e-9
 # a sampled model's tournament (`pivots_at`): the steps between two kept states, a rerun
-# to a sampled step starting at most this many steps before it
-STATE_STEPS = 256
+# to a sampled step starting fewer steps before it (`state_steps`): as few as STATE_STEPS
+# while the states take at most STATE_BYTES, never more than STATE_STEPS_MOST
+STATE_STEPS, STATE_STEPS_MOST, STATE_BYTES = 16, 256, 1 << 22
 
 
 def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
@@ -131,10 +132,11 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
     states, _ = _tournament_states(t.n, t.v, t.px)
     widths = panel_widths(t)
     active, owned = np.empty((len(steps), t.px)), np.empty((len(steps), t.px))
-    block = steps // STATE_STEPS
+    every = state_steps(t.ntiles, t.px)
+    block = steps // every
     for b in np.unique(block):
         wanted = np.flatnonzero(block == b)
-        first = int(b) * STATE_STEPS
+        first = int(b) * every
         count = int(steps[wanted[-1]]) - first + 1
         run_active, run_owned = np.empty((count, t.px)), np.empty((count, t.px))
         tournament_steps(states[b].copy(), widths, first, TOURNAMENT_POOL_EXPONENT, DUST,
@@ -164,19 +166,26 @@ def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
                                         and TileMap(n, v, px, 1).even_rows)
 
 
+def state_steps(steps: int, px: int) -> int:
+    """The steps between two of `_tournament_states`' kept states (STATE_STEPS ..
+    STATE_STEPS_MOST: the fewest whose states fit in STATE_BYTES)."""
+    return min(STATE_STEPS_MOST, max(STATE_STEPS, -(-steps * px * 8 // STATE_BYTES)))
+
+
 @lru_cache(maxsize=4)
 def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]:
-    """([state, Px] the active rows of every process row before steps 0, STATE_STEPS,
-    2 STATE_STEPS, ...; [step] the process rows whose a or p differs from the row
-    before) of "uniform"'s tournament, run STATE_STEPS steps at a time; read-only."""
+    """([state, Px] the active rows of every process row before steps 0, s, 2 s, ...
+    (s: `state_steps`); [step] the process rows whose a or p differs from the row
+    before) of "uniform"'s tournament, run s steps at a time; read-only."""
     t = TileMap(n, v, px, 1)
     widths, rows = panel_widths(t), t.rows_per_proc.astype(float)
-    states = np.empty((-(-t.ntiles // STATE_STEPS), px))
+    every = state_steps(t.ntiles, px)
+    states = np.empty((-(-t.ntiles // every), px))
     differing = np.zeros(t.ntiles, dtype=np.int64)
-    for b, first in enumerate(range(0, t.ntiles, STATE_STEPS)):
+    for b, first in enumerate(range(0, t.ntiles, every)):
         states[b] = rows
         tournament_steps(rows, widths, first, TOURNAMENT_POOL_EXPONENT, DUST, None, None,
-                         differing[first:first + STATE_STEPS])
+                         differing[first:first + every])
     states.flags.writeable = differing.flags.writeable = False
     return states, differing
 

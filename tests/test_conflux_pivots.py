@@ -9,8 +9,8 @@ import hashlib
 import numpy as np
 import pytest
 from conflux_pivots_loop import changes, expected_pivots
+from linalg_io.models import conflux_pivots
 from linalg_io.models.conflux_pivots import (
-    STATE_STEPS,
     _expected_changes,
     _expected_pivots,
     _tournament_run,
@@ -19,6 +19,7 @@ from linalg_io.models.conflux_pivots import (
     pivot_changes,
     pivot_counts,
     pivots_at,
+    state_steps,
 )
 
 from linalg_io.layout.conflux_layout import StepPlan
@@ -87,13 +88,30 @@ def test_pivots_at_some_steps_are_those_of_every_step(n, v, px, pivots, pooled):
     """The rows at steps across several kept states (a state's first step, its last,
     the very last step) are the full tables' rows bit for bit, their changes those of
     the full tables at those steps; the most changes at one step, the full count's."""
+    assert_pivots_at(n, v, px, pivots, pooled)
+
+
+def test_pivots_at_with_states_far_apart(monkeypatch):
+    """Where the states would pass STATE_BYTES they are kept further apart (36 steps here,
+    not 16): the rows at the sampled steps are still every step's."""
+    monkeypatch.setattr(conflux_pivots, "STATE_BYTES", 1 << 16)
+    _tournament_states.cache_clear()
+    try:
+        assert state_steps(3001, 96) == 36
+        assert_pivots_at(3000 * 16 + 7, 16, 96, "uniform", 0)
+    finally:
+        _tournament_states.cache_clear()
+
+
+def assert_pivots_at(n: int, v: int, px: int, pivots: str, pooled: int) -> None:
     plan = StepPlan.create(n, v, px, 1, 1)
     steps = plan.tiles.ntiles
-    assert steps > 2 * STATE_STEPS
+    every = state_steps(steps, px)
+    assert steps > 2 * every
     if pivots == "ids":
         order = np.random.default_rng(3).permutation(n)
         pivots = [order[k * v:(k + 1) * v] for k in range(steps)]
-    at = np.unique(np.r_[0, 5, STATE_STEPS - 1, STATE_STEPS, 2 * STATE_STEPS + 3,
+    at = np.unique(np.r_[0, 5, every - 1, every, 2 * every + 3,
                         np.arange(7, steps, 97), steps - 2, steps - 1])
     active, owned = pivot_counts(plan, pivots, pooled)
     got_active, got_owned, (row, x) = pivots_at(plan, pivots, pooled, at)
