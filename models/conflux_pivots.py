@@ -169,7 +169,8 @@ def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
 def state_steps(steps: int, px: int) -> int:
     """The steps between two of `_tournament_states`' kept states (STATE_STEPS ..
     STATE_STEPS_MOST: the fewest whose states fit in STATE_BYTES)."""
-    return min(STATE_STEPS_MOST, max(STATE_STEPS, -(-steps * px * 8 // STATE_BYTES)))
+    size = np.dtype(float).itemsize
+    return min(STATE_STEPS_MOST, max(STATE_STEPS, -(-steps * px * size // STATE_BYTES)))
 
 
 @lru_cache(maxsize=4)
