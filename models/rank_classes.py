@@ -305,8 +305,10 @@ class BlockSpread:
             last = first + steps - 1
             cells = ((np.arange(nx) < self.xclasses[first:last + 1, None])[:, :, None]
                      & (np.arange(ny) < self.yclasses[first:last + 1, None])[:, None, :])
-            self.stored[:, self.line_first[first]:self.line_first[last] + self.lines[last]
-                        * self.widths[last]] = rows[:, cells.reshape(steps, -1)]
+            end = self.line_first[last] + self.lines[last] * self.widths[last]
+            # compress: into place, several times faster than a boolean index
+            rows.reshape(len(rows), -1).compress(cells.ravel(), axis=1,
+                                                 out=self.stored[:, self.line_first[first]:end])
         else:
             flat = rows.reshape(len(rows), -1)
             # a chunk of steps at a time: their index arrays within the caches
