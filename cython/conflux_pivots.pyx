@@ -6,9 +6,9 @@ tournament_steps(rows, widths, first_step, beta, dust, active, owned, differing=
     for the steps k = first_step + t, t < len(active) (active and owned None: t <
     len(differing), no table written, the rows and differing alone): active[t] = rows
     (the active rows of each process row before step k, updated in place: the state the
-    next call goes on from), owned[t] = the pivots each gives: the step's merge tree (roles r = (x -
-    k) mod Px, r >= q folds onto r - q, the butterfly pairs neighbouring sets up to one
-    set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2
+    next call goes on from), owned[t] = the pivots each gives: the step's merge tree
+    (roles r = (x - k) mod Px, r >= q folds onto r - q, the butterfly pairs neighbouring
+    sets up to one set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2
     rows, then split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2),
     n_1) of the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving
     fewer than `dust` rows takes them all; rows -= owned[t]; differing[t] (where given)
@@ -85,9 +85,9 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     cdef Py_ssize_t px = rows.shape[0]
     cdef Py_ssize_t steps = active.shape[0] if tables else (
         differing.shape[0] if differing is not None else -1)
-    if px < 1 or steps < 0 or (tables and (owned is None or owned.shape[0] != steps
-                                          or active.shape[1] != px or owned.shape[1] != px)) \
-            or (not tables and owned is not None) \
+    if px < 1 or steps < 0 or (not tables and owned is not None) or (tables and (
+            owned is None or owned.shape[0] != steps or active.shape[1] != px
+            or owned.shape[1] != px)) \
             or first_step < 0 or first_step + steps > widths.shape[0] \
             or (differing is not None and differing.shape[0] != steps):
         raise ValueError("active and owned must be [steps, Px], Px >= 1, within the widths;"

@@ -725,10 +725,8 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
     one another. By phase, one block (`_by_phase` takes the pieces whole). The counts as
     `counted` samples them, the ranks' times as `sample` (None: every step)."""
     xs, ys = ranks.xs, ranks.ys
-    stacked = (lambda values: values) if sample is None else sample.stacked
-    finished = (lambda totals: totals) if sample is None else sample.finished
-    count_stacked = (lambda values: values) if counted is None else counted.stacked
-    count_finished = (lambda totals: totals) if counted is None else counted.finished
+    stacked, finished = _stacking(sample)
+    count_stacked, count_finished = _stacking(counted)
     counts, own, by_group, parts, out = BlockSpread(xs, ys), None, {}, [], {}
     for first, stop, block, shape, pieces, ahead in _blocks(pieces_at, ranks, k, bounds,
                                                             narrowed=True):
@@ -767,6 +765,14 @@ def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSa
                                        None if own is None else finished(own.totals()),
                                        ids, spans, sample)
     return out
+
+
+def _stacking(sample: StepSample | None) -> tuple[Callable, Callable]:
+    """(stacked, finished) of `sample`: its rows' values to the spreading's, its totals
+    to every step's; each as it is where every step is walked (None)."""
+    if sample is None:
+        return (lambda values: values), (lambda totals: totals)
+    return sample.stacked, sample.finished
 
 
 def _blocks(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, bounds: list,

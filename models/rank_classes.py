@@ -110,7 +110,8 @@ class RunClasses:
 
     def classes_per_step(self) -> np.ndarray:
         """[step] the classes of each step (its runs' are the first ones)."""
-        firsts = np.cumsum(self.runs_per_step()) - self.runs_per_step()
+        runs = self.runs_per_step()
+        firsts = np.cumsum(runs) - runs
         return np.maximum.reduceat(self.of_run, firsts) + 1
 
     def narrowed(self, size: int) -> RunClasses:
