@@ -81,7 +81,13 @@ from linalg_io.models.conflux_nodes import (
     split_keys,
     timed_links,
 )
-from linalg_io.models.conflux_pivots import most_changes, pivot_changes, pivot_counts, pivots_at
+from linalg_io.models.conflux_pivots import (
+    most_changes,
+    near_even_rows,
+    pivot_changes,
+    pivot_counts,
+    pivots_at,
+)
 from linalg_io.models.costs import (
     RankCosts,
     crossing_links,
@@ -146,6 +152,11 @@ SAMPLE_SHARE = 4
 # rows' counts averaged over POOLED_GROUPS groups
 POOLED_GROUPS = 16
 POOLED_CELLS = 1 << 25
+# ... and where the rows are as even as the tiles allow (the last one short), one group
+# of all the process rows, from this many tiles on: fewer, the short tile's row stands
+# out more (128 tiles: time 1.2% off every row's own; 512 and more: 0.26% at most,
+# docs/MEASUREMENTS.md "2.5D model: pooled process rows")
+EVEN_POOL_TILES = 512
 # a process row's or column's classes at a step where its members do not share nodes,
 # at most (`class_cells`): the ends of its chains and trees and the pivots' changes
 FEW_CLASSES = 16
@@ -550,9 +561,10 @@ def dense_pivots(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
     differ along the process rows (c = 1: the Bruck windows of the pivot rows'
     allgatherv, `linalg_io.models.conflux_classes`): some step's do but where the
     process rows hold as many rows and the pivots split evenly among them ("uniform"
-    on a power of two, "proportional"; `linalg_io.models.conflux_pivots`)."""
+    on a power of two, "proportional"; `linalg_io.models.conflux_pivots`), or pooled
+    into one group (`pooled_rows`)."""
     plan = StepPlan.create(n, v, px, py, c)
-    if not plan.redundant_u or px == 1:
+    if not plan.redundant_u or px == 1 or _pooled(plan, pivots) == 1:
         return False
     return not plan.tiles.even_rows or pivots == "none" or (
         pivots == "uniform" and butterfly_size(px) != px)
@@ -567,15 +579,25 @@ def pooled_rows(n: int, v: int, px: int, py: int, c: int, pivots) -> int:
     c > 1 (the pivot rows gathered on one process row; c = 1 allgathers them in every
     process column, each row sending its own, where pooling moved the time and bytes by
     up to 2% on small grids). Pooled, those steps have few classes of process rows in
-    few runs; each rank's figures move by its group's spread (`POOLED_ERROR`)."""
+    few runs; each rank's figures move by its group's spread (`POOLED_ERROR`). 1 (any
+    c) where every process row holds as many tiles but the last is short (`conflux_
+    pivots.near_even_rows`; EVEN_POOL_TILES tiles or more, Px > POOLED_GROUPS, "uniform"):
+    their counts differ row by row by less than the missing rows, and one group's
+    means, the even split, need no tournament run (its [step, Px] work: the most of
+    `model lu` at N = 2^24 - 1, P = 2^20)."""
     return _pooled(StepPlan.create(n, v, px, py, c), pivots)
 
 
 def _pooled(plan: StepPlan, pivots) -> int:
     """`pooled_rows` of a plan."""
     tiles = plan.tiles
-    if (not isinstance(pivots, str) or plan.redundant_u
+    if (not isinstance(pivots, str)
             or tiles.ntiles * tiles.px * tiles.py * plan.c < POOLED_CELLS):
+        return 0
+    if (pivots == "uniform" and tiles.px > POOLED_GROUPS and tiles.ntiles >= EVEN_POOL_TILES
+            and near_even_rows(tiles.n, tiles.v, tiles.px)):
+        return 1
+    if plan.redundant_u:
         return 0
     return POOLED_GROUPS if most_changes(plan, pivots) > POOLED_GROUPS else 0
 
@@ -1171,13 +1193,22 @@ POOLED_ERROR = 5e-3
 POOLED_MSGS_ERROR = 0.02
 
 
+POOLED_ONE_FORMULA = ("; pooled: the expected pivot counts of every process row averaged "
+                      "over all of them (each holds as many tiles, the last one short: "
+                      "the rows and each step's pivots split evenly; approximate: relative "
+                      "error of the time and of the per-rank maxima of bytes and flops "
+                      "within {error:g}, of messages within {msgs_error:g}, of every row's "
+                      "own counts where measured)")
+
+
 def sampled_note(sample: StepSample | None, pooled: int, even: bool = True) -> str:
     """"" where `conflux_plan_counts` walks every step with every row's own pivot
     counts, else how it pools the rows (`POOLED_FORMULA`) and samples the steps
     (`SAMPLED_FORMULA`), with their errors (`even`: every process row holds as many
     rows), for the record's formulas (its "sample" and "pooled")."""
-    note = POOLED_FORMULA.format(groups=pooled, error=POOLED_ERROR,
-                                 msgs_error=POOLED_MSGS_ERROR) if pooled else ""
+    formula = POOLED_ONE_FORMULA if pooled == 1 else POOLED_FORMULA
+    note = formula.format(groups=pooled, error=POOLED_ERROR,
+                          msgs_error=POOLED_MSGS_ERROR) if pooled else ""
     if sample is None:
         return note
     return note + SAMPLED_FORMULA.format(

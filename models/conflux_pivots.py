@@ -120,7 +120,8 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
     the steps wanted, not kept at every step: a sample of a large LU's steps needs
     its rows at a few steps, not a [step, Px] table of GB."""
     t = plan.tiles
-    if not (isinstance(pivots, str) and _tournament_run(t.n, t.v, t.px, pivots)):
+    if not (isinstance(pivots, str) and _tournament_run(t.n, t.v, t.px, pivots)) \
+            or pooled == 1:
         active, owned = pivot_counts(plan, pivots, pooled)
         if active.strides[1] == owned.strides[1] == 0:
             shape = (len(steps), t.px)
@@ -157,6 +158,14 @@ def most_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray]) -> int:
         return int(_tournament_states(t.n, t.v, t.px)[1].max(initial=0))
     step, _ = pivot_changes(plan, pivots)
     return int(np.bincount(step).max()) if len(step) else 0
+
+
+def near_even_rows(n: int, v: int, px: int) -> bool:
+    """Whether every process row holds as many tiles, Px a power of two, but the rows
+    are not all equal: the last tile short (N not a multiple of v). The tournament's
+    counts then differ row by row, by less than the short tile's missing rows."""
+    t = TileMap(n, v, px, 1)
+    return butterfly_size(px) == px and t.ntiles % px == 0 and not t.even_rows
 
 
 def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
@@ -200,7 +209,14 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
     rows in all kept; the rows holding none stay 0). Where a grid has more process rows
     than tiles, or unequal rows, the tournament's expected counts differ row by row
     (module doc), every row a class of its own at every step; pooled, a few classes:
-    an approximation (`linalg_io.models.conflux.pooled_rows`)."""
+    an approximation (`linalg_io.models.conflux.pooled_rows`). One group, "uniform"
+    where every process row holds rows: each step's mean a and p over all of them,
+    whose sums are the N rows and each step's w pivots, in closed form: `_even_split`
+    of N / Px rows (the tournament not run)."""
+    t = TileMap(n, v, px, 1)
+    if pooled == 1 and pivots == "uniform" and t.ntiles >= px:
+        active, owned = _even_split(n / px, panel_widths(t), px)
+        return active, owned
     tables = _pooled_tables(n, v, px, pooled, _expected_pivots(n, v, px, pivots))
     for table in tables:
         table.flags.writeable = False

@@ -110,7 +110,8 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      recv, 0). The mean over B (or every row) of that excess, from the
      pivot counts of the candidates' model itself ("uniform", `expected_pivots`), is
      added to the allgather's term (`_sends_more`; where those counts have
-     BRUCK_CELLS cells or fewer).
+     BRUCK_CELLS cells or fewer, and not where the model pools them into one group,
+     every row alike: `conflux.pooled_rows`).
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
@@ -141,7 +142,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from linalg_io.models.conflux import link_keys
+from linalg_io.models.conflux import link_keys, pooled_rows
 from linalg_io.models.conflux_nodes import HOP, NET, NODE, group_nodes
 from linalg_io.models.conflux_pivots import DUST, expected_pivots
 from linalg_io.models.costs import link_split, waiting_makespans
@@ -355,7 +356,10 @@ class _Grid:
         if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
             if members is None:
                 self.gather = beta_col * WORD * (busy - 1) * w
-                if (busy < px or not _even_rows(tiles)) and len(w) * px <= BRUCK_CELLS:
+                # the model's counts differ along the rows (not where it pools them
+                # into one group: every row alike)
+                if ((busy < px or not _even_rows(tiles)) and len(w) * px <= BRUCK_CELLS
+                        and pooled_rows(n, v, px, py, c, "uniform") != 1):
                     self.sends_more = beta_col * WORD * _sends_more(n, v, px, busy)
             else:
                 node, net = (_beta(profile, placement, spans["col" + part])

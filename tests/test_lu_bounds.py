@@ -152,3 +152,26 @@ def test_bound_on_c1_grids_with_idle_rows_counts_the_allgathers_sends():
                                          if c == 1 and px > 8192 // v])
     assert len(ratios) >= 15
     assert sorted(ratios)[len(ratios) // 2] > 0.3 and sorted(before)[len(before) // 2] < 0.2
+
+
+def test_bound_where_near_even_rows_pool_into_one_group(monkeypatch):
+    """N = 512 x 128 - 127 (the last tile 1 row) on P = 4096, every grid of 512 tiles
+    or more pooled into one group of even rows (POOLED_CELLS lowered so that they do):
+    the model's counts alike on every row (c = 1's allgather then forwards no more than
+    it receives: fact 9 left out); update bound <= bound <= exact time_s on every one,
+    c = 1 and c > 1."""
+    monkeypatch.setattr(conflux, "POOLED_CELLS", 0)
+    n, p, v = 512 * 128 - 127, 4096, 128
+    profile = machine_profile("big")
+    placement = profile.placement(p)
+    checked = set()
+    for px, py, c in busy_grids(n, v, p):
+        if conflux.pooled_rows(n, v, px, py, c, "uniform") != 1:
+            continue
+        row = conflux.candidate_row(n, 1e30, profile, placement, (px, py, c, v))
+        bound = time_seconds(n, v, px, py, c, profile, placement)
+        assert row["pooled_rows"] == 1
+        assert update_seconds(n, v, px, py, c, profile, placement) <= bound <= row["time_s"], \
+            (px, py, c, bound, row["time_s"])
+        checked.add(c)
+    assert 1 in checked and len(checked) >= 2

@@ -220,7 +220,8 @@ def _sampled_lines_25d(rows: list[dict]) -> list[str]:
                      f"where the process rows hold unequal rows), messages within "
                      f"{conflux.SAMPLED_MSGS_ERROR:g} of walking every step where measured; "
                      "a record's model.time_formula says how): " + sampled)
-    pooled = named("pooled_rows", lambda groups: f"{groups} groups")
+    pooled = named("pooled_rows", lambda groups: (f"{groups} groups" if groups > 1 else
+                                                  "1 group: the rows split evenly"))
     if pooled:
         lines.append(f"  2.5D figures from pooled process rows (the tournament's expected "
                      f"pivots averaged over groups of consecutive rows; approximate: time, "
