@@ -224,15 +224,18 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
 
 
 def _pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple:
-    """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row."""
-    holding = np.flatnonzero(TileMap(n, v, px, 1).rows_per_proc > 0)
-    starts = np.arange(0, len(holding), -(-len(holding) // pooled))
-    sizes = np.diff(np.append(starts, len(holding)))
+    """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row. The process
+    rows holding rows are the first ones (tiles dealt cyclically): a slice of each
+    table, not a copy, and each group's mean written over its rows in place."""
+    holding = int((TileMap(n, v, px, 1).rows_per_proc > 0).sum())
+    starts = np.arange(0, holding, -(-holding // pooled))
+    sizes = np.diff(np.append(starts, holding))
     out = []
     for table in tables:
-        means = np.add.reduceat(table[:, holding], starts, axis=1) / sizes
+        means = np.add.reduceat(table[:, :holding], starts, axis=1) / sizes
         pooled_table = np.zeros_like(table)
-        pooled_table[:, holding] = np.repeat(means, sizes, axis=1)
+        for group, (start, size) in enumerate(zip(starts, sizes)):
+            pooled_table[:, start:start + size] = means[:, group, None]
         out.append(pooled_table)
     return out[0], out[1]
 
