@@ -31,6 +31,9 @@ from linalg_io._kernels.lu2d_points import add_corners, add_dense, add_differenc
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
 # runs slower and pays the kernel for fresh pages each chunk)
 CHUNK_ELEMENTS = 1 << 18
+# `_differences` keeps only the pairs of edges with a term where they are fewer than
+# 1/FEW_PAIRS of all (finding them costs a pass over the kinds of edges)
+FEW_PAIRS = 4
 # an empty index array: "none" to the compiled kernels
 NONE = np.zeros(0, dtype=np.int64)
 # the bits of a float's mantissa (float64)
@@ -540,15 +543,35 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         chunks.append((begin, stop))
         begin = stop
 
-    def chunk_pairs(begin: int, stop: int) -> tuple:
-        """The chunk's pairs, each x edge's with its step's y edges in turn: (its x
-        edges, their steps from the chunk's first, their pairs, each one's first pair;
-        [pair] the y edge, the cell)."""
-        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
-        per_edge = yedges[x_step[edges]]
-        first = np.cumsum(per_edge) - per_edge
-        yi = np.arange(first[-1] + per_edge[-1]) + np.repeat(yfirst[x_step[edges]] - first,
-                                                             per_edge)
+    def padded_values(begin: int, stop: int) -> np.ndarray:
+        """[row, step, x class, y class] of the live rows, a class "none" (0) last on
+        each axis."""
+        padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
+        padded[:, :, :nx, :ny] = rows(begin, stop)[live]
+        return padded
+
+    # each chunk's pairs with a term, where few (`_weighted_pairs`; None: every pair)
+    kept = [_weighted_pairs(padded_values(begin, stop), unit, x_edges, y_edges, (
+        slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1]),
+        slice(yfirst[begin], yfirst[stop - 1] + yedges[stop - 1])), begin,
+        int(ends[stop - 1] - ends[begin] + pairs[begin])) for begin, stop in chunks]
+
+    def chunk_pairs(index: int) -> tuple:
+        """Chunk `index`'s pairs, each x edge's with its step's y edges in turn (or its
+        `kept`, in the same order): (its x edges, their steps from the chunk's first,
+        their pairs, each one's first pair; [pair] the y edge, the cell)."""
+        begin, stop = chunks[index]
+        if kept[index] is None:
+            edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
+            per_edge = yedges[x_step[edges]]
+            first = np.cumsum(per_edge) - per_edge
+            yi = np.arange(first[-1] + per_edge[-1]) + np.repeat(
+                yfirst[x_step[edges]] - first, per_edge)
+        else:
+            xi, yi = kept[index]
+            first = np.flatnonzero(np.diff(xi, prepend=-1))
+            edges = xi[first]
+            per_edge = np.diff(np.append(first, len(xi)))
         cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
         return edges, x_step[edges] - begin, per_edge, first, yi, cell
 
@@ -557,8 +580,8 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     column = None
     if len(chunks) > 1:
         hit = np.zeros(size, dtype=bool)
-        for begin, stop in chunks:
-            hit[chunk_pairs(begin, stop)[-1]] = True
+        for index in range(len(chunks)):
+            hit[chunk_pairs(index)[-1]] = True
         cells = np.flatnonzero(hit)
         column = np.zeros(size, dtype=np.intp)
         column[cells] = np.arange(len(cells))
@@ -569,12 +592,12 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     # a mark per cell (a byte: the scan for the marked reads an eighth of the memory)
     place = np.zeros(size, dtype=np.intp)
     marked = np.zeros(size, dtype=bool)
-    for begin, stop in chunks:
-        # [row, step, x class, y class], a class "none" (0) last on each axis
-        padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
-        padded[:, :, :nx, :ny] = rows(begin, stop)[live]
+    for index, (begin, stop) in enumerate(chunks):
+        padded = padded_values(begin, stop)
         high = np.round(padded / unit) * unit
-        edges, on, per_edge, first, yi, cell = chunk_pairs(begin, stop)
+        edges, on, per_edge, first, yi, cell = chunk_pairs(index)
+        if not len(cell):
+            continue        # no term in these steps (`_weighted_pairs`)
         # the cells the chunk touches, and each pair's among them: one step's pairs are
         # distinct cells in ascending order, already
         touched, local = cell, None
@@ -623,6 +646,77 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                                 per_edge, NONE if local is None else local, len(touched),
                                 row, at)
     return live, cells, list(totals.values())
+
+
+def _weighted_pairs(padded: np.ndarray, unit: np.ndarray, x_edges: tuple, y_edges: tuple,
+                    edges: tuple, begin: int, pairs: int) -> tuple | None:
+    """Of a chunk of steps (from `begin`; `padded` [row, step, x class, y class] its
+    live rows' values, the class "none" last on each axis, 0; `edges` the slices of its
+    x and y edges; `pairs` its pairs of edges): the pairs of `_differences` whose term
+    is not 0 in some row (of the multiples of `unit` or the remainders), where they are
+    fewer than a FEW_PAIRS share of all: (x edge, y edge) of each in the order of all
+    the pairs (by x edge, then y edge); else None (every pair). A pair's term is the
+    second difference of the classes on either side of its edges, so it is found once
+    per kind of x edge (its step and classes left and right) and kind of y edge, not
+    per pair: where a step's few ranks take classes of their own on one axis alone (a
+    binomial tree on one process column, say), most pairs of its many edges add 0. A
+    pair of 0 leaves every cell's sum as it was (its x edge's next term is taken from a
+    term equal to its own): the totals are the same, bit for bit."""
+    rows, steps, nx, ny = padded.shape
+    nx, ny = nx - 1, ny - 1         # the classes but "none"
+    x_on, y_on = edges
+    _, x_step, _, x_left, x_right = x_edges
+    _, y_step, _, y_left, y_right = y_edges
+    x_kind, x_of = np.unique(((x_step[x_on] - begin) * (nx + 1) + x_left[x_on]) * (nx + 1)
+                             + x_right[x_on], return_inverse=True)
+    y_kind, y_of = np.unique(((y_step[y_on] - begin) * (ny + 1) + y_left[y_on]) * (ny + 1)
+                             + y_right[y_on], return_inverse=True)
+    x_kinds = np.bincount(x_kind // (nx + 1) ** 2, minlength=steps)
+    y_kinds = np.bincount(y_kind // (ny + 1) ** 2, minlength=steps)
+    if int(x_kinds @ y_kinds) * FEW_PAIRS * 4 > pairs:
+        return None
+    # every kind of x edge with every kind of y edge of its step, and its term: each x
+    # kind's first difference along x (as `add_differences` takes it: v(right) -
+    # v(left)) at every y class, then at a y kind's right class less at its left
+    xk, yk = _products(np.cumsum(x_kinds) - x_kinds, x_kinds, np.cumsum(y_kinds) - y_kinds,
+                       y_kinds)
+    line = (x_kind // (nx + 1) ** 2) * (nx + 1)
+    at = xk * (ny + 1)
+    nonzero = np.zeros(len(xk), dtype=bool)
+    high = np.round(padded / unit) * unit
+    for part in (high, padded - high):
+        lines = part.reshape(rows, -1, ny + 1)
+        across = (lines.take(line + x_kind % (nx + 1), axis=1)
+                  - lines.take(line + (x_kind // (nx + 1)) % (nx + 1), axis=1)).reshape(rows, -1)
+        term = (across.take(at + y_kind[yk] % (ny + 1), axis=1)
+                - across.take(at + (y_kind[yk] // (ny + 1)) % (ny + 1), axis=1))
+        nonzero |= (term != 0).any(axis=0)
+    kinds = np.flatnonzero(nonzero)
+    x_count = np.bincount(x_of, minlength=len(x_kind))
+    y_count = np.bincount(y_of, minlength=len(y_kind))
+    if int(x_count[xk[kinds]] @ y_count[yk[kinds]]) * FEW_PAIRS > pairs:
+        return None
+    # the edges of each kind (in edge order within a kind), paired kind by kind, then
+    # put in the order of all the pairs
+    xi, yi = _products(np.cumsum(x_count)[xk[kinds]] - x_count[xk[kinds]], x_count[xk[kinds]],
+                       np.cumsum(y_count)[yk[kinds]] - y_count[yk[kinds]], y_count[yk[kinds]])
+    pair_x = np.argsort(x_of, kind="stable")[xi]
+    pair_y = np.argsort(y_of, kind="stable")[yi]
+    order = np.argsort(pair_x * len(y_of) + pair_y)
+    return pair_x[order] + x_on.start, pair_y[order] + y_on.start
+
+
+def _products(a_first: np.ndarray, a_count: np.ndarray, b_first: np.ndarray,
+              b_count: np.ndarray) -> tuple:
+    """Each a of a_first[i] .. + a_count[i] with each b of b_first[i] .. + b_count[i],
+    for each i in turn (a, then b): (a, b) flat."""
+    per = a_count * b_count
+    total = int(per.sum())
+    start = np.repeat(np.cumsum(per) - per, per)
+    within = np.arange(total) - start
+    b_of = np.repeat(b_count, per)
+    return (np.repeat(a_first, per) + within // np.maximum(b_of, 1),
+            np.repeat(b_first, per) + within % np.maximum(b_of, 1))
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:

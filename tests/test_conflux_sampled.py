@@ -211,3 +211,36 @@ def test_sampled_groups_chunked_equal_unchunked(n, grid, monkeypatch):
                                    atol=1e-12 * chunked[key].max(), err_msg=key)
     row = conflux.candidate_row(n, 2.0**40, NODES, placement, (px, py, c, v))
     assert conflux.record_block(*args[:5], NODES, "uniform", placement)["time_s"] == row["time_s"]
+
+
+@pytest.mark.parametrize("profile, n, grid", [
+    (CPU, 40000 + 3, (32, 32, 2, 128)),    # the last tile 3 columns: its broadcasts trees
+    (CPU, 120007, (96, 4, 2, 128)),        # unequal rows, the last tile 7 rows
+    (NODES, 40000 + 3, (32, 16, 2, 128)),  # a column's members on shared nodes
+], ids=["narrow last tile", "unequal rows", "column on nodes"])
+def test_sampled_spreading_of_the_pairs_with_a_term_is_bit_for_bit(profile, n, grid,
+                                                                   monkeypatch):
+    """`rank_classes._differences` on only the pairs of edges with a term
+    (`_weighted_pairs`, forced: FEW_PAIRS 0) gives the row of every pair's (FEW_PAIRS
+    lifted), bit for bit, having left pairs out."""
+    from linalg_io.models import rank_classes
+
+    _few_samples(monkeypatch)
+    placement = profile.placement(grid[0] * grid[1] * grid[2])
+    kept = []
+    weighted = rank_classes._weighted_pairs
+
+    def counted(*args):
+        pairs = weighted(*args)
+        kept.append((len(pairs[0]), args[-1]))
+        return pairs
+
+    monkeypatch.setattr(rank_classes, "_weighted_pairs", counted)
+    monkeypatch.setattr(rank_classes, "FEW_PAIRS", 0)
+    some = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
+    assert some["sampled_steps"] is not None
+    assert kept and all(few <= every for few, every in kept)
+    assert any(few < every for few, every in kept)
+    monkeypatch.setattr(rank_classes, "_weighted_pairs", weighted)
+    monkeypatch.setattr(rank_classes, "FEW_PAIRS", 10**9)
+    assert conflux.candidate_row(n, 2.0**40, profile, placement, grid) == some
