@@ -717,9 +717,9 @@ def _chunked(pieces_at: Callable, ranks_at: Callable, sample: StepSample,
             if own_part is not None:
                 mine = np.empty((rows,) + shape[1:]) if mine is None else mine
                 mine[begin:stop] = own_part
-        counts.add(counted.part(chunk).stacked(values), ranks.xs, ranks.ys)
+        counts.add(counted.part(chunk).stacked(values, spent=True), ranks.xs, ranks.ys)
         if mine is not None:
-            own.add(part.stacked(mine), ranks.xs, ranks.ys)
+            own.add(part.stacked(mine, spent=True), ranks.xs, ranks.ys)
     totals = counted.finished(counts.totals())
     c, px, py = totals.shape[1:]
     for i, key in enumerate(("sent", "recv", "msgs")):

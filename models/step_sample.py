@@ -134,10 +134,12 @@ class StepSample:
     def tail(self) -> int:
         return self.steps - self.stop
 
-    def weighed(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """[..., row, a, b, c] values times each row's weight (0 but at `rows`)."""
+    def weighed(self, values: np.ndarray, rows: np.ndarray | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:
+        """[..., row, a, b, c] values times each row's weight (0 but at `rows`), into
+        `out` where given."""
         weight = self.weight if rows is None else self.weight * rows
-        return values * weight[:, None, None, None]
+        return np.multiply(values, weight[:, None, None, None], out=out)
 
     def per_rank(self, values: np.ndarray, spread: Callable) -> np.ndarray:
         """The per-rank totals over every step of `values` [..., row, a, b, c], given
@@ -145,14 +147,18 @@ class StepSample:
         the sampled rows' averaged over the roots' places (`shift`)."""
         return self.finished(spread(self.stacked(values)))
 
-    def stacked(self, values: np.ndarray) -> np.ndarray:
+    def stacked(self, values: np.ndarray, spent: bool = False) -> np.ndarray:
         """What `per_rank` spreads of `values`: weighed, and with a `shift` the walked
         and the sampled rows apart ([2, ..., row, a, b, c]); `finished` of the spread
-        totals (those of several parts' summed) are the per-rank totals."""
+        totals (those of several parts' summed) are the per-rank totals. `spent`: the
+        caller is done with `values`, weighed in place where there is no shift (a
+        chunk of a large grid's values: hundreds of MB, not copied)."""
         if self.shift is None:
-            return self.weighed(values)
-        return np.stack([self.weighed(values, ~self.sampled),
-                         self.weighed(values, self.sampled)])
+            return self.weighed(values, out=values if spent else None)
+        out = np.empty((2, *values.shape))
+        self.weighed(values, ~self.sampled, out[0])
+        self.weighed(values, self.sampled, out[1])
+        return out
 
     def finished(self, totals: np.ndarray) -> np.ndarray:
         """The per-rank totals of spread `stacked` values."""
