@@ -217,27 +217,29 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
     if pooled == 1 and pivots == "uniform" and t.ntiles >= px:
         active, owned = _even_split(n / px, panel_widths(t), px)
         return active, owned
-    tables = _pooled_tables(n, v, px, pooled, _expected_pivots(n, v, px, pivots))
+    # every row's own tables of this call (not the cache's: pooled, they are not wanted
+    # again), pooled in place
+    tables = expected_pivots(n, v, px, pivots)
+    for table in tables:
+        table.flags.writeable = True        # fresh, its own data
+    _pooled_tables(n, v, px, pooled, tables)
     for table in tables:
         table.flags.writeable = False
     return tables
 
 
 def _pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple:
-    """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row. The process
-    rows holding rows are the first ones (tiles dealt cyclically): a slice of each
-    table, not a copy, and each group's mean written over its rows in place."""
+    """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row, in place. The
+    process rows holding rows are the first ones (tiles dealt cyclically; the others'
+    a and p are 0): each group's mean of a slice of each table, written over its rows."""
     holding = int((TileMap(n, v, px, 1).rows_per_proc > 0).sum())
     starts = np.arange(0, holding, -(-holding // pooled))
     sizes = np.diff(np.append(starts, holding))
-    out = []
     for table in tables:
         means = np.add.reduceat(table[:, :holding], starts, axis=1) / sizes
-        pooled_table = np.zeros_like(table)
         for group, (start, size) in enumerate(zip(starts, sizes)):
-            pooled_table[:, start:start + size] = means[:, group, None]
-        out.append(pooled_table)
-    return out[0], out[1]
+            table[:, start:start + size] = means[:, group, None]
+    return tables
 
 
 @lru_cache(maxsize=4)
