@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from linalg_io._kernels.lu2d_points import add_corners, add_dense, add_differences, running_sum
@@ -551,7 +552,7 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         return padded
 
     # each chunk's pairs with a term, where few (`_weighted_pairs`; None: every pair)
-    kept = [_weighted_pairs(padded_values(begin, stop), unit, x_edges, y_edges, (
+    kept = [_weighted_pairs(partial(padded_values, begin, stop), unit, x_edges, y_edges, (
         slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1]),
         slice(yfirst[begin], yfirst[stop - 1] + yedges[stop - 1])), begin,
         int(ends[stop - 1] - ends[begin] + pairs[begin])) for begin, stop in chunks]
@@ -648,11 +649,13 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     return live, cells, list(totals.values())
 
 
-def _weighted_pairs(padded: np.ndarray, unit: np.ndarray, x_edges: tuple, y_edges: tuple,
-                    edges: tuple, begin: int, pairs: int) -> tuple | None:
-    """Of a chunk of steps (from `begin`; `padded` [row, step, x class, y class] its
-    live rows' values, the class "none" last on each axis, 0; `edges` the slices of its
-    x and y edges; `pairs` its pairs of edges): the pairs of `_differences` whose term
+def _weighted_pairs(padded_values: Callable[[], np.ndarray], unit: np.ndarray,
+                    x_edges: tuple, y_edges: tuple, edges: tuple, begin: int,
+                    pairs: int) -> tuple | None:
+    """Of a chunk of steps (from `begin`; `padded_values()` [row, step, x class, y class]
+    its live rows' values, the class "none" last on each axis, 0, taken only where the
+    kinds of edges are few; `edges` the slices of its x and y edges; `pairs` its pairs
+    of edges): the pairs of `_differences` whose term
     is not 0 in some row (of the multiples of `unit` or the remainders), where they are
     fewer than a FEW_PAIRS share of all: (x edge, y edge) of each in the order of all
     the pairs (by x edge, then y edge); else None (every pair). A pair's term is the
@@ -662,11 +665,11 @@ def _weighted_pairs(padded: np.ndarray, unit: np.ndarray, x_edges: tuple, y_edge
     binomial tree on one process column, say), most pairs of its many edges add 0. A
     pair of 0 leaves every cell's sum as it was (its x edge's next term is taken from a
     term equal to its own): the totals are the same, bit for bit."""
-    rows, steps, nx, ny = padded.shape
-    nx, ny = nx - 1, ny - 1         # the classes but "none"
     x_on, y_on = edges
     _, x_step, _, x_left, x_right = x_edges
     _, y_step, _, y_left, y_right = y_edges
+    steps = int(x_step[x_on.stop - 1]) - begin + 1
+    nx, ny = int(x_right[x_on].max()), int(y_right[y_on].max())    # "none": the last
     x_kind, x_of = np.unique(((x_step[x_on] - begin) * (nx + 1) + x_left[x_on]) * (nx + 1)
                              + x_right[x_on], return_inverse=True)
     y_kind, y_of = np.unique(((y_step[y_on] - begin) * (ny + 1) + y_left[y_on]) * (ny + 1)
@@ -683,6 +686,8 @@ def _weighted_pairs(padded: np.ndarray, unit: np.ndarray, x_edges: tuple, y_edge
     line = (x_kind // (nx + 1) ** 2) * (nx + 1)
     at = xk * (ny + 1)
     nonzero = np.zeros(len(xk), dtype=bool)
+    padded = padded_values()
+    rows = len(padded)
     high = np.round(padded / unit) * unit
     for part in (high, padded - high):
         lines = part.reshape(rows, -1, ny + 1)
