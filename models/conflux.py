@@ -595,7 +595,7 @@ def _pooled(plan: StepPlan, pivots) -> int:
             or tiles.ntiles * tiles.px * tiles.py * plan.c < POOLED_CELLS):
         return 0
     if (pivots == "uniform" and tiles.px > POOLED_GROUPS and tiles.ntiles >= EVEN_POOL_TILES
-            and near_even_rows(tiles.n, tiles.v, tiles.px)):
+            and near_even_rows(tiles)):
         return 1
     if plan.redundant_u:
         return 0

@@ -160,12 +160,12 @@ def most_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray]) -> int:
     return int(np.bincount(step).max()) if len(step) else 0
 
 
-def near_even_rows(n: int, v: int, px: int) -> bool:
+def near_even_rows(tiles: TileMap) -> bool:
     """Whether every process row holds as many tiles, Px a power of two, but the rows
     are not all equal: the last tile short (N not a multiple of v). The tournament's
     counts then differ row by row, by less than the short tile's missing rows."""
-    t = TileMap(n, v, px, 1)
-    return butterfly_size(px) == px and t.ntiles % px == 0 and not t.even_rows
+    px = tiles.px
+    return butterfly_size(px) == px and tiles.ntiles % px == 0 and not tiles.even_rows
 
 
 def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
@@ -209,14 +209,12 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
     rows in all kept; the rows holding none stay 0). Where a grid has more process rows
     than tiles, or unequal rows, the tournament's expected counts differ row by row
     (module doc), every row a class of its own at every step; pooled, a few classes:
-    an approximation (`linalg_io.models.conflux.pooled_rows`). One group, "uniform"
-    where every process row holds rows: each step's mean a and p over all of them,
-    whose sums are the N rows and each step's w pivots, in closed form: `_even_split`
-    of N / Px rows (the tournament not run)."""
-    t = TileMap(n, v, px, 1)
-    if pooled == 1 and pivots == "uniform" and t.ntiles >= px:
-        active, owned = _even_split(n / px, panel_widths(t), px)
-        return active, owned
+    an approximation (`linalg_io.models.conflux.pooled_rows`). One group (where every
+    process row holds rows, as `pooled_rows` gives it): each step's mean a and p over
+    all of them, whose sums are the N rows and each step's w pivots, in closed form:
+    `_even_split` of N / Px rows (the tournament not run)."""
+    if pooled == 1:
+        return _even_split(n / px, panel_widths(TileMap(n, v, px, 1)), px)
     # every row's own tables of this call (not the cache's: pooled, they are not wanted
     # again), pooled in place
     tables = expected_pivots(n, v, px, pivots)

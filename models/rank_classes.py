@@ -263,13 +263,10 @@ class BlockSpread:
 
     def _pairs(self, begin: int, stop: int) -> tuple:
         """(step, x run, y run) of each pair of the steps begin .. stop-1, in order."""
-        pairs, ends = self.pairs, self.ends
-        chunk = np.arange(begin, stop)
-        step = np.repeat(chunk, pairs[chunk])
-        within = np.arange(len(step)) - np.repeat(ends[chunk] - pairs[chunk] - (
-            ends[begin] - pairs[begin]), pairs[chunk])
-        return (step, self.xfirst[step] + within // self.yruns[step],
-                self.yfirst[step] + within % self.yruns[step])
+        chunk = slice(begin, stop)
+        return (np.repeat(np.arange(begin, stop), self.pairs[chunk]),
+                *_products(self.xfirst[chunk], self.xruns[chunk], self.yfirst[chunk],
+                           self.yruns[chunk]))
 
     def _chunks(self, begin: int, stop: int, most: int):
         """(first, stop) of consecutive chunks of the steps begin .. stop-1 of up to
@@ -720,8 +717,7 @@ def _products(a_first: np.ndarray, a_count: np.ndarray, b_first: np.ndarray,
     start = np.repeat(np.cumsum(per) - per, per)
     within = np.arange(total) - start
     b_of = np.repeat(b_count, per)
-    return (np.repeat(a_first, per) + within // np.maximum(b_of, 1),
-            np.repeat(b_first, per) + within % np.maximum(b_of, 1))
+    return np.repeat(a_first, per) + within // b_of, np.repeat(b_first, per) + within % b_of
 
 
 def _edges(runs: RunClasses, classes: int) -> tuple:
