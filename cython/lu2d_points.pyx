@@ -50,6 +50,18 @@ add_differences(values, above, below, first, per_edge, local, touched, row, at)
     (`first`, `per_edge`: the edges' first pairs and counts); the weights summed per
     cell `local[i]` in pair order from 0 (np.bincount's sums, `touched` cells; `local`
     empty: a cell a pair), then row[at[j]] = row[at[j]] + sum_j (`at` empty: row[j]).
+add_product(values, above, below, y_first, y_count, y_right, cell_base, y_at, place,
+            touched, row, at, column)
+    `add_differences` where a chunk's pairs are every x edge e with the y edges y_first[e]
+    .. + y_count[e] of its step, without their arrays: pair (e, j)'s term values[above[e]
+    + y_right[j]] (- values[below[e] + y_right[j]]), its cell cell_base[e] + y_at[j];
+    the weights summed per cell place[cell] (`touched` of them, then row[at[j]] (`at`
+    empty: row[j]) as there), or (`place` empty) each added to row[column[cell]]
+    (`column` empty: row[i], i the pair), in the same order, bit for bit.
+mark_product(cell_base, y_first, y_count, y_at, marked)
+    marked[cell] = 1 at the cell of every pair of `add_product`'s.
+product_cells(cell_base, y_first, y_count, y_at)
+    The cells of `add_product`'s pairs, in order.
 add_corners(highs, lows, scratch, stored, rows, chunks, x_first, x_runs, y_first, y_runs,
             line_first, widths, x_start, x_end, y_start, y_end, x_key, y_key, units, px)
     `linalg_io.models.rank_classes.BlockSpread.totals`' corners, in place: for each row
@@ -384,6 +396,64 @@ def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     row[at[j]] = row[at[j]] + sums[j]
                 else:
                     row[j] = row[j] + sums[j]
+
+
+def add_product(const double[::1] values, const cnp.int64_t[::1] above,
+                const cnp.int64_t[::1] below, const cnp.int64_t[::1] y_first,
+                const cnp.int64_t[::1] y_count, const cnp.int64_t[::1] y_right,
+                const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_at,
+                const cnp.int64_t[::1] place, Py_ssize_t touched, double[::1] row,
+                const cnp.int64_t[::1] at, const cnp.int64_t[::1] column):
+    cdef Py_ssize_t edges = above.shape[0], e, j, i = 0, cell
+    cdef bint two = below.shape[0] > 0, summed = place.shape[0] > 0
+    cdef bint placed = at.shape[0] > 0, mapped = column.shape[0] > 0
+    cdef double term, last, weight
+    sums_array = np.zeros(touched if summed else 0)
+    cdef double[::1] sums = sums_array
+    with nogil:
+        for e in range(edges):
+            last = 0.0
+            for j in range(y_first[e], y_first[e] + y_count[e]):
+                term = (values[above[e] + y_right[j]] - values[below[e] + y_right[j]]
+                        if two else values[above[e] + y_right[j]])
+                weight = term if j == y_first[e] else term - last
+                last = term
+                cell = cell_base[e] + y_at[j]
+                if summed:
+                    sums[place[cell]] = sums[place[cell]] + weight
+                else:
+                    cell = column[cell] if mapped else i
+                    row[cell] = row[cell] + weight
+                i += 1
+        if summed:
+            for j in range(touched):
+                if placed:
+                    row[at[j]] = row[at[j]] + sums[j]
+                else:
+                    row[j] = row[j] + sums[j]
+
+
+def mark_product(const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_first,
+                 const cnp.int64_t[::1] y_count, const cnp.int64_t[::1] y_at,
+                 cnp.uint8_t[::1] marked):
+    cdef Py_ssize_t e, j
+    with nogil:
+        for e in range(cell_base.shape[0]):
+            for j in range(y_first[e], y_first[e] + y_count[e]):
+                marked[cell_base[e] + y_at[j]] = 1
+
+
+def product_cells(const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_first,
+                  const cnp.int64_t[::1] y_count, const cnp.int64_t[::1] y_at):
+    cdef Py_ssize_t e, j, i = 0
+    cells_array = np.empty(int(np.asarray(y_count).sum()), dtype=np.int64)
+    cdef cnp.int64_t[::1] cells = cells_array
+    with nogil:
+        for e in range(cell_base.shape[0]):
+            for j in range(y_first[e], y_first[e] + y_count[e]):
+                cells[i] = cell_base[e] + y_at[j]
+                i += 1
+    return cells_array
 
 
 cdef inline Py_ssize_t _corner(int k, int other, const cnp.int64_t* start,

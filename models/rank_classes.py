@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-from linalg_io._kernels.lu2d_points import add_corners, add_dense, add_differences, running_sum
+from linalg_io._kernels.lu2d_points import (
+    add_corners,
+    add_dense,
+    add_differences,
+    add_product,
+    mark_product,
+    product_cells,
+    running_sum,
+)
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -573,13 +581,25 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         cell = np.repeat(x_at[edges] * len(yb), per_edge) + y_at[yi]
         return edges, x_step[edges] - begin, per_edge, first, yi, cell
 
+    def product(index: int) -> tuple:
+        """Chunk `index`'s pairs where every pair is kept (each x edge with every y edge of
+        its step, `add_product`'s): (its x edges, their steps from the chunk's first;
+        each edge's cell base, first y edge and y edges, the y edges' cells)."""
+        begin, stop = chunks[index]
+        edges = slice(xfirst[begin], xfirst[stop - 1] + xedges[stop - 1])
+        step = x_step[edges]
+        return edges, step - begin, (x_at[edges] * len(yb), yfirst[step], yedges[step], y_at)
+
     # the cells some chunk touches (those of the one chunk where there is one), and
     # each cell's column among them in the sums
     column = None
     if len(chunks) > 1:
         hit = np.zeros(size, dtype=bool)
         for index in range(len(chunks)):
-            hit[chunk_pairs(index)[-1]] = True
+            if kept[index] is None:
+                mark_product(*product(index)[-1], hit.view(np.uint8))
+            else:
+                hit[chunk_pairs(index)[-1]] = True
         cells = np.flatnonzero(hit)
         column = np.zeros(size, dtype=np.intp)
         column[cells] = np.arange(len(cells))
@@ -590,39 +610,61 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     # a mark per cell (a byte: the scan for the marked reads an eighth of the memory)
     place = np.zeros(size, dtype=np.intp)
     marked = np.zeros(size, dtype=bool)
+    y_class = np.ascontiguousarray(y_right, dtype=np.int64)
     for index, (begin, stop) in enumerate(chunks):
         padded = padded_values(begin, stop)
         high = np.round(padded / unit) * unit
-        edges, on, per_edge, first, yi, cell = chunk_pairs(index)
-        if not len(cell):
+        every = kept[index] is None
+        if every:
+            edges, on, product_of = product(index)
+            pairs = int(product_of[2].sum())
+        else:
+            edges, on, per_edge, first, yi, cell = chunk_pairs(index)
+            pairs = len(cell)
+        if not pairs:
             continue        # no term in these steps (`_weighted_pairs`)
-        # the cells the chunk touches, and each pair's among them: one step's pairs are
-        # distinct cells in ascending order, already
-        touched, local = cell, None
+        # the cells the chunk touches, and each pair's among them (`place`, read by
+        # `add_product`, else `local`): one step's pairs are distinct cells in ascending
+        # order, already (`add_product` finds each one's place in `column`, or takes the
+        # next)
+        touched, local, mapped = None, None, NONE
         if stop - begin > 1:
-            marked[cell] = True
+            if every:
+                mark_product(*product_of, marked.view(np.uint8))
+            else:
+                marked[cell] = True
             touched = np.flatnonzero(marked)
             marked[touched] = False
             place[touched] = np.arange(len(touched))
-            local = place[cell]
-            place[touched] = 0
+            local = place if every else place[cell]
+        elif not every:
+            touched = cell
+        elif column is None:
+            touched = product_cells(*product_of)
+        else:
+            mapped = column
         if column is None:
             cells, at = touched, NONE
         else:
-            at = column[touched]
+            at = NONE if touched is None else column[touched]
         # where each pair's terms v(right, above), v(left, above) lie in `across` (the
         # first differences along x, taken once per x edge where there are fewer of
-        # them than pairs), else in the values
-        if len(on) * (ny + 1) < len(cell):
-            terms = (np.repeat(np.arange(len(on)) * (ny + 1), per_edge) + y_right[yi], NONE)
+        # them than pairs), else in the values: per x edge (a product's), or per pair
+        across = len(on) * (ny + 1) < pairs
+        if across:
             on_line = on * (nx + 1)
+            terms = (np.arange(len(on)) * (ny + 1), NONE)
         else:
-            terms = tuple(np.repeat((on * (nx + 1) + x[edges]) * (ny + 1), per_edge)
-                          + y_right[yi] for x in (x_right, x_left))
+            terms = tuple((on * (nx + 1) + x[edges]) * (ny + 1) for x in (x_right, x_left))
+        if not every:
+            terms = tuple(np.repeat(term, per_edge) + y_right[yi] if len(term) else NONE
+                          for term in terms)
+        local_of = NONE if local is None else local
+        sums = pairs if touched is None else len(touched)
         for part, value in (("high", high), ("low", padded - high)):
             if part == "low" and not value.any():
                 continue
-            if not len(terms[1]):
+            if across:
                 # [row, step x class, y class]: one index along one axis (a take, several
                 # times faster than a pair of index arrays)
                 lines = value.reshape(len(live), -1, ny + 1)
@@ -639,10 +681,16 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
                 # (an x edge's first pair: the class none's, 0); the chunk's sum per
                 # cell (in the pairs' order), then added to the total: a cell's sum is
                 # the same however the chunk's pairs of no value or other cells
-                # interleave (compiled: `add_differences`)
-                add_differences(np.ascontiguousarray(of), terms[0], terms[1], first,
-                                per_edge, NONE if local is None else local, len(touched),
-                                row, at)
+                # interleave (compiled: `add_differences`, `add_product`)
+                of = np.ascontiguousarray(of)
+                if every:
+                    cell_base, y_first, y_count, y_cell = product_of
+                    add_product(of, *terms, y_first, y_count, y_class, cell_base, y_cell,
+                                local_of, sums, row, at, mapped)
+                else:
+                    add_differences(of, *terms, first, per_edge, local_of, sums, row, at)
+        if local is not None:
+            place[touched] = 0
     return live, cells, list(totals.values())
 
 
