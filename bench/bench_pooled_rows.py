@@ -1,14 +1,15 @@
 """The 2.5D model's pooled process rows against every row's own pivot counts.
 
-    .venv/bin/python bench/bench_pooled_rows.py --machine FILE N P [N P ...]
+    .venv/bin/python bench/bench_pooled_rows.py --machine FILE [--layers C] N P [N P ...]
 
 For each problem (N, P), every 2.5D candidate that `model lu`'s table evaluates
 (`linalg_io.lu.choice.pruned_table`, ten rows kept) with pooled process rows
 (`linalg_io.models.conflux.pooled_rows`) is evaluated again with every row's own
-counts (POOLED_CELLS lifted): one line per candidate with the walk's CPU seconds and
-the relative error of each figure, then the largest of each over all of them
-(docs/MEASUREMENTS.md, "2.5D model: pooled process rows"). The walks take seconds to
-tens of seconds each at P = 2^20.
+counts (POOLED_CELLS lifted; with --layers, only the candidates of c = C): one line
+per candidate with the walk's CPU seconds and the relative error of each figure, then
+the largest of each over all of them (docs/MEASUREMENTS.md, "2.5D model: pooled
+process rows"). The walks take seconds to tens of seconds each at P = 2^20 (c > 1 up
+to minutes).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ FIGURES = ("time_s", "bytes_recv_max", "bytes_sent_max", "wire_max", "flops_max"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--machine", required=True, help="machine file (JSON) or name")
+    parser.add_argument("--layers", type=int, help="only the candidates with this c")
     parser.add_argument("problems", nargs="+", type=int, help="N P pairs")
     args = parser.parse_args()
     if len(args.problems) % 2:
@@ -39,7 +41,7 @@ def main() -> None:
         memory = placement.memory_per_rank
         rows, _ = choice.pruned_table(n, p, memory, profile, placement=placement, keep=10)
         for row in rows:
-            if not row["pooled_rows"]:
+            if not row["pooled_rows"] or args.layers not in (None, row["c"]):
                 continue
             grid = (row["px"], row["py"], row["c"], row["v"])
             pooled_cells, conflux.POOLED_CELLS = conflux.POOLED_CELLS, float("inf")

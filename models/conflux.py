@@ -152,6 +152,12 @@ SAMPLE_SHARE = 4
 # rows' counts averaged over POOLED_GROUPS groups
 POOLED_GROUPS = 16
 POOLED_CELLS = 1 << 25
+# ... at c = 1 (each process row's own pivot rows allgathered in its process column) only
+# where every process row holds this many tiles or more: with fewer, a row of one tile
+# next to rows of two stands out (time up to 0.6% off every row's own on grids of 64 to
+# 512 rows; with two or more, 0.3% at most, docs/MEASUREMENTS.md "2.5D model: pooled
+# process rows")
+POOLED_ALLGATHER_TILES = 2
 # ... and where the rows are as even as the tiles allow (the last one short), one group
 # of all the process rows, from this many tiles on: fewer, the short tile's row stands
 # out more (128 tiles: time 1.2% off every row's own; 512 and more: 0.26% at most,
@@ -575,16 +581,15 @@ def pooled_rows(n: int, v: int, px: int, py: int, c: int, pivots) -> int:
     that many groups of consecutive process rows (`linalg_io.models.conflux_pivots.
     pooled_pivots`), else 0: where steps x P >= POOLED_CELLS and at some step the counts
     differ along more than POOLED_GROUPS process rows (more process rows than tiles, or
-    unequal rows: every row a class of its own, at every step walked or sampled), and
-    c > 1 (the pivot rows gathered on one process row; c = 1 allgathers them in every
-    process column, each row sending its own, where pooling moved the time and bytes by
-    up to 2% on small grids). Pooled, those steps have few classes of process rows in
-    few runs; each rank's figures move by its group's spread (`POOLED_ERROR`). 1 (any
-    c) where every process row holds as many tiles but the last is short (`conflux_
-    pivots.near_even_rows`; EVEN_POOL_TILES tiles or more, Px > POOLED_GROUPS, "uniform"):
-    their counts differ row by row by less than the missing rows, and one group's
-    means, the even split, need no tournament run (its [step, Px] work: the most of
-    `model lu` at N = 2^24 - 1, P = 2^20)."""
+    unequal rows: every row a class of its own, at every step walked or sampled), and,
+    where c = 1 (each row's own pivot rows allgathered in its process column), every
+    process row holds POOLED_ALLGATHER_TILES tiles or more. Pooled, those steps have few
+    classes of process rows in few runs; each rank's figures move by its group's spread
+    (`POOLED_ERROR`). 1 (any c) where every process row holds as many tiles but the last
+    is short (`conflux_pivots.near_even_rows`; EVEN_POOL_TILES tiles or more, Px >
+    POOLED_GROUPS, "uniform"): their counts differ row by row by less than the missing
+    rows, and one group's means, the even split, need no tournament run (its [step, Px]
+    work: the most of `model lu` at N = 2^24 - 1, P = 2^20)."""
     return _pooled(StepPlan.create(n, v, px, py, c), pivots)
 
 
@@ -597,7 +602,7 @@ def _pooled(plan: StepPlan, pivots) -> int:
     if (pivots == "uniform" and tiles.px > POOLED_GROUPS and tiles.ntiles >= EVEN_POOL_TILES
             and near_even_rows(tiles)):
         return 1
-    if plan.redundant_u:
+    if plan.redundant_u and tiles.ntiles < POOLED_ALLGATHER_TILES * tiles.px:
         return 0
     return POOLED_GROUPS if most_changes(plan, pivots) > POOLED_GROUPS else 0
 

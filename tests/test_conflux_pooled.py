@@ -1,8 +1,8 @@
 """The 2.5D model's pooled process rows (`linalg_io.models.conflux.pooled_rows`, beyond
 POOLED_CELLS) against every row's own pivot counts, on small problems with the
 threshold lowered so that they pool: more process rows than tiles (idle rows), two
-layers or more, process rows of unequal rows, a column's members on one node (c = 1
-never pools). The time
+layers or more, process rows of unequal rows, a column's members on one node, c = 1
+where every process row holds two tiles or more (POOLED_ALLGATHER_TILES). The time
 and the per-rank maxima of bytes and flops stay within POOLED_ERROR of the walk with
 every row's counts, the messages within POOLED_MSGS_ERROR; the record and `model lu`
 say where they pool."""
@@ -33,8 +33,13 @@ def test_pools_only_where_rows_differ_and_the_walk_is_large():
     assert conflux.pooled_rows(65536, 128, 512, 1024, 2, "uniform") == 0
     # idle rows, but steps x rows x Py x c = 2^12 (walked as before)
     assert conflux.pooled_rows(4096, 128, 64, 4, 1, "uniform") == 0
-    # c = 1: never pooled (each row's own pivot rows are allgathered)
+    # c = 1 (each row's own pivot rows allgathered): not where a process row holds fewer
+    # than two tiles (512 tiles on 2048 rows; 3072 tiles on 2048: 1 or 2 a row) ...
     assert conflux.pooled_rows(65536, 128, 2048, 512, 1, "uniform") == 0
+    assert conflux.pooled_rows(3 * 2**17, 128, 2048, 512, 1, "uniform") == 0
+    # ... but where every row holds two or more (4096 + 1 tiles: one row 3, the others 2)
+    assert conflux.pooled_rows(2**19 + 1, 128, 2048, 512, 1, "uniform") == \
+        conflux.POOLED_GROUPS
     # a run's pivots: exact, never pooled
     pivots = [np.arange(k * 128, k * 128 + 128) for k in range(512)]
     assert conflux.pooled_rows(65536, 128, 1024, 512, 2, pivots) == 0
@@ -62,8 +67,11 @@ def test_pooled_pivots_keep_every_steps_pivots():
     (CPU, 60000, (96, 4, 2, 128)),         # unequal process rows, none idle
     (NODES, 8192, (128, 2, 2, 128)),       # a column's members share nodes
     (CPU, 120000, (96, 4, 2, 128)),        # unequal rows, the steps sampled (below)
+    (CPU, 40000, (128, 4, 1, 128)),        # c = 1, two or three tiles a row
+    (CPU, 60000, (96, 4, 1, 128)),         # c = 1, four or five tiles a row
+    (NODES, 95852, (256, 4, 1, 128)),      # c = 1, a column's members share nodes
 ], ids=["idle rows", "four layers", "1024 rows", "unequal rows", "column on nodes",
-        "sampled steps"])
+        "sampled steps", "c = 1", "c = 1, more tiles", "c = 1 on nodes"])
 def test_pooled_rows_near_every_rows_own(profile, n, grid, monkeypatch):
     px, py, c, v = grid
     placement = profile.placement(px * py * c)
@@ -129,10 +137,9 @@ def test_near_even_rows_pool_into_one_even_group():
     assert conflux.pooled_rows(2**20, 512, 2048, 8, 2, "uniform") == 0
     # 2^20 - 1 rows in tiles of 128: 8192 tiles, 2048 process rows hold 4 each
     assert conflux.pooled_rows(2**20 - 1, 128, 2048, 8, 2, "uniform") == 1
-    # a tile more on some process rows (8193 tiles): the groups of before (c > 1), none
-    # at c = 1
+    # a tile more on some process rows (8193 tiles): the groups of before, any c
     assert conflux.pooled_rows(2**20 + 1, 128, 2048, 8, 2, "uniform") == conflux.POOLED_GROUPS
-    assert conflux.pooled_rows(2**20 + 1, 128, 2048, 16, 1, "uniform") == 0
+    assert conflux.pooled_rows(2**20 + 1, 128, 2048, 16, 1, "uniform") == conflux.POOLED_GROUPS
     # fewer than EVEN_POOL_TILES tiles: the short tile's row stands out, not one group
     assert conflux.pooled_rows(256 * 512 - 1, 512, 256, 512, 2, "uniform") != 1
     active, owned = pooled_pivots(2**20 - 1, 512, 2048, "uniform", 1)
