@@ -1181,8 +1181,10 @@ SAMPLED_ERROR = 5e-3
 SAMPLED_MSGS_ERROR = 0.1
 # the same where the process rows hold unequal rows (their counts sampled without the
 # roots' places averaged; rows of a tile more next to rows of one less: docs/
-# MEASUREMENTS.md, "2.5D model: sampled steps", and tests/test_conflux_sampled.py)
-SAMPLED_UNEQUAL_ERROR = 3e-2
+# MEASUREMENTS.md, "2.5D model: sampled steps", and tests/test_conflux_sampled.py): 3%
+# on the top tables measured, up to 25% on grids of one or two tiles a row and c = 8
+# (every sampled grid of N = 400000 on 2^16 ranks)
+SAMPLED_UNEQUAL_ERROR = 0.25
 
 
 POOLED_FORMULA = ("; pooled: the expected pivot counts of the process rows holding rows "
@@ -1192,9 +1194,10 @@ POOLED_FORMULA = ("; pooled: the expected pivot counts of the process rows holdi
                   "where measured)")
 # the largest relative error of the pooled rows' time and per-rank maxima of bytes and
 # flops, and of messages, against every row's own counts, measured on the grids of
-# docs/MEASUREMENTS.md ("2.5D model: pooled process rows") and pinned by
-# tests/test_conflux_pooled.py
-POOLED_ERROR = 5e-3
+# docs/MEASUREMENTS.md ("2.5D model: pooled process rows": every pooled grid of six
+# problems at P = 2^14 to 2^19, 1.3% at most, on grids of many idle process rows) and
+# pinned by tests/test_conflux_pooled.py
+POOLED_ERROR = 1.5e-2
 POOLED_MSGS_ERROR = 0.02
 
 

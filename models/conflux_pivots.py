@@ -204,9 +204,9 @@ def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]
 def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """`pivot_counts` of a model name with the process rows that hold rows cut into
-    `pooled` groups of consecutive ones (ceil(rows / pooled) each, the last fewer), each
-    group's a and p their mean over its process rows (each step's pivots and active
-    rows in all kept; the rows holding none stay 0). Where a grid has more process rows
+    `pooled` groups of consecutive ones (`pool_starts`: none mixes rows of unequal
+    rows), each group's a and p their mean over its process rows (each step's pivots
+    and active rows in all kept; the rows holding none stay 0). Where a grid has more process rows
     than tiles, or unequal rows, the tournament's expected counts differ row by row
     (module doc), every row a class of its own at every step; pooled, a few classes:
     an approximation (`linalg_io.models.conflux.pooled_rows`). One group (where every
@@ -229,15 +229,42 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
 def _pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple:
     """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row, in place. The
     process rows holding rows are the first ones (tiles dealt cyclically; the others'
-    a and p are 0): each group's mean of a slice of each table, written over its rows."""
-    holding = int((TileMap(n, v, px, 1).rows_per_proc > 0).sum())
-    starts = np.arange(0, holding, -(-holding // pooled))
+    a and p are 0): each group's mean of a slice of each table, written over its rows
+    (`pool_starts`)."""
+    starts, holding = pool_starts(n, v, px, pooled)
     sizes = np.diff(np.append(starts, holding))
     for table in tables:
         means = np.add.reduceat(table[:, :holding], starts, axis=1) / sizes
         for group, (start, size) in enumerate(zip(starts, sizes)):
             table[:, start:start + size] = means[:, group, None]
     return tables
+
+
+def pool_starts(n: int, v: int, px: int, pooled: int) -> tuple[np.ndarray, int]:
+    """(the first process row of each group of `pooled_pivots`, the rows holding rows):
+    the holding rows cut where their rows change (a tile more on the first rows, the
+    short last tile's row), each such stretch into groups of consecutive rows as even
+    as can be, `pooled` groups in all, each stretch at least one and the others in
+    proportion to its rows: a group never mixes rows of unequal rows (a few rows of a
+    tile more, averaged with many of one less, would lose the work they keep the
+    longest)."""
+    rows = TileMap(n, v, px, 1).rows_per_proc
+    holding = int((rows > 0).sum())
+    edges = np.flatnonzero(np.diff(rows[:holding])) + 1
+    first = np.concatenate([[0], edges])
+    length = np.diff(np.append(first, holding))
+    groups = np.ones(len(first), dtype=np.int64)
+    spare = max(0, pooled - len(first))
+    # the spare groups to the stretches in proportion to their rows, the largest
+    # remainders first, never more groups than rows
+    share = spare * length / holding
+    groups += np.floor(share).astype(np.int64)
+    for i in np.argsort(np.floor(share) - share, kind="stable")[:spare - int(np.floor(share).sum())]:
+        groups[i] += 1
+    groups = np.minimum(groups, length)
+    starts = [start + np.arange(count) * size // count
+              for start, size, count in zip(first, length, groups)]
+    return np.concatenate(starts), holding
 
 
 @lru_cache(maxsize=4)
