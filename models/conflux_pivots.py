@@ -258,8 +258,9 @@ def pool_starts(n: int, v: int, px: int, pooled: int) -> tuple[np.ndarray, int]:
     # the spare groups to the stretches in proportion to their rows, the largest
     # remainders first, never more groups than rows
     share = spare * length / holding
-    groups += np.floor(share).astype(np.int64)
-    for i in np.argsort(np.floor(share) - share, kind="stable")[:spare - int(np.floor(share).sum())]:
+    whole = np.floor(share)
+    groups += whole.astype(np.int64)
+    for i in np.argsort(whole - share, kind="stable")[:spare - int(whole.sum())]:
         groups[i] += 1
     groups = np.minimum(groups, length)
     starts = [start + np.arange(count) * size // count

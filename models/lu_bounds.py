@@ -112,6 +112,22 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      added to the allgather's term (`_sends_more`; where those counts have
      BRUCK_CELLS cells or fewer, and not where the model pools them into one group,
      every row alike: `conflux.pooled_rows`).
+ 10. Where the process rows' pivot counts differ ("uniform" run as a tournament: unequal
+     rows, Px not a power of two, rows that own no tile), one process row x's own are a
+     set of fact 1 too: the layers of x in column y, whose means take x's b_x, a_x and
+     p_x in place of the means over the rows (its updates 2 b_x t_y s_l, the L
+     broadcast's b_x s_l, the panel's solve b_x w_k^2, the candidates' getrf(a_x, w_k)
+     and the panel's reduce a_x w_k, the pivot rows' reduce p_x t_y, the allgather's w_k
+     - p_x others' rows at the least beta of the column's links), the terms of row kx
+     weighted [kx = x], the roles' sends and merges the fewest of any one, and neither
+     fact 6's sets, fact 8's layer 0 nor fact 9's sends. x: the row whose sum_k b_x R_k
+     is the largest, in the counts as the model takes them (pooled into groups where it
+     pools them), computed where the rows hold fewer than BUSIEST_TILES tiles each, the
+     counts have HEAVY_CELLS cells or fewer and every step is walked (`_busiest`): a row
+     with a tile more than others keeps more rows while the others run out, its updates
+     up to half again the mean's at a few tiles a row. Not where the model samples the
+     steps (`conflux.step_sample`): the sample's time may fall below the walk's by more
+     than the gap of so close a bound.
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
@@ -133,7 +149,7 @@ allgather's Px - 1 is |B| - 1):
 
 and the bound is ids + F_0 + sum_k (S_k + max(U_k + F_{k+1}, shared_k)), shared_k = 0
 but in (b) with shared cores: 2 (sum_x b_x) R_k sum_l s_l / eff(s_l) / (gamma C);
-the larger of that and `update_seconds`, less ROUNDING for the sums' order.
+the larger of that, fact 10's and `update_seconds`, less ROUNDING for the sums' order.
 """
 
 from __future__ import annotations
@@ -142,9 +158,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from linalg_io.models.conflux import link_keys, pooled_rows
+from linalg_io.models.conflux import link_keys, pooled_rows, step_sample
 from linalg_io.models.conflux_nodes import HOP, NET, NODE, group_nodes
-from linalg_io.models.conflux_pivots import DUST, expected_pivots
+from linalg_io.models.conflux_pivots import (
+    DUST,
+    _pooled_tables,
+    _tournament_run,
+    expected_pivots,
+)
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
@@ -159,6 +180,13 @@ ROUNDING = 1e-6
 # fact 9: the [step, process row] cells of the pivot counts, at most, whose allgather a
 # grid's bound evaluates (O(cells log Px); larger grids keep fact 4's term alone)
 BRUCK_CELLS = 1 << 20
+# fact 10: a grid's bound takes its busiest process row where the rows hold fewer than
+# BUSIEST_TILES tiles each on average (a row with a tile more then holds a twelfth more
+# rows or more; with many tiles a row, its own counts lift the bound by little) and the
+# pivot counts have HEAVY_CELLS [step, process row] cells or fewer (the tournament run
+# for them, before any candidate is evaluated: O(cells), 0.05 s and 64 MB at this many)
+BUSIEST_TILES = 12
+HEAVY_CELLS = 1 << 22
 
 
 def update_work(n: int, v: int, c: int) -> float:
@@ -188,11 +216,64 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
               for width, count in widths.counts)
     grids = [_Grid(plan, widths, profile, placement, busy)
              for busy in sorted({px, min(px, plan.tiles.ntiles)})]
+    last = set(owners[-2:].tolist())
     columns = max(grid.column_seconds(owners, y, rows, layer) for grid in grids
-                  for y in set(owners[-2:].tolist()) for rows in grid.row_sets
-                  for layer in grid.layers)
+                  for y in last for rows in grid.row_sets for layer in grid.layers)
     best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
+    member = _busiest(plan, profile, placement)
+    if member is not None:      # fact 10
+        grid = _Grid(plan, widths, profile, placement, 1, member)
+        own = max(grid.column_seconds(owners, y, grid.row_sets[0]) for y in last)
+        best = max(best, ids + own)
     return best * (1.0 - ROUNDING)
+
+
+@dataclass(frozen=True)
+class _Member:
+    """Fact 10: process row `x`'s own [step] counts in the candidates' pivot model as the
+    model takes them (pooled where it pools): b, a and p; `root`, whether x is the
+    panel's row kx = k mod Px."""
+
+    x: int
+    b: np.ndarray
+    a: np.ndarray
+    p: np.ndarray
+    root: np.ndarray
+
+
+def _busiest(plan: StepPlan, profile: MachineProfile, placement: Placement) -> _Member | None:
+    """Fact 10's row of a grid: of the pivot counts' process rows the one with the most
+    update work sum_k b_x R_k, where the counts differ along the rows ("uniform" run as
+    a tournament, not pooled into one group), fewer than BUSIEST_TILES tiles a row,
+    HEAVY_CELLS cells or fewer and every step walked; else None."""
+    tiles = plan.tiles
+    n, v, px = tiles.n, tiles.v, tiles.px
+    if (px == 1 or tiles.ntiles >= BUSIEST_TILES * px or tiles.ntiles * px > HEAVY_CELLS
+            or not _tournament_run(n, v, px, "uniform")):
+        return None
+    pooled = pooled_rows(n, v, px, tiles.py, plan.c, "uniform")
+    if (pooled == 1
+            or step_sample(n, v, px, tiles.py, plan.c, placement, "uniform") is not None):
+        return None
+    x, b, a, p = _busiest_counts(n, v, px, pooled)
+    return _Member(x=x, b=b, a=a, p=p, root=np.arange(len(b)) % px == x)
+
+
+@lru_cache(maxsize=64)
+def _busiest_counts(n: int, v: int, px: int, pooled: int) -> tuple:
+    """(x, b_x, a_x, p_x) of `_busiest`: the [step] counts of the process row x whose
+    sum_k b_x R_k is the largest, in "uniform"'s counts (pooled into `pooled` groups,
+    `conflux_pivots.pooled_pivots`; 0: every row's own); not the tables kept."""
+    tables = expected_pivots(n, v, px, "uniform")
+    if pooled:
+        for table in tables:
+            table.flags.writeable = True        # fresh, its own data
+        _pooled_tables(n, v, px, pooled, tables)
+    active, owned = tables
+    left = _widths(n, v, 1).left
+    x = int(np.argmax(left @ active - left @ owned))
+    a, p = active[:, x].copy(), owned[:, x].copy()
+    return x, a - p, a, p
 
 
 @lru_cache(maxsize=64)
@@ -327,7 +408,7 @@ class _Grid:
     rows whose means bound the time (`row_sets`)."""
 
     def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
-                 placement: Placement, busy: int) -> None:
+                 placement: Placement, busy: int, member: _Member | None = None) -> None:
         tiles, c = plan.tiles, plan.c
         px, py, n = tiles.px, tiles.py, tiles.n
         spans = link_keys(px, py, c, placement)
@@ -336,11 +417,16 @@ class _Grid:
         self.gamma = gamma = profile.gamma_flops
         self.cores = placement.shared_cores
         w, ww, v = widths.w, widths.ww, tiles.v
-        rows_ = np.maximum(widths.left - px * DUST, 0.0)         # <= sum_x b_x (fact 3)
-        active = _active(n, v, px)
+        every = np.maximum(widths.left - px * DUST, 0.0)         # <= sum_x b_x (fact 3)
+        rows_, active = every, _active(n, v, px)
+        if member is not None:
+            # fact 10: the set of one process row, its own counts (busy = 1)
+            rows_, active = member.b, member.a
         self.busy = busy        # the mean over rows 0 .. busy - 1: all, or fact 7's B
         self.twice = 2.0 * rows_ / busy
         self.scale = 1.0 if c == 1 else 1.0 / (c * busy)
+        if member is not None and c > 1:
+            self.scale = member.root / c        # the row's weight where it is kx
         beta_col = _rates(profile, placement, spans, "col")[1]
         # a process column's members on shared nodes: its messages on and between them
         # apart (fact 4)
@@ -353,7 +439,13 @@ class _Grid:
             self.solve_fixed = beta_row * WORD * (rows_ * w / (busy * c)
                                                   + (ww if c == 1 else ww * self.scale))
         self.gather = self.sends_more = None
-        if c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
+        if c == 1 and px > 1 and member is not None:
+            # the others' pivot rows, w - p_x per word of t_y, at the least beta of the
+            # column's links (fact 4)
+            self.gather = (min(_beta(profile, placement, spans["col" + part])
+                               for part in (NODE, NET)) if members is not None
+                           else beta_col) * WORD * (w - member.p)
+        elif c == 1 and px > 1:   # the allgather of pivot rows, off the look-ahead's column
             if members is None:
                 self.gather = beta_col * WORD * (busy - 1) * w
                 # the model's counts differ along the rows (not where it pools them
@@ -371,7 +463,9 @@ class _Grid:
         if c > 1:
             k = np.arange(len(w))
             s_lk = widths.thin + ((k // py) % c < widths.odd)         # s_l of layer lk
-            self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * w
+            # the pivot rows' reduce: p_x t_y each (w_k t_y / Px on average)
+            self.fibre_w = _rates(profile, placement, spans, "fibre")[1] * (
+                w if member is None else member.p)
             self.scatter_l = _rates(profile, placement, spans, "fibre@column")[1]
             self.scatter_u = _rates(profile, placement, spans, "fibre@row")[1]
             self.spread = 2.0 * (w - s_lk) / (c * busy)
@@ -397,7 +491,12 @@ class _Grid:
                              beta_row * WORD * (rows_ * w / (px * c) + ww * root))
                     self.row_sets.append(_Rows(root, fixed, 2.0 * (w - s_lk) * root,
                                                chain(crossing)))
-        candidates = _getrf(n, v, px, busy)
+            if member is not None:
+                # the row's U scatter where it is kx, its chain as any member's
+                self.row_sets = [_Rows(self.scale, self.solve_fixed, 2.0 * (w - s_lk) * self.scale,
+                                       None if members is None else beta_col)]
+        candidates = (_getrf(n, v, px, busy) if member is None
+                      else getrf_flops(member.a, widths.w))
         getrf = candidates / c
         if px > 1:
             # the roles turn with the root: the set's are any busy of them, the fewest
@@ -423,7 +522,7 @@ class _Grid:
             self.start = root[0] + reduce[0]
         self.factor = factor
         self.shared = (0.0 if self.cores is None
-                       else 2.0 * rows_ * widths.left * widths.per_flop / gamma / self.cores)
+                       else 2.0 * every * widths.left * widths.per_flop / gamma / self.cores)
 
     def column_seconds(self, owners: np.ndarray, y: int, rows: _Rows,
                        layer: _Layer | None = None) -> float:
