@@ -122,7 +122,7 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      weighted [kx = x], the roles' sends and merges the fewest of any one, and neither
      fact 6's sets, fact 8's layer 0 nor fact 9's sends. x: the row whose sum_k b_x R_k
      is the largest, in the counts as the model takes them (pooled into groups where it
-     pools them), computed where the rows hold fewer than BUSIEST_TILES tiles each, the
+     pools them), computed where the rows hold one to BUSIEST_TILES tiles each, the
      counts have HEAVY_CELLS cells or fewer and every step is walked (`_busiest`): a row
      with a tile more than others keeps more rows while the others run out, its updates
      up to half again the mean's at a few tiles a row. Not where the model samples the
@@ -244,12 +244,13 @@ class _Member:
 def _busiest(plan: StepPlan, profile: MachineProfile, placement: Placement) -> _Member | None:
     """Fact 10's row of a grid: of the pivot counts' process rows the one with the most
     update work sum_k b_x R_k, where the counts differ along the rows ("uniform" run as
-    a tournament, not pooled into one group), fewer than BUSIEST_TILES tiles a row,
-    HEAVY_CELLS cells or fewer and every step walked; else None."""
+    a tournament, not pooled into one group), every row a tile or more (where some own
+    none, the others are alike but for the tournament's roles: fact 7's means), fewer
+    than BUSIEST_TILES, HEAVY_CELLS cells or fewer and every step walked; else None."""
     tiles = plan.tiles
     n, v, px = tiles.n, tiles.v, tiles.px
-    if (px == 1 or tiles.ntiles >= BUSIEST_TILES * px or tiles.ntiles * px > HEAVY_CELLS
-            or not _tournament_run(n, v, px, "uniform")):
+    if (not px <= tiles.ntiles < BUSIEST_TILES * px or px == 1
+            or tiles.ntiles * px > HEAVY_CELLS or not _tournament_run(n, v, px, "uniform")):
         return None
     pooled = pooled_rows(n, v, px, tiles.py, plan.c, "uniform")
     if (pooled == 1
