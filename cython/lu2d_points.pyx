@@ -368,6 +368,17 @@ def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] st
                 x0 = x1
 
 
+cdef void _add_sums(double[::1] row, const double[::1] sums, const cnp.int64_t[::1] at,
+                    Py_ssize_t touched) noexcept nogil:
+    """row[at[j]] += sums[j] for j < touched (`at` empty: row[j])."""
+    cdef Py_ssize_t j
+    for j in range(touched):
+        if at.shape[0] > 0:
+            row[at[j]] = row[at[j]] + sums[j]
+        else:
+            row[j] = row[j] + sums[j]
+
+
 def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     const cnp.int64_t[::1] below, const cnp.int64_t[::1] first,
                     const cnp.int64_t[::1] per_edge, const cnp.int64_t[::1] local,
@@ -391,11 +402,7 @@ def add_differences(const double[::1] values, const cnp.int64_t[::1] above,
                     j = at[i] if placed else i
                     row[j] = row[j] + weight
         if summed:
-            for j in range(touched):
-                if placed:
-                    row[at[j]] = row[at[j]] + sums[j]
-                else:
-                    row[j] = row[j] + sums[j]
+            _add_sums(row, sums, at, touched)
 
 
 def add_product(const double[::1] values, const cnp.int64_t[::1] above,
@@ -406,7 +413,7 @@ def add_product(const double[::1] values, const cnp.int64_t[::1] above,
                 const cnp.int64_t[::1] at, const cnp.int64_t[::1] column):
     cdef Py_ssize_t edges = above.shape[0], e, j, i = 0, cell
     cdef bint two = below.shape[0] > 0, summed = place.shape[0] > 0
-    cdef bint placed = at.shape[0] > 0, mapped = column.shape[0] > 0
+    cdef bint mapped = column.shape[0] > 0
     cdef double term, last, weight
     sums_array = np.zeros(touched if summed else 0)
     cdef double[::1] sums = sums_array
@@ -426,11 +433,7 @@ def add_product(const double[::1] values, const cnp.int64_t[::1] above,
                     row[cell] = row[cell] + weight
                 i += 1
         if summed:
-            for j in range(touched):
-                if placed:
-                    row[at[j]] = row[at[j]] + sums[j]
-                else:
-                    row[j] = row[j] + sums[j]
+            _add_sums(row, sums, at, touched)
 
 
 def mark_product(const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_first,
