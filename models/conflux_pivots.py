@@ -242,15 +242,19 @@ def _pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple
 
 def pool_starts(n: int, v: int, px: int, pooled: int) -> tuple[np.ndarray, int]:
     """(the first process row of each group of `pooled_pivots`, the rows holding rows):
-    the holding rows cut where their rows change (a tile more on the first rows, the
-    short last tile's row), each such stretch into groups of consecutive rows as even
-    as can be, `pooled` groups in all, each stretch at least one and the others in
-    proportion to its rows: a group never mixes rows of unequal rows (a few rows of a
-    tile more, averaged with many of one less, would lose the work they keep the
-    longest)."""
-    rows = TileMap(n, v, px, 1).rows_per_proc
-    holding = int((rows > 0).sum())
-    edges = np.flatnonzero(np.diff(rows[:holding])) + 1
+    the holding rows cut where their tiles change (the first ntiles mod Px rows hold a
+    tile more), each such stretch into groups of consecutive rows as even as can be,
+    `pooled` groups in all, each stretch at least one and the others in proportion to
+    its rows: a group never mixes rows of a tile more with rows of one less (a few such
+    rows, averaged with many of one less, would lose the work they keep the longest).
+    The short last tile's row, the last of a tile more, goes with the stretch whose rows
+    it is nearer (a group of its own would add a class at every step)."""
+    tiles = TileMap(n, v, px, 1)
+    holding = int((tiles.rows_per_proc > 0).sum())
+    more = tiles.ntiles % px if tiles.ntiles > px else 0     # rows of a tile more
+    if more and tiles.ntiles * v - n > v / 2:
+        more -= 1                                           # the short row: one less
+    edges = np.array([more] if 0 < more < holding else [], dtype=np.int64)
     first = np.concatenate([[0], edges])
     length = np.diff(np.append(first, holding))
     groups = np.ones(len(first), dtype=np.int64)

@@ -63,26 +63,32 @@ def test_pooled_pivots_keep_every_steps_pivots():
 
 
 @pytest.mark.parametrize("n, v, px", [
-    (400000, 256, 512),     # 27 rows of 4 tiles (the last short), 485 of 3
+    (400000, 256, 512),     # 27 rows of 4 tiles (the last half short), 485 of 3
+    (400000, 512, 256),     # 14 rows of 4 tiles (the last 3/4 short), 242 of 3
     (60000, 128, 96),       # 85 of 5 (the last short), 11 of 4
     (10**7, 256, 2048),     # 151 of 20 (the last short), 1897 of 19
     (8192, 128, 96),        # 64 rows of one tile, 32 of none
+    (250000, 512, 512),     # 489 of one tile (the last short), 23 of none
 ])
-def test_pool_groups_never_mix_unequal_rows(n, v, px):
-    """POOLED_GROUPS groups of consecutive holding rows, each of equal rows: the few rows
-    of a tile more are not averaged with the many of one less (whose time they would
-    lower: 2.6% at N = 400000, 512 x 128 x 1 on 2^16 ranks, groups of 32 rows across
-    both)."""
-    rows = TileMap(n, v, px, 1).rows_per_proc
+def test_pool_groups_never_mix_unequal_tiles(n, v, px):
+    """POOLED_GROUPS groups of consecutive holding rows, each of rows holding as many
+    tiles: the few rows of a tile more are not averaged with the many of one less (whose
+    time they would lower: 2.6% at N = 400000, 512 x 128 x 1 on 2^16 ranks, groups of
+    32 rows across both); the short last tile's row with those it is nearer."""
+    tiles = TileMap(n, v, px, 1)
+    held = np.bincount(np.arange(tiles.ntiles) % px, minlength=px)     # tiles dealt cyclically
     starts, holding = conflux_pivots.pool_starts(n, v, px, conflux.POOLED_GROUPS)
-    assert holding == (rows > 0).sum() and starts[0] == 0
+    assert holding == (tiles.rows_per_proc > 0).sum() == (held > 0).sum() and starts[0] == 0
     assert len(starts) == conflux.POOLED_GROUPS and (np.diff(starts) > 0).all()
+    # the short last tile's row, the last of a tile more, with the rows it is nearer
+    if tiles.ntiles > px and tiles.ntiles % px and tiles.ntiles * v - n > v / 2:
+        held[(tiles.ntiles - 1) % px] -= 1
     for start, stop in zip(starts, np.append(starts[1:], holding)):
-        assert (rows[start:stop] == rows[start]).all()
-    # the groups of a stretch of equal rows differ by one row at most
+        assert (held[start:stop] == held[start]).all()
+    # the groups of a stretch of equal tiles differ by one row at most
     sizes = np.diff(np.append(starts, holding))
-    for value in np.unique(rows[:holding]):
-        inside = sizes[rows[starts] == value]
+    for value in np.unique(held[:holding]):
+        inside = sizes[held[starts] == value]
         assert inside.max() - inside.min() <= 1
 
 
