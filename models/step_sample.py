@@ -12,13 +12,17 @@ path (`StepSample`, `linalg_io.models.conflux`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 from linalg_io.models.rates import BLAS
 
+# `StepSample.smeared` of the parts of a grid that `arcs` cuts: a shifted copy at a time
+# up to this many shifts (the parts' sizes, often prime, slow the transforms)
+ROLLED_SHIFTS = 16
 # the columns of `_smooth_weights`' fit solved at once (a band of the identity: blocks x
 # FIT_COLUMNS doubles)
 FIT_COLUMNS = 64
@@ -30,6 +34,24 @@ def prime_stride(stride: int, period: int) -> int:
     while np.gcd(stride, period) != 1:
         stride += 1
     return stride
+
+
+def _stride(head: int, samples: int, period: int, block: int, degree: int) -> int:
+    """The stride of `StepSample.midpoints`' cells: head // samples, or the nearest
+    stride prime to `period` above it, or, where that leaves a few cells (2 `degree` or
+    fewer, whose last steps are walked), the one below if it evaluates fewer steps."""
+    up = prime_stride(head // samples, period)
+    down = head // samples
+    while down > 1 and np.gcd(down, period) != 1:
+        down -= 1
+    if down < 2 or head // (up * block) > 2 * degree:
+        return up
+
+    def evaluated(stride: int) -> int:
+        cells = head // (stride * block)
+        return head - cells * (stride - 1) * block if cells <= 2 * degree else cells * block
+
+    return down if evaluated(down) < evaluated(up) else up
 
 
 def smooth_sum(sample: np.ndarray, terms: np.ndarray, stride: int, first: int, stop: int,
@@ -86,7 +108,12 @@ class StepSample:
     step's root, which moves by `shift` (cyclic, on each axis) from one block to the
     next, the sampled rows' per-rank totals are averaged over the `stride` places the
     cell's blocks put the roots at (`per_rank`): every rank takes each role about as
-    often as walking every step makes it, not `stride` times as often or never."""
+    often as walking every step makes it, not `stride` times as often or never.
+    `arcs`: where the first ranks of an axis hold a tile more than the others (arc of
+    them, per axis; 0: as many), each part is averaged on its own, so that a rank's
+    trailing tiles stay its own (the place of a root is what moves; averaged across, the
+    busiest rows, those of a tile more, took the load of rows of one less: 8% under on
+    grids of one to three tiles a row)."""
 
     steps: int
     rows: np.ndarray
@@ -96,18 +123,22 @@ class StepSample:
     stop: int
     weight: np.ndarray
     shift: tuple | None = None
+    arcs: tuple = (0, 0, 0)
 
     @classmethod
     def midpoints(cls, steps: int, period: int, samples: int, tail: int, degree: int,
-                  block: int = 1, shift: tuple | None = None) -> StepSample:
+                  block: int = 1, shift: tuple | None = None,
+                  arcs: tuple = (0, 0, 0)) -> StepSample:
         """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
-        cells' stride prime to `period` (the head's last steps, less than a cell, in
-        the polynomial's correction), and the last `tail` steps; `shift`: average the
-        sampled rows' per-rank totals over the roots' places (class doc)."""
-        stop = max(1, steps - tail)
-        head = stop - 1
-        stride = prime_stride(head // max(1, samples), period)
+        cells' stride prime to `period`, and the last `tail` steps; the head's last
+        steps, less than a cell, in the polynomial's correction, or, where the cells
+        are 2 `degree` or fewer, walked (a polynomial through a few blocks' means
+        misses them: 8% of the time at 3 cells); `shift`, `arcs`: average the sampled
+        rows' per-rank totals over the roots' places (class doc)."""
+        head = max(1, steps - tail) - 1
+        stride = _stride(head, max(1, samples), period, block, degree)
         cells = head // (stride * block)
+        stop = 1 + cells * stride * block if 0 < cells <= 2 * degree else head + 1
         start = 1 + stride // 2 * block + stride * block * np.arange(cells)
         sample = (start[:, None] + np.arange(block)[None, :]).reshape(-1)
         rows = np.concatenate([[0], sample, np.arange(stop, steps)]).astype(np.int64)
@@ -115,20 +146,28 @@ class StepSample:
         sampled[1:1 + len(sample)] = True
         weight = np.ones(len(rows))
         if cells:
-            # one weight a block (each meets every role once), the correction of a low
-            # degree (a polynomial through few clusters of steps would swing)
+            # one weight a block (each meets every role once), the correction of a degree
+            # below the blocks' count (few of them: the cells cover the head)
             weight[sampled] = np.repeat(_smooth_weights(
                 sample.reshape(cells, block), stride * block, 1, stop,
-                min(degree, cells // 2)) / block, block)
+                min(degree, cells - 1)) / block, block)
         return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
-                   stop=stop, weight=weight, shift=shift)
+                   stop=stop, weight=weight, shift=shift, arcs=arcs)
 
     def part(self, rows: slice) -> StepSample:
         """The same sample restricted to `rows` (a chunk of them: its per-rank totals
         add up to the whole's)."""
         return StepSample(steps=self.steps, rows=self.rows[rows], sampled=self.sampled[rows],
                           stride=self.stride, block=self.block, stop=self.stop,
-                          weight=self.weight[rows], shift=self.shift)
+                          weight=self.weight[rows], shift=self.shift, arcs=self.arcs)
+
+    def chunks(self, size: int) -> list[slice]:
+        """The rows in slices of `size` at most, in order; with a `shift`, none mixing
+        walked and sampled rows (step 0 one of its own)."""
+        ends = [0, 1, 1 + int(self.sampled.sum()), len(self.rows)] if self.shift else [
+            0, len(self.rows)]
+        return [slice(at, min(at + size, stop)) for first, stop in itertools.pairwise(ends)
+                for at in range(first, stop, size)]
 
     @property
     def tail(self) -> int:
@@ -147,14 +186,12 @@ class StepSample:
         the sampled rows' averaged over the roots' places (`shift`)."""
         return self.finished(spread(self.stacked(values)))
 
-    def stacked(self, values: np.ndarray, spent: bool = False) -> np.ndarray:
+    def stacked(self, values: np.ndarray) -> np.ndarray:
         """What `per_rank` spreads of `values`: weighed, and with a `shift` the walked
         and the sampled rows apart ([2, ..., row, a, b, c]); `finished` of the spread
-        totals (those of several parts' summed) are the per-rank totals. `spent`: the
-        caller is done with `values`, weighed in place where there is no shift (a
-        chunk of a large grid's values: hundreds of MB, not copied)."""
+        totals (those of several parts' summed) are the per-rank totals."""
         if self.shift is None:
-            return self.weighed(values, out=values if spent else None)
+            return self.weighed(values)
         out = np.empty((2, *values.shape))
         self.weighed(values, ~self.sampled, out[0])
         self.weighed(values, self.sampled, out[1])
@@ -165,12 +202,23 @@ class StepSample:
         if self.shift is None:
             return totals
         walked, sampled = totals
-        walked += self._smeared(sampled)
+        walked += self.smeared(sampled)
         return walked
 
-    def _smeared(self, totals: np.ndarray) -> np.ndarray:
+    def smeared(self, totals: np.ndarray) -> np.ndarray:
         """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
-        -(stride // 2) .. stride // 2 (the blocks of a cell), in place."""
+        -(stride // 2) .. stride // 2 (the blocks of a cell), in place; each part of
+        the grid that `arcs` cut off (per axis, the ranks 0 .. arc-1 hold a tile more
+        than the others: none where 0) averaged on its own, cyclic within it."""
+        if any(self.arcs):
+            whole = replace(self, arcs=(0, 0, 0))
+            cuts = [[slice(0, arc), slice(arc, n)] if arc else [slice(0, n)]
+                    for arc, n in zip(self.arcs, totals.shape[-3:])]
+            for part in itertools.product(*cuts):
+                at = (Ellipsis, *part)
+                totals[at] = (whole._rolled if self.stride <= ROLLED_SHIFTS
+                              else whole.smeared)(np.ascontiguousarray(totals[at]))
+            return totals
         dims = totals.shape[-3:]
         # an axis of length 1 (one layer) left out: its transform is a copy (times 1),
         # bit for bit, at the cost of a pass over the array
@@ -182,17 +230,26 @@ class StepSample:
                                        s=[dims[axis] for axis in axes], axes=axes)
         return totals
 
+    def _rolled(self, totals: np.ndarray) -> np.ndarray:
+        """`smeared`'s average, a shifted copy at a time (a part of the grid whose
+        sizes a transform takes slowly, at few shifts)."""
+        half = self.stride // 2
+        out = np.zeros_like(totals)
+        for m in range(-half, half + 1):
+            out += np.roll(totals, [m * d for d in self.shift], axis=(-3, -2, -1))
+        return np.divide(out, 2 * half + 1, out=totals)
+
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""
         return float(np.asarray(terms, dtype=float) @ self.weight)
 
 
-# a row's counts and its own totals are smeared alike: its one kernel kept (a grid's
-# kernel holds P complex numbers)
-@lru_cache(maxsize=1)
+# a row's counts and its own totals are smeared alike: its kernels kept, one a part of
+# the grid (`arcs`: up to four; a grid's kernel holds P complex numbers)
+@lru_cache(maxsize=4)
 def _shift_kernel(dims: tuple, shift: tuple, stride: int) -> np.ndarray:
     """rfftn of `dims` holding 1 / M at each cyclic shift by m `shift`, m = -(stride //
-    2) .. stride // 2 (M of them: `StepSample._smeared`'s average); read only."""
+    2) .. stride // 2 (M of them: `StepSample.smeared`'s average); read only."""
     half = stride // 2
     m = np.arange(-half, half + 1)
     places = np.zeros(dims)

@@ -41,6 +41,14 @@ def test_midpoints_integrate_smooth_terms():
     k = np.arange(4096)
     for term in (np.ones(4096), (1 - k / 4096.0) ** 2, (4096.0 - k) ** 3):
         assert sample.total(term[sample.rows]) == pytest.approx(term.sum(), rel=1e-12)
+    assert sample.stop == 4096 - sample.tail                        # many cells
+    few = StepSample.midpoints(4096, 2 * 64 * 16, 64, 40, 6, block=16, shift=True)
+    cells = int(few.sampled.sum()) // 16
+    assert cells <= 12 and few.tail > 40           # the head's last steps walked
+    assert few.stop == 1 + cells * few.stride * 16
+    assert (few.rows[~few.sampled][1:] == np.arange(few.stop, 4096)).all()
+    for term in (np.ones(4096), (1 - k / 4096.0) ** 2, (4096.0 - k) ** 3):
+        assert few.total(term[few.rows]) == pytest.approx(term.sum(), rel=1e-12)
 
 
 def test_small_problems_walk_every_step():
@@ -67,7 +75,7 @@ def test_sampled_steps_near_the_walk(profile, n, grid, monkeypatch):
     walked = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
     _few_samples(monkeypatch)
     sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
-    assert sample is not None and len(sample.rows) < sample.steps // 4
+    assert sample is not None and len(sample.rows) <= sample.steps // 4
     sampled = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
     rtol = (SAMPLED_RTOL if TileMap(n, v, px, 1).even_rows
             else conflux.SAMPLED_UNEQUAL_ERROR)
@@ -100,6 +108,34 @@ def test_sampled_steps_of_unequal_rows_near_the_walk(monkeypatch):
         assert sampled[key] == pytest.approx(walked[key], rel=conflux.SAMPLED_UNEQUAL_ERROR), key
     assert sampled["msgs_max"] == pytest.approx(walked["msgs_max"],
                                                 rel=conflux.SAMPLED_MSGS_ERROR)
+
+
+@pytest.mark.parametrize("n, p, grid", [
+    (400000, 2**16, (1024, 32, 2, 128)),   # three cells, a fifth of the head left: 7% under
+    (262144, 2**18, (512, 64, 8, 512)),    # blocks of 2 steps on 64 columns: 15% over
+    (393216, 2**16, (512, 16, 8, 512)),    # 1.5 tiles a row, blocks of 8: 23% over
+], ids=["few cells", "short blocks", "short blocks, unequal rows"])
+def test_sampled_grids_of_few_tiles_a_row(n, p, grid, monkeypatch):
+    """Grids of one to six tiles a process row, sampled as `model lu` samples them: the
+    cells cover the head (its last steps walked, not extrapolated), blocks shorter than
+    the roots' period averaged over the roots' columns as well as their rows, and rows
+    of a tile more apart from those of one less (`StepSample.arcs`); the time and the
+    per-rank maxima within SAMPLED_ERROR (SAMPLED_UNEQUAL_ERROR) of the walk's."""
+    px, py, c, v = grid
+    placement = BIG.placement(p)
+    sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
+    even = TileMap(n, v, px, 1).even_rows
+    assert sample is not None and len(sample.rows) < sample.steps // 2
+    if sample.block < py:
+        assert sample.shift[2] == sample.block % py
+        assert sample.arcs == (0, 0 if even else sample.steps % px, 0)
+    sampled = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
+    walked = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
+    assert walked["sampled_steps"] is None and sampled["sampled_steps"] is not None
+    rtol = conflux.SAMPLED_ERROR if even else conflux.SAMPLED_UNEQUAL_ERROR
+    for key in MAXIMA:
+        assert sampled[key] == pytest.approx(walked[key], rel=rtol), key
 
 
 def test_the_record_says_where_it_samples(monkeypatch):
@@ -154,7 +190,7 @@ def test_the_largest_problems_take_a_bounded_sample():
     """N = 2^24 on 2^20 ranks: the grids `model lu` weighs (every fourth of each tile's,
     and the last, the tallest) walk their 2^15 to 2^17 steps within EXACT_CELLS cells of
     classes, or sample about SAMPLE_CELLS cells' worth (SAMPLE_ROWS, or SAMPLE_BLOCKS
-    blocks, at least)."""
+    blocks, at least; and where a few cells leave the head's last steps, those)."""
     from linalg_io.lu.choice import TILE_SIZES, busy_grids
 
     placement = BIG.placement(2**20)
@@ -168,7 +204,9 @@ def test_the_largest_problems_take_a_bounded_sample():
                 continue
             least = max(conflux.SAMPLE_ROWS, conflux.SAMPLE_CELLS // cells,
                         conflux.SAMPLE_BLOCKS * sample.block)
-            assert len(sample.rows) <= least * 1.5 + sample.block + 1, (px, py, c, v)
+            # (and, a few cells, the head's last steps, less than a cell)
+            assert len(sample.rows) <= (least * 1.5 + sample.block + 1
+                                        + sample.stride * sample.block), (px, py, c, v)
 
 
 @pytest.mark.parametrize("n, grid", [

@@ -1,7 +1,7 @@
 """`step_sample`'s shortcuts, bit for bit: `_smooth_weights` solves its fit a band of the
 identity's columns at a time on one BLAS thread (the weights of one least-squares solve
 of the whole identity on one thread, for the sample sizes `model lu` takes, N = 2^22, P
-= 2^20: up to 5287 blocks, and a band's edge); `StepSample._smeared` leaves a layer
+= 2^20: up to 5287 blocks, and a band's edge); `StepSample.smeared` leaves a layer
 axis of length 1 out of its transforms (those over every axis)."""
 
 import hashlib
@@ -47,4 +47,4 @@ def test_smeared_without_a_layer_axis(shape, stride):
     every_axis = np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1))
                                * _shift_kernel(dims, (0, 1, 0), stride), s=dims,
                                axes=(-3, -2, -1))
-    assert sample._smeared(totals).tobytes() == every_axis.tobytes()
+    assert sample.smeared(totals).tobytes() == every_axis.tobytes()

@@ -1,4 +1,4 @@
-"""`StepSample._smeared` with its kernel kept between calls (`step_sample._shift_kernel`)
+"""`StepSample.smeared` with its kernel kept between calls (`step_sample._shift_kernel`)
 equals, bit for bit, the kernel's transform computed afresh each call, on several
 shapes, shifts, strides and leading axes, the kernel reused and replaced."""
 
@@ -26,4 +26,4 @@ def test_kept_kernel_smears_alike():
         for lead in [(), (3,), (2, 2)]:
             totals = rng.random(lead + dims) * 1e6
             want = _fresh(sample, totals)
-            assert sample._smeared(totals).tobytes() == want.tobytes()
+            assert sample.smeared(totals).tobytes() == want.tobytes()
