@@ -1217,10 +1217,10 @@ SAMPLED_ERROR = 0.03
 SAMPLED_MSGS_ERROR = 0.1
 # the same where the process rows hold unequal rows (rows of a tile more next to rows
 # of one less: docs/MEASUREMENTS.md, "2.5D model: sampled steps", and tests/
-# test_conflux_sampled.py): 6.6% at most on every sampled grid of nine problems at P =
-# 2^14 to 2^18, on grids of one or two tiles a row (the roots of a sampled block's
-# process rows take its work `stride` times)
-SAMPLED_UNEQUAL_ERROR = 0.07
+# test_conflux_sampled.py): 6.6% (time) and 8.1% (bytes received) at most on every
+# sampled grid of nine problems at P = 2^14 to 2^18, on grids of one or two tiles a row
+# (the roots of a sampled block's process rows take its work `stride` times)
+SAMPLED_UNEQUAL_ERROR = 0.09
 
 
 POOLED_FORMULA = ("; pooled: the expected pivot counts of the process rows holding rows "

@@ -23,6 +23,10 @@ from linalg_io.models.rates import BLAS
 # `StepSample.smeared` of the parts of a grid that `arcs` cuts: a shifted copy at a time
 # up to this many shifts (the parts' sizes, often prime, slow the transforms)
 ROLLED_SHIFTS = 16
+# `StepSample.midpoints` with this many cells or fewer walks the head's last steps (a
+# polynomial through three or four blocks' means missed them by 8%; with more cells
+# the fit extrapolates them, as many grids of N = 2^24 at P = 2^20 take)
+FEW_CELLS = 4
 # the columns of `_smooth_weights`' fit solved at once (a band of the identity: blocks x
 # FIT_COLUMNS doubles)
 FIT_COLUMNS = 64
@@ -36,20 +40,20 @@ def prime_stride(stride: int, period: int) -> int:
     return stride
 
 
-def _stride(head: int, samples: int, period: int, block: int, degree: int) -> int:
+def _stride(head: int, samples: int, period: int, block: int) -> int:
     """The stride of `StepSample.midpoints`' cells: head // samples, or the nearest
-    stride prime to `period` above it, or, where that leaves a few cells (2 `degree` or
-    fewer, whose last steps are walked), the one below if it evaluates fewer steps."""
+    stride prime to `period` above it, or, where that leaves FEW_CELLS cells or fewer
+    (whose last steps are walked), the one below if it evaluates fewer steps."""
     up = prime_stride(head // samples, period)
     down = head // samples
     while down > 1 and np.gcd(down, period) != 1:
         down -= 1
-    if down < 2 or head // (up * block) > 2 * degree:
+    if down < 2 or head // (up * block) > FEW_CELLS:
         return up
 
     def evaluated(stride: int) -> int:
         cells = head // (stride * block)
-        return head - cells * (stride - 1) * block if cells <= 2 * degree else cells * block
+        return head - cells * (stride - 1) * block if cells <= FEW_CELLS else cells * block
 
     return down if evaluated(down) < evaluated(up) else up
 
@@ -132,13 +136,14 @@ class StepSample:
         """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
         cells' stride prime to `period`, and the last `tail` steps; the head's last
         steps, less than a cell, in the polynomial's correction, or, where the cells
-        are 2 `degree` or fewer, walked (a polynomial through a few blocks' means
+        are FEW_CELLS or fewer, walked (a polynomial through a few blocks' means
         misses them: 8% of the time at 3 cells); `shift`, `arcs`: average the sampled
         rows' per-rank totals over the roots' places (class doc)."""
         head = max(1, steps - tail) - 1
-        stride = _stride(head, max(1, samples), period, block, degree)
+        stride = _stride(head, max(1, samples), period, block)
         cells = head // (stride * block)
-        stop = 1 + cells * stride * block if 0 < cells <= 2 * degree else head + 1
+        few = 0 < cells <= FEW_CELLS
+        stop = 1 + cells * stride * block if few else head + 1
         start = 1 + stride // 2 * block + stride * block * np.arange(cells)
         sample = (start[:, None] + np.arange(block)[None, :]).reshape(-1)
         rows = np.concatenate([[0], sample, np.arange(stop, steps)]).astype(np.int64)
@@ -146,11 +151,12 @@ class StepSample:
         sampled[1:1 + len(sample)] = True
         weight = np.ones(len(rows))
         if cells:
-            # one weight a block (each meets every role once), the correction of a degree
-            # below the blocks' count (few of them: the cells cover the head)
+            # one weight a block (each meets every role once), the correction of a low
+            # degree (a polynomial through few clusters of steps would swing; through
+            # FEW_CELLS or fewer, which cover the head, one below their count)
             weight[sampled] = np.repeat(_smooth_weights(
                 sample.reshape(cells, block), stride * block, 1, stop,
-                min(degree, cells - 1)) / block, block)
+                min(degree, cells - 1 if few else cells // 2)) / block, block)
         return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
                    stop=stop, weight=weight, shift=shift, arcs=arcs)
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from linalg_io.models import conflux
+from linalg_io.models import conflux, step_sample
 from linalg_io.models.profile import load_profile
 from linalg_io.models.step_sample import StepSample
 
@@ -44,7 +44,7 @@ def test_midpoints_integrate_smooth_terms():
     assert sample.stop == 4096 - sample.tail                        # many cells
     few = StepSample.midpoints(4096, 2 * 64 * 16, 64, 40, 6, block=16, shift=True)
     cells = int(few.sampled.sum()) // 16
-    assert cells <= 12 and few.tail > 40           # the head's last steps walked
+    assert cells <= step_sample.FEW_CELLS and few.tail > 40   # the head's last steps walked
     assert few.stop == 1 + cells * few.stride * 16
     assert (few.rows[~few.sampled][1:] == np.arange(few.stop, 4096)).all()
     for term in (np.ones(4096), (1 - k / 4096.0) ** 2, (4096.0 - k) ** 3):
