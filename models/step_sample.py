@@ -23,10 +23,10 @@ from linalg_io.models.rates import BLAS
 # `StepSample.smeared` of the parts of a grid that `arcs` cuts: a shifted copy at a time
 # up to this many shifts (the parts' sizes, often prime, slow the transforms)
 ROLLED_SHIFTS = 16
-# `StepSample.midpoints` with this many cells or fewer walks the head's last steps (a
-# polynomial through three or four blocks' means missed them by 8%; with more cells
-# the fit extrapolates them, as many grids of N = 2^24 at P = 2^20 take)
-FEW_CELLS = 4
+# `StepSample.midpoints` with this many cells or fewer samples the head's last steps, a
+# block more (a polynomial through three or four blocks' means missed them by 8%; with
+# more cells the fit extrapolates them)
+FEW_CELLS = 12
 # the columns of `_smooth_weights`' fit solved at once (a band of the identity: blocks x
 # FIT_COLUMNS doubles)
 FIT_COLUMNS = 64
@@ -40,24 +40,6 @@ def prime_stride(stride: int, period: int) -> int:
     return stride
 
 
-def _stride(head: int, samples: int, period: int, block: int) -> int:
-    """The stride of `StepSample.midpoints`' cells: head // samples, or the nearest
-    stride prime to `period` above it, or, where that leaves FEW_CELLS cells or fewer
-    (whose last steps are walked), the one below if it evaluates fewer steps."""
-    up = prime_stride(head // samples, period)
-    down = head // samples
-    while down > 1 and np.gcd(down, period) != 1:
-        down -= 1
-    if down < 2 or head // (up * block) > FEW_CELLS:
-        return up
-
-    def evaluated(stride: int) -> int:
-        cells = head // (stride * block)
-        return head - cells * (stride - 1) * block if cells <= FEW_CELLS else cells * block
-
-    return down if evaluated(down) < evaluated(up) else up
-
-
 def smooth_sum(sample: np.ndarray, terms: np.ndarray, stride: int, first: int, stop: int,
                degree: int) -> float:
     """The sum over the steps first .. stop-1 of a term known at the steps `sample`
@@ -69,13 +51,13 @@ def smooth_sum(sample: np.ndarray, terms: np.ndarray, stride: int, first: int, s
     return float(stride * terms.sum() + poly(every).sum() - stride * poly(sample).sum())
 
 
-def _smooth_weights(blocks: np.ndarray, stride: int, first: int, stop: int,
+def _smooth_weights(blocks: np.ndarray, width, first: int, stop: int,
                     degree: int) -> np.ndarray:
     """[block] weights W with sum over the blocks of W times the block's mean term =
     the sum over the steps first .. stop-1, for every polynomial term of `degree`:
-    `stride` (the steps a block stands for) plus the correction of a least-squares fit
-    of such a polynomial to the blocks' means (`smooth_sum`'s, linear in the terms:
-    as weights). `blocks` [block, step]: the steps of each block."""
+    `width` (the steps a block stands for: one for all, or [block]) plus the correction
+    of a least-squares fit of such a polynomial to the blocks' means (`smooth_sum`'s,
+    linear in the terms: as weights). `blocks` [block, step]: the steps of each block."""
     half = (stop - 1 - first) / 2.0
 
     def vander(x: np.ndarray) -> np.ndarray:
@@ -95,8 +77,9 @@ def _smooth_weights(blocks: np.ndarray, stride: int, first: int, stop: int,
             unit = np.zeros((count, len(band)))
             unit[band, band - first_column] = 1.0
             fit[:, band] = np.linalg.lstsq(means, unit, rcond=None)[0]
-    error = vander(np.arange(first, stop)).sum(axis=0) - stride * means.sum(axis=0)
-    return stride + error @ fit
+    stood = width * means.sum(axis=0) if np.ndim(width) == 0 else width @ means
+    error = vander(np.arange(first, stop)).sum(axis=0) - stood
+    return width + error @ fit
 
 
 @dataclass(frozen=True)
@@ -136,15 +119,23 @@ class StepSample:
         """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
         cells' stride prime to `period`, and the last `tail` steps; the head's last
         steps, less than a cell, in the polynomial's correction, or, where the cells
-        are FEW_CELLS or fewer, walked (a polynomial through a few blocks' means
-        misses them: 8% of the time at 3 cells); `shift`, `arcs`: average the sampled
+        are FEW_CELLS or fewer, a block more in their middle (or, fewer than a block,
+        walked: a polynomial through a few blocks' means missed them by 8% at 3
+        cells); `shift`, `arcs`: average the sampled
         rows' per-rank totals over the roots' places (class doc)."""
         head = max(1, steps - tail) - 1
-        stride = _stride(head, max(1, samples), period, block)
+        stride = prime_stride(head // max(1, samples), period)
         cells = head // (stride * block)
-        few = 0 < cells <= FEW_CELLS
-        stop = 1 + cells * stride * block if few else head + 1
         start = 1 + stride // 2 * block + stride * block * np.arange(cells)
+        width = stride * block
+        rest = head - cells * width
+        few = 0 < cells <= FEW_CELLS
+        stop = 1 + cells * width if few and rest < block else head + 1
+        if few and rest >= block:
+            # the head's end, less than a cell: a block more near its middle (in the
+            # others' phase), standing for its steps
+            start = np.append(start, 1 + cells * width + (rest - block) // 2 // block * block)
+            width = np.append(np.full(cells, width), rest)
         sample = (start[:, None] + np.arange(block)[None, :]).reshape(-1)
         rows = np.concatenate([[0], sample, np.arange(stop, steps)]).astype(np.int64)
         sampled = np.zeros(len(rows), dtype=bool)
@@ -155,8 +146,8 @@ class StepSample:
             # degree (a polynomial through few clusters of steps would swing; through
             # FEW_CELLS or fewer, which cover the head, one below their count)
             weight[sampled] = np.repeat(_smooth_weights(
-                sample.reshape(cells, block), stride * block, 1, stop,
-                min(degree, cells - 1 if few else cells // 2)) / block, block)
+                sample.reshape(len(start), block), width, 1, stop,
+                min(degree, len(start) - 1 if few else cells // 2)) / block, block)
         return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
                    stop=stop, weight=weight, shift=shift, arcs=arcs)
 

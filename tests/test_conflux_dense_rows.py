@@ -42,6 +42,6 @@ def test_dense_grid_is_sampled_not_walked():
     placement = profile.placement(65536)
     assert conflux.dense_pivots(2965504, 128, 256, 256, 1, "uniform")
     sample = conflux.step_sample(2965504, 128, 256, 256, 1, placement, "uniform")
-    assert sample is not None and len(sample.rows) < 1000
+    assert sample is not None and len(sample.rows) < sample.steps // 16
     cells = conflux.class_cells(256, 256, 1, conflux.node_groups(256, 256, 1, placement), True)
     assert len(sample.rows) * cells <= 2 * conflux.SAMPLE_CELLS
