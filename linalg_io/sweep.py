@@ -420,6 +420,10 @@ def _run_points(points: list[SweepPoint], out: Path, recorded: dict, done: set,
     point_file = _point_file(out)
     for number, point in enumerate(points, start=1):
         if STOP.signum is not None:
+            # the signal came between points (or before the first): say so, as for one
+            # that cut a point short
+            print(f"[{number}/{total}] {point.label} ... interrupted before it started",
+                  flush=True)
             return
         key = point_key(point, recorded)
         print(f"[{number}/{total}] {point.label} ... ", end="", flush=True)

@@ -117,12 +117,12 @@ class StepSample:
                   block: int = 1, shift: tuple | None = None,
                   arcs: tuple = (0, 0, 0)) -> StepSample:
         """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
-        cells' stride prime to `period`, and the last `tail` steps; the head's last
-        steps, less than a cell, in the polynomial's correction, or, where the cells
-        are FEW_CELLS or fewer, a block more in their middle (or, fewer than a block,
-        walked: a polynomial through a few blocks' means missed them by 8% at 3
-        cells); `shift`, `arcs`: average the sampled
-        rows' per-rank totals over the roots' places (class doc)."""
+        cells' stride prime to `period`, and the last `tail` steps. The head's last
+        steps, less than a cell, go in the polynomial's correction, or, where the cells
+        are FEW_CELLS or fewer, are a block more near their middle (walked where fewer
+        than a block: a polynomial through a few blocks' means missed them by 8% at
+        three cells). `shift`, `arcs`: average the sampled rows' per-rank totals over
+        the roots' places (class doc)."""
         head = max(1, steps - tail) - 1
         stride = prime_stride(head // max(1, samples), period)
         cells = head // (stride * block)

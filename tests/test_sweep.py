@@ -262,6 +262,28 @@ def test_interrupt_stops_the_sweep_after_a_summary(tmp_path, capsys):
     assert "3 points: 1 passed, 0 failed, 0 skipped" in text
 
 
+def test_a_signal_between_points_says_interrupted(tmp_path, capsys):
+    """A stop signal that lands while no point runs (a Slurm job signalled before its
+    sweep started one, or between two) stops the sweep before the next point, and the
+    output says so as it does for a point cut short."""
+    from linalg_io.sweep import STOP
+
+    out = tmp_path / "r.jsonl"
+    path = write(tmp_path, "runs: [{command: lu, np: [2, 3, 4], args: {n: 8}}]")
+    launcher = FakeLauncher()
+
+    def signalled_after_first(command, timeout):
+        launched = launcher(command, timeout)
+        STOP.note(15)                       # SIGTERM, noted once the point had ended
+        return launched
+
+    assert run_sweep(sweep_args(path, out=out), launch=signalled_after_first) == 128 + 15
+    text = capsys.readouterr().out
+    assert "[2/3] lu n=8 P=3 ... interrupted before it started" in text, text
+    assert "[3/3]" not in text and len(launcher.commands) == 1
+    assert "3 points: 1 passed, 0 failed, 0 skipped" in text
+
+
 def key_of(argv: list[str]) -> str:
     return point_key(SweepPoint(tuple(argv), " ".join(argv), None))
 
