@@ -2,7 +2,8 @@
 identity's columns at a time on one BLAS thread (the weights of one least-squares solve
 of the whole identity on one thread, for the sample sizes `model lu` takes, N = 2^22, P
 = 2^20: up to 5287 blocks, and a band's edge); `StepSample.smeared` leaves a layer
-axis of length 1 out of its transforms (those over every axis)."""
+axis of length 1 out of its transforms (those over every axis). And, to rounding, its
+average within each part that `arcs` cuts (shifted copies or transforms)."""
 
 import hashlib
 
@@ -48,3 +49,34 @@ def test_smeared_without_a_layer_axis(shape, stride):
                                * _shift_kernel(dims, (0, 1, 0), stride), s=dims,
                                axes=(-3, -2, -1))
     assert sample.smeared(totals).tobytes() == every_axis.tobytes()
+
+
+@pytest.mark.parametrize("shape, shift, arcs, stride", [
+    ((2, 1, 48, 20), (0, 1, 1), (0, 13, 7), 5),        # a shifted copy at a time
+    ((2, 2, 48, 20), (1, 3, 0), (0, 29, 0), 5),
+    ((1, 1, 40, 24), (0, 2, 1), (0, 9, 0), 33),        # past ROLLED_SHIFTS: transforms
+])
+def test_smeared_in_arcs_averages_each_part_alone(shape, shift, arcs, stride):
+    """With `arcs`, each part of the grid (the first ranks of an axis, that hold a tile
+    more, and the others) is averaged over the cyclic shifts by m `shift` within itself
+    (m = -(stride // 2) .. stride // 2): a rank's value never leaves its part, and each
+    part's sum is kept."""
+    rng = np.random.default_rng(5)
+    totals = rng.random(shape)
+    sample = StepSample(steps=10, rows=np.arange(10), sampled=np.ones(10, dtype=bool),
+                        stride=stride, block=1, stop=10, weight=np.ones(10), shift=shift,
+                        arcs=arcs)
+    half = stride // 2
+    want = np.empty_like(totals)
+    cuts = [[slice(0, a), slice(a, n)] if a else [slice(0, n)]
+            for a, n in zip(arcs, shape[-3:])]
+    for layers in cuts[0]:
+        for xs in cuts[1]:
+            for ys in cuts[2]:
+                part = totals[..., layers, xs, ys]
+                want[..., layers, xs, ys] = sum(
+                    np.roll(part, [m * d for d in shift], axis=(-3, -2, -1))
+                    for m in range(-half, half + 1)) / (2 * half + 1)
+                assert want[..., layers, xs, ys].sum() == pytest.approx(part.sum(), rel=1e-12)
+    got = sample.smeared(totals.copy())
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
