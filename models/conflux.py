@@ -780,8 +780,8 @@ class _Weighed:
         return any(part.diffs for part in self.parts)
 
     def totals(self) -> np.ndarray:
-        walked, *sampled = (part.totals() for part in self.parts if part.diffs)
-        return walked + self.sample.smeared(sampled[0]) if sampled else walked
+        totals = [part.totals() for part in self.parts if part.diffs]
+        return self.sample.finished(totals) if len(totals) == 2 else totals[0]
 
 
 def _walked(pieces_at: Callable, ranks: StepRanks, k: np.ndarray, sample: StepSample | None,

@@ -194,8 +194,9 @@ class StepSample:
         self.weighed(values, self.sampled, out[1])
         return out
 
-    def finished(self, totals: np.ndarray) -> np.ndarray:
-        """The per-rank totals of spread `stacked` values."""
+    def finished(self, totals) -> np.ndarray:
+        """The per-rank totals of spread `stacked` values (with a `shift`, the walked
+        and the sampled rows' totals: stacked, or a pair)."""
         if self.shift is None:
             return totals
         walked, sampled = totals
