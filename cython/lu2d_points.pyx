@@ -62,25 +62,27 @@ mark_product(cell_base, y_first, y_count, y_at, marked)
     marked[cell] = 1 at the cell of every pair of `add_product`'s.
 product_cells(cell_base, y_first, y_count, y_at)
     The cells of `add_product`'s pairs, in order.
-add_corners(highs, lows, scratch, stored, rows, chunks, x_first, x_runs, y_first, y_runs,
-            line_first, widths, x_start, x_end, y_start, y_end, x_key, y_key, units, px)
+add_corners(highs, lows, stored, rows, steps, x_first, x_runs, y_first, y_runs,
+            line_first, widths, x_start, y_start, x_key, y_key, units, px)
     `linalg_io.models.rank_classes.BlockSpread.totals`' corners, in place: for each row
-    r of `rows` (one at a time: its sums stay in the caches), each chunk [first, stop)
-    of `chunks` (steps, in order) and each pair of an x run a and a y run b of each
-    step s of it (x_first[s] .. + x_runs[s], likewise y; in the order of the steps,
-    then a, then b), the rectangle [x_start[a], x_end[a]) x [y_start[b], y_end[b]) of
-    ranks x py + y (px py = the length of a row of `highs`, `lows` and `scratch`):
-    its value stored[r, line_first[s] + x_key[a] widths[s] + y_key[b]] (the step's
-    lines of widths[s] values: its classes' cells, or its pairs' own) split into h,
+    r of `rows` (one at a time: its sums stay in the caches) and each step s of
+    `steps`, in order, whose runs tile the ranks (x runs x_first[s] .. + x_runs[s]
+    ascending from rank 0, likewise y), the value V(a, b) of each pair of an x run a
+    and a y run b, stored[r, line_first[s] + x_key[a] widths[s] + y_key[b]] (the step's
+    lines of widths[s] values: its classes' cells, or its pairs' own), split into H,
     the multiple of units[r] nearest it (np.round's: half to even), and its remainder
-    l, added as +h and +l at the corners (x0, y0) and (x1, y1), -h and -l at (x0, y1)
-    and (x1, y0) (all the chunk's first corners, then all the second, ...), a corner at
-    x = px or y = py dropped. The h go straight into `highs` (multiples of the unit
-    whose sums are exact in any order); the l are summed per rank in `scratch` (zeros,
-    left zeros), each sum then added to `lows` once (where some l of the chunk is not
-    0): np.bincount's sums of the chunk, in its order, bit for bit, in O(pairs), not
-    the bincount's O(P). The pairs are made here from the runs, not handed in (arrays
-    of every pair's edges and values, a row at a time, cost more than the corners).
+    L; each pair adds, at its rectangle's first corner, rank x_start[a] py + y_start[b]
+    (px py = the length of a row of `highs` and `lows`), the second difference of H
+    to `highs` and of L to `lows`: E(a, b) = H(a, b) - H(a - 1, b) (H(a - 1, .) = 0 at
+    a step's first x run), E(a, b) - E(a, b - 1) (0 at its first y run), likewise L,
+    each where not 0 (in the order of the steps, then a, then b). Summed up along x
+    and y, a rank's sum is its own values' over the steps: a pair's corners (x1, y1),
+    (x0, y1) and (x1, y0) are those (x0, y0) of the pairs after it, one corner a pair
+    where the four of each rectangle made four times the scattered adds. The H's
+    differences are exact (multiples of the unit far below 2^53 of it); the L's round
+    below the unit's last bits. The pairs are made here from the runs, not handed in
+    (arrays of every pair's edges and values, a row at a time, cost more than the
+    corners).
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -459,86 +461,54 @@ def product_cells(const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_fir
     return cells_array
 
 
-cdef inline Py_ssize_t _corner(int k, int other, const cnp.int64_t* start,
-                               const cnp.int64_t* end, Py_ssize_t run) noexcept nogil:
-    """A run's edge at corner k of its rectangle along one axis: of the corners (x0, y0),
-    (x1, y1), (x0, y1), (x1, y0), the run's start at k = 0 and k = `other` (2 along x,
-    3 along y), else its end."""
-    if k == 0 or k == other:
-        return start[run]
-    return end[run]
-
-
-def add_corners(double[:, ::1] highs, double[:, ::1] lows, double[::1] scratch,
-                const double[:, ::1] stored, const cnp.int64_t[::1] rows,
-                const cnp.int64_t[:, ::1] chunks, const cnp.int64_t[::1] x_first,
-                const cnp.int64_t[::1] x_runs, const cnp.int64_t[::1] y_first,
-                const cnp.int64_t[::1] y_runs, const cnp.int64_t[::1] line_first,
-                const cnp.int64_t[::1] widths,
-                const cnp.int64_t[::1] x_start, const cnp.int64_t[::1] x_end,
-                const cnp.int64_t[::1] y_start, const cnp.int64_t[::1] y_end,
+def add_corners(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] stored,
+                const cnp.int64_t[::1] rows, const cnp.int64_t[::1] steps,
+                const cnp.int64_t[::1] x_first, const cnp.int64_t[::1] x_runs,
+                const cnp.int64_t[::1] y_first, const cnp.int64_t[::1] y_runs,
+                const cnp.int64_t[::1] line_first, const cnp.int64_t[::1] widths,
+                const cnp.int64_t[::1] x_start, const cnp.int64_t[::1] y_start,
                 const cnp.int64_t[::1] x_key, const cnp.int64_t[::1] y_key,
                 const double[::1] units, Py_ssize_t px):
-    cdef Py_ssize_t py = highs.shape[1] // px, n_chunks = chunks.shape[0]
-    cdef Py_ssize_t r, c, s, a, b, x, y, at
-    cdef int k
-    cdef double unit, inverse, value, high
-    cdef bint some_low
+    cdef Py_ssize_t py = highs.shape[1] // px
+    cdef Py_ssize_t r, i, s, a, b, k, base
+    cdef double unit, inverse, value, high, low, e_high, e_low, d_high, d_low
+    cdef double last_high, last_low
     cdef const double* line
-    cdef const double* pairs
+    cdef const double* above
     cdef double* out_high
     cdef double* out_low
     with nogil:
         for r in range(rows.shape[0]):
-            line = &stored[rows[r], 0]
             out_high, out_low = &highs[rows[r], 0], &lows[rows[r], 0]
             # u a power of two: v / u and v (1/u) are the same float
             unit = units[rows[r]]
             inverse = 1.0 / unit
-            for c in range(n_chunks):
-                some_low = False
-                for s in range(chunks[c, 0], chunks[c, 1]):
-                    for a in range(x_first[s], x_first[s] + x_runs[s]):
-                        pairs = line + line_first[s] + x_key[a] * widths[s]
-                        for b in range(y_first[s], y_first[s] + y_runs[s]):
-                            value = pairs[y_key[b]]
-                            some_low = some_low or value != nearbyint(value * inverse) * unit
-                # +h, +l at (x0, y0) and (x1, y1), -h, -l at (x0, y1) and (x1, y0): all
-                # the first corners of the chunk, then all the second, ...
-                for k in range(4):
-                    for s in range(chunks[c, 0], chunks[c, 1]):
-                        for a in range(x_first[s], x_first[s] + x_runs[s]):
-                            x = _corner(k, 2, &x_start[0], &x_end[0], a)
-                            if x >= px:
-                                continue
-                            pairs = line + line_first[s] + x_key[a] * widths[s]
-                            for b in range(y_first[s], y_first[s] + y_runs[s]):
-                                y = _corner(k, 3, &y_start[0], &y_end[0], b)
-                                if y < py:
-                                    at = x * py + y
-                                    value = pairs[y_key[b]]
-                                    high = nearbyint(value * inverse) * unit
-                                    if k < 2:
-                                        out_high[at] = out_high[at] + high
-                                        if some_low:
-                                            scratch[at] = scratch[at] + (value - high)
-                                    else:
-                                        out_high[at] = out_high[at] - high
-                                        if some_low:
-                                            scratch[at] = scratch[at] - (value - high)
-                # each rank's sum of the chunk's l added once, in the corners' order
-                for k in range(4 if some_low else 0):
-                    for s in range(chunks[c, 0], chunks[c, 1]):
-                        for a in range(x_first[s], x_first[s] + x_runs[s]):
-                            x = _corner(k, 2, &x_start[0], &x_end[0], a)
-                            if x >= px:
-                                continue
-                            for b in range(y_first[s], y_first[s] + y_runs[s]):
-                                y = _corner(k, 3, &y_start[0], &y_end[0], b)
-                                if y < py:
-                                    at = x * py + y
-                                    out_low[at] = out_low[at] + scratch[at]
-                                    scratch[at] = 0.0
+            for i in range(steps.shape[0]):
+                s = steps[i]
+                above = NULL
+                for a in range(x_first[s], x_first[s] + x_runs[s]):
+                    line = &stored[rows[r], line_first[s] + x_key[a] * widths[s]]
+                    base = x_start[a] * py
+                    last_high = last_low = 0.0
+                    for b in range(y_first[s], y_first[s] + y_runs[s]):
+                        k = y_key[b]
+                        value = line[k]
+                        e_high = nearbyint(value * inverse) * unit
+                        e_low = value - e_high
+                        if above != NULL:
+                            value = above[k]
+                            high = nearbyint(value * inverse) * unit
+                            low = value - high
+                            e_high = e_high - high
+                            e_low = e_low - low
+                        d_high = e_high - last_high
+                        d_low = e_low - last_low
+                        last_high, last_low = e_high, e_low
+                        if d_high != 0.0:
+                            out_high[base + y_start[b]] += d_high
+                        if d_low != 0.0:
+                            out_low[base + y_start[b]] += d_low
+                    above = line
 
 
 def running_sum(double[:, ::1] total, int axis):

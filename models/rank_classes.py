@@ -48,8 +48,9 @@ NONE = np.zeros(0, dtype=np.int64)
 # the bits of a float's mantissa (float64)
 MANTISSA_BITS = 52
 # `BlockSpread.totals` adds a step's values on every rank where its pairs of runs times
-# this exceed the ranks: gathering a value to a rank costs a few times less than adding
-# a pair's four corners
+# this exceed the ranks: gathering a value to a rank (in order) costs a few times less
+# than a pair's scattered corner, about as much as a corner skipped where its
+# differences are 0 (1, 2 and 4 alike on the walks of `model lu` at P = 2^20)
 DENSE_SHARE = 4
 # the most offsets (steps x (Px + Py)) `BlockSpread.totals` hands `add_dense` at once
 DENSE_OFFSETS = 1 << 22
@@ -332,14 +333,16 @@ class BlockSpread:
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the per-rank sums over every step (`spread`): each value
         split into a multiple of u and a remainder (the multiples' sums exact), a step's
-        values added as the corners of their rectangles, or, where its pairs of runs are
+        values added as their second differences at their rectangles' first corners
+        (`add_corners`), or, where its pairs of runs are
         more than the ranks over DENSE_SHARE, on every rank (its classes' values
         gathered to the ranks: cheaper than that many corners)."""
         xs, ys = self.xs, self.ys
         px, py = xs.n, ys.n
         stored = self.stored
         count = len(stored)
-        # a bound on the sum of |value| over every corner: the partial sums stay below it
+        # a bound on the sum of |value| over every corner (a pair's second difference
+        # adds four values at most): the partial sums stay below it
         bound = 4.0 * (self.biggest @ self.pairs.astype(float))
         exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
         unit = np.ldexp(1.0, exponent.astype(np.int64))
@@ -348,28 +351,21 @@ class BlockSpread:
         dense = self.pairs * DENSE_SHARE > px * py
         # the sums per rank [part, row, x, y] of the multiples of u (part 0) and of the
         # remainders (part 1): the dense steps' values, then a difference array of the
-        # others' corners (corners at x = px or y = py only reach ranks past the ends:
-        # dropped), summed up
+        # others' corners, summed up
         sums = np.zeros((2, count, px, py))
         dense_steps = np.flatnonzero(dense)
         per_call = max(1, DENSE_OFFSETS // (px + py))
         for first in range(0, len(dense_steps), per_call):
             add_dense(sums[0].reshape(count, -1), sums[1].reshape(count, -1), stored,
                       *self._offsets(dense_steps[first:first + per_call]), unit)
-        corner_steps = ~dense
-        if corner_steps.any():
+        corner_steps = np.flatnonzero(~dense)
+        if len(corner_steps):
             corners = np.zeros_like(sums) if dense.any() else sums
-            # pairs per chunk: CHUNK_ELEMENTS values, or more where the chunks would be
-            # more than the steps' ranks over 4 (the remainders' sums grouped by chunk)
-            most = max(1, CHUNK_ELEMENTS // (4 * count), (px + 1) * (py + 1) // 4)
-            chunks = np.array([chunk for first, last in _stretches(corner_steps)
-                               for chunk in self._chunks(first, last, most)],
-                              dtype=np.int64).reshape(-1, 2)
             runs = (np.ascontiguousarray(a, dtype=np.int64) for a in (
                 self.xfirst, self.xruns, self.yfirst, self.yruns, self.line_first,
-                self.widths, xs.start, xs.end, ys.start, ys.end, self.x_key, self.y_key))
-            add_corners(*corners.reshape(2, count, px * py), np.zeros(px * py), stored,
-                        np.array(live, dtype=np.int64), chunks, *runs, unit, px)
+                self.widths, xs.start, ys.start, self.x_key, self.y_key))
+            add_corners(*corners.reshape(2, count, px * py), stored,
+                        np.array(live, dtype=np.int64), corner_steps, *runs, unit, px)
             for part in corners:
                 _summed_up(part)
             if corners is not sums:

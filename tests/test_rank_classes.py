@@ -170,14 +170,15 @@ def _runs(rng, n: int, steps: int) -> tuple:
 
 @pytest.mark.parametrize("px, py, steps, cells", [(1, 1, 3, False), (5, 7, 6, True),
                                                   (33, 64, 9, False), (33, 64, 9, True)])
-def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, steps, cells):
-    """`BlockSpread.totals`' corners: per row and chunk of steps, each pair's value (its
-    classes' cell among its step's own classes, or its own) split into the multiple of
-    u nearest it and the rest, the multiples added at the four corners, the rests' sums
-    per rank (np.bincount of the chunk's corners, a corner past the ends dropped) added
-    once, as the NumPy passes it replaced gave them (a row of whole numbers: none);
-    `scratch` left zeros."""
+def test_add_corners_is_the_second_differences_bit_for_bit(px, py, steps, cells):
+    """`BlockSpread.totals`' corners: per row and step (of those handed in, in order),
+    each pair's value (its classes' cell among its step's own classes, or its own)
+    split into the multiple of u nearest it and the rest, the grid of the step's pairs'
+    second differences of each (along x, then y: np.diff with a 0 before) added at the
+    pairs' first corners, in order, where not 0 (a row of whole numbers: no rests); and,
+    summed up, each rank's own values' sum."""
     from linalg_io._kernels.lu2d_points import add_corners
+    from linalg_io.models.rank_classes import _summed_up
     rng = np.random.default_rng(px * py + steps)
     x_first, x_runs, x0, x1 = _runs(rng, px, steps)
     y_first, y_runs, y0, y1 = _runs(rng, py, steps)
@@ -199,33 +200,36 @@ def test_add_corners_is_the_split_and_the_bincounts_bit_for_bit(px, py, steps, c
     stored[1] = np.round(stored[1])                    # whole numbers: no remainders
     units = 2.0 ** np.array([-20.0, -18.0, -21.0])
     rows = np.array([1, 2])                            # row 0 left out: stays as it is
-    chunks = np.array([[0, steps // 3], [steps // 3, steps]])
+    taken = np.array([s for s in range(steps) if s % 3 != 1], dtype=np.int64)
     # sums so far: multiples of u in `highs` (whose sums are then exact in any order)
     highs = np.round(rng.random((3, px * py)) * 1e9 / units[:, None]) * units[:, None]
     lows = rng.random((3, px * py)) * 1e-3
     want_highs, want_lows = highs.copy(), lows.copy()
+    own = np.zeros((3, px, py))
     for r in rows:
-        for first, stop in chunks:
-            runs, values = [], []
-            for k in range(first, stop):
-                a = np.repeat(np.arange(x_first[k], x_first[k] + x_runs[k]), y_runs[k])
-                b = np.tile(np.arange(y_first[k], y_first[k] + y_runs[k]), x_runs[k])
-                place = (line_first[k] + x_key[a] * widths[k] + y_key[b] if cells
-                         else pair_first[k] + np.arange(pairs[k]))
-                runs.append((a, b))
-                values.append(stored[r, place])
-            a, b = (np.concatenate(part) for part in zip(*runs))
-            value = np.concatenate(values)
-            xc = np.concatenate([x0[a], x1[a], x0[a], x1[a]])
-            yc = np.concatenate([y0[b], y1[b], y1[b], y0[b]])
-            where = np.where((xc < px) & (yc < py), xc * py + yc, px * py)
+        for k in taken:
+            a = np.arange(x_first[k], x_first[k] + x_runs[k])
+            b = np.arange(y_first[k], y_first[k] + y_runs[k])
+            place = (line_first[k] + x_key[a][:, None] * widths[k] + y_key[b][None, :]
+                     if cells else pair_first[k] + np.arange(pairs[k]).reshape(len(a), len(b)))
+            value = stored[r, place]
             high = np.round(value / units[r]) * units[r]
+            where = (x0[a][:, None] * py + y0[b][None, :]).ravel()
             for want, part in ((want_highs[r], high), (want_lows[r], value - high)):
-                want += np.bincount(where, weights=np.concatenate([part, part, -part, -part]),
-                                    minlength=px * py + 1)[:-1]
-    scratch = np.zeros(px * py)
-    add_corners(highs, lows, scratch, stored, rows, chunks, x_first, x_runs, y_first, y_runs,
-                line_first, widths, x0, x1, y0, y1, x_key, y_key, units, px)
+                second = np.diff(np.diff(part, axis=0, prepend=0.0), axis=1, prepend=0.0)
+                for at, term in zip(where, second.ravel()):
+                    if term != 0.0:
+                        want[at] += term
+            for i, j in np.ndindex(value.shape):
+                own[r, x0[a[i]]:x1[a[i]], y0[b[j]]:y1[b[j]]] += value[i, j]
+    start_highs, start_lows = highs.copy(), lows.copy()
+    add_corners(highs, lows, stored, rows, taken, x_first, x_runs, y_first, y_runs,
+                line_first, widths, x0, y0, x_key, y_key, units, px)
     assert highs.tobytes() == want_highs.tobytes()
     assert lows.tobytes() == want_lows.tobytes()
-    assert not scratch.any()
+    # the differences alone, summed up: each rank's own values (whole: exactly)
+    added = _summed_up(np.stack([highs - start_highs, lows - start_lows]).reshape(2 * 3, px, py))
+    totals = added[:3] + added[3:]
+    assert totals[0].tobytes() == np.zeros((px, py)).tobytes()
+    assert totals[1].tobytes() == own[1].tobytes()
+    np.testing.assert_allclose(totals[2], own[2], rtol=1e-9, atol=1e-6)
