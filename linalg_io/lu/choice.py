@@ -303,8 +303,11 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
              settled: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
     """(rows, configurations not evaluated) of `configs` evaluated in the order of their
     lower bounds until `settled`(rows, keep, the next bound) (`pruned_rows`)."""
-    bounded = sorted((lu_bounds.time_seconds(n, v, px, py, c, profile, placement), i)
-                     for i, (px, py, c, v) in enumerate(configs))
+    # the bounds on the workers too (a second of the search's start at P = 2^20), not
+    # counted as evaluations (`untallied`)
+    bounds_of = getattr(mapper, "untallied", mapper)
+    bounded = sorted(zip(bounds_of(partial(_bound, n, profile, placement), configs),
+                         range(len(configs))))
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
     rows: list[dict] = []
@@ -315,6 +318,13 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
             if len(rows) < len(order) and settled(rows, keep, bounds[len(rows)]):
                 break
     return rows, order[len(rows):]
+
+
+def _bound(n: int, profile: MachineProfile, placement: Placement,
+           config: tuple[int, int, int, int]) -> float:
+    """`lu_bounds.time_seconds` of a configuration (Px, Py, c, v)."""
+    px, py, c, v = config
+    return lu_bounds.time_seconds(n, v, px, py, c, profile, placement)
 
 
 class UntilSettled:

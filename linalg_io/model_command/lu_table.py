@@ -74,6 +74,10 @@ class _Tallied:
         self.tally.done(self.kind, len(results))
         return results
 
+    def untallied(self, function: Callable, items) -> list:
+        """The call, its results not counted (the search's bounds)."""
+        return self.mapper(function, items)
+
     def window(self, function: Callable, items):
         results = self.mapper.window(function, self.tally.count(self.kind, items))
         try:
