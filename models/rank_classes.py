@@ -223,13 +223,15 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     x class, y class]: rank (l, x, y) adds values[s, l, class of x at s, class of y at s]
     at each step s. Each (x run, y run) pair of a step adds its value on a rectangle of
     ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
-    difference array, summed up along x and y at the end (or, a step of many pairs, its
-    values added on every rank). The sums are all but exact: each value splits into a
-    multiple of a power of two u, whose sums stay below 2^52 u (exact in a float, in any
-    order), and a remainder below u/2, whose sums' rounding is far below u (it moves a
-    total's last bit only where the total lies at a tie, and a total of 0 may keep a
-    residue of that size). O(rows x pairs of runs + rows x P x chunks), chunks of at
-    least P/4 pairs (`BlockSpread`, which takes the steps a block at a time)."""
+    difference array (each pair its second difference at its first corner: the others
+    are the first corners of the pairs after it), summed up along x and y at the end
+    (or, a step of many pairs, its values added on every rank). The sums are all but
+    exact: each value splits into a multiple of a power of two u, whose sums stay below
+    2^52 u (exact in a float, in any order), and a remainder below u/2, whose sums'
+    rounding is far below u (it moves a total's last bit only where the total lies at a
+    tie, and a total of 0 may keep a residue of that size). O(rows x (pairs of runs + P
+    x (steps of many pairs + 1))) (`BlockSpread`, which takes the steps a block at a
+    time)."""
     whole = BlockSpread(xs, ys)
     whole.add(values)
     return whole.totals()
@@ -350,26 +352,23 @@ class BlockSpread:
         live = [row for row in range(count) if stored[row].any()]
         dense = self.pairs * DENSE_SHARE > px * py
         # the sums per rank [part, row, x, y] of the multiples of u (part 0) and of the
-        # remainders (part 1): the dense steps' values, then a difference array of the
-        # others' corners, summed up
+        # remainders (part 1): a difference array of the corner steps' corners, summed
+        # up, then the dense steps' values added on every rank
         sums = np.zeros((2, count, px, py))
+        corner_steps = np.flatnonzero(~dense)
+        if len(corner_steps):
+            runs = (np.ascontiguousarray(a, dtype=np.int64) for a in (
+                self.xfirst, self.xruns, self.yfirst, self.yruns, self.line_first,
+                self.widths, xs.start, ys.start, self.x_key, self.y_key))
+            add_corners(*sums.reshape(2, count, px * py), stored,
+                        np.array(live, dtype=np.int64), corner_steps, *runs, unit, px)
+            for part in sums:
+                _summed_up(part)
         dense_steps = np.flatnonzero(dense)
         per_call = max(1, DENSE_OFFSETS // (px + py))
         for first in range(0, len(dense_steps), per_call):
             add_dense(sums[0].reshape(count, -1), sums[1].reshape(count, -1), stored,
                       *self._offsets(dense_steps[first:first + per_call]), unit)
-        corner_steps = np.flatnonzero(~dense)
-        if len(corner_steps):
-            corners = np.zeros_like(sums) if dense.any() else sums
-            runs = (np.ascontiguousarray(a, dtype=np.int64) for a in (
-                self.xfirst, self.xruns, self.yfirst, self.yruns, self.line_first,
-                self.widths, xs.start, ys.start, self.x_key, self.y_key))
-            add_corners(*corners.reshape(2, count, px * py), stored,
-                        np.array(live, dtype=np.int64), corner_steps, *runs, unit, px)
-            for part in corners:
-                _summed_up(part)
-            if corners is not sums:
-                sums += corners
         high, low = sums
         high += low
         return high.reshape(*self.shape, px, py)
