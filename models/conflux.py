@@ -129,8 +129,9 @@ ACROSS = "@across"
 # the most cells of classes (`class_cells`) the sampled steps take at once (memory)
 CHUNK_CELLS = 1 << 20
 # the most cells of classes the walk of every step takes at once: its pieces' dozens of
-# [step, layer, x class, y class] arrays stay small (memory), and within the caches
-WALK_CELLS = 1 << 18
+# [step, layer, x class, y class] arrays stay small (memory), and within the caches (1
+# MB an array, a core's L2 here: 2^18 cells took 10-20% more CPU on walks of P = 2^20)
+WALK_CELLS = 1 << 17
 # `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
 # walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
 # a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
