@@ -43,6 +43,10 @@ add_dense(highs, lows, stored, x_line, lines, widths, y_off, units)
     process rows use read and split once per step, gathered along the tile's y, then
     added to each of them (a step has fewer lines, classes, than process rows). Every
     offset within `stored`.
+add_at(totals, rows, added, at)
+    totals[rows[i], at[j]] += added[i, j] for each i and j, in order: NumPy's
+    `total[at] = total[at] + added[i]` of each row (`at` distinct), one pass, without
+    its gathered copy.
 add_differences(values, above, below, first, per_edge, local, touched, row, at)
     `linalg_io.models.rank_classes._differences`' sums of one row of one chunk, in
     place: each pair i's term a_i = values[above[i]] (- values[below[i]] where `below`
@@ -368,6 +372,19 @@ def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] st
                                     low_out[y] = low_out[y] + low_in[y]
                     y0 = y1
                 x0 = x1
+
+
+def add_at(double[:, ::1] totals, const cnp.int64_t[::1] rows, const double[:, ::1] added,
+           const cnp.int64_t[::1] at):
+    cdef Py_ssize_t i, j, count = at.shape[0]
+    if added.shape[0] != rows.shape[0] or added.shape[1] != count:
+        raise ValueError("add_at: added must be [rows, at]")
+    cdef double* total
+    with nogil:
+        for i in range(rows.shape[0]):
+            total = &totals[rows[i], 0]
+            for j in range(count):
+                total[at[j]] = total[at[j]] + added[i, j]
 
 
 cdef void _add_sums(double[::1] row, const double[::1] sums, const cnp.int64_t[::1] at,

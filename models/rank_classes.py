@@ -27,6 +27,7 @@ from functools import partial
 
 import numpy as np
 from linalg_io._kernels.lu2d_points import (
+    add_at,
     add_corners,
     add_dense,
     add_differences,
@@ -433,19 +434,14 @@ class Spreading:
             diff = parts[0]
             for part in parts[1:]:
                 diff += part
-            # the live rows, a row at a time: where every rank is an edge and every cell
-            # comes, the whole row; else at the cells (the others add 0) through a flat
-            # index, read then written (several times faster than a [row, x, y] index or
-            # an in-place add at an index)
+            # the live rows: where every rank is an edge and every cell comes, whole rows;
+            # else at the cells (the others add 0), a flat index (`add_at`)
             rows = self.diffs[r].reshape(count, -1)
-            every = len(cells) == rows.shape[1]
-            at = None if every else xb[cells // len(yb)] * (ys.n + 1) + yb[cells % len(yb)]
-            for row, added in zip(live, diff):
-                total = rows[row]
-                if every:
-                    total += added
-                else:
-                    total[at] = total[at] + added
+            if len(cells) == rows.shape[1]:
+                rows[live] += diff
+            else:
+                add_at(rows, live.astype(np.int64), np.ascontiguousarray(diff),
+                       (xb[cells // len(yb)] * (ys.n + 1) + yb[cells % len(yb)]).astype(np.int64))
 
     def totals(self) -> np.ndarray:
         """[..., layer, x, y] the sums over every call's steps (once: each residue's
@@ -508,10 +504,6 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     grouped = values.reshape(-1, steps, layers, nx, ny)
     count = grouped.shape[0] * layers
 
-    def rows(begin: int, stop: int) -> np.ndarray:
-        """[row, step, x class, y class] of the steps begin .. stop-1."""
-        return np.moveaxis(grouped[:, begin:stop], 2, 1).reshape(count, stop - begin, nx, ny)
-
     # [row, step] the largest |value|
     biggest = np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
                           2, 1).reshape(count, steps)
@@ -548,7 +540,10 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
         """[row, step, x class, y class] of the live rows, a class "none" (0) last on
         each axis."""
         padded = np.zeros((len(live), stop - begin, nx + 1, ny + 1))
-        padded[:, :, :nx, :ny] = rows(begin, stop)[live]
+        # a row (a lead index and a layer) at a time: one copy, not three
+        steps_of = np.moveaxis(grouped[:, begin:stop], 2, 1)   # [lead, layer, step, x, y]
+        for i, row in enumerate(live):
+            padded[i, :, :nx, :ny] = steps_of[row // layers, row % layers]
         return padded
 
     # each chunk's pairs with a term, where few (`_weighted_pairs`; None: every pair)

@@ -233,3 +233,22 @@ def test_add_corners_is_the_second_differences_bit_for_bit(px, py, steps, cells)
     assert totals[0].tobytes() == np.zeros((px, py)).tobytes()
     assert totals[1].tobytes() == own[1].tobytes()
     np.testing.assert_allclose(totals[2], own[2], rtol=1e-9, atol=1e-6)
+
+
+def test_add_at_is_the_flat_index_add_bit_for_bit():
+    """`Spreading.add`'s sums at the cells a call touches: each live row's
+    `total[at] = total[at] + added` (NumPy's gather, add and scatter), the rows left
+    out untouched; rows and values that do not match refused."""
+    from linalg_io._kernels.lu2d_points import add_at
+    rng = np.random.default_rng(11)
+    totals = rng.random((5, 300)) * 1e9
+    rows = np.array([4, 0, 2])
+    at = rng.permutation(300)[:77]
+    added = rng.random((3, 77)) * 1e-3 - 4e-4
+    want = totals.copy()
+    for row, values in zip(rows, added):
+        want[row][at] = want[row][at] + values
+    add_at(totals, rows, added, at)
+    assert totals.tobytes() == want.tobytes()
+    with pytest.raises(ValueError):
+        add_at(totals, rows[:2], added, at)
