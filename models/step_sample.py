@@ -218,9 +218,11 @@ class StepSample:
                               else whole.smeared)(np.ascontiguousarray(totals[at]))
             return totals
         dims = totals.shape[-3:]
-        # an axis of length 1 (one layer) left out: its transform is a copy (times 1),
-        # bit for bit, at the cost of a pass over the array
-        axes = tuple(axis for axis, n in zip((-3, -2), dims) if n > 1) + (-1,)
+        # only along the axes the shift moves: along the others the kernel is 1 (its
+        # places all at 0), a transform there a pass that only rounds
+        axes = _moved_axes(dims, self.shift)
+        if not axes:
+            return totals
         kernel = _shift_kernel(dims, self.shift, self.stride)
         # a figure at a time: the transforms' temporaries a few grids, not a few of all
         for at in np.ndindex(totals.shape[:-3]):
@@ -246,12 +248,23 @@ class StepSample:
 # the grid (`arcs`: up to four; a grid's kernel holds P complex numbers)
 @lru_cache(maxsize=4)
 def _shift_kernel(dims: tuple, shift: tuple, stride: int) -> np.ndarray:
-    """rfftn of `dims` holding 1 / M at each cyclic shift by m `shift`, m = -(stride //
-    2) .. stride // 2 (M of them: `StepSample.smeared`'s average); read only."""
+    """rfftn, along the axes `shift` moves (`_moved_axes`), of `dims` holding 1 / M at
+    each cyclic shift by m `shift`, m = -(stride // 2) .. stride // 2 (M of them:
+    `StepSample.smeared`'s average), of length 1 along the other axes; read only."""
     half = stride // 2
     m = np.arange(-half, half + 1)
-    places = np.zeros(dims)
-    np.add.at(places, tuple((m * d) % n for d, n in zip(shift, dims)), 1.0 / len(m))
+    axes = _moved_axes(dims, shift)
+    places = np.zeros([dims[axis] for axis in axes])
+    np.add.at(places, tuple((m * shift[axis]) % dims[axis] for axis in axes), 1.0 / len(m))
     kernel = np.fft.rfftn(places)
+    shape = [1, 1, 1]
+    for axis, size in zip(axes, kernel.shape):
+        shape[axis] = size
+    kernel = kernel.reshape(shape)
     kernel.flags.writeable = False
     return kernel
+
+
+def _moved_axes(dims: tuple, shift: tuple) -> tuple:
+    """The axes (-3, -2, -1) of a grid of `dims` along which `shift` moves a rank."""
+    return tuple(axis for axis, n, d in zip((-3, -2, -1), dims, shift) if d % n)

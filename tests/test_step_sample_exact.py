@@ -1,9 +1,9 @@
 """`step_sample`'s shortcuts, bit for bit: `_smooth_weights` solves its fit a band of the
 identity's columns at a time on one BLAS thread (the weights of one least-squares solve
 of the whole identity on one thread, for the sample sizes `model lu` takes, N = 2^22, P
-= 2^20: up to 5287 blocks, and a band's edge); `StepSample.smeared` leaves a layer
-axis of length 1 out of its transforms (those over every axis). And, to rounding, its
-average within each part that `arcs` cuts (shifted copies or transforms)."""
+= 2^20: up to 5287 blocks, and a band's edge); `StepSample.smeared` transforms only
+the axes its shift moves along (to rounding those over every axis). And, to rounding,
+its average within each part that `arcs` cuts (shifted copies or transforms)."""
 
 import hashlib
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from linalg_io.models import step_sample
 from linalg_io.models.rates import BLAS
-from linalg_io.models.step_sample import StepSample, _shift_kernel
+from linalg_io.models.step_sample import StepSample
 
 
 def _whole_identity(blocks, stride, first, stop, degree):
@@ -37,18 +37,26 @@ def test_banded_fit_is_the_whole_identity_fit(count, start, stride, stop, degree
     assert hashlib.sha1(got.tobytes()).hexdigest() == hashlib.sha1(want.tobytes()).hexdigest()
 
 
-@pytest.mark.parametrize("shape, stride", [((4, 1, 64, 256), 3), ((2, 1, 128, 32), 7),
-                                           ((3, 2, 32, 64), 5)])
-def test_smeared_without_a_layer_axis(shape, stride):
+@pytest.mark.parametrize("shape, shift, stride", [((4, 1, 64, 256), (0, 1, 0), 3),
+                                                  ((2, 1, 128, 32), (0, 1, 0), 7),
+                                                  ((3, 2, 32, 64), (0, 1, 0), 5),
+                                                  ((2, 2, 16, 24), (1, 0, 5), 9)])
+def test_smeared_along_the_moved_axes_alone(shape, shift, stride):
+    """`StepSample.smeared` transforms only the axes its shift moves along (bit for bit:
+    tests/test_step_sample_kernel.py): to rounding the average over every axis (the
+    kernel is 1 along the others)."""
     rng = np.random.default_rng(3)
     totals = rng.random(shape) * rng.integers(1, 1 << 40, shape)
     sample = StepSample(steps=10, rows=np.arange(10), sampled=np.ones(10, dtype=bool),
-                        stride=stride, block=1, stop=10, weight=np.ones(10), shift=(0, 1, 0))
+                        stride=stride, block=1, stop=10, weight=np.ones(10), shift=shift)
     dims = shape[-3:]
-    every_axis = np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1))
-                               * _shift_kernel(dims, (0, 1, 0), stride), s=dims,
-                               axes=(-3, -2, -1))
-    assert sample.smeared(totals).tobytes() == every_axis.tobytes()
+    half = stride // 2
+    every = np.zeros(dims)
+    np.add.at(every, tuple((np.arange(-half, half + 1) * d) % n for d, n in zip(shift, dims)),
+              1.0 / (2 * half + 1))
+    every_axis = np.fft.irfftn(np.fft.rfftn(totals, axes=(-3, -2, -1)) * np.fft.rfftn(every),
+                               s=dims, axes=(-3, -2, -1))
+    np.testing.assert_allclose(sample.smeared(totals.copy()), every_axis, rtol=1e-13)
 
 
 @pytest.mark.parametrize("shape, shift, arcs, stride", [
