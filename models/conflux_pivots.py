@@ -120,7 +120,7 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
     the steps wanted, not kept at every step: a sample of a large LU's steps needs
     its rows at a few steps, not a [step, Px] table of GB."""
     t = plan.tiles
-    if not (isinstance(pivots, str) and _tournament_run(t.n, t.v, t.px, pivots)) \
+    if not (isinstance(pivots, str) and tournament_run(t.n, t.v, t.px, pivots)) \
             or pooled == 1:
         active, owned = pivot_counts(plan, pivots, pooled)
         if active.strides[1] == owned.strides[1] == 0:
@@ -145,7 +145,7 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
         active[wanted], owned[wanted] = run_active[steps[wanted] - first], \
             run_owned[steps[wanted] - first]
     if pooled:
-        active, owned = _pooled_tables(t.n, t.v, t.px, pooled, (active, owned))
+        active, owned = pooled_tables(t.n, t.v, t.px, pooled, (active, owned))
     return active, owned, changes(active, owned)
 
 
@@ -154,7 +154,7 @@ def most_changes(plan: StepPlan, pivots: str | Sequence[np.ndarray]) -> int:
     the process row before's (`pivot_changes` counted per step): of "uniform" on
     unequal rows counted as the tournament runs (`_tournament_states`), no table kept."""
     t = plan.tiles
-    if isinstance(pivots, str) and _tournament_run(t.n, t.v, t.px, pivots):
+    if isinstance(pivots, str) and tournament_run(t.n, t.v, t.px, pivots):
         return int(_tournament_states(t.n, t.v, t.px)[1].max(initial=0))
     step, _ = pivot_changes(plan, pivots)
     return int(np.bincount(step).max()) if len(step) else 0
@@ -168,7 +168,7 @@ def near_even_rows(tiles: TileMap) -> bool:
     return butterfly_size(px) == px and tiles.ntiles % px == 0 and not tiles.even_rows
 
 
-def _tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
+def tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
     """Whether a model name's counts come from the tournament's steps run one after the
     other ("uniform" but where every process row is alike: `_even_split`)."""
     return pivots == "uniform" and not (butterfly_size(px) == px
@@ -220,13 +220,13 @@ def pooled_pivots(n: int, v: int, px: int, pivots: str, pooled: int
     tables = expected_pivots(n, v, px, pivots)
     for table in tables:
         table.flags.writeable = True        # fresh, its own data
-    _pooled_tables(n, v, px, pooled, tables)
+    pooled_tables(n, v, px, pooled, tables)
     for table in tables:
         table.flags.writeable = False
     return tables
 
 
-def _pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple:
+def pooled_tables(n: int, v: int, px: int, pooled: int, tables: tuple) -> tuple:
     """`pooled_pivots`' means of the [step, Px] tables (a, p), row by row, in place. The
     process rows holding rows are the first ones (tiles dealt cyclically; the others'
     a and p are 0): each group's mean of a slice of each table, written over its rows

@@ -162,9 +162,9 @@ from linalg_io.models.conflux import link_keys, pooled_rows, step_sample
 from linalg_io.models.conflux_nodes import HOP, NET, NODE, group_nodes
 from linalg_io.models.conflux_pivots import (
     DUST,
-    _pooled_tables,
-    _tournament_run,
     expected_pivots,
+    pooled_tables,
+    tournament_run,
 )
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
@@ -250,7 +250,7 @@ def _busiest(plan: StepPlan, profile: MachineProfile, placement: Placement) -> _
     tiles = plan.tiles
     n, v, px = tiles.n, tiles.v, tiles.px
     if (not px <= tiles.ntiles < BUSIEST_TILES * px or px == 1
-            or tiles.ntiles * px > HEAVY_CELLS or not _tournament_run(n, v, px, "uniform")):
+            or tiles.ntiles * px > HEAVY_CELLS or not tournament_run(n, v, px, "uniform")):
         return None
     pooled = pooled_rows(n, v, px, tiles.py, plan.c, "uniform")
     if (pooled == 1
@@ -269,7 +269,7 @@ def _busiest_counts(n: int, v: int, px: int, pooled: int) -> tuple:
     if pooled:
         for table in tables:
             table.flags.writeable = True        # fresh, its own data
-        _pooled_tables(n, v, px, pooled, tables)
+        pooled_tables(n, v, px, pooled, tables)
     active, owned = tables
     left = _widths(n, v, 1).left
     x = int(np.argmax(left @ active - left @ owned))

@@ -13,13 +13,13 @@ from linalg_io.models import conflux_pivots
 from linalg_io.models.conflux_pivots import (
     _expected_changes,
     _expected_pivots,
-    _tournament_run,
     _tournament_states,
     most_changes,
     pivot_changes,
     pivot_counts,
     pivots_at,
     state_steps,
+    tournament_run,
 )
 
 from linalg_io.layout.conflux_layout import StepPlan
@@ -122,7 +122,7 @@ def assert_pivots_at(n: int, v: int, px: int, pivots: str, pooled: int) -> None:
     np.testing.assert_array_equal(x, where[kept])
     if not pooled:
         assert most_changes(plan, pivots) == (np.bincount(step).max() if len(step) else 0)
-    if not pooled and isinstance(pivots, str) and _tournament_run(n, v, px, pivots):
+    if not pooled and isinstance(pivots, str) and tournament_run(n, v, px, pivots):
         # the kernel's count per step as the tournament runs: the full tables' changes
         np.testing.assert_array_equal(_tournament_states(n, v, px)[1],
                                       np.bincount(step, minlength=steps))

@@ -303,7 +303,7 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
              settled: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
     """(rows, configurations not evaluated) of `configs` evaluated in the order of their
     lower bounds until `settled`(rows, keep, the next bound) (`pruned_rows`)."""
-    # the bounds on the workers too (a second of the search's start at P = 2^20), not
+    # the bounds on the workers too (the search's start, where they would wait), not
     # counted as evaluations (`untallied`)
     bounds_of = getattr(mapper, "untallied", mapper)
     bounded = sorted(zip(bounds_of(partial(_bound, n, profile, placement), configs),
