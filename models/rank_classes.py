@@ -742,7 +742,9 @@ def _weighted_pairs(padded_values: Callable[[], np.ndarray], unit: np.ndarray,
                        np.cumsum(y_count)[yk[kinds]] - y_count[yk[kinds]], y_count[yk[kinds]])
     pair_x = np.argsort(x_of, kind="stable")[xi]
     pair_y = np.argsort(y_of, kind="stable")[yi]
-    order = np.argsort(pair_x * len(y_of) + pair_y)
+    # the keys are distinct (any sort gives this order) and come as sorted runs, one per
+    # pair of kinds, which the stable sort merges (about half a quicksort's time)
+    order = np.argsort(pair_x * len(y_of) + pair_y, kind="stable")
     return pair_x[order] + x_on.start, pair_y[order] + y_on.start
 
 
