@@ -110,6 +110,7 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     one = float(np.power(np.ones(1), beta)[0])
     inner = (weight_np[2:q], sets_np[2:q])
     outer = (weight_np[q:], sets_np[q:])
+    every = (weight_np[2:], sets_np[2:])      # both, one call each (per element alike)
     cdef double[::1] winners = np.zeros(2 * q)
     # the step's shares before the dust rule, by process row
     cdef double[::1] share_row = np.zeros(px)
@@ -149,9 +150,9 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
         else:
             _ratios(stood, sets, weight, 2, size)
             ones = _all_one(weight, q, size)
-        for ratios, counts in (inner, outer) if not ones else (inner,):
-            power(ratios, beta, out=ratios)
-            multiply(counts, ratios, out=ratios)
+        ratios, counts = inner if ones else every
+        power(ratios, beta, out=ratios)
+        multiply(counts, ratios, out=ratios)
         if ones:
             multiply(outer[1], one, out=outer[0])
         winners[1] = _smaller(w, sets[1])
