@@ -58,7 +58,7 @@ tournament.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 import numpy as np
@@ -530,11 +530,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # (`_node_traffic`)
     split_inputs = {"id_roots": (ids["roots"], (every_w + 1) * WORD),
                 "placement": placement} if by_group else {}
-    # unequal rows in tiles of as many: the counts not averaged over the roots' places,
-    # the times alone (a row's bytes would blend with its neighbours'); with rows of a
-    # tile more apart (`StepSample.arcs`), both
-    counted = (sample if sample is None or TileMap(n, v, px, 1).even_rows or any(sample.arcs)
-               else replace(sample, shift=None))
+    counted = None if sample is None else sample.counted()
     if sample is not None and not by_phase:
         # where a column's members share nodes, the process rows' runs repeat with the
         # nodes' rows (`Spreading`)
@@ -680,8 +676,11 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
         shift = shift if any(shift) else None
         arcs = (0, 0 if as_many or steps >= ARC_TILES * px else steps % px,
                 steps % py if dy else 0)
+    # unequal rows in tiles of as many: the counts not averaged over the roots' places,
+    # the times alone (a row's bytes would blend with its neighbours'); with rows of a
+    # tile more apart (`StepSample.arcs`), both
     sample = StepSample.midpoints(steps, 2 * px * py * c, samples, tail, SAMPLE_DEGREE,
-                                  block, shift, arcs)
+                                  block, shift, arcs, even or any(arcs))
     # the head's last steps walked (few cells) may make it half the steps
     return None if 2 * len(sample.rows) >= steps else sample
 

@@ -100,7 +100,8 @@ class StepSample:
     them, per axis; 0: as many), each part is averaged on its own, so that a rank's
     trailing tiles stay its own (the place of a root is what moves; averaged across, the
     busiest rows, those of a tile more, took the load of rows of one less: 8% under on
-    grids of one to three tiles a row)."""
+    grids of one to three tiles a row). `counts_shift`: whether a model's counts (bytes,
+    messages, flops per rank) are averaged so too, or only its times (`counted`)."""
 
     steps: int
     rows: np.ndarray
@@ -111,18 +112,19 @@ class StepSample:
     weight: np.ndarray
     shift: tuple | None = None
     arcs: tuple = (0, 0, 0)
+    counts_shift: bool = True
 
     @classmethod
     def midpoints(cls, steps: int, period: int, samples: int, tail: int, degree: int,
                   block: int = 1, shift: tuple | None = None,
-                  arcs: tuple = (0, 0, 0)) -> StepSample:
+                  arcs: tuple = (0, 0, 0), counts_shift: bool = True) -> StepSample:
         """About `samples` steps of the head 1 .. steps-tail-1 in blocks of `block`, the
         cells' stride prime to `period`, and the last `tail` steps. The head's last
         steps, less than a cell, go in the polynomial's correction, or, where the cells
         are FEW_CELLS or fewer, are a block more near their middle (walked where fewer
         than a block: a polynomial through a few blocks' means missed them by 8% at
-        three cells). `shift`, `arcs`: average the sampled rows' per-rank totals over
-        the roots' places (class doc)."""
+        three cells). `shift`, `arcs`, `counts_shift`: average the sampled rows'
+        per-rank totals over the roots' places (class doc)."""
         head = max(1, steps - tail) - 1
         stride = prime_stride(head // max(1, samples), period)
         cells = head // (stride * block)
@@ -149,14 +151,18 @@ class StepSample:
                 sample.reshape(len(start), block), width, 1, stop,
                 min(degree, len(start) - 1 if few else cells // 2)) / block, block)
         return cls(steps=steps, rows=rows, sampled=sampled, stride=stride, block=block,
-                   stop=stop, weight=weight, shift=shift, arcs=arcs)
+                   stop=stop, weight=weight, shift=shift, arcs=arcs, counts_shift=counts_shift)
 
     def part(self, rows: slice) -> StepSample:
         """The same sample restricted to `rows` (a chunk of them: its per-rank totals
         add up to the whole's)."""
-        return StepSample(steps=self.steps, rows=self.rows[rows], sampled=self.sampled[rows],
-                          stride=self.stride, block=self.block, stop=self.stop,
-                          weight=self.weight[rows], shift=self.shift, arcs=self.arcs)
+        return replace(self, rows=self.rows[rows], sampled=self.sampled[rows],
+                       weight=self.weight[rows])
+
+    def counted(self) -> StepSample:
+        """The sample a model's counts take: this one, or, where they are not averaged
+        over the roots' places (`counts_shift`), this one without its shift."""
+        return self if self.counts_shift else replace(self, shift=None)
 
     def chunks(self, size: int) -> list[slice]:
         """The rows in slices of `size` at most, in order; with a `shift`, none mixing

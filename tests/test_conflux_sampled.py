@@ -283,3 +283,20 @@ def test_sampled_spreading_of_the_pairs_with_a_term_is_bit_for_bit(profile, n, g
     monkeypatch.setattr(rank_classes, "_weighted_pairs", weighted)
     monkeypatch.setattr(rank_classes, "FEW_PAIRS", 10**9)
     assert conflux.candidate_row(n, 2.0**40, profile, placement, grid) == some
+
+
+@pytest.mark.parametrize("n, p, grid, averaged", [
+    (262143, 2**14, (512, 32, 1, 128), False),   # unequal rows in tiles of as many
+    (1234567, 2**18, (32, 8192, 1, 128), True),  # the columns' parts apart (arcs)
+])
+def test_the_counts_sample_keeps_the_shift_where_the_rows_are_parted(n, p, grid, averaged):
+    """`step_sample` decides whether a grid's counts are averaged over the roots' places
+    like its times (`StepSample.counted`): not where the process rows hold unequal rows
+    and no arcs part them (a row's bytes would blend with its neighbours'), else so."""
+    px, py, c, v = grid
+    sample = conflux.step_sample(n, v, px, py, c, BIG.placement(p), "uniform")
+    assert sample.shift is not None and sample.counts_shift is averaged
+    counted = sample.counted()
+    assert (counted is sample) is averaged
+    assert counted.shift == (sample.shift if averaged else None)
+    assert (counted.rows == sample.rows).all() and (counted.weight == sample.weight).all()
