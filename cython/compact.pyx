@@ -1,13 +1,22 @@
 # cython: language_level=3
-"""Whether a model's [step, layer, x class, y class] array is the same along an axis
-(`linalg_io.models.conflux._compact`, which then keeps it cut to length 1 there).
+"""Kernels of a model's [step, layer, x class, y class] arrays (`linalg_io.models.conflux.
+_Piece`'s).
 
 same_along(values, axis)
     Whether every element of the 4D float64 array `values` (any strides) has the bits of
     the element with index 0 along `axis` (1, 2 or 3) and the same other indices: NumPy's
     `(values.take([0], axis).view(np.int64) == values.view(np.int64)).all()`, without
     its copies, stopping at the first element that differs (an array that varies along
-    the axis mostly does within its first elements).
+    the axis mostly does within its first elements; `_compact` then keeps it cut to
+    length 1 there).
+
+add_masked(outs, olds, mask, costs)
+    One collective's (sent, recv, msgs) masked and added on (`_Piece.add`): with m the
+    0/1 `mask` (bool as uint8) and (s, r, g) = m * `costs`, `outs` = `olds` + (s, r, g,
+    max(s, r)), element by element (`olds` None: (s, r, g, max(s, r)) alone), each
+    array 4D of the outputs' shape (any strides: the broadcast inputs' are 0; an old
+    one may be its output itself). NumPy's `old + mask * c` and `np.maximum` bit for
+    bit: m * c is exact (m is 0 or 1), so a fused multiply-add rounds as they do.
 """
 from libc.stdint cimport int64_t
 
@@ -47,3 +56,76 @@ def same_along(const double[:, :, :, :] values not None, int axis) -> bool:
                     break
             i0 += 1
     return same
+
+
+def add_masked(tuple outs, olds, mask, tuple costs):
+    first = olds is None
+    arrays = outs + costs + (costs + costs[:1] if first else tuple(olds)) + (mask,)
+    if len(outs) != 4 or len(costs) != 3 or len(arrays) != 12 \
+            or any(array.shape != outs[0].shape or array.ndim != 4 for array in arrays[:11]) \
+            or mask.shape != outs[0].shape or mask.ndim != 4 or mask.itemsize != 1 \
+            or any(array.itemsize != 8 for array in arrays[:11]) \
+            or not all(array.flags.writeable for array in outs):
+        raise ValueError("add_masked: four writeable outputs, four olds or None, three costs "
+                         "(float64) and the mask (uint8), each 4D of one shape")
+    # arrays: the 4 outputs, the 3 costs, the 4 olds (first: the costs again, unread),
+    # the mask; each one's address and strides (bytes)
+    cdef Py_ssize_t base[12]
+    cdef Py_ssize_t strides[12][4]
+    cdef Py_ssize_t shape[4]
+    cdef int a, axis
+    for axis in range(4):
+        shape[axis] = outs[0].shape[axis]
+    for a in range(12):
+        base[a] = arrays[a].ctypes.data
+        for axis in range(4):
+            strides[a][axis] = arrays[a].strides[axis]
+    cdef Py_ssize_t i0, i1, i2, i3, row[12], step[12]
+    cdef double m, s, r, g, top
+    cdef bint adding = not first
+    cdef double* out_s
+    cdef double* out_r
+    cdef double* out_g
+    cdef double* out_top
+    cdef const double* cost_s
+    cdef const double* cost_r
+    cdef const double* cost_g
+    cdef const double* old_s
+    cdef const double* old_r
+    cdef const double* old_g
+    cdef const double* old_top
+    cdef const unsigned char* mask_at
+    for a in range(11):
+        step[a] = strides[a][3] // 8         # in elements (0: broadcast)
+    step[11] = strides[11][3]
+    with nogil:
+        for i0 in range(shape[0]):
+            for i1 in range(shape[1]):
+                for i2 in range(shape[2]):
+                    for a in range(12):
+                        row[a] = (base[a] + i0 * strides[a][0] + i1 * strides[a][1]
+                                  + i2 * strides[a][2])
+                    out_s, out_r = <double*> row[0], <double*> row[1]
+                    out_g, out_top = <double*> row[2], <double*> row[3]
+                    cost_s, cost_r = <const double*> row[4], <const double*> row[5]
+                    cost_g = <const double*> row[6]
+                    old_s, old_r = <const double*> row[7], <const double*> row[8]
+                    old_g, old_top = <const double*> row[9], <const double*> row[10]
+                    mask_at = <const unsigned char*> row[11]
+                    for i3 in range(shape[3]):
+                        m = mask_at[i3 * step[11]]
+                        s = m * cost_s[i3 * step[4]]
+                        r = m * cost_r[i3 * step[5]]
+                        g = m * cost_g[i3 * step[6]]
+                        # np.maximum: the second where they are equal (a signed zero),
+                        # NaN where either is
+                        top = s if s > r or s != s else r
+                        if adding:
+                            s = old_s[i3 * step[7]] + s
+                            r = old_r[i3 * step[8]] + r
+                            g = old_g[i3 * step[9]] + g
+                            top = old_top[i3 * step[10]] + top
+                        out_s[i3 * step[0]] = s
+                        out_r[i3 * step[1]] = r
+                        out_g[i3 * step[2]] = g
+                        out_top[i3 * step[3]] = top

@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 import numpy as np
-from linalg_io._kernels.compact import same_along
+from linalg_io._kernels.compact import add_masked, same_along
 from linalg_io.models.conflux_classes import (
     BUTTERFLY,
     ColumnRole,
@@ -207,6 +207,37 @@ def _compact(values):
     return values
 
 
+def _masked_sums(old: tuple | None, mask, costs: tuple) -> tuple:
+    """`old` (sent, recv, msgs, serial; None: zeros) plus (s, r, g, max(s, r)), (s, r, g)
+    = `mask` * `costs`: NumPy's sums bit for bit, in one pass (`linalg_io._kernels.compact.
+    add_masked`) where the mask is boolean and the arrays [step, layer, x class, y
+    class], into `old`'s arrays of the sums' shape (a `_Piece`'s own)."""
+    mask = np.asarray(mask)
+    costs = tuple(np.asarray(c, dtype=float) for c in costs)
+    shape = np.broadcast_shapes(mask.shape, *(c.shape for c in costs),
+                                *(np.shape(o) for o in old or ()))
+    if mask.dtype != bool or len(shape) != 4:
+        sent, recv, msgs = (mask * c for c in costs)
+        added = (sent, recv, msgs, np.maximum(sent, recv))
+        return added if old is None else tuple(o + a for o, a in zip(old, added))
+    outs = tuple(o if isinstance(o, np.ndarray) and o.shape == shape else np.empty(shape)
+                 for o in old or (None,) * 4)
+    add_masked(outs, None if old is None else tuple(np.broadcast_to(o, shape) for o in old),
+               np.broadcast_to(mask, shape).view(np.uint8),
+               tuple(np.broadcast_to(c, shape) for c in costs))
+    return outs
+
+
+def _summed(total, added):
+    """total + added, bit for bit, into `total` where it is an array of the sum's shape
+    (a `_Piece`'s own: each array it holds is one it made)."""
+    if isinstance(total, np.ndarray) and total.shape == np.broadcast_shapes(total.shape,
+                                                                          np.shape(added)):
+        total += added
+        return total
+    return total + added
+
+
 @dataclass
 class _Piece:
     """Bytes and messages per communicator group ((sent, recv, msgs, serial): `add`),
@@ -235,16 +266,14 @@ class _Piece:
             self.add(group + NODE, mask, tuple(np.asarray(c, dtype=float) - b
                                                for c, b in zip(costs, between)), phase)
             return
-        sent, recv, msgs = (mask * np.asarray(c, dtype=float) for c in costs)
-        old = self.traffic.get(group, (0.0,) * 4)
-        self.traffic[group] = tuple(_compact(o + c) for o, c in
-                                    zip(old, (sent, recv, msgs, np.maximum(sent, recv))))
+        self.traffic[group] = tuple(_compact(total) for total in
+                                    _masked_sums(self.traffic.get(group), mask, costs))
         if self.phases is not None and phase is not None:
             self._phase(phase).add(group, mask, costs)
 
     def work(self, flops, rate: float = 1.0, phase: str | None = None) -> None:
-        self.flops = _compact(self.flops + flops)
-        self.slow = _compact(self.slow + flops * (1.0 / rate - 1.0))
+        self.flops = _compact(_summed(self.flops, flops))
+        self.slow = _compact(_summed(self.slow, flops * (1.0 / rate - 1.0)))
         if self.phases is not None and phase is not None:
             self._phase(phase).work(flops, rate)
 
@@ -261,7 +290,12 @@ class _Piece:
         """Adds `totals` to `into` [4, step, layer, x class, y class], in place (no
         full-shape copy of them)."""
         for i in range(3):
-            into[i] += sum((t[i] for t in self.traffic.values()), 0.0)
+            parts = [t[i] for t in self.traffic.values()]
+            # as sum(parts, 0.0), which only a -0.0 tells apart: `into` adds it to +0.0
+            total = parts[0] if len(parts) == 1 else parts[0] + parts[1] if parts else 0.0
+            for part in parts[2:]:
+                total = _summed(total, part)
+            into[i] += total
         into[3] += self.flops
 
     def seconds(self, profile: MachineProfile, placement: Placement,

@@ -241,8 +241,8 @@ def timed_links(traffic: dict, keys: dict) -> Links:
     links: Links = {}
     for group, costs in traffic.items():
         key = keys[group]
-        old = links.get(key, (0.0,) * 4)
-        links[key] = tuple(o + c for o, c in zip(old, costs))
+        old = links.get(key)
+        links[key] = costs if old is None else tuple(o + c for o, c in zip(old, costs))
     return links
 
 
