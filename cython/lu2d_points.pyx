@@ -64,6 +64,11 @@ add_product(values, above, below, y_first, y_count, y_right, cell_base, y_at, pl
     (`column` empty: row[i], i the pair), in the same order, bit for bit.
 mark_product(cell_base, y_first, y_count, y_at, marked)
     marked[cell] = 1 at the cell of every pair of `add_product`'s.
+mark_terms(values, right, left, nonzero)
+    nonzero[i] = 1 where values[r, right[i]] - values[r, left[i]] != 0 in some row r of
+    the C-contiguous 2D `values` (`_weighted_pairs`' kinds of pairs whose term is not 0:
+    NumPy's `(take(right) - take(left) != 0).any(axis=0)`, without the taken arrays,
+    each i stopping at its first such row; those marked already are skipped).
 product_cells(cell_base, y_first, y_count, y_at)
     The cells of `add_product`'s pairs, in order.
 add_corners(highs, lows, stored, rows, steps, x_first, x_runs, y_first, y_runs,
@@ -463,6 +468,21 @@ def mark_product(const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_firs
         for e in range(cell_base.shape[0]):
             for j in range(y_first[e], y_first[e] + y_count[e]):
                 marked[cell_base[e] + y_at[j]] = 1
+
+
+def mark_terms(const double[:, ::1] values, const cnp.int64_t[::1] right,
+               const cnp.int64_t[::1] left, cnp.uint8_t[::1] nonzero):
+    cdef Py_ssize_t i, r, count = right.shape[0], rows = values.shape[0]
+    if left.shape[0] != count or nonzero.shape[0] != count:
+        raise ValueError("mark_terms: right, left and nonzero must be as long")
+    with nogil:
+        for i in range(count):
+            if nonzero[i]:
+                continue
+            for r in range(rows):
+                if values[r, right[i]] - values[r, left[i]] != 0:
+                    nonzero[i] = 1
+                    break
 
 
 def product_cells(const cnp.int64_t[::1] cell_base, const cnp.int64_t[::1] y_first,

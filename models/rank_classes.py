@@ -33,6 +33,7 @@ from linalg_io._kernels.lu2d_points import (
     add_differences,
     add_product,
     mark_product,
+    mark_terms,
     product_cells,
     running_sum,
 )
@@ -720,7 +721,8 @@ def _weighted_pairs(padded_values: Callable[[], np.ndarray], unit: np.ndarray,
                        y_kinds)
     line = (x_kind // (nx + 1) ** 2) * (nx + 1)
     at = xk * (ny + 1)
-    nonzero = np.zeros(len(xk), dtype=bool)
+    right, left = at + y_kind[yk] % (ny + 1), at + (y_kind[yk] // (ny + 1)) % (ny + 1)
+    nonzero = np.zeros(len(xk), dtype=np.uint8)
     padded = padded_values()
     rows = len(padded)
     high = np.round(padded / unit) * unit
@@ -728,9 +730,7 @@ def _weighted_pairs(padded_values: Callable[[], np.ndarray], unit: np.ndarray,
         lines = part.reshape(rows, -1, ny + 1)
         across = (lines.take(line + x_kind % (nx + 1), axis=1)
                   - lines.take(line + (x_kind // (nx + 1)) % (nx + 1), axis=1)).reshape(rows, -1)
-        term = (across.take(at + y_kind[yk] % (ny + 1), axis=1)
-                - across.take(at + (y_kind[yk] // (ny + 1)) % (ny + 1), axis=1))
-        nonzero |= (term != 0).any(axis=0)
+        mark_terms(across, right, left, nonzero)
     kinds = np.flatnonzero(nonzero)
     x_count = np.bincount(x_of, minlength=len(x_kind))
     y_count = np.bincount(y_of, minlength=len(y_kind))

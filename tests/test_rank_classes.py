@@ -158,6 +158,24 @@ def test_add_differences_is_the_numpy_passes_bit_for_bit(two, summed, placed):
     assert row.tobytes() == want.tobytes()
 
 
+def test_mark_terms_is_the_numpy_comparison():
+    """`_weighted_pairs`' kinds of pairs whose term is not 0 in some row: a difference of
+    two values of a row (equal values, opposite zeros and NaN among them), those marked
+    before left marked."""
+    from linalg_io._kernels.lu2d_points import mark_terms
+    rng = np.random.default_rng(11)
+    values = np.round(rng.random((3, 40)) * 3) - 1.0
+    values[1, :5], values[2, 5] = -0.0, np.nan
+    right, left = rng.integers(0, 40, 300), rng.integers(0, 40, 300)
+    marked = np.zeros(300, dtype=np.uint8)
+    marked[:7] = 1
+    want = marked.astype(bool) | (values[:, right] - values[:, left] != 0).any(axis=0)
+    mark_terms(values, right, left, marked)
+    assert np.array_equal(marked.astype(bool), want) and 0 < want.sum() < 300
+    with pytest.raises(ValueError, match="mark_terms"):
+        mark_terms(values, right, left[:-1], marked)
+
+
 def _runs(rng, n: int, steps: int) -> tuple:
     """Random runs of consecutive ranks of n per step: (first, runs, start, end)."""
     starts = [np.r_[0, np.sort(rng.choice(np.arange(1, n), rng.integers(0, min(n, 6)),
