@@ -92,6 +92,16 @@ add_corners(highs, lows, stored, rows, steps, x_first, x_runs, y_first, y_runs,
     below the unit's last bits. The pairs are made here from the runs, not handed in
     (arrays of every pair's edges and values, a row at a time, cost more than the
     corners).
+changed_runs(stored, steps, x_first, x_runs, x_key, y_first, y_runs, y_key, line_first,
+             lines, widths, x_changed, y_changed)
+    For each step s of `steps` and each of its runs after its first (x runs x_first[s]
+    .. + x_runs[s], likewise y), changed[i] = 1 where its values in the row `stored`
+    differ from the run before it (at some place: !=, so -0.0 and 0.0 are alike), else
+    0: an x run's values are its line, the widths[s] values from line_first[s] +
+    x_key[i] widths[s]; a y run's its column, the value at y_key[j] of each line (of
+    those of the x runs that change, where they are fewer than the step's lines[s]:
+    the others repeat one of them) (`BlockSpread.totals`: a row's runs merged where
+    its values do not change).
 running_sum(total, axis)
     np.cumsum of the C-contiguous 2D `total` along `axis` (0 or 1), in place, bit for
     bit: each sum the one before plus the next value, in order (down the rows, a row
@@ -546,6 +556,53 @@ def add_corners(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] 
                         if d_low != 0.0:
                             out_low[base + y_start[b]] += d_low
                     above = line
+
+
+def changed_runs(const double[::1] stored, const cnp.int64_t[::1] steps,
+                 const cnp.int64_t[::1] x_first, const cnp.int64_t[::1] x_runs,
+                 const cnp.int64_t[::1] x_key, const cnp.int64_t[::1] y_first,
+                 const cnp.int64_t[::1] y_runs, const cnp.int64_t[::1] y_key,
+                 const cnp.int64_t[::1] line_first, const cnp.int64_t[::1] lines,
+                 const cnp.int64_t[::1] widths, cnp.uint8_t[::1] x_changed,
+                 cnp.uint8_t[::1] y_changed):
+    if x_changed.shape[0] != x_key.shape[0] or y_changed.shape[0] != y_key.shape[0]:
+        raise ValueError("changed_runs: x_changed, y_changed must be as long as the keys")
+    cdef Py_ssize_t most = 1, t
+    for t in range(steps.shape[0]):
+        most = max(most, x_runs[steps[t]])
+    used_np = np.empty(most, dtype=np.int64)
+    cdef cnp.int64_t* used = <cnp.int64_t*> cnp.PyArray_DATA(used_np)
+    cdef Py_ssize_t i, j, s, width, count, base
+    cdef const double* this
+    cdef const double* before
+    with nogil:
+        for t in range(steps.shape[0]):
+            s = steps[t]
+            width = widths[s]
+            base = line_first[s]
+            used[0] = x_key[x_first[s]]
+            count = 1
+            for i in range(x_first[s] + 1, x_first[s] + x_runs[s]):
+                this = &stored[base + x_key[i] * width]
+                before = &stored[base + x_key[i - 1] * width]
+                x_changed[i] = 0
+                for j in range(width):
+                    if this[j] != before[j]:
+                        x_changed[i] = 1
+                        used[count] = x_key[i]
+                        count += 1
+                        break
+            if count >= lines[s]:
+                count = lines[s]
+                for j in range(count):
+                    used[j] = j
+            for i in range(y_first[s] + 1, y_first[s] + y_runs[s]):
+                y_changed[i] = 0
+                for j in range(count):
+                    if stored[base + used[j] * width + y_key[i]] \
+                            != stored[base + used[j] * width + y_key[i - 1]]:
+                        y_changed[i] = 1
+                        break
 
 
 def running_sum(double[:, ::1] total, int axis):

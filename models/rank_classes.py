@@ -16,7 +16,8 @@ for an axis where any rank may be a break); `spread` sums per-class values back 
 rank's total over the steps: each step's value on every pair of an x run and a y run,
 a rectangle of ranks, goes in as its four corners of a difference array, summed up
 once: O(pairs of runs + P), not O(steps x P) (a step whose pairs of runs are about as
-many as its ranks goes onto every rank instead: O(P) for it).
+many as its ranks goes onto every rank instead: O(P) for it; but for a row, a figure,
+whose values there change at few of the runs: those runs merged, its corners).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from linalg_io._kernels.lu2d_points import (
     add_dense,
     add_differences,
     add_product,
+    changed_runs,
     mark_product,
     mark_terms,
     product_cells,
@@ -227,7 +229,8 @@ def spread(values: np.ndarray, xs: RunClasses, ys: RunClasses) -> np.ndarray:
     ranks: +v at its corners (x0, y0) and (x1, y1), -v at (x0, y1) and (x1, y0) of a
     difference array (each pair its second difference at its first corner: the others
     are the first corners of the pairs after it), summed up along x and y at the end
-    (or, a step of many pairs, its values added on every rank). The sums are all but
+    (or, a step of many pairs, its values added on every rank, but for the rows whose
+    runs merged where their values do not change are few pairs). The sums are all but
     exact: each value splits into a multiple of a power of two u, whose sums stay below
     2^52 u (exact in a float, in any order), and a remainder below u/2, whose sums'
     rounding is far below u (it moves a total's last bit only where the total lies at a
@@ -340,7 +343,11 @@ class BlockSpread:
         values added as their second differences at their rectangles' first corners
         (`add_corners`), or, where its pairs of runs are
         more than the ranks over DENSE_SHARE, on every rank (its classes' values
-        gathered to the ranks: cheaper than that many corners)."""
+        gathered to the ranks: cheaper than that many corners), but for a row whose
+        runs merged where its values do not change (`_merged`) are few pairs again
+        (where a figure does not move with the feature that splits every rank: the
+        bytes received, the flops, at a binomial tree's steps), whose corners those of
+        the merged runs are."""
         xs, ys = self.xs, self.ys
         px, py = xs.n, ys.n
         stored = self.stored
@@ -357,23 +364,68 @@ class BlockSpread:
         # remainders (part 1): a difference array of the corner steps' corners, summed
         # up, then the dense steps' values added on every rank
         sums = np.zeros((2, count, px, py))
+        flat = sums.reshape(2, count, px * py)
         corner_steps = np.flatnonzero(~dense)
         if len(corner_steps):
-            runs = (np.ascontiguousarray(a, dtype=np.int64) for a in (
-                self.xfirst, self.xruns, self.yfirst, self.yruns, self.line_first,
-                self.widths, xs.start, ys.start, self.x_key, self.y_key))
-            add_corners(*sums.reshape(2, count, px * py), stored,
-                        np.array(live, dtype=np.int64), corner_steps, *runs, unit, px)
+            add_corners(*flat, stored, np.array(live, dtype=np.int64), corner_steps,
+                        *self._runs(), unit, px)
+        # a row's dense steps where its values change at few of the runs (a figure the
+        # fine classes do not move): its runs merged there, those steps as corners
+        dense_steps = np.flatnonzero(dense)
+        on_every_rank: dict[bytes, tuple] = {}
+        for row in live:
+            merged, steps, runs = self._merged(row, dense_steps)
+            if len(merged):
+                add_corners(*flat, stored, np.array([row], dtype=np.int64), merged, *runs,
+                            unit, px)
+            on_every_rank.setdefault(steps.tobytes(), (steps, []))[1].append(row)
+        if len(corner_steps) or any(len(steps) < len(dense_steps)
+                                    for steps, _ in on_every_rank.values()):
             for part in sums:
                 _summed_up(part)
-        dense_steps = np.flatnonzero(dense)
         per_call = max(1, DENSE_OFFSETS // (px + py))
-        for first in range(0, len(dense_steps), per_call):
-            add_dense(sums[0].reshape(count, -1), sums[1].reshape(count, -1), stored,
-                      *self._offsets(dense_steps[first:first + per_call]), unit)
+        for steps, rows in on_every_rank.values():
+            for first in range(0, len(steps), per_call):
+                offsets = self._offsets(steps[first:first + per_call])
+                for row in rows:
+                    add_dense(flat[0, row:row + 1], flat[1, row:row + 1],
+                              stored[row:row + 1], *offsets, unit[row:row + 1])
         high, low = sums
         high += low
         return high.reshape(*self.shape, px, py)
+
+    def _runs(self, x_kept: np.ndarray | None = None, y_kept: np.ndarray | None = None
+              ) -> tuple:
+        """The runs as `add_corners` takes them (x_first, x_runs, y_first, y_runs,
+        line_first, widths, x_start, y_start, x_key, y_key): every one, or those
+        `x_kept`, `y_kept` (a step's first run among them)."""
+        xs, ys = self.xs, self.ys
+        x_kept = np.ones(len(xs.step), dtype=bool) if x_kept is None else x_kept
+        y_kept = np.ones(len(ys.step), dtype=bool) if y_kept is None else y_kept
+        xruns = np.add.reduceat(x_kept.astype(np.int64), self.xfirst)
+        yruns = np.add.reduceat(y_kept.astype(np.int64), self.yfirst)
+        return tuple(np.ascontiguousarray(a, dtype=np.int64) for a in (
+            np.cumsum(xruns) - xruns, xruns, np.cumsum(yruns) - yruns, yruns,
+            self.line_first, self.widths, xs.start[x_kept], ys.start[y_kept],
+            self.x_key[x_kept], self.y_key[y_kept]))
+
+    def _merged(self, row: int, steps: np.ndarray) -> tuple:
+        """(the steps of `steps` whose pairs of runs, each run merged into the one before
+        it where the row's values there are the same (its line, or its column of each
+        line), are few enough for corners (DENSE_SHARE), the others, the merged runs
+        as `_runs`): a merged run's corners are the original's but those whose
+        differences are 0, which `add_corners` skips."""
+        x_kept = np.ones(len(self.x_key), dtype=np.uint8)
+        y_kept = np.ones(len(self.y_key), dtype=np.uint8)
+        changed_runs(np.ascontiguousarray(self.stored[row]), steps,
+                     *(np.ascontiguousarray(a, dtype=np.int64) for a in (
+                         self.xfirst, self.xruns, self.x_key, self.yfirst, self.yruns,
+                         self.y_key, self.line_first, self.lines, self.widths)),
+                     x_kept, y_kept)
+        kept = (x_kept.view(bool), y_kept.view(bool))
+        runs = self._runs(*kept)
+        few = runs[1][steps] * runs[3][steps] * DENSE_SHARE <= self.xs.n * self.ys.n
+        return steps[few], steps[~few], runs
 
     def _offsets(self, steps: np.ndarray) -> tuple:
         """(x_line [step, px], lines [step, line], widths [step], y_off [step, py]) of

@@ -45,8 +45,8 @@ def test_add_masked_is_numpy_bit_for_bit(adding):
     """old + mask * cost for sent, recv, msgs and old serial + np.maximum(mask * sent,
     mask * recv), with inputs broadcast along different axes (strides 0), a reversed
     view, negative costs and -0.0 (whose products by a False are -0.0), equal sent and
-    recv and opposite zeros (np.maximum keeps the second) and NaNs (kept), and an old array written in
-    place."""
+    recv and opposite zeros (np.maximum keeps the second) and NaNs (kept), and an old
+    array written in place."""
     rng = np.random.default_rng(5 + adding)
     shape = (4, 2, 7, 9)
     mask = rng.random((4, 1, 7, 1)) < 0.6

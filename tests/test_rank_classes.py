@@ -85,6 +85,42 @@ def test_spread_is_each_ranks_sum_over_the_steps(whole):
     assert (terms[:, 0] == 0).all() and (got[:, 0] == 0).all() and got[:, 1:].min() > 1e3
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["whole numbers", "fractions"])
+def test_spread_merges_a_rows_runs_where_its_values_do_not_change(whole):
+    """Steps of more pairs of runs than a share of the ranks: a row whose values there
+    vary along one axis only (or at some steps only) goes in as the corners of its
+    merged runs, the others on every rank; each rank's sum is its own, exactly
+    (whole numbers) or to the last bits."""
+    from linalg_io.models.rank_classes import DENSE_SHARE, BlockSpread
+    steps, px, py, layers = 29, 6, 16, 2
+    xs = classes_at(steps, px, *np.nonzero(np.ones((steps, px), dtype=bool)),
+                    lambda at, rank: [f[at, rank] for f in _rotating_features(steps, px, 4)])
+    ys = classes_at(steps, py, *np.nonzero(np.ones((steps, py), dtype=bool)),
+                    lambda at, rank: [f[at, rank] for f in _rotating_features(steps, py, 5)])
+    rng = np.random.default_rng(9)
+    shape = (steps, layers, xs.size, ys.size)
+    values = rng.random((4, *shape)) * 1e9
+    values = np.round(values) if whole else values * 1e-3 + rng.random(values.shape) * 1e-7
+    values[1] = values[1, ..., :1]                 # along x only
+    values[2] = values[2, ..., :1, :]              # along y only
+    values[3, ::2] = values[3, ::2, ..., :1]       # along x only at every other step
+    got = spread(values, xs, ys)
+    for row in range(4):
+        terms = _walk(values[row], xs, ys)
+        exact = np.vectorize(lambda *i, terms=terms: math.fsum(terms[i]))(
+            *np.indices(got[row].shape))
+        if whole:
+            np.testing.assert_array_equal(got[row], exact)
+        else:
+            np.testing.assert_allclose(got[row], exact, rtol=4e-16, atol=0)
+    whole_spread = BlockSpread(xs, ys)
+    whole_spread.add(values)
+    dense = np.flatnonzero(whole_spread.pairs * DENSE_SHARE > px * py)
+    merged = [len(whole_spread._merged(row, dense)[0]) for row in range(8)]
+    assert len(dense) > 20 and merged[:2] == [0, 0] and min(merged[2:6]) == len(dense)
+    assert 0 < merged[6] < len(dense)
+
+
 @pytest.mark.parametrize("shape", [(1, 1, 5), (3, 9, 4), (2, 40, 33), (6, 7, 70)])
 def test_summed_up_is_cumsum_bit_for_bit(shape):
     from linalg_io.models.rank_classes import _summed_up
@@ -156,6 +192,43 @@ def test_add_differences_is_the_numpy_passes_bit_for_bit(two, summed, placed):
     want[where] = want[where] + weights
     add_differences(values, above, below, first, per_edge, local, touched, row, at)
     assert row.tobytes() == want.tobytes()
+
+
+def test_changed_runs_compares_lines_and_columns():
+    """Whether each run after a step's first has other values than the run before it:
+    an x run its line, a y run its column (over the lines of the x runs that change,
+    the same as over every line); steps not asked about left as they were."""
+    from linalg_io._kernels.lu2d_points import changed_runs
+    rng = np.random.default_rng(12)
+    lines, widths = np.array([5, 3, 4]), np.array([6, 2, 5])
+    line_first = np.r_[0, np.cumsum(lines * widths)[:-1]]
+    stored = np.round(rng.random(int((lines * widths).sum())) * 2)
+    stored[line_first[0]:line_first[0] + 6] = -0.0          # line 0 of step 0 ...
+    stored[line_first[0] + 6:line_first[0] + 12] = 0.0      # ... alike line 1
+    x_runs, y_runs = np.array([7, 4, 6]), np.array([9, 3, 8])
+    x_key = np.concatenate([rng.integers(0, n, k) for n, k in zip(lines, x_runs)])
+    y_key = np.concatenate([rng.integers(0, w, k) for w, k in zip(widths, y_runs)])
+    x_key[:3], y_key[:3] = [0, 1, 1], [2, 2, 0]
+    x_first, y_first = np.r_[0, np.cumsum(x_runs)[:-1]], np.r_[0, np.cumsum(y_runs)[:-1]]
+    x_changed, y_changed = np.full(len(x_key), 7, np.uint8), np.full(len(y_key), 7, np.uint8)
+    steps = np.array([0, 2])
+    changed_runs(stored, steps, x_first, x_runs, x_key, y_first, y_runs, y_key, line_first,
+                 lines, widths, x_changed, y_changed)
+    for s in range(3):
+        grid = stored[line_first[s]:line_first[s] + lines[s] * widths[s]].reshape(
+            lines[s], widths[s])
+        xk = x_key[x_first[s]:x_first[s] + x_runs[s]]
+        yk = y_key[y_first[s]:y_first[s] + y_runs[s]]
+        got_x = x_changed[x_first[s]:x_first[s] + x_runs[s]]
+        got_y = y_changed[y_first[s]:y_first[s] + y_runs[s]]
+        if s not in steps:
+            assert (got_x == 7).all() and (got_y == 7).all()
+            continue
+        assert got_x[0] == 7 and got_y[0] == 7
+        assert (got_x[1:] == (grid[xk[1:]] != grid[xk[:-1]]).any(axis=1)).all()
+        assert (got_y[1:] == (grid[:, yk[1:]] != grid[:, yk[:-1]]).any(axis=0)).all()
+    assert x_changed[1] == 0 and x_changed[2] == 0 and y_changed[1] == 0
+    assert 0 < x_changed[1:7].sum() and 0 < y_changed[y_first[2] + 1:].sum()
 
 
 def test_mark_terms_is_the_numpy_comparison():
