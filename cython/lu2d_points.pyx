@@ -293,6 +293,10 @@ def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1
     return out
 
 
+# `changed_runs` keeps the answers for pairs of keys where a step has at most this many
+MEMO_KEYS = 1024
+
+
 # the ranks' sums of one row a tile of `add_dense` holds: both parts, 512 KB, within a
 # core's L2 with the step's gathered lines beside them
 DENSE_TILE = 32768
@@ -567,14 +571,23 @@ def changed_runs(const double[::1] stored, const cnp.int64_t[::1] steps,
                  cnp.uint8_t[::1] y_changed):
     if x_changed.shape[0] != x_key.shape[0] or y_changed.shape[0] != y_key.shape[0]:
         raise ValueError("changed_runs: x_changed, y_changed must be as long as the keys")
-    cdef Py_ssize_t most = 1, t
+    cdef Py_ssize_t most = 1, keys = 1, t
     for t in range(steps.shape[0]):
         most = max(most, x_runs[steps[t]])
+        keys = max(keys, lines[steps[t]], widths[steps[t]])
+    # a pair of keys compared once a step and axis where the keys are few (the runs of
+    # a step repeat a few pairs of classes): its answer, and the visit that made it
+    keys = keys if keys <= MEMO_KEYS else 0
     used_np = np.empty(most, dtype=np.int64)
+    memo_np = np.zeros(keys * keys, dtype=np.uint8)
+    seen_np = np.full(keys * keys, -1, dtype=np.int64)
     cdef cnp.int64_t* used = <cnp.int64_t*> cnp.PyArray_DATA(used_np)
-    cdef Py_ssize_t i, j, s, width, count, base
+    cdef cnp.uint8_t* memo = <cnp.uint8_t*> cnp.PyArray_DATA(memo_np)
+    cdef cnp.int64_t* seen = <cnp.int64_t*> cnp.PyArray_DATA(seen_np)
+    cdef Py_ssize_t i, j, s, width, count, base, pair, visit = 0
     cdef const double* this
     cdef const double* before
+    cdef cnp.uint8_t differ
     with nogil:
         for t in range(steps.shape[0]):
             s = steps[t]
@@ -582,27 +595,44 @@ def changed_runs(const double[::1] stored, const cnp.int64_t[::1] steps,
             base = line_first[s]
             used[0] = x_key[x_first[s]]
             count = 1
+            visit += 1
             for i in range(x_first[s] + 1, x_first[s] + x_runs[s]):
-                this = &stored[base + x_key[i] * width]
-                before = &stored[base + x_key[i - 1] * width]
-                x_changed[i] = 0
-                for j in range(width):
-                    if this[j] != before[j]:
-                        x_changed[i] = 1
-                        used[count] = x_key[i]
-                        count += 1
-                        break
+                pair = x_key[i - 1] * keys + x_key[i]
+                if keys and seen[pair] == visit:
+                    differ = memo[pair]
+                else:
+                    this = &stored[base + x_key[i] * width]
+                    before = &stored[base + x_key[i - 1] * width]
+                    differ = 0
+                    for j in range(width):
+                        if this[j] != before[j]:
+                            differ = 1
+                            break
+                    if keys:
+                        seen[pair], memo[pair] = visit, differ
+                x_changed[i] = differ
+                if differ:
+                    used[count] = x_key[i]
+                    count += 1
             if count >= lines[s]:
                 count = lines[s]
                 for j in range(count):
                     used[j] = j
+            visit += 1
             for i in range(y_first[s] + 1, y_first[s] + y_runs[s]):
-                y_changed[i] = 0
-                for j in range(count):
-                    if stored[base + used[j] * width + y_key[i]] \
-                            != stored[base + used[j] * width + y_key[i - 1]]:
-                        y_changed[i] = 1
-                        break
+                pair = y_key[i - 1] * keys + y_key[i]
+                if keys and seen[pair] == visit:
+                    differ = memo[pair]
+                else:
+                    differ = 0
+                    for j in range(count):
+                        if stored[base + used[j] * width + y_key[i]] \
+                                != stored[base + used[j] * width + y_key[i - 1]]:
+                            differ = 1
+                            break
+                    if keys:
+                        seen[pair], memo[pair] = visit, differ
+                y_changed[i] = differ
 
 
 def running_sum(double[:, ::1] total, int axis):
