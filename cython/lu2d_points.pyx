@@ -562,6 +562,25 @@ def add_corners(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] 
                     above = line
 
 
+cdef inline cnp.uint8_t _changed(const double* values, Py_ssize_t a, Py_ssize_t b,
+                                 const cnp.int64_t* offsets, Py_ssize_t count,
+                                 Py_ssize_t pair, Py_ssize_t visit, cnp.int64_t* seen,
+                                 cnp.uint8_t* memo) noexcept nogil:
+    """Whether values[a + offsets[j]] != values[b + offsets[j]] for some j < count; the
+    answer kept for `pair` at `visit` (pair -1: not kept)."""
+    cdef Py_ssize_t j
+    cdef cnp.uint8_t differ = 0
+    if pair >= 0 and seen[pair] == visit:
+        return memo[pair]
+    for j in range(count):
+        if values[a + offsets[j]] != values[b + offsets[j]]:
+            differ = 1
+            break
+    if pair >= 0:
+        seen[pair], memo[pair] = visit, differ
+    return differ
+
+
 def changed_runs(const double[::1] stored, const cnp.int64_t[::1] steps,
                  const cnp.int64_t[::1] x_first, const cnp.int64_t[::1] x_runs,
                  const cnp.int64_t[::1] x_key, const cnp.int64_t[::1] y_first,
@@ -573,66 +592,47 @@ def changed_runs(const double[::1] stored, const cnp.int64_t[::1] steps,
         raise ValueError("changed_runs: x_changed, y_changed must be as long as the keys")
     cdef Py_ssize_t most = 1, keys = 1, t
     for t in range(steps.shape[0]):
-        most = max(most, x_runs[steps[t]])
+        most = max(most, x_runs[steps[t]], widths[steps[t]])
         keys = max(keys, lines[steps[t]], widths[steps[t]])
     # a pair of keys compared once a step and axis where the keys are few (the runs of
     # a step repeat a few pairs of classes): its answer, and the visit that made it
     keys = keys if keys <= MEMO_KEYS else 0
-    used_np = np.empty(most, dtype=np.int64)
+    # the places compared: along a line (x runs), and each line's start (y runs: the
+    # lines of the x runs that change, where fewer than the step's lines)
+    along_np, used_np = np.arange(most, dtype=np.int64), np.empty(most, dtype=np.int64)
     memo_np = np.zeros(keys * keys, dtype=np.uint8)
     seen_np = np.full(keys * keys, -1, dtype=np.int64)
+    cdef cnp.int64_t* along = <cnp.int64_t*> cnp.PyArray_DATA(along_np)
     cdef cnp.int64_t* used = <cnp.int64_t*> cnp.PyArray_DATA(used_np)
     cdef cnp.uint8_t* memo = <cnp.uint8_t*> cnp.PyArray_DATA(memo_np)
     cdef cnp.int64_t* seen = <cnp.int64_t*> cnp.PyArray_DATA(seen_np)
-    cdef Py_ssize_t i, j, s, width, count, base, pair, visit = 0
-    cdef const double* this
-    cdef const double* before
-    cdef cnp.uint8_t differ
+    cdef const double* values = &stored[0]
+    cdef Py_ssize_t i, j, s, width, count, base, visit = 0
     with nogil:
         for t in range(steps.shape[0]):
             s = steps[t]
             width = widths[s]
             base = line_first[s]
-            used[0] = x_key[x_first[s]]
+            used[0] = x_key[x_first[s]] * width
             count = 1
             visit += 1
             for i in range(x_first[s] + 1, x_first[s] + x_runs[s]):
-                pair = x_key[i - 1] * keys + x_key[i]
-                if keys and seen[pair] == visit:
-                    differ = memo[pair]
-                else:
-                    this = &stored[base + x_key[i] * width]
-                    before = &stored[base + x_key[i - 1] * width]
-                    differ = 0
-                    for j in range(width):
-                        if this[j] != before[j]:
-                            differ = 1
-                            break
-                    if keys:
-                        seen[pair], memo[pair] = visit, differ
-                x_changed[i] = differ
-                if differ:
-                    used[count] = x_key[i]
+                x_changed[i] = _changed(values, base + x_key[i] * width,
+                                        base + x_key[i - 1] * width, along, width,
+                                        x_key[i - 1] * keys + x_key[i] if keys else -1,
+                                        visit, seen, memo)
+                if x_changed[i]:
+                    used[count] = x_key[i] * width
                     count += 1
             if count >= lines[s]:
                 count = lines[s]
                 for j in range(count):
-                    used[j] = j
+                    used[j] = j * width
             visit += 1
             for i in range(y_first[s] + 1, y_first[s] + y_runs[s]):
-                pair = y_key[i - 1] * keys + y_key[i]
-                if keys and seen[pair] == visit:
-                    differ = memo[pair]
-                else:
-                    differ = 0
-                    for j in range(count):
-                        if stored[base + used[j] * width + y_key[i]] \
-                                != stored[base + used[j] * width + y_key[i - 1]]:
-                            differ = 1
-                            break
-                    if keys:
-                        seen[pair], memo[pair] = visit, differ
-                y_changed[i] = differ
+                y_changed[i] = _changed(values, base + y_key[i], base + y_key[i - 1], used,
+                                        count, y_key[i - 1] * keys + y_key[i] if keys else -1,
+                                        visit, seen, memo)
 
 
 def running_sum(double[:, ::1] total, int axis):

@@ -61,13 +61,17 @@ def _walk(values: np.ndarray, xs, ys) -> np.ndarray:
     return out
 
 
+def _every_rank(steps: int, n: int, seed: int):
+    """`classes_at` of n ranks over the steps, every rank a break, from
+    `_rotating_features`."""
+    return classes_at(steps, n, *np.nonzero(np.ones((steps, n), dtype=bool)),
+                      lambda at, rank: [f[at, rank] for f in _rotating_features(steps, n, seed)])
+
+
 @pytest.mark.parametrize("whole", [True, False], ids=["whole numbers", "fractions"])
 def test_spread_is_each_ranks_sum_over_the_steps(whole):
     steps, px, py, layers = 29, 6, 16, 2
-    xs = classes_at(steps, px, *np.nonzero(np.ones((steps, px), dtype=bool)),
-                    lambda at, rank: [f[at, rank] for f in _rotating_features(steps, px, 1)])
-    ys = classes_at(steps, py, *np.nonzero(np.ones((steps, py), dtype=bool)),
-                    lambda at, rank: [f[at, rank] for f in _rotating_features(steps, py, 2)])
+    xs, ys = _every_rank(steps, px, 1), _every_rank(steps, py, 2)
     rng = np.random.default_rng(3)
     values = rng.random((steps, layers, xs.size, ys.size)) * 1e9
     values[rng.random(values.shape) < 0.3] = 0.0
@@ -93,10 +97,7 @@ def test_spread_merges_a_rows_runs_where_its_values_do_not_change(whole):
     (whole numbers) or to the last bits."""
     from linalg_io.models.rank_classes import DENSE_SHARE, BlockSpread
     steps, px, py, layers = 29, 6, 16, 2
-    xs = classes_at(steps, px, *np.nonzero(np.ones((steps, px), dtype=bool)),
-                    lambda at, rank: [f[at, rank] for f in _rotating_features(steps, px, 4)])
-    ys = classes_at(steps, py, *np.nonzero(np.ones((steps, py), dtype=bool)),
-                    lambda at, rank: [f[at, rank] for f in _rotating_features(steps, py, 5)])
+    xs, ys = _every_rank(steps, px, 4), _every_rank(steps, py, 5)
     rng = np.random.default_rng(9)
     shape = (steps, layers, xs.size, ys.size)
     values = rng.random((4, *shape)) * 1e9
