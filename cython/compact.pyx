@@ -18,7 +18,10 @@ add_masked(outs, olds, mask, costs)
     one may be its output itself). NumPy's `old + mask * c` and `np.maximum` bit for
     bit: m * c is exact (m is 0 or 1), so a fused multiply-add rounds as they do.
 """
+cimport numpy as cnp
 from libc.stdint cimport int64_t
+
+cnp.import_array()
 
 
 def same_along(const double[:, :, :, :] values not None, int axis) -> bool:
@@ -74,12 +77,14 @@ def add_masked(tuple outs, olds, mask, tuple costs):
     cdef Py_ssize_t strides[12][4]
     cdef Py_ssize_t shape[4]
     cdef int a, axis
+    cdef cnp.ndarray array
     for axis in range(4):
         shape[axis] = outs[0].shape[axis]
     for a in range(12):
-        base[a] = arrays[a].ctypes.data
+        array = arrays[a]
+        base[a] = <Py_ssize_t> cnp.PyArray_DATA(array)
         for axis in range(4):
-            strides[a][axis] = arrays[a].strides[axis]
+            strides[a][axis] = cnp.PyArray_STRIDES(array)[axis]
     cdef Py_ssize_t i0, i1, i2, i3, row[12], step[12]
     cdef double m, s, r, g, top
     cdef bint adding = not first

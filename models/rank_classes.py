@@ -373,7 +373,7 @@ class BlockSpread:
         # fine classes do not move): its runs merged there, those steps as corners
         dense_steps = np.flatnonzero(dense)
         on_every_rank: dict[bytes, tuple] = {}
-        for row in live:
+        for row in live if len(dense_steps) else ():
             merged, steps, runs = self._merged(row, dense_steps)
             if len(merged):
                 add_corners(*flat, stored, np.array([row], dtype=np.int64), merged, *runs,
