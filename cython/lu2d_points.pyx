@@ -107,7 +107,19 @@ running_sum(total, axis)
     bit: each sum the one before plus the next value, in order (down the rows, a row
     added to the one before at a time; along a row, four rows' sums side by side, each
     its own chain).
+shifted_means(grids, shift, count)
+    Each grid [a, b, c] of the C-contiguous 4D `grids`, in place: every cell p the mean
+    of the `count` cells p - m shift, m = -(count // 2) .. count - 1 - count // 2, each
+    axis cyclic (`linalg_io.models.step_sample.StepSample.smeared`). The cells p, p +
+    shift, p + 2 shift, ... form orbits of L cells, each a cycle: a mean is that of a
+    window of `count` consecutive cells of its orbit (whole turns of it where count >=
+    L: their sum times the turns, then the rest), each window's sum a block's suffix
+    plus the next block's prefix (blocks of the window's length along the orbit): at
+    most 2 count additions per sum, O(a b c) a grid whatever `count`. A shift that
+    moves no cell leaves the grids as they are.
 """
+import math
+
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport nearbyint
@@ -693,3 +705,93 @@ def gather(const double[:, ::1] values, steps, const cnp.int64_t[:, ::1] index):
             for i in range(width):
                 found[s, i] = line[index[s, i]]
     return out
+
+
+def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
+    cdef Py_ssize_t figures = grids.shape[0], n0 = grids.shape[1], n1 = grids.shape[2]
+    cdef Py_ssize_t n2 = grids.shape[3]
+    if count < 1 or len(shift) != 3:
+        raise ValueError("shifted_means: count >= 1 and a shift of three axes")
+    cdef Py_ssize_t cells = n0 * n1 * n2
+    if figures == 0 or cells == 0:
+        return
+    cdef Py_ssize_t d0 = shift[0] % n0, d1 = shift[1] % n1, d2 = shift[2] % n2
+    cdef Py_ssize_t length = math.lcm(n0 // math.gcd(n0, d0), n1 // math.gcd(n1, d1),
+                                      n2 // math.gcd(n2, d2))
+    if length == 1:
+        return      # nothing moves: every mean its own cell's
+    # the cells orbit by orbit, each from its first cell in memory order
+    order_np = np.empty(cells, dtype=np.intp)
+    seen_np = np.zeros(cells, dtype=np.uint8)
+    cdef Py_ssize_t* order = <Py_ssize_t*> cnp.PyArray_DATA(order_np)
+    cdef unsigned char* seen = <unsigned char*> cnp.PyArray_DATA(seen_np)
+    # the window's whole turns of an orbit and the rest; its first cell `back` places
+    # before its mean's own (the largest m)
+    cdef Py_ssize_t turns = count // length, rest = count % length
+    cdef Py_ssize_t back = (count - 1 - count // 2) % length
+    cdef Py_ssize_t extent = length + rest - 1 if rest else length
+    buffers = np.empty((3, extent))
+    cdef double* line = <double*> cnp.PyArray_DATA(buffers)
+    cdef double* prefix = line + extent
+    cdef double* suffix = prefix + extent
+    cdef Py_ssize_t p, k = 0, t, i0, i1, i2, f, o, i, j, start, end, within
+    cdef Py_ssize_t* cycle
+    cdef double* grid
+    cdef double total, acc, window
+    with nogil:
+        for p in range(cells):
+            if seen[p]:
+                continue
+            i0, i1, i2 = p // (n1 * n2), (p // n2) % n1, p % n2
+            for t in range(length):
+                j = (i0 * n1 + i1) * n2 + i2
+                seen[j] = 1
+                order[k] = j
+                k += 1
+                i0 += d0
+                if i0 >= n0:
+                    i0 -= n0
+                i1 += d1
+                if i1 >= n1:
+                    i1 -= n1
+                i2 += d2
+                if i2 >= n2:
+                    i2 -= n2
+        for f in range(figures):
+            grid = &grids[f, 0, 0, 0]
+            for o in range(cells // length):
+                cycle = order + o * length
+                total = 0.0
+                for t in range(length):
+                    line[t] = grid[cycle[t]]
+                    total = total + line[t]
+                for t in range(extent - length):
+                    line[length + t] = line[t]
+                if rest:
+                    start = 0
+                    while start < extent:
+                        end = min(start + rest, extent)
+                        acc = 0.0
+                        for t in range(start, end):
+                            acc = acc + line[t]
+                            prefix[t] = acc
+                        acc = 0.0
+                        for t in range(end - 1, start - 1, -1):
+                            acc = acc + line[t]
+                            suffix[t] = acc
+                        start = end
+                within = 0
+                for i in range(length):
+                    # the window of the mean at cell i + back of the orbit: cells i ..
+                    # i + rest - 1 after the whole turns
+                    window = 0.0
+                    if rest:
+                        window = suffix[i] + prefix[i + rest - 1] if within else suffix[i]
+                        within += 1
+                        if within == rest:
+                            within = 0
+                    j = i + back
+                    if j >= length:
+                        j -= length
+                    grid[cycle[j]] = (turns * total + window) / count if turns else \
+                        window / count

@@ -15,14 +15,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
+from linalg_io._kernels.lu2d_points import shifted_means
 from linalg_io.models.rates import BLAS
 
-# `StepSample.smeared` of the parts of a grid that `arcs` cuts: a shifted copy at a time
-# up to this many shifts (the parts' sizes, often prime, slow the transforms)
-ROLLED_SHIFTS = 16
 # `StepSample.midpoints` with this many cells or fewer samples the head's last steps, a
 # block more (a polynomial through three or four blocks' means missed them by 8%; with
 # more cells the fit extrapolates them)
@@ -213,64 +210,20 @@ class StepSample:
         """`totals` [..., a, b, c] averaged over the cyclic shifts by m `shift`, m =
         -(stride // 2) .. stride // 2 (the blocks of a cell), in place; each part of
         the grid that `arcs` cut off (per axis, the ranks 0 .. arc-1 hold a tile more
-        than the others: none where 0) averaged on its own, cyclic within it."""
-        if any(self.arcs):
-            whole = replace(self, arcs=(0, 0, 0))
-            cuts = [[slice(0, arc), slice(arc, n)] if arc else [slice(0, n)]
-                    for arc, n in zip(self.arcs, totals.shape[-3:])]
-            for part in itertools.product(*cuts):
-                at = (Ellipsis, *part)
-                totals[at] = (whole._rolled if self.stride <= ROLLED_SHIFTS
-                              else whole.smeared)(np.ascontiguousarray(totals[at]))
-            return totals
-        dims = totals.shape[-3:]
-        # only along the axes the shift moves: along the others the kernel is 1 (its
-        # places all at 0), a transform there a pass that only rounds
-        axes = _moved_axes(dims, self.shift)
-        if not axes:
-            return totals
-        kernel = _shift_kernel(dims, self.shift, self.stride)
-        # a figure at a time: the transforms' temporaries a few grids, not a few of all
-        for at in np.ndindex(totals.shape[:-3]):
-            totals[at] = np.fft.irfftn(np.fft.rfftn(totals[at], axes=axes) * kernel,
-                                       s=[dims[axis] for axis in axes], axes=axes)
+        than the others: none where 0) averaged on its own, cyclic within it. Each mean
+        a window's along the orbit of the shift (`shifted_means`): O(a b c) a figure,
+        whatever the stride."""
+        count = 2 * (self.stride // 2) + 1
+        cuts = [[slice(0, arc), slice(arc, n)] if arc else [slice(0, n)]
+                for arc, n in zip(self.arcs, totals.shape[-3:])]
+        for part in itertools.product(*cuts):
+            at = (Ellipsis, *part)
+            grids = np.ascontiguousarray(totals[at])
+            shifted_means(grids.reshape(-1, *grids.shape[-3:]), self.shift, count)
+            if not np.shares_memory(grids, totals):
+                totals[at] = grids
         return totals
-
-    def _rolled(self, totals: np.ndarray) -> np.ndarray:
-        """`smeared`'s average, a shifted copy at a time (a part of the grid whose
-        sizes a transform takes slowly, at few shifts)."""
-        half = self.stride // 2
-        out = np.zeros_like(totals)
-        for m in range(-half, half + 1):
-            out += np.roll(totals, [m * d for d in self.shift], axis=(-3, -2, -1))
-        return np.divide(out, 2 * half + 1, out=totals)
 
     def total(self, terms: np.ndarray) -> float:
         """The sum over every step of a per-step term known at the rows."""
         return float(np.asarray(terms, dtype=float) @ self.weight)
-
-
-# a row's counts and its own totals are smeared alike: its kernels kept, one a part of
-# the grid (`arcs`: up to four; a grid's kernel holds P complex numbers)
-@lru_cache(maxsize=4)
-def _shift_kernel(dims: tuple, shift: tuple, stride: int) -> np.ndarray:
-    """rfftn, along the axes `shift` moves (`_moved_axes`), of `dims` holding 1 / M at
-    each cyclic shift by m `shift`, m = -(stride // 2) .. stride // 2 (M of them:
-    `StepSample.smeared`'s average), of length 1 along the other axes; read only."""
-    half = stride // 2
-    m = np.arange(-half, half + 1)
-    axes = _moved_axes(dims, shift)
-    places = np.zeros([dims[axis] for axis in axes])
-    np.add.at(places, tuple((m * shift[axis]) % dims[axis] for axis in axes), 1.0 / len(m))
-    kernel = np.fft.rfftn(places)
-    shape = [1, 1, 1]
-    for axis, size in zip(axes, kernel.shape):
-        shape[axis] = size
-    kernel = kernel.reshape(shape)
-    kernel.flags.writeable = False
-    return kernel
-
-
-def _moved_axes(dims: tuple, shift: tuple) -> tuple:
-    """The axes (-3, -2, -1) of a grid of `dims` along which `shift` moves a rank."""
-    return tuple(axis for axis, n, d in zip((-3, -2, -1), dims, shift) if d % n)

@@ -1,37 +1,58 @@
-"""`StepSample.smeared` with its kernel kept between calls (`step_sample._shift_kernel`)
-equals, bit for bit, the kernel's transform computed afresh each call (along the axes
-the shift moves), on several shapes, shifts, strides and leading axes, the kernel
-reused and replaced."""
+"""`StepSample.smeared`'s means over the shifts (`lu2d_points.shifted_means`) against the
+shifted copies summed (np.roll): whole numbers bit for bit (every sum exact, one
+division), others to rounding; windows longer than the shift's orbit (whole turns of
+it), shifts of a whole axis (that axis stays), an even count, a shift that moves nothing
+(the grids untouched), and the refusals."""
 
 import numpy as np
-from linalg_io.models.step_sample import StepSample
+import pytest
+from linalg_io._kernels.lu2d_points import shifted_means
 
 
-def _fresh(sample: StepSample, totals: np.ndarray) -> np.ndarray:
-    """The average's transform along the axes the shift moves (`smeared`'s), afresh."""
-    dims = totals.shape[-3:]
-    moved = tuple(axis for axis, d, n in zip((-3, -2, -1), sample.shift, dims) if d % n)
-    half = sample.stride // 2
-    m = np.arange(-half, half + 1)
-    places = np.zeros([dims[axis] for axis in moved])
-    np.add.at(places, tuple((m * sample.shift[axis]) % dims[axis] for axis in moved),
-              1.0 / len(m))
-    kernel = np.fft.rfftn(places)
-    shape = [1, 1, 1]
-    for axis, size in zip(moved, kernel.shape):
-        shape[axis] = size
-    return np.fft.irfftn(np.fft.rfftn(totals, axes=moved) * kernel.reshape(shape),
-                         s=[dims[axis] for axis in moved], axes=moved)
+def _rolled(grids: np.ndarray, shift: tuple, count: int) -> np.ndarray:
+    """Each cell's mean of the cells p - m shift, m = -(count // 2) .. count - 1 -
+    count // 2, cyclic: the shifted copies summed in order, then divided."""
+    half = count // 2
+    total = np.zeros_like(grids)
+    for m in range(-half, count - half):
+        total += np.roll(grids, [m * d for d in shift], axis=(-3, -2, -1))
+    return total / count
 
 
-def test_kept_kernel_smears_alike():
-    rng = np.random.default_rng(1)
-    for dims, shift, stride in [((2, 64, 32), (1, 0, 0), 7), ((3, 5, 7), (1, 2, 3), 8),
-                                ((4, 6, 9), (0, 1, 0), 63), ((1, 1, 16), (0, 0, 3), 5)]:
-        sample = StepSample(steps=1, rows=np.zeros(1, dtype=np.int64),
-                            sampled=np.zeros(1, dtype=bool), stride=stride, block=1, stop=1,
-                            weight=np.ones(1), shift=shift)
-        for lead in [(), (3,), (2, 2)]:
-            totals = rng.random(lead + dims) * 1e6
-            want = _fresh(sample, totals)
-            assert sample.smeared(totals).tobytes() == want.tobytes()
+@pytest.mark.parametrize("dims, shift, count", [
+    ((1, 8, 12), (0, 1, 1), 5),         # orbits of 24 cells, four of them
+    ((2, 6, 9), (1, 2, 3), 7),          # every axis moves
+    ((1, 5, 7), (0, 1, 1), 101),        # one orbit of 35: the window turns it twice
+    ((3, 4, 4), (1, 0, 0), 9),          # the layers alone, more turns than cells
+    ((1, 6, 4), (0, 2, 2), 4),          # an even count: one more shift back than ahead
+    ((2, 3, 5), (2, 3, 6), 3),          # a whole axis (3 of 3) and more (6 of 5)
+    ((1, 7, 1), (0, 1, 0), 7),          # a window of exactly the orbit
+])
+def test_means_are_the_shifted_copies_summed(dims, shift, count):
+    rng = np.random.default_rng(7)
+    whole = rng.integers(-1 << 20, 1 << 20, (3, *dims)).astype(float)
+    got = whole.copy()
+    shifted_means(got, shift, count)
+    assert got.tobytes() == _rolled(whole, shift, count).tobytes()
+    floats = rng.random((2, *dims)) * 10.0 ** rng.integers(-3, 9, (2, *dims))
+    got = floats.copy()
+    shifted_means(got, shift, count)
+    want = _rolled(floats, shift, count)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15 * np.abs(floats).max())
+
+
+def test_a_shift_that_moves_nothing_leaves_the_grids():
+    grids = np.random.default_rng(2).random((2, 3, 4, 5)) / 3.0
+    kept = grids.copy()
+    shifted_means(grids, (3, 4, 10), 9)
+    assert grids.tobytes() == kept.tobytes()
+
+
+def test_refusals():
+    grids = np.zeros((1, 2, 2, 2))
+    with pytest.raises(ValueError, match="count >= 1"):
+        shifted_means(grids, (0, 1, 1), 0)
+    with pytest.raises(ValueError, match="three axes"):
+        shifted_means(grids, (1, 1), 3)
+    with pytest.raises(ValueError):
+        shifted_means(np.zeros((1, 2, 2, 2))[:, :, :, ::-1], (0, 1, 1), 3)
