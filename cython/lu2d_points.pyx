@@ -91,7 +91,8 @@ add_corners(highs, lows, stored, rows, steps, x_first, x_runs, y_first, y_runs,
     differences are exact (multiples of the unit far below 2^53 of it); the L's round
     below the unit's last bits. The pairs are made here from the runs, not handed in
     (arrays of every pair's edges and values, a row at a time, cost more than the
-    corners).
+    corners); each step's lines are split into H and L once (a value is read by every
+    pair of its classes, and again as the next x run's line below).
 changed_runs(stored, steps, x_first, x_runs, x_key, y_first, y_runs, y_key, line_first,
              lines, widths, x_changed, y_changed)
     For each step s of `steps` and each of its runs after its first (x runs x_first[s]
@@ -532,12 +533,20 @@ def add_corners(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] 
                 const cnp.int64_t[::1] x_start, const cnp.int64_t[::1] y_start,
                 const cnp.int64_t[::1] x_key, const cnp.int64_t[::1] y_key,
                 const double[::1] units, Py_ssize_t px):
-    cdef Py_ssize_t py = highs.shape[1] // px
-    cdef Py_ssize_t r, i, s, a, b, k, base
-    cdef double unit, inverse, value, high, low, e_high, e_low, d_high, d_low
+    cdef Py_ssize_t py = highs.shape[1] // px, total = stored.shape[1]
+    cdef Py_ssize_t count = line_first.shape[0]
+    cdef Py_ssize_t r, i, s, a, b, k, j, base, begin, end, widest = 0
+    for i in range(steps.shape[0]):
+        s = steps[i]
+        end = line_first[s + 1] if s + 1 < count else total
+        widest = max(widest, end - line_first[s])
+    split_np = np.empty(2 * max(widest, 1))
+    cdef double* split_high = <double*> cnp.PyArray_DATA(split_np)
+    cdef double* split_low = split_high + max(widest, 1)
+    cdef double unit, inverse, value, e_high, e_low, d_high, d_low
     cdef double last_high, last_low
-    cdef const double* line
-    cdef const double* above
+    cdef const double* values
+    cdef Py_ssize_t line, above
     cdef double* out_high
     cdef double* out_low
     with nogil:
@@ -548,22 +557,25 @@ def add_corners(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] 
             inverse = 1.0 / unit
             for i in range(steps.shape[0]):
                 s = steps[i]
-                above = NULL
+                begin = line_first[s]
+                end = line_first[s + 1] if s + 1 < count else total
+                values = &stored[rows[r], begin]
+                for j in range(end - begin):
+                    value = values[j]
+                    split_high[j] = nearbyint(value * inverse) * unit
+                    split_low[j] = value - split_high[j]
+                above = -1
                 for a in range(x_first[s], x_first[s] + x_runs[s]):
-                    line = &stored[rows[r], line_first[s] + x_key[a] * widths[s]]
+                    line = x_key[a] * widths[s]
                     base = x_start[a] * py
                     last_high = last_low = 0.0
                     for b in range(y_first[s], y_first[s] + y_runs[s]):
                         k = y_key[b]
-                        value = line[k]
-                        e_high = nearbyint(value * inverse) * unit
-                        e_low = value - e_high
-                        if above != NULL:
-                            value = above[k]
-                            high = nearbyint(value * inverse) * unit
-                            low = value - high
-                            e_high = e_high - high
-                            e_low = e_low - low
+                        e_high = split_high[line + k]
+                        e_low = split_low[line + k]
+                        if above >= 0:
+                            e_high = e_high - split_high[above + k]
+                            e_low = e_low - split_low[above + k]
                         d_high = e_high - last_high
                         d_low = e_low - last_low
                         last_high, last_low = e_high, e_low
@@ -795,3 +807,4 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
                         j -= length
                     grid[cycle[j]] = (turns * total + window) / count if turns else \
                         window / count
+
