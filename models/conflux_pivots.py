@@ -182,7 +182,9 @@ def state_steps(steps: int, px: int) -> int:
     return min(STATE_STEPS_MOST, max(STATE_STEPS, -(-steps * px * size // STATE_BYTES)))
 
 
-@lru_cache(maxsize=4)
+# a search's every (v, Px) kept (STATE_BYTES and a [step] count each): a run again where
+# it fell out of the cache cost more than all of them held
+@lru_cache(maxsize=16)
 def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]:
     """([state, Px] the active rows of every process row before steps 0, s, 2 s, ...
     (s: `state_steps`); [step] the process rows whose a or p differs from the row
