@@ -133,11 +133,17 @@ CHUNK_CELLS = 1 << 20
 # MB an array, a core's L2 here: 2^18 cells took 10-20% more CPU on walks of P = 2^20)
 WALK_CELLS = 1 << 17
 # `step_sample`: the most cells (steps x layers x x classes x y classes, `class_cells`)
-# walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_ROWS at least),
-# a TAIL_SHARE of them the last steps, the sample's time sums corrected by a polynomial
-# of degree SAMPLE_DEGREE
+# walked one by one; beyond, about SAMPLE_CELLS cells of steps (SAMPLE_LEAST steps at
+# least), a TAIL_SHARE of them the last steps, the sample's time sums corrected by a
+# polynomial of degree SAMPLE_DEGREE. A sampled step costs two to three times a walked
+# one (its spreading by pairs of edges, the average over the roots' places), and the
+# error falls slowly with more: at P = 2^20 a quarter of 2^22 cells' steps moved the
+# time of grids with c > 1 by 0.04-0.1% from the walk's (they sample 600-1400 steps),
+# while grids of many cells a step (c = 1), at the least, lose most: 80 steps put the
+# time 1.9% under the walk's, 165 steps 1.1% (docs/MEASUREMENTS.md)
 EXACT_CELLS = 1 << 23
-SAMPLE_CELLS = 1 << 22
+SAMPLE_CELLS = 1 << 20
+SAMPLE_LEAST = 160
 SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
@@ -653,7 +659,7 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     EXACT_CELLS, a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
     or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
     the last steps and, of the others, blocks of B consecutive steps at a stride prime
-    to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_ROWS at least, more to make
+    to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_LEAST at least, more to make
     SAMPLE_BLOCKS blocks). A rank's costs at step k depend on its place relative to
     the root (kx, ky, lk) and, where a group's members share nodes, on its node: from
     one block to the next the root moves by (B / Py mod c, B mod Px, 0) (B a multiple
@@ -685,7 +691,7 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     cells = class_cells(px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))
     if steps * cells <= EXACT_CELLS:
         return None
-    samples = max(SAMPLE_ROWS, SAMPLE_CELLS // cells)
+    samples = max(SAMPLE_LEAST, SAMPLE_CELLS // cells)
     reflected = reflect_columns(n, v, py, c)
     r = placement.ranks_per_node
     rows_apart = r // py if "col" in groups else 1      # a node's process rows
@@ -1260,9 +1266,10 @@ SAMPLED_ERROR = 0.03
 SAMPLED_MSGS_ERROR = 0.1
 # the same where the process rows hold unequal rows (rows of a tile more next to rows
 # of one less: docs/MEASUREMENTS.md, "2.5D model: sampled steps", and tests/
-# test_conflux_sampled.py): 6.6% (time) and 4.1% (bytes received) at most on every
-# sampled grid of nine problems at P = 2^14 to 2^18, on grids of one or two tiles a row
-# (the roots of a sampled block's process rows take its work `stride` times)
+# test_conflux_sampled.py): 6.0% (time) and 3.8% (bytes received) at most on the 106
+# such grids of ten problems at P = 2^14 to 2^18 (docs/MEASUREMENTS.md, "`model lu` to
+# P = 2^20: fewer sampled steps"), on grids of one or two tiles a row (the roots of a
+# sampled block's process rows take its work `stride` times)
 SAMPLED_UNEQUAL_ERROR = 0.07
 
 

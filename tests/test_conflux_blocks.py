@@ -54,6 +54,7 @@ def test_walk_in_blocks_equals_the_walk_at_once(profile, monkeypatch):
 def test_sampled_chunks_in_blocks_equal_them_whole(profile, monkeypatch):
     monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 12)
     monkeypatch.setattr(conflux, "SAMPLE_CELLS", 1 << 11)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", conflux.SAMPLE_ROWS)
     monkeypatch.setattr(conflux, "CHUNK_CELLS", 3000)
     for n, v, px, py, c in ((20000, 64, 32, 32, 1), (20000, 64, 16, 32, 2)):
         placement = profile.placement(px * py * c)

@@ -111,6 +111,7 @@ def test_pooled_rows_near_every_rows_own(profile, n, grid, monkeypatch):
         # 938 steps, 64 of them sampled in blocks and the last 16: as a large LU's
         monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
         monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+        monkeypatch.setattr(conflux, "SAMPLE_LEAST", conflux.SAMPLE_ROWS)
     own = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
     assert (own["sampled_steps"] is None) == (n != 120000)
     assert own["pooled_rows"] is None

@@ -29,6 +29,7 @@ def _few_samples(monkeypatch) -> None:
     monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
     monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
     monkeypatch.setattr(conflux, "SAMPLE_ROWS", 48)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 48)
 
 
 def test_midpoints_integrate_smooth_terms():
@@ -190,7 +191,7 @@ def test_chunks_add_up(monkeypatch):
 def test_the_largest_problems_take_a_bounded_sample():
     """N = 2^24 on 2^20 ranks: the grids `model lu` weighs (every fourth of each tile's,
     and the last, the tallest) walk their 2^15 to 2^17 steps within EXACT_CELLS cells of
-    classes, or sample about SAMPLE_CELLS cells' worth (SAMPLE_ROWS, or SAMPLE_BLOCKS
+    classes, or sample about SAMPLE_CELLS cells' worth (SAMPLE_LEAST, or SAMPLE_BLOCKS
     blocks, at least; and where a few cells leave the head's last steps, those)."""
     from linalg_io.lu.choice import TILE_SIZES, busy_grids
 
@@ -203,7 +204,7 @@ def test_the_largest_problems_take_a_bounded_sample():
             if sample is None:
                 assert 2**24 // v * cells <= conflux.EXACT_CELLS, (px, py, c, v)
                 continue
-            least = max(conflux.SAMPLE_ROWS, conflux.SAMPLE_CELLS // cells,
+            least = max(conflux.SAMPLE_LEAST, conflux.SAMPLE_CELLS // cells,
                         conflux.SAMPLE_BLOCKS * sample.block)
             # (and, a few cells, the head's last steps, less than a cell)
             assert len(sample.rows) <= (least * 1.5 + sample.block + 1

@@ -141,6 +141,7 @@ def test_a_sampled_candidate_row_says_its_sample(monkeypatch):
     monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
     monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
     monkeypatch.setattr(conflux, "SAMPLE_ROWS", 16)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 16)
     sample = conflux.step_sample(16384, 128, 16, 4, 1, placement, "uniform")
     row = conflux.candidate_row(16384, 2.0**40, profile, placement, grid)
     assert row["sampled_steps"] == (len(sample.rows), 128)
