@@ -116,8 +116,12 @@ shifted_means(grids, shift, count)
     window of `count` consecutive cells of its orbit (whole turns of it where count >=
     L: their sum times the turns, then the rest), each window's sum a block's suffix
     plus the next block's prefix (blocks of the window's length along the orbit): at
-    most 2 count additions per sum, O(a b c) a grid whatever `count`. A shift that
-    moves no cell leaves the grids as they are.
+    most 2 count additions per sum, O(a b c) a grid whatever `count`. Where the shift
+    is (0, 1, d) (the roots' process rows one on, their columns d), each layer's plane
+    is skewed instead (its row x'' rolled by x'' d, so that a mean's cells lie in one
+    column of `count` consecutive rows) and the windows summed so, whole rows at a time
+    (an orbit's cells lie a row apart in memory). A shift that moves no cell leaves the
+    grids as they are.
 """
 import math
 
@@ -732,6 +736,9 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
                                       n2 // math.gcd(n2, d2))
     if length == 1:
         return      # nothing moves: every mean its own cell's
+    if d0 == 0 and d1 == 1:
+        _skewed_planes(grids, d2, count)
+        return
     # the cells orbit by orbit, each from its first cell in memory order
     order_np = np.empty(cells, dtype=np.intp)
     seen_np = np.zeros(cells, dtype=np.uint8)
@@ -746,7 +753,7 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
     cdef double* line = <double*> cnp.PyArray_DATA(buffers)
     cdef double* prefix = line + extent
     cdef double* suffix = prefix + extent
-    cdef Py_ssize_t p, k = 0, t, i0, i1, i2, f, o, i, j, start, end, within
+    cdef Py_ssize_t p, k = 0, t, i0, i1, i2, o, i, j, start, end, within
     cdef Py_ssize_t* cycle
     cdef double* grid
     cdef double total, acc, window
@@ -808,3 +815,68 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
                     grid[cycle[j]] = (turns * total + window) / count if turns else \
                         window / count
 
+
+
+cdef void _skewed_planes(double[:, :, :, ::1] grids, Py_ssize_t step, Py_ssize_t count):
+    """`shifted_means` where the shift is (0, 1, step): each plane [x, y] (rows of y)
+    skewed, row x'' (from -(count - 1 - count // 2) to its rows + count // 2) the plane's
+    row x'' mod rows rolled by x'' step, so that a mean's cells T[x - m, y - m step] lie
+    in one column z = y - x step of `count` consecutive skewed rows: each row's window
+    sums a block's suffix plus the next block's prefix (blocks of `count` rows), whole
+    rows at a time, then rolled back."""
+    cdef Py_ssize_t figures = grids.shape[0], layers = grids.shape[1]
+    cdef Py_ssize_t rows = grids.shape[2], width = grids.shape[3]
+    cdef Py_ssize_t ahead = count - 1 - count // 2, extent = rows + count - 1
+    skewed_np, prefix_np = np.empty((extent, width)), np.empty((extent, width))
+    row_np = np.empty(width)
+    cdef double* skewed = <double*> cnp.PyArray_DATA(skewed_np)
+    cdef double* prefix = <double*> cnp.PyArray_DATA(prefix_np)
+    cdef double* window = <double*> cnp.PyArray_DATA(row_np)
+    cdef Py_ssize_t f, l, i, x, y, z, shift, start, end
+    cdef double* plane
+    cdef double* into
+    cdef const double* source
+    with nogil:
+        for f in range(figures):
+            for l in range(layers):
+                plane = &grids[f, l, 0, 0]
+                for i in range(extent):
+                    # skewed[i, z] = T[(i - ahead) mod rows, (z + (i - ahead) step) mod width]
+                    x = (i - ahead) % rows
+                    if x < 0:
+                        x += rows
+                    shift = ((i - ahead) * step) % width
+                    if shift < 0:
+                        shift += width
+                    source = plane + x * width
+                    into = skewed + i * width
+                    for z in range(width - shift):
+                        into[z] = source[z + shift]
+                    for z in range(width - shift, width):
+                        into[z] = source[z + shift - width]
+                start = 0
+                while start < extent:
+                    end = min(start + count, extent)
+                    for z in range(width):
+                        prefix[start * width + z] = skewed[start * width + z]
+                    for i in range(start + 1, end):
+                        for z in range(width):
+                            prefix[i * width + z] = prefix[(i - 1) * width + z] + skewed[i * width + z]
+                    for i in range(end - 2, start - 1, -1):
+                        for z in range(width):
+                            skewed[i * width + z] = skewed[i * width + z] + skewed[(i + 1) * width + z]
+                    start = end
+                for x in range(rows):
+                    if x % count:
+                        for z in range(width):
+                            window[z] = skewed[x * width + z] + prefix[(x + count - 1) * width + z]
+                    else:
+                        for z in range(width):
+                            window[z] = skewed[x * width + z]
+                    # T[x, y] = window[(y - x step) mod width] / count
+                    shift = (x * step) % width
+                    into = plane + x * width
+                    for y in range(shift):
+                        into[y] = window[y - shift + width] / count
+                    for y in range(shift, width):
+                        into[y] = window[y - shift] / count

@@ -1,8 +1,9 @@
 """`StepSample.smeared`'s means over the shifts (`lu2d_points.shifted_means`) against the
 shifted copies summed (np.roll): whole numbers bit for bit (every sum exact, one
-division), others to rounding; windows longer than the shift's orbit (whole turns of
-it), shifts of a whole axis (that axis stays), an even count, a shift that moves nothing
-(the grids untouched), and the refusals."""
+division), others to rounding; shifts (0, 1, d) (skewed planes) and others (orbits),
+windows longer than the shift's orbit or the plane's rows (whole turns of it), shifts
+of a whole axis (that axis stays), an even count, a shift that moves nothing (the grids
+untouched), and the refusals."""
 
 import numpy as np
 import pytest
@@ -27,6 +28,8 @@ def _rolled(grids: np.ndarray, shift: tuple, count: int) -> np.ndarray:
     ((1, 6, 4), (0, 2, 2), 4),          # an even count: one more shift back than ahead
     ((2, 3, 5), (2, 3, 6), 3),          # a whole axis (3 of 3) and more (6 of 5)
     ((1, 7, 1), (0, 1, 0), 7),          # a window of exactly the orbit
+    ((2, 5, 9), (0, 1, 4), 13),         # skewed planes, more rows in a window than the plane
+    ((1, 6, 10), (0, 7, -3), 8),        # skewed: x one on (7 of 6), y back, an even count
 ])
 def test_means_are_the_shifted_copies_summed(dims, shift, count):
     rng = np.random.default_rng(7)
