@@ -749,14 +749,13 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
     cdef Py_ssize_t turns = count // length, rest = count % length
     cdef Py_ssize_t back = (count - 1 - count // 2) % length
     cdef Py_ssize_t extent = length + rest - 1 if rest else length
-    buffers = np.empty((3, extent))
+    buffers = np.empty((2, extent))
     cdef double* line = <double*> cnp.PyArray_DATA(buffers)
     cdef double* prefix = line + extent
-    cdef double* suffix = prefix + extent
-    cdef Py_ssize_t p, k = 0, t, i0, i1, i2, o, i, j, start, end, within
+    cdef Py_ssize_t p, k = 0, t, i0, i1, i2, o, i, j, within
     cdef Py_ssize_t* cycle
     cdef double* grid
-    cdef double total, acc, window
+    cdef double total, window
     with nogil:
         for p in range(cells):
             if seen[p]:
@@ -787,25 +786,14 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
                 for t in range(extent - length):
                     line[length + t] = line[t]
                 if rest:
-                    start = 0
-                    while start < extent:
-                        end = min(start + rest, extent)
-                        acc = 0.0
-                        for t in range(start, end):
-                            acc = acc + line[t]
-                            prefix[t] = acc
-                        acc = 0.0
-                        for t in range(end - 1, start - 1, -1):
-                            acc = acc + line[t]
-                            suffix[t] = acc
-                        start = end
+                    _block_sums(line, prefix, extent, 1, rest)
                 within = 0
                 for i in range(length):
                     # the window of the mean at cell i + back of the orbit: cells i ..
                     # i + rest - 1 after the whole turns
                     window = 0.0
                     if rest:
-                        window = suffix[i] + prefix[i + rest - 1] if within else suffix[i]
+                        window = line[i] + prefix[i + rest - 1] if within else line[i]
                         within += 1
                         if within == rest:
                             within = 0
@@ -832,7 +820,7 @@ cdef void _skewed_planes(double[:, :, :, ::1] grids, Py_ssize_t step, Py_ssize_t
     cdef double* skewed = <double*> cnp.PyArray_DATA(skewed_np)
     cdef double* prefix = <double*> cnp.PyArray_DATA(prefix_np)
     cdef double* window = <double*> cnp.PyArray_DATA(row_np)
-    cdef Py_ssize_t f, l, i, x, y, z, shift, start, end
+    cdef Py_ssize_t f, l, i, x, y, z, shift
     cdef double* plane
     cdef double* into
     cdef const double* source
@@ -854,18 +842,7 @@ cdef void _skewed_planes(double[:, :, :, ::1] grids, Py_ssize_t step, Py_ssize_t
                         into[z] = source[z + shift]
                     for z in range(width - shift, width):
                         into[z] = source[z + shift - width]
-                start = 0
-                while start < extent:
-                    end = min(start + count, extent)
-                    for z in range(width):
-                        prefix[start * width + z] = skewed[start * width + z]
-                    for i in range(start + 1, end):
-                        for z in range(width):
-                            prefix[i * width + z] = prefix[(i - 1) * width + z] + skewed[i * width + z]
-                    for i in range(end - 2, start - 1, -1):
-                        for z in range(width):
-                            skewed[i * width + z] = skewed[i * width + z] + skewed[(i + 1) * width + z]
-                    start = end
+                _block_sums(skewed, prefix, extent, width, count)
                 for x in range(rows):
                     if x % count:
                         for z in range(width):
@@ -880,3 +857,23 @@ cdef void _skewed_planes(double[:, :, :, ::1] grids, Py_ssize_t step, Py_ssize_t
                         into[y] = window[y - shift + width] / count
                     for y in range(shift, width):
                         into[y] = window[y - shift] / count
+
+
+cdef void _block_sums(double* values, double* prefix, Py_ssize_t extent, Py_ssize_t width,
+                      Py_ssize_t block) noexcept nogil:
+    """`shifted_means`' windows: in blocks of `block` rows of `width` values from row 0
+    on, prefix[i] the sum of row i's block from its first row to row i, values[i] (in
+    place) from row i to its block's last: a window of `block` rows from row i is
+    values[i] plus, where i is not a block's first row, prefix[i + block - 1]."""
+    cdef Py_ssize_t start = 0, end, i, z
+    while start < extent:
+        end = min(start + block, extent)
+        for z in range(width):
+            prefix[start * width + z] = values[start * width + z]
+        for i in range(start + 1, end):
+            for z in range(width):
+                prefix[i * width + z] = prefix[(i - 1) * width + z] + values[i * width + z]
+        for i in range(end - 2, start - 1, -1):
+            for z in range(width):
+                values[i * width + z] = values[i * width + z] + values[(i + 1) * width + z]
+        start = end

@@ -152,7 +152,7 @@ SAMPLE_BLOCKS = 4
 # more and those of one less (`StepSample.arcs`) where a process row holds fewer tiles
 # than this; with more, one tile's difference is small beside a row's trailing tiles
 # (0.1% at most on the sampled grids of N = 1234567 at P = 2^18 with 9 to 300 tiles a
-# row), and the parts' sizes (often prime) slow the averages' transforms. (The columns
+# row). (The columns
 # are averaged apart at any count: 2048x64x2 v=512 there, 38 tiles a column, -1.9%
 # without, -1.25% with.)
 ARC_TILES = 8
