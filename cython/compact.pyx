@@ -19,6 +19,7 @@ add_masked(outs, olds, mask, costs)
     bit: m * c is exact (m is 0 or 1), so a fused multiply-add rounds as they do.
 """
 cimport numpy as cnp
+from libc.math cimport fabs
 from libc.stdint cimport int64_t
 
 cnp.import_array()
@@ -134,3 +135,41 @@ def add_masked(tuple outs, olds, mask, tuple costs):
                         out_r[i3 * step[1]] = r
                         out_g[i3 * step[2]] = g
                         out_top[i3 * step[3]] = top
+
+
+def store_classes(const double[:, :, :, :, :] values not None,
+                  const int64_t[::1] xclasses not None, const int64_t[::1] yclasses not None,
+                  double[:, ::1] stored not None, Py_ssize_t start,
+                  double[:, ::1] biggest not None, Py_ssize_t first):
+    cdef Py_ssize_t leads = values.shape[0], steps = values.shape[1]
+    cdef Py_ssize_t layers = values.shape[2], nx = values.shape[3], ny = values.shape[4]
+    cdef Py_ssize_t s, cells = 0
+    if xclasses.shape[0] != steps or yclasses.shape[0] != steps:
+        raise ValueError("store_classes: a count of classes per step")
+    for s in range(steps):
+        if not (0 <= xclasses[s] <= nx and 0 <= yclasses[s] <= ny):
+            raise ValueError("store_classes: more classes than the values hold")
+        cells += xclasses[s] * yclasses[s]
+    if stored.shape[0] != leads * layers or biggest.shape[0] != leads * layers \
+            or start < 0 or start + cells > stored.shape[1] \
+            or first < 0 or first + steps > biggest.shape[1] or nx * ny == 0:
+        raise ValueError("store_classes: stored and biggest must hold every row's steps")
+    cdef Py_ssize_t lead, layer, x, y, at, row
+    cdef double best, size, value
+    with nogil:
+        for lead in range(leads):
+            for layer in range(layers):
+                row = lead * layers + layer
+                at = start
+                for s in range(steps):
+                    best = 0.0
+                    for x in range(nx):
+                        for y in range(ny):
+                            value = values[lead, s, layer, x, y]
+                            size = fabs(value)
+                            if size > best or size != size:
+                                best = size if best == best else best
+                            if x < xclasses[s] and y < yclasses[s]:
+                                stored[row, at] = value
+                                at += 1
+                    biggest[row, first + s] = best

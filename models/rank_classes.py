@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from linalg_io._kernels.compact import store_classes
 from linalg_io._kernels.lu2d_points import (
     add_at,
     add_corners,
@@ -306,28 +307,26 @@ class BlockSpread:
     def add(self, values: np.ndarray) -> None:
         """The values [..., step, layer, x class, y class] of the next steps."""
         *lead, steps, layers, nx, ny = values.shape
-        rows = np.moveaxis(values.reshape(-1, steps, layers, nx, ny), 2, 1).reshape(
-            -1, steps, nx * ny)
+        grouped = values.reshape(-1, steps, layers, nx, ny)
         first = self.done
         if not first:
             self.shape = (*lead, layers)
-            self.biggest = np.empty((len(rows), len(self.pairs)))
-            self.stored = np.empty((len(rows), int(self.line_first[-1] + self.lines[-1]
-                                                   * self.widths[-1])))
+            count = len(grouped) * layers
+            self.biggest = np.empty((count, len(self.pairs)))
+            self.stored = np.empty((count, int(self.line_first[-1] + self.lines[-1]
+                                               * self.widths[-1])))
         if (nx < self.xclasses[first:first + steps].max()
                 or ny < self.yclasses[first:first + steps].max()):
             raise ValueError(f"steps of more classes than {nx} x {ny}")
-        self.biggest[:, first:first + steps] = np.abs(rows).max(axis=2)
         if self.by_cells:
             # each step's own classes' cells, in order: its lines
-            last = first + steps - 1
-            cells = ((np.arange(nx) < self.xclasses[first:last + 1, None])[:, :, None]
-                     & (np.arange(ny) < self.yclasses[first:last + 1, None])[:, None, :])
-            end = self.line_first[last] + self.lines[last] * self.widths[last]
-            # compress: into place, several times faster than a boolean index
-            rows.reshape(len(rows), -1).compress(cells.ravel(), axis=1,
-                                                 out=self.stored[:, self.line_first[first]:end])
+            store_classes(grouped, *(np.ascontiguousarray(classes[first:first + steps],
+                                                          dtype=np.int64)
+                                     for classes in (self.xclasses, self.yclasses)),
+                          self.stored, int(self.line_first[first]), self.biggest, first)
         else:
+            rows = np.moveaxis(grouped, 2, 1).reshape(-1, steps, nx * ny)
+            self.biggest[:, first:first + steps] = np.abs(rows).max(axis=2)
             flat = rows.reshape(len(rows), -1)
             # a chunk of steps at a time: their index arrays within the caches
             for begin, stop in self._chunks(first, first + steps,

@@ -1,10 +1,11 @@
 """`linalg_io._kernels.compact`: `same_along`, the check `models.conflux._compact` makes
-before it cuts a piece's array to length 1 along an axis, and `add_masked`, a piece's
-sums of one more collective (`_Piece.add`)."""
+before it cuts a piece's array to length 1 along an axis, `add_masked`, a piece's
+sums of one more collective (`_Piece.add`), and `store_classes`, a spreading's rows of
+some steps' values (`models.rank_classes.BlockSpread.add`)."""
 
 import numpy as np
 import pytest
-from linalg_io._kernels.compact import add_masked, same_along
+from linalg_io._kernels.compact import add_masked, same_along, store_classes
 
 
 def _numpy(values: np.ndarray, axis: int) -> bool:
@@ -87,3 +88,62 @@ def test_add_masked_refuses_arrays_that_do_not_match():
         add_masked(arrays, None, mask, costs[:2] + (np.zeros((2, 3, 4, 6)),))
     with pytest.raises(ValueError, match="add_masked"):
         add_masked(arrays[:3] + (np.broadcast_to(0.0, shape),), None, mask, costs)
+
+
+def _stored_by_numpy(values: np.ndarray, xclasses: np.ndarray, yclasses: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows' own classes' cells step by step, [row, step] the largest |value|): the
+    moved axes, `compress` and `np.abs(...).max` the kernel replaced."""
+    lead, steps, layers, nx, ny = values.shape
+    rows = np.moveaxis(values, 2, 1).reshape(lead * layers, steps, nx * ny)
+    cells = ((np.arange(nx) < xclasses[:, None])[:, :, None]
+             & (np.arange(ny) < yclasses[:, None])[:, None, :])
+    return rows.reshape(len(rows), -1).compress(cells.ravel(), axis=1), np.abs(rows).max(axis=2)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "broadcast", "reversed"])
+def test_store_classes_is_numpy_bit_for_bit(layout):
+    """Each row's (lead x layers + layer) own cells of each step, from a column on,
+    and each step's largest |value| from a step on, as NumPy's: steps of fewer classes
+    than the values hold (their padding read for the max only), of none along an axis,
+    -0.0 (stored as it is, its |value| +0.0), a NaN (the max NaN), values broadcast along
+    layers or read backwards; the columns before and after left as they were."""
+    rng = np.random.default_rng(len(layout))
+    lead, steps, layers, nx, ny = 3, 5, 2, 4, 6
+    values = rng.standard_normal((lead, steps, layers, nx, ny)) * 1e3
+    values[0, 1, 0, :, :] = -0.0
+    values[2, 3, 1, 3, 5] = np.nan          # padding of a step of 2 x classes: the max alone
+    if layout == "broadcast":
+        values = np.broadcast_to(values[:, :, :1], values.shape)
+    elif layout == "reversed":
+        values = values[:, :, :, ::-1, ::-1]
+    xclasses = np.array([4, 2, 1, 2, 0])
+    yclasses = np.array([6, 3, 6, 5, 2])
+    want, want_big = _stored_by_numpy(values, xclasses, yclasses)
+    start, first = 3, 2
+    stored = np.full((lead * layers, start + want.shape[1] + 4), 7.5)
+    biggest = np.full((lead * layers, first + steps + 1), 7.5)
+    store_classes(values, xclasses, yclasses, stored, start, biggest, first)
+    assert stored[:, start:start + want.shape[1]].tobytes() == want.tobytes()
+    assert biggest[:, first:first + steps].tobytes() == want_big.tobytes()
+    assert (stored[:, :start] == 7.5).all() and (stored[:, start + want.shape[1]:] == 7.5).all()
+    assert (biggest[:, :first] == 7.5).all() and (biggest[:, -1] == 7.5).all()
+    if layout == "contiguous":
+        assert np.isnan(biggest[2 * layers + 1, first + 3])
+        assert np.signbit(stored[0, start + 24]) and biggest[0, first + 1] == 0.0
+
+
+def test_store_classes_refuses_what_does_not_fit():
+    values = np.zeros((2, 3, 1, 4, 5))
+    classes = np.array([4, 4, 4])
+    stored, biggest = np.zeros((2, 60)), np.zeros((2, 3))
+    with pytest.raises(ValueError, match="store_classes"):
+        store_classes(values, classes[:2], classes, stored, 0, biggest, 0)
+    with pytest.raises(ValueError, match="store_classes"):
+        store_classes(values, classes + 1, classes, stored, 0, biggest, 0)
+    with pytest.raises(ValueError, match="store_classes"):
+        store_classes(values, classes, np.array([5, 5, 5]), stored, 1, biggest, 0)
+    with pytest.raises(ValueError, match="store_classes"):
+        store_classes(values, classes, classes, stored, 0, biggest, 1)
+    with pytest.raises(ValueError, match="store_classes"):
+        store_classes(values, classes, classes, np.zeros((3, 60)), 0, biggest, 0)
