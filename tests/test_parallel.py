@@ -164,6 +164,40 @@ def test_together_shares_the_workers(two_workers):
                                                       [3 * x for x in range(20)]]
 
 
+def stamped(folder: str, seconds: dict, prefix: str, item: int) -> int:
+    """Sleeps seconds[item] (default the "rest"), the monotonic clock's start and end
+    written to folder/PREFIXITEM (one clock for every process of this machine)."""
+    begun = time.monotonic()
+    time.sleep(seconds.get(item, seconds["rest"]))
+    Path(folder, f"{prefix}{item}").write_text(f"{begun} {time.monotonic()}")
+    return item
+
+
+def test_model_lu_2d_search_fills_what_the_2d5_search_leaves(tmp_path, two_workers):
+    """`model lu`'s two searches (`lu_table._filling`): the 2D one starts once the 2.5D
+    one has handed out its last item, and runs beside that item (a second long) on the
+    worker the others left free, not after it; each search its own results in order."""
+    from linalg_io.model_command.lu_table import _ending, _filling
+    from linalg_io.progress import Tally
+
+    tally = Tally("search", "items done", ("2.5D", "2D"), False)
+    with parallel.core_map() as mapper:
+        views = _filling(mapper, tally, {"conflux": "2.5D", "2d": "2D"}, ("conflux", "2d"))
+        slow = partial(stamped, str(tmp_path), {3: 1.0, "rest": 0.2}, "c")
+        quick = partial(stamped, str(tmp_path), {"rest": 0.05}, "d")
+        searches = [partial(_ending, views["conflux"],
+                            lambda: list(views["conflux"].window(slow, range(4)))),
+                    lambda: list(views["2d"].window(quick, range(5)))]
+        assert list(mapper.together(searches)) == [list(range(4)), list(range(5))]
+    times = {path.name: [float(t) for t in path.read_text().split()]
+             for path in tmp_path.iterdir()}
+    last_start, last_end = times["c3"]
+    first_2d = min(times[f"d{i}"][0] for i in range(5))
+    assert max(times[f"c{i}"][0] for i in range(4)) == last_start <= first_2d
+    assert max(times[f"d{i}"][1] for i in range(5)) < last_end
+    assert tally.counts == {"2.5D": 4, "2D": 5}
+
+
 def test_workers_end_with_their_parent(tmp_path):
     """A `model` process killed by SIGTERM while its workers evaluate (sleeping a
     minute): its workers end too (none left orphaned)."""

@@ -24,6 +24,7 @@ its counts of candidates evaluated on stderr as it goes (`linalg_io.progress.Tal
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from functools import partial
 
@@ -64,13 +65,21 @@ def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> s
 
 class _Tallied:
     """One search's view of the workers: `CoreMap`'s call and window, each result
-    counted as `kind`'s in `tally`."""
+    counted as `kind`'s in `tally`. `after`: an event this search waits for before its
+    first evaluation; `handed_out`: one it sets once its window has handed out its last
+    item (`_filling`)."""
 
-    def __init__(self, mapper: CoreMap, tally: Tally, kind: str) -> None:
+    def __init__(self, mapper: CoreMap, tally: Tally, kind: str,
+                 after: threading.Event | None = None,
+                 handed_out: threading.Event | None = None) -> None:
         self.mapper, self.tally, self.kind = mapper, tally, kind
+        self.after, self.handed_out = after, handed_out
 
     def __call__(self, function: Callable, items) -> list:
-        results = self.mapper(function, self.tally.count(self.kind, items))
+        items = self.tally.count(self.kind, items)
+        if self.after is not None:
+            self.after.wait()
+        results = self.mapper(function, items)
         self.tally.done(self.kind, len(results))
         return results
 
@@ -79,13 +88,49 @@ class _Tallied:
         return self.mapper(function, items)
 
     def window(self, function: Callable, items):
-        results = self.mapper.window(function, self.tally.count(self.kind, items))
+        items = self.tally.count(self.kind, items)
+        if self.handed_out is not None:
+            items = _then(items, self.handed_out.set)
+        if self.after is not None:
+            self.after.wait()
+        results = self.mapper.window(function, items)
         try:
             for result in results:
                 self.tally.done(self.kind)
                 yield result
         finally:
             results.close()     # the window's queued items dropped (`CoreMap.window`)
+
+
+def _then(items, done: Callable[[], None]):
+    """The items, then done() (also where the iteration is left unfinished)."""
+    try:
+        yield from items
+    finally:
+        done()
+
+
+def _filling(mapper: CoreMap, tally: Tally, kinds: dict, algos: tuple) -> dict:
+    """{algorithm: its `_Tallied`}: with both, the 2D search (candidates of a few tenths
+    of a second each) waits until the 2.5D search has handed out its last candidate (or
+    ended), then fills the workers the 2.5D search's last candidates leave free: run
+    side by side from the start, a 2.5D candidate of seconds often finished alone at
+    the end. In this process alone (one core) the 2.5D search runs first anyway."""
+    if algos != ("conflux", "2d"):
+        return {algo: _Tallied(mapper, tally, kinds[algo]) for algo in algos}
+    handed_out = threading.Event()
+    return {"conflux": _Tallied(mapper, tally, kinds["conflux"], handed_out=handed_out),
+            "2d": _Tallied(mapper, tally, kinds["2d"], after=handed_out)}
+
+
+def _ending(view: _Tallied, search: Callable[[], object]):
+    """search(), then (also where it raises) its `handed_out` event set: a search that
+    never used its window (--all, --grid) lets the one waiting for it go on."""
+    try:
+        return search()
+    finally:
+        if view.handed_out is not None:
+            view.handed_out.set()
 
 
 def _algos(algo: str | None, grid: str, p: int) -> tuple:
@@ -133,10 +178,11 @@ def model_table(args) -> str:
     kinds = {"conflux": "2.5D", "2d": "2D"}
     tally = Tally("model lu", "candidates evaluated", tuple(kinds[algo] for algo in algos), True)
     with core_map() as mapper, tally.runs():   # the 2.5D and 2D candidates share the workers
-        parts = {"conflux": partial(conflux_rows, ask, _Tallied(mapper, tally, kinds["conflux"]),
-                                    limit),
-                 "2d": partial(_table_2d, ask, _Tallied(mapper, tally, kinds["2d"]), limit)}
-        found = dict(zip(algos, mapper.together(parts[algo] for algo in algos)))
+        views = _filling(mapper, tally, kinds, algos)
+        parts = {"conflux": partial(conflux_rows, ask), "2d": partial(_table_2d, ask)}
+        found = dict(zip(algos, mapper.together(
+            partial(_ending, views[algo], partial(parts[algo], views[algo], limit))
+            for algo in algos)))
     if "conflux" in found:
         chosen, table = found["conflux"]
         rows = [candidate.costs for candidate in table if candidate.costs is not None]
