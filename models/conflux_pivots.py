@@ -49,7 +49,7 @@ DUST = 1e-9
 # a sampled model's tournament (`pivots_at`): the steps between two kept states, a rerun
 # to a sampled step starting fewer steps before it (`state_steps`): as few as STATE_STEPS
 # while the states take at most STATE_BYTES, never more than STATE_STEPS_MOST
-STATE_STEPS, STATE_STEPS_MOST, STATE_BYTES = 16, 256, 1 << 22
+STATE_STEPS, STATE_STEPS_MOST, STATE_BYTES = 16, 256, 1 << 23
 
 
 def _even_split(rows: float, widths: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
