@@ -5,7 +5,8 @@ per core this process may use (in this process where there is one core):
 - called as `map(function, items) -> list`: function(item) of each item, in order;
 - `window(function, items)`: a generator of function(item) of each item in order that
   keeps one of its items evaluating, and more (up to a worker each) while a worker would
-  otherwise wait with nothing queued: a branch and bound that stops early (closing it)
+  otherwise wait with nothing queued (`eager`: up to a worker each, queued ahead of
+  another window's run-ahead): a branch and bound that stops early (closing it)
   is not held up by the slowest of a batch; of its evaluations left unused, those
   queued are dropped, one running finishes unread;
 - `together(calls, at_once)`: runs the calls (functions of nothing that use this
@@ -227,23 +228,26 @@ class CoreMap:
         finally:
             self._workers.drop(futures)
 
-    def window(self, function: Callable, items: Iterable) -> Generator:
-        """function(item) of each item, in order, the workers kept busy (module doc)."""
+    def window(self, function: Callable, items: Iterable, eager: bool = False) -> Generator:
+        """function(item) of each item, in order, the workers kept busy (module doc);
+        `eager`: up to a worker's worth of its items queued whether or not a worker is
+        free (another window's run-ahead then waits behind them)."""
         if self._workers is None:
             return (function(item) for item in items)
-        return self._window(function, iter(items))
+        return self._window(function, iter(items), eager)
 
-    def _window(self, function: Callable, items: Iterator) -> Generator:
+    def _window(self, function: Callable, items: Iterator, eager: bool) -> Generator:
         workers = self._workers
         futures: deque[Future] = deque()      # in the items' order
         left = True
 
         def wanted() -> bool:
-            """Whether to queue the next item: none of ours unfinished, or a worker
-            free with nothing queued (under the lock)."""
+            """Whether to queue the next item: none of ours unfinished, or (`eager`, or
+            a worker free with nothing queued) fewer than the workers (under the
+            lock)."""
             unfinished = sum(not future.done() for future in futures)
             return left and (unfinished == 0 or (unfinished < workers.count
-                                                  and workers.spare()))
+                                                  and (eager or workers.spare())))
 
         try:
             while True:

@@ -175,27 +175,27 @@ def stamped(folder: str, seconds: dict, prefix: str, item: int) -> int:
 
 def test_model_lu_2d_search_fills_what_the_2d5_search_leaves(tmp_path, two_workers):
     """`model lu`'s two searches (`lu_table._filling`): the 2D one starts once the 2.5D
-    one has handed out its last item, and runs beside that item (a second long) on the
-    worker the others left free, not after it; each search its own results in order."""
+    one has handed out the items it keeps whatever their results (3 here), then takes
+    the worker the 2.5D search's one item evaluating leaves, and runs beside its last
+    item (a second long), not after it; each search its own results in order."""
     from linalg_io.model_command.lu_table import _ending, _filling
     from linalg_io.progress import Tally
 
     tally = Tally("search", "items done", ("2.5D", "2D"), False)
     with parallel.core_map() as mapper:
-        views = _filling(mapper, tally, {"conflux": "2.5D", "2d": "2D"}, ("conflux", "2d"))
-        slow = partial(stamped, str(tmp_path), {3: 1.0, "rest": 0.2}, "c")
+        views = _filling(mapper, tally, {"conflux": "2.5D", "2d": "2D"}, ("conflux", "2d"), 3)
+        slow = partial(stamped, str(tmp_path), {5: 1.0, "rest": 0.2}, "c")
         quick = partial(stamped, str(tmp_path), {"rest": 0.05}, "d")
         searches = [partial(_ending, views["conflux"],
-                            lambda: list(views["conflux"].window(slow, range(4)))),
+                            lambda: list(views["conflux"].window(slow, range(6)))),
                     lambda: list(views["2d"].window(quick, range(5)))]
-        assert list(mapper.together(searches)) == [list(range(4)), list(range(5))]
+        assert list(mapper.together(searches)) == [list(range(6)), list(range(5))]
     times = {path.name: [float(t) for t in path.read_text().split()]
              for path in tmp_path.iterdir()}
-    last_start, last_end = times["c3"]
     first_2d = min(times[f"d{i}"][0] for i in range(5))
-    assert max(times[f"c{i}"][0] for i in range(4)) == last_start <= first_2d
-    assert max(times[f"d{i}"][1] for i in range(5)) < last_end
-    assert tally.counts == {"2.5D": 4, "2D": 5}
+    assert times["c2"][0] <= first_2d < times["c5"][1]
+    assert max(times[f"d{i}"][1] for i in range(5)) < times["c5"][1]
+    assert tally.counts == {"2.5D": 6, "2D": 5}
 
 
 def test_workers_end_with_their_parent(tmp_path):

@@ -66,14 +66,14 @@ def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> s
 class _Tallied:
     """One search's view of the workers: `CoreMap`'s call and window, each result
     counted as `kind`'s in `tally`. `after`: an event this search waits for before its
-    first evaluation; `handed_out`: one it sets once its window has handed out its last
-    item (`_filling`)."""
+    first evaluation; `handed_out`: one it sets once its window has handed out `sure`
+    items (None: every one) or ended (`_filling`)."""
 
     def __init__(self, mapper: CoreMap, tally: Tally, kind: str,
                  after: threading.Event | None = None,
-                 handed_out: threading.Event | None = None) -> None:
+                 handed_out: threading.Event | None = None, sure: int | None = None) -> None:
         self.mapper, self.tally, self.kind = mapper, tally, kind
-        self.after, self.handed_out = after, handed_out
+        self.after, self.handed_out, self.sure = after, handed_out, sure
 
     def __call__(self, function: Callable, items) -> list:
         items = self.tally.count(self.kind, items)
@@ -90,10 +90,11 @@ class _Tallied:
     def window(self, function: Callable, items):
         items = self.tally.count(self.kind, items)
         if self.handed_out is not None:
-            items = _then(items, self.handed_out.set)
+            items = _then(items, self.handed_out.set, self.sure)
         if self.after is not None:
             self.after.wait()
-        results = self.mapper.window(function, items)
+        # a search that waited fills: its items queued ahead of the other's run-ahead
+        results = self.mapper.window(function, items, eager=self.after is not None)
         try:
             for result in results:
                 self.tally.done(self.kind)
@@ -102,24 +103,35 @@ class _Tallied:
             results.close()     # the window's queued items dropped (`CoreMap.window`)
 
 
-def _then(items, done: Callable[[], None]):
-    """The items, then done() (also where the iteration is left unfinished)."""
+def _then(items, done: Callable[[], None], count: int | None = None):
+    """The items, done() as the count-th is handed out (None: after the last; also where
+    the iteration is left unfinished)."""
     try:
-        yield from items
+        for taken, item in enumerate(items, 1):
+            if taken == count:
+                done()
+            yield item
     finally:
         done()
 
 
-def _filling(mapper: CoreMap, tally: Tally, kinds: dict, algos: tuple) -> dict:
+def _filling(mapper: CoreMap, tally: Tally, kinds: dict, algos: tuple,
+             keep: int | None) -> dict:
     """{algorithm: its `_Tallied`}: with both, the 2D search (candidates of a few tenths
-    of a second each) waits until the 2.5D search has handed out its last candidate (or
-    ended), then fills the workers the 2.5D search's last candidates leave free: run
-    side by side from the start, a 2.5D candidate of seconds often finished alone at
-    the end. In this process alone (one core) the 2.5D search runs first anyway."""
+    of a second each) waits until the 2.5D search has handed out its first `keep`
+    candidates (None: all of them), those its branch and bound evaluates whatever their
+    results, on every worker; then the 2D rows are queued a worker's worth ahead
+    (`CoreMap.window`, eager), so that they take the worker the 2.5D search would
+    otherwise give a candidate its next result may rule out (finished unread), or leave
+    idle beside its last candidate; the 2.5D search keeps one candidate evaluating.
+    Side by side from the start, the 2D rows were done early and a 2.5D candidate of
+    seconds often ran alone at the end. In this process alone (one core) the 2.5D
+    search runs first anyway."""
     if algos != ("conflux", "2d"):
         return {algo: _Tallied(mapper, tally, kinds[algo]) for algo in algos}
     handed_out = threading.Event()
-    return {"conflux": _Tallied(mapper, tally, kinds["conflux"], handed_out=handed_out),
+    return {"conflux": _Tallied(mapper, tally, kinds["conflux"], handed_out=handed_out,
+                                sure=keep),
             "2d": _Tallied(mapper, tally, kinds["2d"], after=handed_out)}
 
 
@@ -178,7 +190,7 @@ def model_table(args) -> str:
     kinds = {"conflux": "2.5D", "2d": "2D"}
     tally = Tally("model lu", "candidates evaluated", tuple(kinds[algo] for algo in algos), True)
     with core_map() as mapper, tally.runs():   # the 2.5D and 2D candidates share the workers
-        views = _filling(mapper, tally, kinds, algos)
+        views = _filling(mapper, tally, kinds, algos, limit)
         parts = {"conflux": partial(conflux_rows, ask), "2d": partial(_table_2d, ask)}
         found = dict(zip(algos, mapper.together(
             partial(_ending, views[algo], partial(parts[algo], views[algo], limit))
