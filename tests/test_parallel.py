@@ -174,10 +174,9 @@ def stamped(folder: str, seconds: dict, prefix: str, item: int) -> int:
 
 
 def test_model_lu_2d_search_fills_what_the_2d5_search_leaves(tmp_path, two_workers):
-    """`model lu`'s two searches (`lu_table._filling`): the 2D one starts once the 2.5D
-    one has handed out the items it keeps whatever their results (3 here), then takes
-    the worker the 2.5D search's one item evaluating leaves, and runs beside its last
-    item (a second long), not after it; each search its own results in order."""
+    """`model lu`'s two searches (`lu_table._filling`) on two workers: the 2D rows run
+    beside the 2.5D search's last item (a second long), not after that search; each
+    search its own results in order, every item counted."""
     from linalg_io.model_command.lu_table import _ending, _filling
     from linalg_io.progress import Tally
 
@@ -192,10 +191,61 @@ def test_model_lu_2d_search_fills_what_the_2d5_search_leaves(tmp_path, two_worke
         assert list(mapper.together(searches)) == [list(range(6)), list(range(5))]
     times = {path.name: [float(t) for t in path.read_text().split()]
              for path in tmp_path.iterdir()}
-    first_2d = min(times[f"d{i}"][0] for i in range(5))
-    assert times["c2"][0] <= first_2d < times["c5"][1]
     assert max(times[f"d{i}"][1] for i in range(5)) < times["c5"][1]
     assert tally.counts == {"2.5D": 6, "2D": 5}
+
+
+def _extended(rows: list, view) -> None:
+    """rows + the 2D view's window over two items (a thread's target)."""
+    rows.extend(view.window(partial(_tagged, "2D"), range(2)))
+
+
+def _tagged(kind: str, item: int) -> tuple:
+    return kind, item
+
+
+def test_model_lu_2d_search_waits_for_the_sure_2d5_items():
+    """`lu_table._filling`'s gate: the 2D search takes no item until the 2.5D search
+    hands out its third (keep = 3: those its branch and bound evaluates whatever their
+    results), then its window is eager (queued ahead of the other's run-ahead); the
+    2.5D window is not. A search that ends without using its window (`_ending`) opens
+    the gate too."""
+    import threading
+
+    from linalg_io.model_command.lu_table import _ending, _filling
+    from linalg_io.progress import Tally
+
+    taken: list[tuple] = []
+
+    class Recording:
+        """A CoreMap's window, lazy: each item recorded (its search, item, eager) as it
+        is asked for."""
+
+        def window(self, function, items, eager=False):
+            for item in items:
+                taken.append((function(item)[0], item, eager))
+                yield function(item)
+
+    for ended in (False, True):
+        taken.clear()
+        tally = Tally("search", "items done", ("2.5D", "2D"), False)
+        views = _filling(Recording(), tally, {"conflux": "2.5D", "2d": "2D"},
+                         ("conflux", "2d"), 3)
+        rows: list = []
+        waiting = threading.Thread(target=partial(_extended, rows, views["2d"]))
+        waiting.start()
+        if ended:
+            _ending(views["conflux"], lambda: None)
+        else:
+            search = views["conflux"].window(partial(_tagged, "2.5D"), range(5))
+            assert [next(search), next(search)] == [("2.5D", 0), ("2.5D", 1)]
+            time.sleep(0.2)
+            assert waiting.is_alive() and len(taken) == 2
+            assert next(search) == ("2.5D", 2)
+        waiting.join(START_S)
+        assert not waiting.is_alive() and rows == [("2D", 0), ("2D", 1)]
+        assert {(kind, eager) for kind, _, eager in taken} == (
+            {("2D", True)} if ended else {("2.5D", False), ("2D", True)})
 
 
 def test_workers_end_with_their_parent(tmp_path):
