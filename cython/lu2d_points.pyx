@@ -804,7 +804,6 @@ def shifted_means(double[:, :, :, ::1] grids, tuple shift, Py_ssize_t count):
                         window / count
 
 
-
 cdef void _skewed_planes(double[:, :, :, ::1] grids, Py_ssize_t step, Py_ssize_t count):
     """`shifted_means` where the shift is (0, 1, step): each plane [x, y] (rows of y)
     skewed, row x'' (from -(count - 1 - count // 2) to its rows + count // 2) the plane's
