@@ -8,7 +8,9 @@ per core this process may use (in this process where there is one core):
   otherwise wait with nothing queued (`eager`: up to a worker each, queued ahead of
   another window's run-ahead): a branch and bound that stops early (closing it)
   is not held up by the slowest of a batch; of its evaluations left unused, those
-  queued are dropped, one running finishes unread;
+  queued are dropped, one running finishes unread. A window that is not eager keeps
+  the worker its last unfinished item frees for its next one (`_Workers`), ahead of
+  another window's queued items;
 - `together(calls, at_once)`: runs the calls (functions of nothing that use this
   CoreMap) at once, up to `at_once` at a time, in threads of this process, so that their
   evaluations share the workers (the 2.5D and the 2D candidates; a scan's next P while
@@ -72,9 +74,22 @@ def _serve(conn: Connection, parent: int) -> None:
         conn.send(reply)
 
 
+class _Group:
+    """A window's evaluations (`_Workers.submit`): those unfinished, and whether it takes
+    no more."""
+
+    def __init__(self) -> None:
+        self.unfinished: set = set()
+        self.closed = False
+
+
 class _Workers:
     """Forked worker processes, each on its own pipe, and the evaluations queued for
-    them (first queued, first handed on); a dispatcher thread reads the results."""
+    them (first queued, first handed on, but those `submit`ted to the front); a
+    dispatcher thread reads the results. The worker that finishes an evaluation of a
+    `_Group` takes the group's next queued one, or, where none of the group's is
+    unfinished, stays idle for its next one (`held`: how many are), until the group
+    submits it (to the front) or lets the worker go (`release`)."""
 
     def __init__(self, count: int) -> None:
         self.lock = threading.Lock()
@@ -82,6 +97,9 @@ class _Workers:
         self.queued: deque = deque()                     # (future, function, item)
         self.idle: list = []                             # (pid, conn)
         self.busy: dict = {}                             # conn -> (pid, future)
+        self.group_of: dict = {}                         # future -> its _Group
+        self.kept: dict = {}                             # _Group -> the worker it keeps
+        self.held = 0                                    # len(kept): idle, not handed on
         self.closed = False
         self.wake_in, self.wake_out = Pipe(duplex=False)
         self.count = count
@@ -105,26 +123,51 @@ class _Workers:
         theirs.close()
         return pid, ours
 
-    def submit(self, function: Callable, item) -> Future:
+    def submit(self, function: Callable, item, group: _Group | None = None,
+               front: bool = False) -> Future:
+        """function(item) queued, last or (`front`: on the worker `group` keeps, if it
+        keeps one) next."""
         future: Future = Future()
         with self.lock:
             if self.closed:
                 future.set_exception(_ended())
                 return future
-            self.queued.append((future, function, item))
+            if group is not None:
+                group.unfinished.add(future)
+                self.group_of[future] = group
+            if front:
+                self._let_go(group)
+                self.queued.appendleft((future, function, item))
+            else:
+                self.queued.append((future, function, item))
             self._hand_on()
         return future
 
     def spare(self) -> bool:
         """Whether a worker is free with nothing queued for it (under the lock)."""
-        return not self.closed and not self.queued and bool(self.idle)
+        return not self.closed and not self.queued and len(self.idle) > self.held
+
+    def release(self, group: _Group) -> None:
+        """`group` takes no more evaluations: the worker it keeps let go, none kept for
+        it again."""
+        with self.lock:
+            group.closed = True
+            self._let_go(group)
+            if not self.closed:
+                self._hand_on()
+
+    def _let_go(self, group: _Group | None) -> None:
+        """The worker `group` keeps, if any, no longer kept (under the lock)."""
+        if self.kept.pop(group, None) is not None:
+            self.held -= 1
 
     def _hand_on(self) -> None:
         """The queued evaluations to the free workers (under the lock)."""
         sent = False
-        while self.idle and self.queued:
+        while len(self.idle) > self.held and self.queued:
             future, function, item = self.queued.popleft()
             if not future.set_running_or_notify_cancel():
+                self._ungrouped(future)
                 continue            # dropped while queued
             pid, conn = self.idle.pop()
             self.busy[conn] = (pid, future)
@@ -161,10 +204,13 @@ class _Workers:
                     ok, value, ended = False, _ended(), True
                 with self.lock:
                     pid, future = self.busy.pop(conn)
+                    group = self._ungrouped(future)
                     if ended:
                         self._reap(pid, conn)
                     elif not self.closed:
                         self.idle.append((pid, conn))
+                        if group is not None and not group.closed:
+                            self._follow(group, future)
                     if not future.done():
                         (future.set_result if ok else future.set_exception)(value)
                     if not self.idle and not self.busy:       # none left to run the queue
@@ -172,6 +218,25 @@ class _Workers:
                     if not self.closed:
                         self._hand_on()
                     self.changed.notify_all()
+
+    def _ungrouped(self, future: Future) -> _Group | None:
+        """`future`'s group, which it leaves, done or dropped (under the lock)."""
+        group = self.group_of.pop(future, None)
+        if group is not None:
+            group.unfinished.discard(future)
+        return group
+
+    def _follow(self, group: _Group, future: Future) -> None:
+        """The worker `future` of `group` freed takes the group's next queued one ahead of
+        the others, or, none of the group's unfinished, is kept for its next (under the
+        lock)."""
+        mine = next((entry for entry in self.queued if entry[0] in group.unfinished), None)
+        if mine is not None:
+            self.queued.remove(mine)
+            self.queued.appendleft(mine)
+        elif not group.unfinished:
+            self.kept[group] = future      # its next one goes here
+            self.held += 1
 
     def _fail_queued(self) -> None:
         for future, _, _ in self.queued:
@@ -240,14 +305,24 @@ class CoreMap:
         workers = self._workers
         futures: deque[Future] = deque()      # in the items' order
         left = True
+        # not eager, its items a group: the worker that finishes its last unfinished one
+        # waits while the caller takes the result, for its next one (no other of its
+        # own unfinished), queued ahead of another window's run-ahead: the chain of
+        # results of a search, each deciding the next, is not held up behind the other
+        # window's items, which fill around it
+        group = None if eager else _Group()
+
+        def unfinished() -> int:
+            """How many of ours are queued or running (under the lock)."""
+            return sum(not future.done() for future in futures)
 
         def wanted() -> bool:
             """Whether to queue the next item: none of ours unfinished, or (`eager`, or
             a worker free with nothing queued) fewer than the workers (under the
             lock)."""
-            unfinished = sum(not future.done() for future in futures)
-            return left and (unfinished == 0 or (unfinished < workers.count
-                                                  and (eager or workers.spare())))
+            running = unfinished()
+            return left and (running == 0 or (running < workers.count
+                                               and (eager or workers.spare())))
 
         try:
             while True:
@@ -257,17 +332,23 @@ class CoreMap:
                     # a result in hand first: the caller may stop on it
                     ready = bool(futures) and futures[0].done()
                     grow = not ready and wanted()
+                    sole = grow and unfinished() == 0
                 if grow:
                     item = next(items, _END)
                     if item is _END:
                         left = False
+                        if group is not None:
+                            workers.release(group)
                     else:
-                        futures.append(workers.submit(function, item))
+                        futures.append(workers.submit(function, item, group,
+                                                      front=sole and group is not None))
                     continue
                 if not futures:
                     return
                 yield futures.popleft().result()
         finally:
+            if group is not None:
+                workers.release(group)
             workers.drop(futures)
 
     def together(self, calls: Iterable[Callable[[], object]],

@@ -166,11 +166,46 @@ def test_together_shares_the_workers(two_workers):
 
 def stamped(folder: str, seconds: dict, prefix: str, item: int) -> int:
     """Sleeps seconds[item] (default the "rest"), the monotonic clock's start and end
-    written to folder/PREFIXITEM (one clock for every process of this machine)."""
+    and the worker's pid written to folder/PREFIXITEM (one clock for every process of
+    this machine)."""
     begun = time.monotonic()
     time.sleep(seconds.get(item, seconds["rest"]))
-    Path(folder, f"{prefix}{item}").write_text(f"{begun} {time.monotonic()}")
+    Path(folder, f"{prefix}{item}").write_text(f"{begun} {time.monotonic()} {os.getpid()}")
     return item
+
+
+def stamps(folder: Path) -> dict:
+    """{name: [start, end, pid]} of the items `stamped` into `folder`."""
+    return {path.name: [float(t) for t in path.read_text().split()]
+            for path in folder.iterdir()}
+
+
+def test_a_searchs_next_item_takes_the_worker_its_last_freed(tmp_path, two_workers):
+    """A search's window (not eager) beside an eager one that keeps items queued: the
+    worker that finishes the search's last unfinished item is kept while the search
+    takes the result, and starts none of the other's queued items before the search's
+    next item has started (its chain of results is not held up behind the other's
+    queue); its other items' workers are not kept. Both lists whole and in order, the
+    workers shared. The search's items end apart (0.05, 0.4 and 0.07 s each): which
+    ended last is plain from their stamps."""
+    with parallel.core_map() as mapper:
+        chain = partial(stamped, str(tmp_path), {0: 0.05, 1: 0.4, "rest": 0.07}, "c")
+        filler = partial(stamped, str(tmp_path), {"rest": 0.3}, "f")
+        searches = [lambda: list(mapper.window(chain, range(5))),
+                    lambda: list(mapper.window(filler, range(8), eager=True))]
+        assert list(mapper.together(searches)) == [list(range(5)), list(range(8))]
+    times = stamps(tmp_path)
+    links = [times[f"c{i}"] for i in range(5)]
+    fills = [times[f"f{i}"] for i in range(8)]
+    checked = 0
+    for begun, _, _ in links:
+        before = [link for link in links if link[1] <= begun]
+        if before:          # not one started beside the first
+            _, ended, pid = max(before, key=lambda link: link[1])
+            assert not [f for f in fills if f[2] == pid and ended <= f[0] < begun]
+            checked += 1
+    assert checked >= 3
+    assert len({f[2] for f in fills}) == 2
 
 
 def test_model_lu_2d_search_fills_what_the_2d5_search_leaves(tmp_path, two_workers):
@@ -189,8 +224,7 @@ def test_model_lu_2d_search_fills_what_the_2d5_search_leaves(tmp_path, two_worke
                             lambda: list(views["conflux"].window(slow, range(6)))),
                     lambda: list(views["2d"].window(quick, range(5)))]
         assert list(mapper.together(searches)) == [list(range(6)), list(range(5))]
-    times = {path.name: [float(t) for t in path.read_text().split()]
-             for path in tmp_path.iterdir()}
+    times = stamps(tmp_path)
     assert max(times[f"d{i}"][1] for i in range(5)) < times["c5"][1]
     assert tally.counts == {"2.5D": 6, "2D": 5}
 
