@@ -18,12 +18,13 @@ changes(active, owned)
     (step, process row) flat, in row-major order: where active or owned [step, process
     row] differs from the process row before; two passes, no [step, Px] temporary.
 
-The powers are NumPy's (np.power on the r/n of every set of the step, one contiguous
-buffer, r/n = 1 for a set without candidates, then np.multiply by n: 0 for those):
-NumPy's float64 power is not C's pow bit for bit (SIMD code), and the model's figures
-were made with NumPy's; on a contiguous array each element's power depends on its value
-only, not on its place. The loop below only adds, subtracts, divides and compares, and
-multiplies once before a divide, so no fused multiply-add can change a result.
+The powers are NumPy's (np.power's own float64 inner loop, the one it dispatches to on
+this CPU, called on the r/n of every set of the step in one contiguous buffer, r/n = 1
+for a set without candidates, then times n: 0 for those): NumPy's float64 power is not
+C's pow bit for bit (SIMD code), and the model's figures were made with NumPy's; on a
+contiguous array each element's power depends on its value only, not on its place. The
+loop below only adds, subtracts, multiplies, divides and compares, a product only
+stored or divided, never added to, so no fused multiply-add can change a result.
 """
 import numpy as np
 cimport numpy as cnp
@@ -56,6 +57,27 @@ cdef void _ratios(const double* stood, const double* sets, double* weight, Py_ss
     cdef Py_ssize_t i
     for i in range(lo, hi):
         weight[i] = stood[i] / sets[i] if sets[i] > 0 else 1.0
+
+
+cdef int _power_loop(cnp.PyUFuncGenericFunction* loop, void** data) except -1:
+    """np.power's float64 x float64 -> float64 inner loop and its data, into loop[0]
+    and data[0]."""
+    cdef cnp.ufunc power = np.power
+    cdef int i
+    for i in range(power.ntypes):
+        if (power.types[3 * i] == cnp.NPY_DOUBLE and power.types[3 * i + 1] == cnp.NPY_DOUBLE
+                and power.types[3 * i + 2] == cnp.NPY_DOUBLE):
+            loop[0], data[0] = power.functions[i], power.data[i]
+            return 0
+    raise RuntimeError("np.power has no float64 loop")
+
+
+cdef void _times_sets(double* weight, const double* sets, Py_ssize_t lo,
+                      Py_ssize_t hi) noexcept nogil:
+    """weight[i] = n (r/n)^beta from its power (a product: NumPy's multiply's bits)."""
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        weight[i] = sets[i] * weight[i]
 
 
 cdef bint _all_one(const double* weight, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
@@ -107,14 +129,22 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     cdef double* weight = <double*> cnp.PyArray_DATA(weight_np)
     # NumPy's power of 1 (1.0 where it is exact): the weight of a set standing for no
     # more rows than its candidates (a process row's own, fewer than w) without a power
-    one = float(np.power(np.ones(1), beta)[0])
-    inner = (weight_np[2:q], sets_np[2:q])
-    outer = (weight_np[q:], sets_np[q:])
-    every = (weight_np[2:], sets_np[2:])      # both, one call each (per element alike)
+    cdef double one = np.power(np.ones(1), beta)[0]
     cdef double[::1] winners = np.zeros(2 * q)
     # the step's shares before the dust rule, by process row
     cdef double[::1] share_row = np.zeros(px)
-    power, multiply = np.power, np.multiply
+    # NumPy's own float64 power loop (the one np.power dispatches to on this CPU),
+    # called on the step's ratios in place, the exponent broadcast: no ufunc call a step
+    cdef cnp.PyUFuncGenericFunction power
+    cdef void* power_data
+    _power_loop(&power, &power_data)
+    cdef char* power_args[3]
+    cdef cnp.npy_intp power_count[1]
+    cdef cnp.npy_intp power_steps[3]
+    power_args[0] = power_args[2] = <char*> &weight[2]
+    power_args[1] = <char*> &beta
+    power_steps[0] = power_steps[2] = sizeof(double)
+    power_steps[1] = 0
     cdef Py_ssize_t t, k, i, j, start, role, partner, e
     cdef double w, first, share, mine, theirs, last_a, last_p
     # the most active rows of a process row (only fall): at most w, each leaf of a Px a
@@ -150,11 +180,13 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
         else:
             _ratios(stood, sets, weight, 2, size)
             ones = _all_one(weight, q, size)
-        ratios, counts = inner if ones else every
-        power(ratios, beta, out=ratios)
-        multiply(counts, ratios, out=ratios)
+        power_count[0] = (q if ones else size) - 2
+        if power_count[0] > 0:
+            power(power_args, power_count, power_steps, power_data)
+        _times_sets(weight, sets, 2, q if ones else size)
         if ones:
-            multiply(outer[1], one, out=outer[0])
+            for i in range(q, size):
+                weight[i] = sets[i] * one
         winners[1] = _smaller(w, sets[1])
         j = 1
         while j < q:        # level by level: each level's splits independent (SIMD)
