@@ -25,6 +25,14 @@ bruck_points(at, value, real, ranks, sizes, run, blocks, reach, equal, all_round
 last_at_or_before(starts, ranks)
     [step, i]: the last j with starts[step, j] <= ranks[step, i] (starts sorted along
     j; 0 where none is).
+bruck_windows(values, sizes)
+    [row, q]: the sum over the Bruck rounds m of `sizes` (in that order, from 0.0 on) of
+    what rank q's window q .. q + m - 1 (cyclic) holds of values[row] (C-contiguous
+    2D): each a difference P(q + m) - P(q) of the row's prefix sums over it twice
+    (P(j) the sum of its first j entries, each the one before plus the next, as
+    np.cumsum makes them), bit for bit `linalg_io.layout.schedules.allgatherv_bytes`'
+    NumPy rounds (a [row, 2p + 1] prefix and a pass over [row, p] per round), a row at
+    a time in the caches.
 gather(values, steps, index)
     [step, i]: values[steps[step], index[step, i]] (`steps` None: values[step, ...]),
     np.take_along_axis(values[steps], index, axis=1) without its index arrays; every
@@ -317,6 +325,31 @@ MEMO_KEYS = 1024
 # the ranks' sums of one row a tile of `add_dense` holds: both parts, 512 KB, within a
 # core's L2 with the step's gathered lines beside them
 DENSE_TILE = 32768
+
+
+def bruck_windows(const double[:, ::1] values not None,
+                  const cnp.int64_t[::1] sizes not None):
+    cdef Py_ssize_t rows = values.shape[0], p = values.shape[1], count = sizes.shape[0]
+    cdef Py_ssize_t r, q, j, i
+    for i in range(count):
+        if not 0 < sizes[i] <= p:
+            raise ValueError("bruck_windows: a round's size within 1 .. p")
+    out = np.empty((rows, p))
+    cdef double[:, ::1] sums = out
+    prefix_np = np.empty(2 * p + 1)
+    cdef double* prefix = <double*> cnp.PyArray_DATA(prefix_np)
+    cdef double total
+    with nogil:
+        for r in range(rows):
+            prefix[0] = 0.0
+            for j in range(2 * p):
+                prefix[j + 1] = prefix[j] + values[r, j if j < p else j - p]
+            for q in range(p):
+                total = 0.0
+                for i in range(count):
+                    total = total + (prefix[q + sizes[i]] - prefix[q])
+                sums[r, q] = total
+    return out
 
 
 def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] stored,

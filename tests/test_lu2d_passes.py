@@ -1,6 +1,7 @@
 """The 2D model's faster passes give the very numbers of the ones they replace: the running
 sums of `lu2d_runs` (numpy's cumsum), `_owned_after` (numroc's difference) and
-`schedules.allgatherv_bytes` (`allgatherv_costs`' bytes), bit for bit."""
+`schedules.allgatherv_bytes` (`allgatherv_costs`' bytes; its windows NumPy's rounds),
+bit for bit."""
 
 import numpy as np
 import pytest
@@ -45,6 +46,35 @@ def test_allgatherv_bytes_are_allgatherv_costs_and_the_windows():
                for c in range(4) for q in range(p)]
     assert np.array_equal(sent.reshape(-1), windows)
     assert np.array_equal(recv, blocks.sum(axis=1, keepdims=True) - blocks)
+
+
+def numpy_windows(counts: np.ndarray) -> np.ndarray:
+    """What rank q sends in a Bruck allgatherv of the blocks `counts` [..., rank],
+    NumPy's way: cyclic prefix sums (np.cumsum of the blocks twice), each round's
+    window a difference of two of them, the rounds summed in order from zeros."""
+    p = counts.shape[-1]
+    prefix = np.zeros(counts.shape[:-1] + (2 * p + 1,))
+    prefix[..., 1:] = np.cumsum(np.concatenate([counts, counts], axis=-1), axis=-1)
+    windows = np.zeros(counts.shape)
+    for _, m in bruck_rounds(p):
+        windows += prefix[..., m:m + p] - prefix[..., :p]
+    return windows
+
+
+@pytest.mark.parametrize("shape", [(7, 1024), (3, 5, 13), (40, 96), (1, 2), (2, 1)])
+def test_allgatherv_windows_are_numpys_rounds_bit_for_bit(shape):
+    """`allgatherv_bytes`' sent bytes (compiled: `lu2d_points.bruck_windows`, a row at a
+    time) are NumPy's rounds', bit for bit, on fractional blocks (expected pivots), with
+    communicators of equal blocks among them (their own closed form)."""
+    rng = np.random.default_rng(sum(shape))
+    blocks = rng.random(shape) * rng.integers(1, 10**6, shape) / 3.0
+    blocks[..., ::4] = 0.0
+    blocks.reshape(-1, shape[-1])[0] = 0.75          # one communicator of equal blocks
+    want = numpy_windows(blocks)
+    equal = (blocks == blocks[..., :1]).all(axis=-1)
+    sent, _ = allgatherv_bytes(blocks)
+    assert sent[~equal].tobytes() == want[~equal].tobytes()
+    assert np.array_equal(sent[equal], want[equal])
 
 
 @pytest.mark.parametrize("axis", [0, 1])

@@ -34,6 +34,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from linalg_io._kernels.lu2d_points import bruck_windows
 
 CHUNK_BYTES = 1 << 20     # pipelined chain piece (1 MiB)
 SMALL_BYTES = 1 << 14     # up to this a bcast/reduce takes the binomial tree (16 KiB)
@@ -147,12 +148,8 @@ def allgatherv_bytes(counts_bytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sizes = sum(m for _, m in bruck_rounds(p))
     sent = np.broadcast_to(counts[..., :1] * sizes, counts.shape).copy()   # equal blocks
     unequal = ~(counts == counts[..., :1]).all(axis=-1)
-    prefix = _cyclic_prefix(counts[unequal] if not unequal.all() else counts)
-    windows = np.zeros(prefix.shape[:-1] + (p,))
-    window = np.empty(windows.shape)     # one round's, in place: P-sized temporaries
-    for _, m in bruck_rounds(p):
-        windows += np.subtract(prefix[..., m:m + p], prefix[..., :p], out=window)  # q..q+m-1
-    sent[unequal] = windows
+    # each round's window q .. q+m-1, summed round by round (compiled: a row at a time)
+    sent[unequal] = bruck_windows(counts[unequal], _round_order(p))
     return sent, recv
 
 
@@ -206,6 +203,14 @@ def _rounds_beyond(p: int) -> np.ndarray:
     held = (len(sizes) - np.searchsorted(sizes, np.arange(p), side="right")).astype(float)
     held.flags.writeable = False
     return held
+
+
+@lru_cache(maxsize=64)
+def _round_order(p: int) -> np.ndarray:
+    """The m of the Bruck rounds over p ranks, in their order (int64)."""
+    sizes = np.array([m for _, m in bruck_rounds(p)], dtype=np.int64)
+    sizes.flags.writeable = False
+    return sizes
 
 
 @lru_cache(maxsize=64)
