@@ -34,6 +34,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+
 from linalg_io._kernels.lu2d_points import bruck_windows
 
 CHUNK_BYTES = 1 << 20     # pipelined chain piece (1 MiB)
