@@ -80,6 +80,74 @@ cdef void _times_sets(double* weight, const double* sets, Py_ssize_t lo,
         weight[i] = sets[i] * weight[i]
 
 
+cdef void _leaves(const double* rows, double* sets, double* stood, Py_ssize_t start,
+                  Py_ssize_t px, double w) noexcept nogil:
+    """Leaf j of a merge tree without folds: role (start + j) mod Px's set, min(rows, w)
+    candidates standing for its rows."""
+    cdef Py_ssize_t j, head = px - start
+    for j in range(head):
+        sets[j] = _smaller(rows[start + j], w)
+        stood[j] = rows[start + j]
+    for j in range(start):
+        sets[head + j] = _smaller(rows[j], w)
+        stood[head + j] = rows[j]
+
+
+cdef void _unrotated(double* share_row, const double* leaves, Py_ssize_t start,
+                     Py_ssize_t px) noexcept nogil:
+    """share_row[(start + j) mod Px] = leaves[j] (the leaves' winners to their rows)."""
+    cdef Py_ssize_t j, head = px - start
+    for j in range(head):
+        share_row[start + j] = leaves[j]
+    for j in range(start):
+        share_row[j] = leaves[head + j]
+
+
+cdef void _dusted(double* share, const double* rows, double dust,
+                  Py_ssize_t px) noexcept nogil:
+    """A share that would leave fewer than `dust` rows takes them all."""
+    cdef Py_ssize_t i
+    for i in range(px):
+        share[i] = rows[i] if rows[i] - share[i] < dust else share[i]
+
+
+cdef Py_ssize_t _differing(const double* rows, const double* share,
+                           Py_ssize_t px) noexcept nogil:
+    """The process rows whose active rows or pivots differ from the row before's."""
+    cdef Py_ssize_t i, count = 0
+    for i in range(1, px):
+        count += (rows[i] != rows[i - 1]) | (share[i] != share[i - 1])
+    return count
+
+
+cdef double _taken(double* rows, const double* share, Py_ssize_t px) noexcept nogil:
+    """rows -= share; the most rows left (0 at least: a max, in any order the same)."""
+    cdef Py_ssize_t i, k
+    cdef double most[8]
+    for i in range(px):
+        rows[i] = rows[i] - share[i]
+    for k in range(8):
+        most[k] = 0.0
+    for i in range(px - px % 8):     # eight maxima side by side, not one chain
+        k = i % 8
+        most[k] = rows[i] if rows[i] > most[k] else most[k]
+    for i in range(px - px % 8, px):
+        most[0] = rows[i] if rows[i] > most[0] else most[0]
+    for k in range(1, 8):
+        most[0] = most[k] if most[k] > most[0] else most[0]
+    return most[0]
+
+
+cdef void _merge_level(double* sets, double* stood, double w, Py_ssize_t lo,
+                       Py_ssize_t hi) noexcept nogil:
+    """The sets lo .. hi-1 of the tree, each two children merged: min(w, n_1 + n_2)
+    candidates standing for r_1 + r_2 rows."""
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        sets[i] = _smaller(w, sets[2 * i] + sets[2 * i + 1])
+        stood[i] = stood[2 * i] + stood[2 * i + 1]
+
+
 cdef bint _all_one(const double* weight, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     cdef Py_ssize_t i
     cdef bint ones = True
@@ -146,7 +214,7 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     power_steps[0] = power_steps[2] = sizeof(double)
     power_steps[1] = 0
     cdef Py_ssize_t t, k, i, j, start, role, partner, e
-    cdef double w, first, share, mine, theirs, last_a, last_p
+    cdef double w, first, mine, theirs
     # the most active rows of a process row (only fall): at most w, each leaf of a Px a
     # power of two is one row's set whose r/n is 1, no ratio to take
     cdef double widest = 0.0
@@ -157,7 +225,9 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
         k = first_step + t
         w = widths[k]
         start = k % px
-        for j in range(q):
+        if q == px:         # no folds: the leaves the rows from the root's on, in turn
+            _leaves(&rows[0], sets + q, stood + q, start, px, w)
+        for j in range(q if q < px else 0):
             role = _wrapped(start + j, px)
             i = q + j
             mine = _smaller(rows[role], w)
@@ -171,9 +241,10 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
                 sets[e + 1], stood[e + 1] = theirs, rows[partner]
             else:
                 sets[i], stood[i] = mine, rows[role]
-        for i in range(q - 1, 0, -1):
-            sets[i] = _smaller(w, sets[2 * i] + sets[2 * i + 1])
-            stood[i] = stood[2 * i] + stood[2 * i + 1]
+        j = q // 2
+        while j >= 1:       # level by level, the leaves' parents first (SIMD)
+            _merge_level(sets, stood, w, j, 2 * j)
+            j //= 2
         if q == px and widest <= w:
             _ratios(stood, sets, weight, 2, q)
             ones = True
@@ -192,7 +263,9 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
         while j < q:        # level by level: each level's splits independent (SIMD)
             _split_level(&winners[0], sets, weight, j, 2 * j)
             j *= 2
-        for j in range(q):
+        if q == px:
+            _unrotated(&share_row[0], &winners[q], start, px)
+        for j in range(q if q < px else 0):
             role = _wrapped(start + j, px)
             if j + q < px:
                 partner = _wrapped(role + q, px)
@@ -202,23 +275,16 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
                 share_row[partner] = winners[q + j] - first
             else:
                 share_row[role] = winners[q + j]
-        e = 0
-        last_a = last_p = widest = 0.0
-        for i in range(px):
-            share = share_row[i]
-            if rows[i] - share < dust:
-                share = rows[i]
-            if tables:
+        # each share, all of a process row's rows where it would leave less than `dust`;
+        # the tables; the rows whose (a, p) differ from the row before's; the rows left
+        _dusted(&share_row[0], &rows[0], dust, px)
+        if tables:
+            for i in range(px):
                 active[t, i] = rows[i]
-                owned[t, i] = share
-            if i and (rows[i] != last_a or share != last_p):
-                e += 1
-            last_a, last_p = rows[i], share
-            rows[i] = rows[i] - share
-            if rows[i] > widest:
-                widest = rows[i]
+                owned[t, i] = share_row[i]
         if differing is not None:
-            differing[t] = e
+            differing[t] = _differing(&rows[0], &share_row[0], px)
+        widest = _taken(&rows[0], &share_row[0], px)
 
 
 def changes(const double[:, :] active not None, const double[:, :] owned not None) -> tuple:
