@@ -75,6 +75,31 @@ def test_add_masked_is_numpy_bit_for_bit(adding):
         assert outs[3] is not None and np.shares_memory(outs[3], olds[3])
 
 
+@pytest.mark.parametrize("shape", [(5, 1, 6, 1), (3, 4, 1, 8), (1, 1, 1, 1), (2, 3, 4, 5)])
+@pytest.mark.parametrize("outs_kind", ["contiguous", "strided", "in place"])
+def test_add_masked_any_layout_is_numpy_bit_for_bit(shape, outs_kind):
+    """Rows merged across axes of length 1 and contiguous axes (one long row), broadcast
+    inputs copied into rows of their own, outputs strided (the general loop) or written
+    over the olds: NumPy's sums bit for bit, every element."""
+    rng = np.random.default_rng(sum(shape))
+    mask = rng.random(shape) < 0.5
+    costs = (rng.standard_normal(shape) * 1e3, rng.standard_normal(shape[:3] + (1,)) * 1e3,
+             np.round(rng.random((1,) + shape[1:]) * 9))
+    olds = [rng.standard_normal(shape) for _ in range(4)]
+    products = [mask * c for c in costs]
+    want = [o + w for o, w in zip(olds, [*products, np.maximum(products[0], products[1])])]
+    if outs_kind == "contiguous":
+        outs = tuple(np.empty(shape) for _ in range(4))
+    elif outs_kind == "strided":
+        outs = tuple(np.empty(shape[:3] + (2 * shape[3],))[..., ::2] for _ in range(4))
+    else:
+        outs = tuple(olds)
+    add_masked(outs, tuple(olds), mask.view(np.uint8),
+               tuple(np.broadcast_to(c, shape) for c in costs))
+    for got, expected in zip(outs, want):
+        assert np.ascontiguousarray(got).tobytes() == expected.tobytes()
+
+
 def test_add_masked_refuses_arrays_that_do_not_match():
     shape = (2, 3, 4, 5)
     arrays = tuple(np.zeros(shape) for _ in range(4))
