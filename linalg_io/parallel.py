@@ -88,8 +88,8 @@ class _Workers:
     them (first queued, first handed on, but those `submit`ted to the front); a
     dispatcher thread reads the results. The worker that finishes an evaluation of a
     `_Group` takes the group's next queued one, or, where none of the group's is
-    unfinished, stays idle for its next one (`held`: how many are), until the group
-    submits it (to the front) or lets the worker go (`release`)."""
+    unfinished, stays idle for its next one (`kept`), until the group submits it (to
+    the front) or lets the worker go (`release`)."""
 
     def __init__(self, count: int) -> None:
         self.lock = threading.Lock()
@@ -98,8 +98,8 @@ class _Workers:
         self.idle: list = []                             # (pid, conn)
         self.busy: dict = {}                             # conn -> (pid, future)
         self.group_of: dict = {}                         # future -> its _Group
-        self.kept: dict = {}                             # _Group -> the worker it keeps
-        self.held = 0                                    # len(kept): idle, not handed on
+        self.kept: dict = {}                             # _Group -> the future whose
+                                                         # worker it keeps idle
         self.closed = False
         self.wake_in, self.wake_out = Pipe(duplex=False)
         self.count = count
@@ -145,7 +145,7 @@ class _Workers:
 
     def spare(self) -> bool:
         """Whether a worker is free with nothing queued for it (under the lock)."""
-        return not self.closed and not self.queued and len(self.idle) > self.held
+        return not self.closed and not self.queued and len(self.idle) > len(self.kept)
 
     def release(self, group: _Group) -> None:
         """`group` takes no more evaluations: the worker it keeps let go, none kept for
@@ -158,13 +158,12 @@ class _Workers:
 
     def _let_go(self, group: _Group | None) -> None:
         """The worker `group` keeps, if any, no longer kept (under the lock)."""
-        if self.kept.pop(group, None) is not None:
-            self.held -= 1
+        self.kept.pop(group, None)
 
     def _hand_on(self) -> None:
         """The queued evaluations to the free workers (under the lock)."""
         sent = False
-        while len(self.idle) > self.held and self.queued:
+        while len(self.idle) > len(self.kept) and self.queued:
             future, function, item = self.queued.popleft()
             if not future.set_running_or_notify_cancel():
                 self._ungrouped(future)
@@ -236,7 +235,6 @@ class _Workers:
             self.queued.appendleft(mine)
         elif not group.unfinished:
             self.kept[group] = future      # its next one goes here
-            self.held += 1
 
     def _fail_queued(self) -> None:
         for future, _, _ in self.queued:
