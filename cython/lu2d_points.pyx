@@ -47,10 +47,11 @@ add_dense(highs, lows, stored, x_line, lines, widths, y_off, units)
     highs[r, x, y] += h, lows[r, x, y] += g - h (where not 0: adding +0 changes
     nothing). Every rank's additions come in the order of the steps, as a pass over P
     ranks per step would make them, bit for bit; the ranks go a tile at a time (all
-    steps on a tile of whole process rows that stays in the caches), each line a tile's
-    process rows use read and split once per step, gathered along the tile's y, then
-    added to each of them (a step has fewer lines, classes, than process rows). Every
-    offset within `stored`.
+    steps on a tile of whole process rows), each line a tile's process rows use read
+    and split once per step, gathered along the tile's y, then added to each of them (a
+    step has fewer lines, classes, than process rows), DENSE_FUSED steps' in one pass
+    over the tile's sums (each sum's additions one after the other, in the order of
+    the steps). Every offset within `stored`.
 add_at(totals, rows, added, at)
     totals[rows[i], at[j]] += added[i, j] for each i and j, in order: NumPy's
     `total[at] = total[at] + added[i]` of each row (`at` distinct), one pass, without
@@ -138,6 +139,79 @@ cimport numpy as cnp
 from libc.math cimport nearbyint
 
 cnp.import_array()
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__AVX512F__) || defined(__AVX2__)
+    #include <immintrin.h>
+    #endif
+    /* high[y] = split_high[at[y]] (and low[y] = split_low[at[y]] where `both`) for
+       y < n: the vector gathers where the CPU has them (GCC's tuning for AMD's cores
+       leaves this loop scalar, a store an element) */
+    static inline void lio_gather_lines(double* restrict high, double* restrict low,
+                                        const double* restrict split_high,
+                                        const double* restrict split_low,
+                                        const int64_t* restrict at, Py_ssize_t n,
+                                        int both) {
+        Py_ssize_t y = 0;
+    #if defined(__AVX512F__)
+        for (; y + 8 <= n; y += 8) {
+            __m512i k = _mm512_loadu_si512((const void*)(at + y));
+            _mm512_storeu_pd(high + y, _mm512_i64gather_pd(k, split_high, 8));
+            if (both)
+                _mm512_storeu_pd(low + y, _mm512_i64gather_pd(k, split_low, 8));
+        }
+    #elif defined(__AVX2__)
+        for (; y + 4 <= n; y += 4) {
+            __m256i k = _mm256_loadu_si256((const __m256i*)(at + y));
+            _mm256_storeu_pd(high + y, _mm256_i64gather_pd(split_high, k, 8));
+            if (both)
+                _mm256_storeu_pd(low + y, _mm256_i64gather_pd(split_low, k, 8));
+        }
+    #endif
+        for (; y < n; y++) {
+            high[y] = split_high[at[y]];
+            if (both)
+                low[y] = split_low[at[y]];
+        }
+    }
+    /* out[y] = ((out[y] + parts[0][y]) + parts[1][y]) + ... for y < n: count <= 8
+       parts, each sum's additions in that order, the sum read and written once */
+    #define LIO_PART(i) sum += p##i[y];
+    #define LIO_ADD_PARTS(count, body) case count: \
+        for (Py_ssize_t y = 0; y < n; y++) { double sum = out[y]; body out[y] = sum; } \
+        break;
+    static inline void lio_add_parts(double* restrict out, const double** parts,
+                                     Py_ssize_t count, Py_ssize_t n) {
+        const double* restrict p0 = count > 0 ? parts[0] : 0;
+        const double* restrict p1 = count > 1 ? parts[1] : 0;
+        const double* restrict p2 = count > 2 ? parts[2] : 0;
+        const double* restrict p3 = count > 3 ? parts[3] : 0;
+        const double* restrict p4 = count > 4 ? parts[4] : 0;
+        const double* restrict p5 = count > 5 ? parts[5] : 0;
+        const double* restrict p6 = count > 6 ? parts[6] : 0;
+        const double* restrict p7 = count > 7 ? parts[7] : 0;
+        switch (count) {
+        LIO_ADD_PARTS(1, LIO_PART(0))
+        LIO_ADD_PARTS(2, LIO_PART(0) LIO_PART(1))
+        LIO_ADD_PARTS(3, LIO_PART(0) LIO_PART(1) LIO_PART(2))
+        LIO_ADD_PARTS(4, LIO_PART(0) LIO_PART(1) LIO_PART(2) LIO_PART(3))
+        LIO_ADD_PARTS(5, LIO_PART(0) LIO_PART(1) LIO_PART(2) LIO_PART(3) LIO_PART(4))
+        LIO_ADD_PARTS(6, LIO_PART(0) LIO_PART(1) LIO_PART(2) LIO_PART(3) LIO_PART(4)
+                         LIO_PART(5))
+        LIO_ADD_PARTS(7, LIO_PART(0) LIO_PART(1) LIO_PART(2) LIO_PART(3) LIO_PART(4)
+                         LIO_PART(5) LIO_PART(6))
+        LIO_ADD_PARTS(8, LIO_PART(0) LIO_PART(1) LIO_PART(2) LIO_PART(3) LIO_PART(4)
+                         LIO_PART(5) LIO_PART(6) LIO_PART(7))
+        }
+    }
+    """
+    void lio_gather_lines(double* high, double* low, const double* split_high,
+                          const double* split_low, const cnp.int64_t* at, Py_ssize_t n,
+                          bint both) noexcept nogil
+    void lio_add_parts(double* out, const double** parts, Py_ssize_t count,
+                       Py_ssize_t n) noexcept nogil
 
 
 cdef inline Py_ssize_t _put(cnp.int64_t f, cnp.int64_t p, cnp.int64_t step,
@@ -322,9 +396,14 @@ def last_at_or_before(const cnp.int64_t[:, ::1] starts, const cnp.int64_t[:, ::1
 MEMO_KEYS = 1024
 
 
-# the ranks' sums of one row a tile of `add_dense` holds: both parts, 512 KB, within a
-# core's L2 with the step's gathered lines beside them
-DENSE_TILE = 32768
+# the ranks of a tile of `add_dense`: its process rows share the lines gathered for a
+# step (a gathered value costs several added ones), and its sums (both parts, 2 MB) are
+# read and written once per DENSE_FUSED steps: L3 holds them
+DENSE_TILE = 131072
+# `add_dense` adds this many steps' parts in one pass over a tile's sums: each sum read
+# and written once for them (its additions still one after the other, in order)
+cdef enum:
+    DENSE_FUSED = 4
 
 
 def bruck_windows(const double[:, ::1] values not None,
@@ -368,26 +447,30 @@ def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] st
         widest = max(widest, widths[s])
     # whole process rows where they fit: a line is then read once per tile it is used in
     cdef Py_ssize_t ty = min(py, DENSE_TILE)
-    cdef Py_ssize_t tx = min(px, max(1, DENSE_TILE // ty))
+    cdef Py_ssize_t tx = min(px, max(1, DENSE_TILE // ty)), area = tx * ty
     # a line read and split (in order: the prefetcher follows), then gathered along the
-    # tile's y into its slot; each line's slot, and the visit (tile and step) that
-    # filled it
+    # tile's y into its slot; for each of the DENSE_FUSED steps added at once, each
+    # line's slot, the visit (tile and step) that filled it, and each process row's slot
     split_np = np.empty(2 * widest)
-    high_np, low_np = np.empty(tx * ty), np.empty(tx * ty)
+    high_np, low_np = np.empty(DENSE_FUSED * area), np.empty(DENSE_FUSED * area)
     cdef double* split_high = <double*> cnp.PyArray_DATA(split_np)
     cdef double* split_low = split_high + widest
     cdef double* high_rows = <double*> cnp.PyArray_DATA(high_np)
     cdef double* low_rows = <double*> cnp.PyArray_DATA(low_np)
-    slot_np, stamp_np = np.empty(most, dtype=np.intp), np.full(most, -1, dtype=np.intp)
-    lowed_np = np.empty(tx, dtype=np.uint8)
+    slot_np = np.empty(DENSE_FUSED * most, dtype=np.intp)
+    stamp_np = np.full(DENSE_FUSED * most, -1, dtype=np.intp)
+    taken_np = np.empty(DENSE_FUSED * tx, dtype=np.intp)
+    lowed_np = np.empty(DENSE_FUSED * tx, dtype=np.uint8)
     cdef Py_ssize_t* slot = <Py_ssize_t*> cnp.PyArray_DATA(slot_np)
     cdef Py_ssize_t* stamp = <Py_ssize_t*> cnp.PyArray_DATA(stamp_np)
+    cdef Py_ssize_t* taken = <Py_ssize_t*> cnp.PyArray_DATA(taken_np)
     cdef unsigned char* lowed = <unsigned char*> cnp.PyArray_DATA(lowed_np)
-    cdef Py_ssize_t r, x, y, i, l, k, filled, x0, y0, x1, y1, width, visit = 0
+    cdef const double* high_parts[DENSE_FUSED]
+    cdef const double* low_parts[DENSE_FUSED]
+    cdef Py_ssize_t r, x, y, i, j, l, k, filled, fused, highs_in, lows_in
+    cdef Py_ssize_t x0, y0, x1, y1, width, s0, visit = 0
     cdef const double* line
     cdef const cnp.int64_t* at
-    cdef double* high_out
-    cdef double* low_out
     cdef double* high_in
     cdef double* low_in
     cdef double unit, inverse, g, h
@@ -404,41 +487,50 @@ def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] st
                 while y0 < py:
                     y1 = min(py, y0 + ty)
                     width = y1 - y0
-                    for s in range(steps):
-                        at = &y_off[s, y0]
-                        visit += 1
-                        filled = 0
+                    s0 = 0
+                    while s0 < steps:
+                        fused = min(DENSE_FUSED, steps - s0)
+                        # each step's lines the tile uses, gathered
+                        for j in range(fused):
+                            s = s0 + j
+                            at = &y_off[s, y0]
+                            visit += 1
+                            filled = 0
+                            for x in range(x0, x1):
+                                l = x_line[s, x]
+                                if stamp[j * most + l] != visit:
+                                    stamp[j * most + l] = visit
+                                    slot[j * most + l] = filled
+                                    line = &stored[r, lines[s, l]]
+                                    some_low = False
+                                    for i in range(widths[s]):
+                                        g = line[i]
+                                        h = nearbyint(g * inverse) * unit
+                                        split_high[i] = h
+                                        split_low[i] = g - h
+                                        some_low = some_low or g != h
+                                    lowed[j * tx + filled] = some_low
+                                    lio_gather_lines(high_rows + j * area + filled * width,
+                                                     low_rows + j * area + filled * width,
+                                                     split_high, split_low, at, width,
+                                                     some_low)
+                                    filled += 1
+                                taken[j * tx + x - x0] = slot[j * most + l]
+                        # each process row's sums read and written once for the fused
+                        # steps, their parts added in the order of the steps
                         for x in range(x0, x1):
-                            l = x_line[s, x]
-                            if stamp[l] != visit:
-                                stamp[l], slot[l] = visit, filled
-                                line = &stored[r, lines[s, l]]
-                                some_low = False
-                                for i in range(widths[s]):
-                                    g = line[i]
-                                    h = nearbyint(g * inverse) * unit
-                                    split_high[i] = h
-                                    split_low[i] = g - h
-                                    some_low = some_low or g != h
-                                high_in = high_rows + filled * width
-                                for y in range(width):
-                                    high_in[y] = split_high[at[y]]
-                                lowed[filled] = some_low
-                                if some_low:
-                                    low_in = low_rows + filled * width
-                                    for y in range(width):
-                                        low_in[y] = split_low[at[y]]
-                                filled += 1
-                            k = slot[l]
-                            high_in = high_rows + k * width
-                            high_out = &highs[r, x * py + y0]
-                            for y in range(width):
-                                high_out[y] = high_out[y] + high_in[y]
-                            if lowed[k]:
-                                low_in = low_rows + k * width
-                                low_out = &lows[r, x * py + y0]
-                                for y in range(width):
-                                    low_out[y] = low_out[y] + low_in[y]
+                            highs_in = 0
+                            lows_in = 0
+                            for j in range(fused):
+                                k = taken[j * tx + x - x0]
+                                high_parts[highs_in] = high_rows + j * area + k * width
+                                highs_in += 1
+                                if lowed[j * tx + k]:
+                                    low_parts[lows_in] = low_rows + j * area + k * width
+                                    lows_in += 1
+                            lio_add_parts(&highs[r, x * py + y0], high_parts, highs_in, width)
+                            lio_add_parts(&lows[r, x * py + y0], low_parts, lows_in, width)
+                        s0 += fused
                     y0 = y1
                 x0 = x1
 

@@ -131,19 +131,22 @@ def test_summed_up_is_cumsum_bit_for_bit(shape):
 
 
 @pytest.mark.parametrize("rows, steps, px, py, lines", [
-    (1, 1, 1, 1, 1), (3, 5, 17, 9, 4), (2, 7, 40, 33, 6), (1, 3, 3, 40000, 2)])
+    (1, 1, 1, 1, 1), (3, 5, 17, 9, 4), (2, 11, 40, 33, 6), (1, 3, 3, 40000, 2),
+    (2, 6, 2, 140000, 3)])
 def test_add_dense_is_a_pass_over_every_rank_per_step_bit_for_bit(rows, steps, px, py, lines):
     """`BlockSpread.totals`' dense steps: at each step in order, every rank's value
     (its process row's line, its column's place in it) split into the multiple of u
     nearest it and the rest, each added to its sums, as one NumPy pass over all ranks
     per step made them (tiles of whole process rows, and of part of one where Py is
-    large); a row of whole numbers adds no remainders."""
+    large; steps added a few at once, and the rest); a row of whole numbers adds no
+    remainders, nor, in the last row, the lines of its first steps."""
     from linalg_io._kernels.lu2d_points import add_dense
     rng = np.random.default_rng(rows * steps + px * py)
     widths = rng.integers(1, 12, steps)
     offsets = np.cumsum([0] + [lines * w for w in widths])
     stored = (rng.random((rows, offsets[-1])) - 0.3) * 1e6
     stored[0] = np.round(stored[0])            # whole numbers: remainders 0
+    stored[-1, :offsets[steps // 2]] = np.round(stored[-1, :offsets[steps // 2]])
     x_line = rng.integers(0, lines, (steps, px))
     line_at = offsets[:-1, None] + np.arange(lines)[None, :] * widths[:, None]
     y_off = (rng.random((steps, py)) * widths[:, None]).astype(np.int64)
