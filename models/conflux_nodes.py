@@ -43,6 +43,7 @@ from linalg_io.models.profile import Placement, crossing_links
 from linalg_io.layout.schedules import (
     SMALL_BYTES,
     bruck_rounds,
+    chosen,
     chunk_count,
     lowbit_span,
 )
@@ -198,9 +199,10 @@ def bcast_across(hops: Hops, q, p: int, nbytes) -> tuple:
         return (0.0,) * 3
     chain = n > SMALL_BYTES
     last = q < p - 1
-    sent = np.where(chain, n * last * hops.cross_out, n * hops.children)
-    msgs = np.where(chain, last * chunk_count(n) * hops.cross_out, hops.children * (n > 0))
-    return sent, n * (q > 0) * np.where(chain, hops.cross_in, hops.parent), msgs
+    sent = chosen(chain, lambda: n * last * hops.cross_out, lambda: n * hops.children)
+    msgs = chosen(chain, lambda: last * chunk_count(n) * hops.cross_out,
+                  lambda: hops.children * (n > 0))
+    return sent, n * (q > 0) * chosen(chain, lambda: hops.cross_in, lambda: hops.parent), msgs
 
 
 def reduce_across(hops: Hops, q, p: int, nbytes) -> tuple:
@@ -210,9 +212,9 @@ def reduce_across(hops: Hops, q, p: int, nbytes) -> tuple:
     if p <= 1:
         return (0.0,) * 3
     chain = n > SMALL_BYTES
-    out = np.where(chain, hops.cross_out, hops.parent) * (q > 0)
-    recv = np.where(chain, n * (q != 1) * hops.cross_in, n * hops.children)
-    return n * out, recv, out * np.where(chain, chunk_count(n), n > 0)
+    out = chosen(chain, lambda: hops.cross_out, lambda: hops.parent) * (q > 0)
+    recv = chosen(chain, lambda: n * (q != 1) * hops.cross_in, lambda: n * hops.children)
+    return n * out, recv, out * chosen(chain, lambda: chunk_count(n), lambda: n > 0)
 
 
 def bruck_across(counts: np.ndarray, members: Members) -> tuple:

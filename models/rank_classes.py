@@ -356,8 +356,9 @@ class BlockSpread:
         bound = 4.0 * (self.biggest @ self.pairs.astype(float))
         exponent = np.ceil(np.log2(np.where(bound > 0, bound, 1.0))) - MANTISSA_BITS + 1
         unit = np.ldexp(1.0, exponent.astype(np.int64))
-        # the rows of some value (of some cell: a row whose values are 0 adds zeros)
-        live = [row for row in range(count) if stored[row].any()]
+        # the rows of some value (of some cell: a row whose values are 0 adds zeros),
+        # from each step's largest |value| (NaN where one is), not a pass over them all
+        live = np.flatnonzero((self.biggest != 0).any(axis=1)).tolist()
         dense = self.pairs * DENSE_SHARE > px * py
         # the sums per rank [part, row, x, y] of the multiples of u (part 0) and of the
         # remainders (part 1): a difference array of the corner steps' corners, summed

@@ -31,6 +31,7 @@ Messages to oneself never happen (the root's own block is a local copy).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -93,13 +94,26 @@ def positions(rank: np.ndarray, root: np.ndarray | int, p: int) -> np.ndarray:
     return (np.asarray(rank) - np.asarray(root)) % p
 
 
-def _tree_operands(q: np.ndarray, p: int, nbytes) -> tuple[np.ndarray, ...]:
-    """(q, n, binomial children of q, chain?, the shape of the result), for a bcast or a
-    reduce: q and its children kept at q's shape, n and chain at n's (each part of
-    the costs at the shape it varies along, broadcast only where q's and n's meet)."""
+def _tree_operands(q: np.ndarray, p: int, nbytes) -> tuple:
+    """(q, n, the binomial children of q (a function: only a tree needs them), chain?,
+    the shape of the result), for a bcast or a reduce: q and its children kept at q's
+    shape, n and chain at n's (each part of the costs at the shape it varies along,
+    broadcast only where q's and n's meet)."""
     q = np.asarray(q, dtype=np.int64)
     n = np.asarray(nbytes, dtype=float)
-    return q, n, binomial_children(q, p), n > SMALL_BYTES, np.broadcast_shapes(q.shape, n.shape)
+    return (q, n, lambda: binomial_children(q, p), n > SMALL_BYTES,
+            np.broadcast_shapes(q.shape, n.shape))
+
+
+def chosen(chain: np.ndarray, if_chain: Callable[[], np.ndarray],
+           if_tree: Callable[[], np.ndarray]) -> np.ndarray:
+    """np.where(chain, if_chain(), if_tree()), the same values: where every element
+    takes one branch, that one alone evaluated (as float)."""
+    if chain.all():
+        return np.asarray(if_chain(), dtype=float)
+    if not chain.any():
+        return np.asarray(if_tree(), dtype=float)
+    return np.where(chain, if_chain(), if_tree())
 
 
 def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.ndarray, ...]:
@@ -107,8 +121,8 @@ def bcast_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.n
     q, n, children, chain, shape = _tree_operands(q, p, nbytes)
     if p <= 1:
         return (np.zeros(shape),) * 3
-    sent = n * np.where(chain, (q < p - 1) * 1.0, children)
-    msgs = np.where(chain, (q < p - 1) * chunk_count(n), children * (n > 0))
+    sent = n * chosen(chain, lambda: (q < p - 1) * 1.0, children)
+    msgs = chosen(chain, lambda: (q < p - 1) * chunk_count(n), lambda: children() * (n > 0))
     return sent, n * (q > 0), msgs
 
 
@@ -117,8 +131,8 @@ def reduce_costs(q: np.ndarray, p: int, nbytes: float | np.ndarray) -> tuple[np.
     q, n, children, chain, shape = _tree_operands(q, p, nbytes)
     if p <= 1:
         return (np.zeros(shape),) * 3
-    recv = n * np.where(chain, q != 1, children)
-    msgs = (q > 0) * np.where(chain, chunk_count(n), n > 0)
+    recv = n * chosen(chain, lambda: q != 1, children)
+    msgs = (q > 0) * chosen(chain, lambda: chunk_count(n), lambda: n > 0)
     return n * (q > 0), recv, msgs
 
 
