@@ -375,13 +375,19 @@ _END = object()
 
 @contextmanager
 def core_map() -> Iterator[CoreMap]:
-    """A CoreMap over the usable cores (see the module doc); the workers end with the block."""
+    """A CoreMap over the usable cores (see the module doc); the workers end with the
+    block. A worker is one core's: its BLAS and OpenMP pools run one thread (forked
+    while this process's pools are held to one, which the block's end gives back), so
+    that no pool's threads spin on the cores the other workers compute on."""
     count = usable_cores()
     if count < 2 or not hasattr(os, "fork"):
         yield CoreMap(None)
         return
-    workers = _Workers(count)
-    try:
-        yield CoreMap(workers)
-    finally:
-        workers.close()
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        workers = _Workers(count)
+        try:
+            yield CoreMap(workers)
+        finally:
+            workers.close()

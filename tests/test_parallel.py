@@ -11,6 +11,7 @@ from contextlib import redirect_stdout
 from functools import partial
 from pathlib import Path
 
+import numpy  # noqa: F401 - its BLAS pool loaded: the pools' test reads it
 import pytest
 
 from linalg_io import parallel
@@ -25,6 +26,28 @@ def test_core_map_keeps_order_and_values():
     with parallel.core_map() as mapper:
         assert mapper(partial(scaled, 3), range(40)) == [3 * x for x in range(40)]
         assert mapper(partial(scaled, 2), [5]) == [10]
+
+
+def pools(_: int) -> dict:
+    from linalg_io.threads import pool_threads
+    return pool_threads()
+
+
+def test_workers_pools_run_one_thread_and_the_callers_come_back(two_workers):
+    """Each worker's BLAS (and OpenMP) pools hold one thread, whatever this process's
+    hold (a pool of a thread per core in each worker spins on the others' cores); the
+    caller's own pools are as they were after the block."""
+    from threadpoolctl import threadpool_limits
+
+    from linalg_io.threads import pool_threads
+    with threadpool_limits(limits=2):
+        before = pool_threads()
+        assert before and set(before.values()) == {2}
+        with parallel.core_map() as mapper:
+            seen = mapper(pools, range(4))
+        assert pool_threads() == before
+    assert all(seen_pools.keys() == before.keys() and set(seen_pools.values()) == {1}
+               for seen_pools in seen)
 
 
 def test_model_lu_table_is_the_same_on_one_core(monkeypatch):
