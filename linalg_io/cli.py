@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from linalg_io.commands import build_parser
@@ -21,6 +23,8 @@ from linalg_io.options import COMMON
 from linalg_io.records import run_options
 
 TOOLS = {"info", "calibrate"}   # MPI commands that are no family and write no record
+# the exit status of a process whose reader left, as a shell reports one SIGPIPE ended
+BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
 
 
 def is_mpi_command(command: str) -> bool:
@@ -126,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         return run_local_command(args)
     except LinalgIOError as error:
         return _fail(args, error, once=getattr(error, "agreed", False))
+    except BrokenPipeError:
+        # the reader of the output left (`| head`): no message, as a tool killed by
+        # SIGPIPE leaves none; stdout pointed at /dev/null so that its flush at exit
+        # does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE_EXIT
     except OSError as error:   # a path the user gave: missing, a file for a directory, ...
         print(f"linalg-io: error: {error}", file=sys.stderr, flush=True)
         return InputError.exit_code

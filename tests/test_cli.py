@@ -1,6 +1,7 @@
 """The command line without MPI jobs: parsing, help and local commands (the launcher,
 `info`, `pingpong`, `calibrate` and error agreement on real jobs: test_cli_mpi.py)."""
 
+import os
 import subprocess
 import sys
 
@@ -15,6 +16,18 @@ def test_usage_error_exits_2():
         out = subprocess.run(CLI + ["model", "lu", "--n", "64", "--p", "2", f"--mem={size}"],
                              capture_output=True, text=True, timeout=60, check=False)
         assert out.returncode == 2 and "must be a positive size" in out.stderr, out.stderr
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`linalg-io model lu ... | head`, head gone before the table: no error line, the
+    status a shell gives a process SIGPIPE ended (128 + 13)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    job = subprocess.Popen(CLI + ["model", "lu", "--n", "1024", "--p", "4"], stdout=write_end,
+                           stderr=subprocess.PIPE, text=True)
+    os.close(write_end)
+    _, err = job.communicate(timeout=120)
+    assert job.returncode == 141 and err == "", err
 
 
 def test_model_lu_of_a_2_5d_grid_tables_the_2_5d_lu_alone():
