@@ -467,12 +467,10 @@ def add_dense(double[:, ::1] highs, double[:, ::1] lows, const double[:, ::1] st
     cdef unsigned char* lowed = <unsigned char*> cnp.PyArray_DATA(lowed_np)
     cdef const double* high_parts[DENSE_FUSED]
     cdef const double* low_parts[DENSE_FUSED]
-    cdef Py_ssize_t r, x, y, i, j, l, k, filled, fused, highs_in, lows_in
+    cdef Py_ssize_t r, x, i, j, l, k, filled, fused, highs_in, lows_in
     cdef Py_ssize_t x0, y0, x1, y1, width, s0, visit = 0
     cdef const double* line
     cdef const cnp.int64_t* at
-    cdef double* high_in
-    cdef double* low_in
     cdef double unit, inverse, g, h
     cdef bint some_low
     with nogil:

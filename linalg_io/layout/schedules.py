@@ -231,7 +231,7 @@ def _round_order(p: int) -> np.ndarray:
 @lru_cache(maxsize=64)
 def _round_sizes(p: int) -> tuple[np.ndarray, float]:
     """(the m of the Bruck rounds over p ranks, sorted; their sum)."""
-    sizes = np.sort([m for _, m in bruck_rounds(p)])
+    sizes = np.sort(_round_order(p))
     sizes.flags.writeable = False
     return sizes, float(sizes.sum())
 
