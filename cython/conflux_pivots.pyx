@@ -2,15 +2,16 @@
 """The 2.5D LU's expected pivots on a random matrix, step after step
 (`linalg_io.models.conflux_pivots`, "uniform"; its module doc gives the rule).
 
-tournament_steps(rows, widths, first_step, beta, dust, active, owned, differing=None)
+tournament_steps(rows, widths, first_step, dust, active, owned, differing=None)
     for the steps k = first_step + t, t < len(active) (active and owned None: t <
     len(differing), no table written, the rows and differing alone): active[t] = rows
     (the active rows of each process row before step k, updated in place: the state the
     next call goes on from), owned[t] = the pivots each gives: the step's merge tree
     (roles r = (x - k) mod Px, r >= q folds onto r - q, the butterfly pairs neighbouring
-    sets up to one set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for r = r_1 + r_2
-    rows, then split top-down: the first set keeps min(max(W w_1/(w_1 + w_2), W - n_2),
-    n_1) of the W winners, w_i = n_i (r_i/n_i)^beta (0 where n_i = 0); a share leaving
+    sets up to one set) summed bottom-up, n = min(w, n_1 + n_2) candidates standing for
+    r = r_1 + r_2 rows, then split top-down: the first set keeps min(max(W w_1/(w_1 +
+    w_2), W - n_2), n_1) of the W winners, w_i = n_i (r_i/n_i)^(1/4) (0 where n_i = 0;
+    the exponent `linalg_io.models.conflux_pivots.TOURNAMENT_POOL_EXPONENT`); a share leaving
     fewer than `dust` rows takes them all; rows -= owned[t]; differing[t] (where given)
     the process rows whose active or owned differs from the row before's (`changes`
     counted per step). O(Px) per step.
@@ -18,13 +19,12 @@ changes(active, owned)
     (step, process row) flat, in row-major order: where active or owned [step, process
     row] differs from the process row before; two passes, no [step, Px] temporary.
 
-The powers are NumPy's (np.power's own float64 inner loop, the one it dispatches to on
-this CPU, called on the r/n of every set of the step in one contiguous buffer, r/n = 1
-for a set without candidates, then times n: 0 for those): NumPy's float64 power is not
-C's pow bit for bit (SIMD code), and the model's figures were made with NumPy's; on a
-contiguous array each element's power depends on its value only, not on its place. The
-loop below only adds, subtracts, multiplies, divides and compares, a product only
-stored or divided, never added to, so no fused multiply-add can change a result.
+The fourth root is two square roots, each correctly rounded (IEEE 754), so its bits are
+those of any CPU's, scalar or vector; a power function's are not (NumPy's float64 power
+is libm's pow on one CPU and SIMD code of other bits on another, and costs several
+times two square roots). The loop below only adds, subtracts, multiplies, divides,
+takes square roots and compares, a product only stored or divided, never added to, so
+no fused multiply-add can change a result.
 """
 import numpy as np
 cimport numpy as cnp
@@ -52,32 +52,37 @@ cdef inline double _first(double winners, double n1, double w1, double n2,
     return _smaller(first, n1)
 
 
-cdef void _ratios(const double* stood, const double* sets, double* weight, Py_ssize_t lo,
-                  Py_ssize_t hi) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(lo, hi):
-        weight[i] = stood[i] / sets[i] if sets[i] > 0 else 1.0
-
-
-cdef int _power_loop(cnp.PyUFuncGenericFunction* loop, void** data) except -1:
-    """np.power's float64 x float64 -> float64 inner loop and its data, into loop[0]
-    and data[0]."""
-    cdef cnp.ufunc power = np.power
-    cdef int i
-    for i in range(power.ntypes):
-        if (power.types[3 * i] == cnp.NPY_DOUBLE and power.types[3 * i + 1] == cnp.NPY_DOUBLE
-                and power.types[3 * i + 2] == cnp.NPY_DOUBLE):
-            loop[0], data[0] = power.functions[i], power.data[i]
-            return 0
-    raise RuntimeError("np.power has no float64 loop")
-
-
-cdef void _times_sets(double* weight, const double* sets, Py_ssize_t lo,
-                      Py_ssize_t hi) noexcept nogil:
-    """weight[i] = n (r/n)^beta from its power (a product: NumPy's multiply's bits)."""
-    cdef Py_ssize_t i
-    for i in range(lo, hi):
-        weight[i] = sets[i] * weight[i]
+cdef extern from *:
+    """
+    #include <math.h>
+    #if defined(__AVX__)
+    #include <immintrin.h>
+    #endif
+    /* weight[i] = n (r/n)^(1/4) for lo <= i < hi (n = sets[i], r = stood[i]; r/n = 1
+       where n = 0, a weight of 0): vector square roots where the CPU has them (GCC
+       keeps sqrt scalar while it may set errno), the same bits as the scalar tail's */
+    static inline void lio_weights(const double* sets, const double* stood,
+                                   double* weight, Py_ssize_t lo, Py_ssize_t hi) {
+        Py_ssize_t i = lo;
+    #if defined(__AVX__)
+        const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+        for (; i + 4 <= hi; i += 4) {
+            __m256d n = _mm256_loadu_pd(sets + i);
+            __m256d some = _mm256_cmp_pd(n, zero, _CMP_GT_OQ);
+            __m256d ratio = _mm256_blendv_pd(
+                one, _mm256_div_pd(_mm256_loadu_pd(stood + i), _mm256_blendv_pd(one, n, some)),
+                some);
+            _mm256_storeu_pd(weight + i, _mm256_mul_pd(n, _mm256_sqrt_pd(_mm256_sqrt_pd(ratio))));
+        }
+    #endif
+        for (; i < hi; i++) {
+            double ratio = sets[i] > 0 ? stood[i] / sets[i] : 1.0;
+            weight[i] = sets[i] * sqrt(sqrt(ratio));
+        }
+    }
+    """
+    void lio_weights(const double* sets, const double* stood, double* weight,
+                     Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
 
 
 cdef void _leaves(const double* rows, double* sets, double* stood, Py_ssize_t start,
@@ -148,14 +153,6 @@ cdef void _merge_level(double* sets, double* stood, double w, Py_ssize_t lo,
         stood[i] = stood[2 * i] + stood[2 * i + 1]
 
 
-cdef bint _all_one(const double* weight, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef bint ones = True
-    for i in range(lo, hi):
-        ones = ones & (weight[i] == 1.0)
-    return ones
-
-
 cdef void _split_level(double* winners, const double* sets, const double* weight,
                        Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     cdef Py_ssize_t i
@@ -168,7 +165,7 @@ cdef void _split_level(double* winners, const double* sets, const double* weight
 
 
 def tournament_steps(double[::1] rows not None, const double[::1] widths not None,
-                     Py_ssize_t first_step, double beta, double dust,
+                     Py_ssize_t first_step, double dust,
                      double[:, ::1] active, double[:, ::1] owned,
                      cnp.int64_t[::1] differing = None) -> None:
     cdef bint tables = active is not None
@@ -189,30 +186,14 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     # then two entries per folded role j < Px - q: its own set (2q + 2j) and the
     # partner's (2q + 2j + 1)
     cdef Py_ssize_t size = 2 * q + 2 * (px - q)
-    # every set's n, r, and r/n, then in its place the weight n (r/n)^beta (entries
-    # 2 .. size-1: NumPy's)
+    # every set's n, r and weight n (r/n)^(1/4) (entries 2 .. size-1)
     sets_np, stood_np, weight_np = (np.zeros(size) for _ in range(3))
     cdef double* sets = <double*> cnp.PyArray_DATA(sets_np)
     cdef double* stood = <double*> cnp.PyArray_DATA(stood_np)
     cdef double* weight = <double*> cnp.PyArray_DATA(weight_np)
-    # NumPy's power of 1 (1.0 where it is exact): the weight of a set standing for no
-    # more rows than its candidates (a process row's own, fewer than w) without a power
-    cdef double one = np.power(np.ones(1), beta)[0]
     cdef double[::1] winners = np.zeros(2 * q)
     # the step's shares before the dust rule, by process row
     cdef double[::1] share_row = np.zeros(px)
-    # NumPy's own float64 power loop (the one np.power dispatches to on this CPU),
-    # called on the step's ratios in place, the exponent broadcast: no ufunc call a step
-    cdef cnp.PyUFuncGenericFunction power
-    cdef void* power_data
-    _power_loop(&power, &power_data)
-    cdef char* power_args[3]
-    cdef cnp.npy_intp power_count[1]
-    cdef cnp.npy_intp power_steps[3]
-    power_args[0] = power_args[2] = <char*> &weight[2]
-    power_args[1] = <char*> &beta
-    power_steps[0] = power_steps[2] = sizeof(double)
-    power_steps[1] = 0
     cdef Py_ssize_t t, k, i, j, start, role, partner, e
     cdef double w, first, mine, theirs
     # the most active rows of a process row (only fall): at most w, each leaf of a Px a
@@ -220,7 +201,6 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     cdef double widest = 0.0
     for i in range(px):
         widest = rows[i] if rows[i] > widest else widest
-    cdef bint ones
     for t in range(steps):
         k = first_step + t
         w = widths[k]
@@ -245,19 +225,12 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
         while j >= 1:       # level by level, the leaves' parents first (SIMD)
             _merge_level(sets, stood, w, j, 2 * j)
             j //= 2
-        if q == px and widest <= w:
-            _ratios(stood, sets, weight, 2, q)
-            ones = True
-        else:
-            _ratios(stood, sets, weight, 2, size)
-            ones = _all_one(weight, q, size)
-        power_count[0] = (q if ones else size) - 2
-        if power_count[0] > 0:
-            power(power_args, power_count, power_steps, power_data)
-        _times_sets(weight, sets, 2, q if ones else size)
-        if ones:
+        if q == px and widest <= w:     # the leaves' r/n are 1: their weights their n
+            lio_weights(sets, stood, weight, 2, q)
             for i in range(q, size):
-                weight[i] = sets[i] * one
+                weight[i] = sets[i]
+        else:
+            lio_weights(sets, stood, weight, 2, size)
         winners[1] = _smaller(w, sets[1])
         j = 1
         while j < q:        # level by level: each level's splits independent (SIMD)

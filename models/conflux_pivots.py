@@ -21,7 +21,8 @@ butterfly wins nearly w/q, a process row with more rows gives little more than
 the others, so its rows go late, under narrow trailing matrices. How close this rule
 comes to measured pivots, and the proportional share: docs/MEASUREMENTS.md#in-code
 (`bench/bench_conflux.py --what seeds`). The merge trees of all steps are one compiled
-loop (`linalg_io._kernels.conflux_pivots`), its powers NumPy's.
+loop (`linalg_io._kernels.conflux_pivots`), its fourth roots two square roots (the same
+bits on every CPU).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from linalg_io.layout.conflux_layout import StepPlan, TileMap, butterfly_size
 # keeps winners from each in proportion to n_i (r_i/n_i)^beta: beta = 1 would be the
 # proportional share, beta = 0 a coin flip per set. Fitted on the pivots of random
 # matrices (bench_conflux.py --what seeds: Px = 3, 5, 6, 7, v = 128 and 256, N = 2048
-# and 4096, seeds 1-6): 0.2 to 0.3 leaves per-rank biases <= 2%, 1 gives up to 7%.
+# and 4096, seeds 1-6): 0.2 to 0.3 leaves per-rank biases <= 2%, 1 gives up to 7%. A
+# quarter: the compiled loop takes the fourth root (`tournament_steps`).
 TOURNAMENT_POOL_EXPONENT = 0.25
 PIVOT_MODELS = ("none", "uniform", "proportional")
 # a share that leaves fewer active rows than this takes them all (a process row whose
@@ -140,8 +142,7 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
         first = int(b) * every
         count = int(steps[wanted[-1]]) - first + 1
         run_active, run_owned = np.empty((count, t.px)), np.empty((count, t.px))
-        tournament_steps(states[b].copy(), widths, first, TOURNAMENT_POOL_EXPONENT, DUST,
-                         run_active, run_owned)
+        tournament_steps(states[b].copy(), widths, first, DUST, run_active, run_owned)
         active[wanted], owned[wanted] = run_active[steps[wanted] - first], \
             run_owned[steps[wanted] - first]
     if pooled:
@@ -196,7 +197,7 @@ def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]
     differing = np.zeros(t.ntiles, dtype=np.int64)
     for b, first in enumerate(range(0, t.ntiles, every)):
         states[b] = rows
-        tournament_steps(rows, widths, first, TOURNAMENT_POOL_EXPONENT, DUST, None, None,
+        tournament_steps(rows, widths, first, DUST, None, None,
                          differing[first:first + every])
     states.flags.writeable = differing.flags.writeable = False
     return states, differing
@@ -311,7 +312,7 @@ def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, n
         # the merge trees step after step, compiled: O(Px) per step without NumPy's
         # per-call overhead (tests/conflux_pivots_loop.py: the NumPy loop it matches)
         active, owned = np.empty((t.ntiles, px)), np.empty((t.ntiles, px))
-        tournament_steps(rows, widths, 0, TOURNAMENT_POOL_EXPONENT, DUST, active, owned)
+        tournament_steps(rows, widths, 0, DUST, active, owned)
     else:
         active, owned = np.zeros((t.ntiles, px)), np.zeros((t.ntiles, px))
         for k, w in enumerate(widths):

@@ -12,19 +12,22 @@ from linalg_io.models.conflux_pivots import DUST, TOURNAMENT_POOL_EXPONENT
 from linalg_io.layout.conflux_layout import TileMap, butterfly_size
 
 
-def _split(winners, n1, r1, n2, r2, beta):
+def _weight(n, r):
+    """n (r/n)^TOURNAMENT_POOL_EXPONENT (a quarter: two square roots), 0 where n = 0."""
+    assert TOURNAMENT_POOL_EXPONENT == 0.25
+    return np.where(n > 0, n * np.sqrt(np.sqrt(np.divide(r, n, out=np.ones_like(r),
+                                                         where=n > 0))), 0.0)
+
+
+def _split(winners, n1, r1, n2, r2):
     """Winners the first of two merged sets keeps (the model's module doc)."""
-    w1 = np.where(n1 > 0, n1 * np.power(np.divide(r1, n1, out=np.ones_like(r1), where=n1 > 0),
-                                        beta), 0.0)
-    w2 = np.where(n2 > 0, n2 * np.power(np.divide(r2, n2, out=np.ones_like(r2), where=n2 > 0),
-                                        beta), 0.0)
+    w1, w2 = _weight(n1, r1), _weight(n2, r2)
     total = w1 + w2
     first = np.where(total > 0, winners * w1 / np.where(total > 0, total, 1.0), 0.0)
     return np.minimum(np.maximum(first, winners - n2), n1)
 
 
-def tournament_pivots(active: np.ndarray, w: int, k: int,
-                      beta: float = TOURNAMENT_POOL_EXPONENT) -> np.ndarray:
+def tournament_pivots(active: np.ndarray, w: int, k: int) -> np.ndarray:
     """Expected pivots per process row at step k of a random matrix.
 
     The merge tree at step k: roles r = (x - k) mod Px; r >= q (q the largest power of
@@ -45,11 +48,11 @@ def tournament_pivots(active: np.ndarray, w: int, k: int,
         levels.append((np.minimum(w, n[0::2] + n[1::2]), r[0::2] + r[1::2]))
     winners = np.minimum(float(w), levels[-1][0])
     for n, r in reversed(levels[:-1]):
-        first = _split(winners, n[0::2], r[0::2], n[1::2], r[1::2], beta)
+        first = _split(winners, n[0::2], r[0::2], n[1::2], r[1::2])
         winners = np.stack([first, winners - first], axis=1).reshape(-1)
     owned = np.zeros(px)
     first = _split(winners, candidates[roles], active[roles], candidates[partners],
-                   active[partners], beta)
+                   active[partners])
     owned[roles] = np.where(folds, first, winners)
     owned[partners[folds]] = (winners - first)[folds]
     return owned
