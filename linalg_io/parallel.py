@@ -204,9 +204,9 @@ class _Workers:
                 with self.lock:
                     pid, future = self.busy.pop(conn)
                     group = self._ungrouped(future)
-                    if ended:
+                    if ended or self.closed:    # closed: in neither list `close` reaps
                         self._reap(pid, conn)
-                    elif not self.closed:
+                    else:
                         self.idle.append((pid, conn))
                         if group is not None and not group.closed:
                             self._follow(group, future)

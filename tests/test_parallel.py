@@ -174,6 +174,33 @@ def test_block_left_by_an_error_kills_its_workers(tmp_path, two_workers):
     assert len(workers) == 2 and not any(alive(pid) for pid in workers)
 
 
+def waiting_for_go(folder: str, item: int) -> int:
+    """Marks that this worker started `item`, returns once the file "go" is in `folder`."""
+    Path(folder, f"{item}.{os.getpid()}").touch()
+    deadline = time.monotonic() + START_S
+    while not Path(folder, "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return item
+
+
+def test_a_result_in_as_the_block_ends_leaves_no_worker(tmp_path, two_workers):
+    """A worker whose result comes in once the block's end has begun (the dispatcher has
+    read it and waits for the lock the close holds) is killed and reaped with the others,
+    not dropped from the pool: left alive until its pipe is collected, then a zombie."""
+    with parallel.core_map() as mapper:
+        workers = mapper._workers
+        workers.submit(partial(waiting_for_go, str(tmp_path)), 1)
+        pid = started(tmp_path, 1)[0]
+        with workers.lock:          # the close's first step, the result then sent
+            Path(tmp_path, "go").touch()
+            time.sleep(1.0)
+            workers.closed = True
+            everyone = [pid for pid, _ in workers.idle] + [
+                pid for pid, _ in workers.busy.values()]
+    assert pid in everyone and len(everyone) == 2
+    assert not any(Path(f"/proc/{worker}").exists() for worker in everyone)   # reaped
+
+
 def test_together_shares_the_workers(two_workers):
     """Two windows run at once by `together` (or one after the other): each its own
     results, in order."""
