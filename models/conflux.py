@@ -87,6 +87,7 @@ from linalg_io.models.conflux_pivots import (
     pivot_changes,
     pivot_counts,
     pivots_at,
+    tournament_run,
 )
 from linalg_io.models.costs import (
     RankCosts,
@@ -142,6 +143,12 @@ WALK_CELLS = 1 << 17
 # while grids of many cells a step (c = 1), at the least, lose most: 80 steps put the
 # time 1.9% under the walk's, 165 steps 1.1% (docs/MEASUREMENTS.md)
 EXACT_CELLS = 1 << 23
+# ... and the most cells (steps x Px) of the tournament's two [step, process row] tables
+# of pivot counts a walk of every step holds whole; beyond, the steps are sampled, whose
+# tables `pivots_at` makes at those steps alone from the tournament's kept states (a
+# grid of few classes but many process rows, 65521x1x2 of P = 2 x 65521, N = 1234567:
+# 9646 x 65521 cells, 10.1 GB and 42 s walked)
+TABLE_CELLS = 1 << 24
 SAMPLE_CELLS = 1 << 20
 SAMPLE_LEAST = 160
 SAMPLE_ROWS = 64
@@ -656,7 +663,8 @@ def _pooled(plan: StepPlan, pivots) -> int:
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
                 pivots) -> StepSample | None:
     """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
-    EXACT_CELLS, a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
+    EXACT_CELLS and, where the tournament's counts differ row by row, steps x Px <=
+    TABLE_CELLS; a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
     or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
     the last steps and, of the others, blocks of B consecutive steps at a stride prime
     to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_LEAST at least, more to make
@@ -689,9 +697,12 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     if not isinstance(pivots, str):
         return None
     cells = class_cells(px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))
-    if steps * cells <= EXACT_CELLS:
+    tables = steps * px > TABLE_CELLS and _tables(n, v, px, py, c, pivots)
+    if steps * cells <= EXACT_CELLS and not tables:
         return None
     samples = max(SAMPLE_LEAST, SAMPLE_CELLS // cells)
+    if tables:      # the sampled steps' tables within TABLE_CELLS too
+        samples = max(SAMPLE_LEAST, min(samples, TABLE_CELLS // px))
     reflected = reflect_columns(n, v, py, c)
     r = placement.ranks_per_node
     rows_apart = r // py if "col" in groups else 1      # a node's process rows
@@ -723,6 +734,14 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
                                   block, shift, arcs, even or any(arcs))
     # the head's last steps walked (few cells) may make it half the steps
     return None if 2 * len(sample.rows) >= steps else sample
+
+
+def _tables(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
+    """Whether a walk of every step takes the pivot counts as two [step, Px] tables
+    (`pivot_counts`): the tournament's, but where one group pools them into its
+    closed form (`pooled_rows`)."""
+    return (tournament_run(n, v, px, pivots)
+            and _pooled(StepPlan.create(n, v, px, py, c), pivots) != 1)
 
 
 def _group_parts(pieces, groups: dict) -> dict:

@@ -112,6 +112,34 @@ def test_sampled_steps_of_unequal_rows_near_the_walk(monkeypatch):
                                                 rel=conflux.SAMPLED_MSGS_ERROR)
 
 
+@pytest.mark.parametrize("grid", [(251, 1, 2, 128), (251, 2, 1, 128)],
+                         ids=["two layers", "one layer"])
+def test_pivot_tables_too_large_to_walk_are_sampled(grid, monkeypatch):
+    """Few classes a step but many process rows whose tournament counts differ (Px =
+    251, not a power of two): the walk would hold two [step, Px] tables of steps x Px
+    cells. Beyond TABLE_CELLS the steps are sampled, no more than TABLE_CELLS // Px of
+    them but SAMPLE_LEAST (`pivots_at` makes the tables at those alone), within the
+    errors the table states of the walk's figures (P = 2 x 65521: 10.1 GB walked)."""
+    n, (px, py, c, v) = 60000, grid
+    placement = NODES.placement(px * py * c)
+    steps = -(-n // v)
+    assert steps * px <= conflux.TABLE_CELLS
+    assert conflux.step_sample(n, v, px, py, c, placement, "uniform") is None
+    walked = conflux.candidate_row(n, 2.0**40, NODES, placement, grid)
+    monkeypatch.setattr(conflux, "TABLE_CELLS", 1 << 14)
+    sample = conflux.step_sample(n, v, px, py, c, placement, "uniform")
+    assert sample is not None and len(sample.rows) < steps / 2
+    sampled = conflux.candidate_row(n, 2.0**40, NODES, placement, grid)
+    assert walked["sampled_steps"] is None
+    assert sampled["sampled_steps"] == (len(sample.rows), steps)
+    assert not TileMap(n, v, px, 1).even_rows
+    for key in MAXIMA:
+        assert sampled[key] == pytest.approx(walked[key], rel=conflux.SAMPLED_UNEQUAL_ERROR), key
+    assert sampled["msgs_max"] == pytest.approx(walked["msgs_max"],
+                                                rel=conflux.SAMPLED_MSGS_ERROR)
+    assert sampled["time_s"] != walked["time_s"]          # it sampled
+
+
 @pytest.mark.parametrize("n, p, grid", [
     (400000, 2**16, (1024, 32, 2, 128)),   # three cells, a fifth of the head left: 7% under
     (262144, 2**18, (512, 64, 8, 512)),    # blocks of 2 steps on 64 columns: 15% over
