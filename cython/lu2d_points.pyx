@@ -148,8 +148,8 @@ cdef extern from *:
     #endif
     /* high[y] = split_high[at[y]] (and low[y] = split_low[at[y]] where `both`) for
        y < n: AVX-512's gathers where the CPU has them (GCC leaves this loop scalar, a
-       store an element); AVX2's four-wide gathers are slower than the scalar loop on
-       AMD's Zen 3 (one call of `add_dense`: 0.19-0.21 against 0.145-0.15 s) */
+       store an element); AVX2's four-wide gathers ran slower than the scalar loop on
+       AMD's Zen 3 (docs/MEASUREMENTS.md) */
     static inline void lio_gather_lines(double* restrict high, double* restrict low,
                                         const double* restrict split_high,
                                         const double* restrict split_low,

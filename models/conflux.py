@@ -82,12 +82,12 @@ from linalg_io.models.conflux_nodes import (
     timed_links,
 )
 from linalg_io.models.conflux_pivots import (
+    from_states,
     most_changes,
     near_even_rows,
     pivot_changes,
     pivot_counts,
     pivots_at,
-    tournament_run,
 )
 from linalg_io.models.costs import (
     RankCosts,
@@ -145,9 +145,9 @@ WALK_CELLS = 1 << 17
 EXACT_CELLS = 1 << 23
 # ... and the most cells (steps x Px) of the tournament's two [step, process row] tables
 # of pivot counts a walk of every step holds whole; beyond, the steps are sampled, whose
-# tables `pivots_at` makes at those steps alone from the tournament's kept states (a
-# grid of few classes but many process rows, 65521x1x2 of P = 2 x 65521, N = 1234567:
-# 9646 x 65521 cells, 10.1 GB and 42 s walked)
+# tables `pivots_at` makes at those steps alone from the tournament's kept states
+# (`from_states`; a grid of few classes but many process rows, 65521x1x2 of P = 2 x
+# 65521, N = 1234567, would hold two tables of 9646 x 65521 cells, 5 GB each)
 TABLE_CELLS = 1 << 24
 SAMPLE_CELLS = 1 << 20
 SAMPLE_LEAST = 160
@@ -663,8 +663,8 @@ def _pooled(plan: StepPlan, pivots) -> int:
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
                 pivots) -> StepSample | None:
     """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
-    EXACT_CELLS and, where the tournament's counts differ row by row, steps x Px <=
-    TABLE_CELLS; a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
+    EXACT_CELLS and, where its counts come from kept states (`from_states`), steps x Px
+    <= TABLE_CELLS; a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
     or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
     the last steps and, of the others, blocks of B consecutive steps at a stride prime
     to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_LEAST at least, more to make
@@ -697,7 +697,8 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     if not isinstance(pivots, str):
         return None
     cells = class_cells(px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))
-    tables = steps * px > TABLE_CELLS and _tables(n, v, px, py, c, pivots)
+    tables = steps * px > TABLE_CELLS and from_states(
+        n, v, px, pivots, _pooled(StepPlan.create(n, v, px, py, c), pivots))
     if steps * cells <= EXACT_CELLS and not tables:
         return None
     samples = max(SAMPLE_LEAST, SAMPLE_CELLS // cells)
@@ -734,14 +735,6 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
                                   block, shift, arcs, even or any(arcs))
     # the head's last steps walked (few cells) may make it half the steps
     return None if 2 * len(sample.rows) >= steps else sample
-
-
-def _tables(n: int, v: int, px: int, py: int, c: int, pivots: str) -> bool:
-    """Whether a walk of every step takes the pivot counts as two [step, Px] tables
-    (`pivot_counts`): the tournament's, but where one group pools them into its
-    closed form (`pooled_rows`)."""
-    return (tournament_run(n, v, px, pivots)
-            and _pooled(StepPlan.create(n, v, px, py, c), pivots) != 1)
 
 
 def _group_parts(pieces, groups: dict) -> dict:

@@ -122,8 +122,7 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
     the steps wanted, not kept at every step: a sample of a large LU's steps needs
     its rows at a few steps, not a [step, Px] table of GB."""
     t = plan.tiles
-    if not (isinstance(pivots, str) and tournament_run(t.n, t.v, t.px, pivots)) \
-            or pooled == 1:
+    if not from_states(t.n, t.v, t.px, pivots, pooled):
         active, owned = pivot_counts(plan, pivots, pooled)
         if active.strides[1] == owned.strides[1] == 0:
             shape = (len(steps), t.px)
@@ -167,6 +166,13 @@ def near_even_rows(tiles: TileMap) -> bool:
     counts then differ row by row, by less than the short tile's missing rows."""
     px = tiles.px
     return butterfly_size(px) == px and tiles.ntiles % px == 0 and not tiles.even_rows
+
+
+def from_states(n: int, v: int, px: int, pivots, pooled: int) -> bool:
+    """Whether `pivots_at` reruns the tournament from its kept states to the steps
+    wanted (a model name's counts from the tournament, not one group's closed form),
+    where `pivot_counts` would make two [step, Px] tables."""
+    return isinstance(pivots, str) and tournament_run(n, v, px, pivots) and pooled != 1
 
 
 def tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
