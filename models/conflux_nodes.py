@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import numpy as np
+from linalg_io._kernels.conflux_nodes import bruck_across as across_windows
+from linalg_io._kernels.conflux_nodes import butterfly_counts, hops_table
 from linalg_io.models.costs import Links
 from linalg_io.models.lu2d import ON_NODE
 from linalg_io.models.profile import Placement, crossing_links
@@ -82,8 +84,9 @@ class Members:
 
     def hops(self, roots: np.ndarray) -> Hops:
         """The crossings at each step's root (`roots` [step]): [step, member] tables."""
-        unique, which = np.unique(roots, return_inverse=True)
-        table = self.hops_at(unique[:, None], np.arange(len(self.nodes))[None, :])
+        unique, which = np.unique(np.asarray(roots, dtype=np.int64) % len(self.nodes),
+                                  return_inverse=True)
+        table = Hops(*hops_table(self._slots(), unique))
         return table.at(lambda values: values[which.reshape(-1)])
 
     def hops_at(self, roots, members) -> Hops:
@@ -120,28 +123,14 @@ class Members:
     def butterfly(self, shifts: np.ndarray) -> np.ndarray:
         """[step, member] the tournament's messages each way to another node, roles
         shifted by shifts[step] (`linalg_io.lu.tournament`): the fold and unfold with r
-        - q or r + q, the exchange with r ^ bit in each round."""
-        g = len(self.nodes)
-        q = 1 << (g.bit_length() - 1)
-        unique, which = np.unique(shifts, return_inverse=True)
-        shift = unique[:, None] % g
-        real = np.arange(g)[None, :]
-        role = (real - shift) % g
-        mine = self.nodes[real]
-        # the nodes of members -g .. 3g - 1 (mod g), from index 0: the partner roles
-        # lie in (-q, 2g), no modulo
-        ring = np.tile(self.nodes, 4)
+        - q or r + q, the exchange with r ^ bit in each round (`linalg_io._kernels.
+        conflux_nodes.butterfly_counts`)."""
+        unique, which = np.unique(np.asarray(shifts, dtype=np.int64) % len(self.nodes),
+                                  return_inverse=True)
+        return butterfly_counts(self._slots(), unique)[which.reshape(-1)]
 
-        def apart(partner_role):
-            return ring[partner_role + shift + g] != mine
-
-        count = np.where(role >= q, apart(role - q), 0) \
-            + np.where((role < q) & (role + q < g), apart(role + q), 0)
-        bit = 1
-        while bit < q:
-            count += (role < q) & apart(role ^ bit)
-            bit <<= 1
-        return count[which].astype(float)
+    def _slots(self) -> np.ndarray:
+        return np.ascontiguousarray(self.nodes, dtype=np.int64)
 
 
 def group_nodes(stride: int, size: int, placement: Placement | None) -> Members | None:
@@ -220,20 +209,15 @@ def reduce_across(hops: Hops, q, p: int, nbytes) -> tuple:
 def bruck_across(counts: np.ndarray, members: Members) -> tuple:
     """(sent, received, messages) [..., member] between nodes of the Bruck allgatherv of
     blocks `counts` [..., member] (`linalg_io.layout.schedules.allgatherv_costs`): each
-    round's window q .. q+m-1 sent to q - h where the two sit on different nodes."""
+    round's window q .. q+m-1 sent to q - h where the two sit on different nodes
+    (`linalg_io._kernels.conflux_nodes.bruck_across`)."""
     counts = np.asarray(counts, dtype=float)
     p = counts.shape[-1]
-    doubled = np.concatenate([counts, counts], axis=-1)
-    prefix = np.concatenate([np.zeros(counts.shape[:-1] + (1,)), np.cumsum(doubled, -1)], -1)
-    q = np.arange(p)
-    sent, recv, msgs = np.zeros(counts.shape), np.zeros(counts.shape), np.zeros(counts.shape)
-    for h, m in bruck_rounds(p):
-        window = prefix[..., m:m + p] - prefix[..., :p]
-        crossing = members.nodes[q] != members.nodes[(q - h) % p]
-        sent += crossing * window
-        recv[..., (q - h) % p] += crossing * window
-        msgs += crossing * (window > 0)
-    return sent, recv, msgs
+    rounds = np.array(bruck_rounds(p), dtype=np.int64).reshape(-1, 2)
+    flat = np.ascontiguousarray(counts.reshape(-1, p))
+    tables = across_windows(flat, members._slots(), np.ascontiguousarray(rounds[:, 0]),
+                            np.ascontiguousarray(rounds[:, 1]))
+    return tuple(table.reshape(counts.shape) for table in tables)
 
 
 def timed_links(traffic: dict, keys: dict) -> Links:

@@ -23,7 +23,7 @@ whose values there change at few of the runs: those runs merged, its corners).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -40,6 +40,7 @@ from linalg_io._kernels.lu2d_points import (
     product_cells,
     running_sum,
 )
+from linalg_io._kernels.runs import residue_runs
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -473,15 +474,23 @@ class Spreading:
         self.shape = None
 
     def add(self, values: np.ndarray, xs: RunClasses, ys: RunClasses) -> None:
-        *lead, _, layers, nx, ny = values.shape
+        *lead, _, layers, _, ny = values.shape
         self.shape = (*lead, layers, xs.n, ys.n)
         count = int(np.prod(lead, dtype=np.int64)) * layers
         y_edges = _edges(ys, ny)
         yb = y_edges[0]
+        biggest = _biggest(values)
         for r, axis in enumerate(residues(xs, self.period)):
-            x_edges = _edges(axis, nx)
+            kept = values
+            if self.period > 1:
+                # the x classes this residue's runs hold, alone: a residue's are few of
+                # the step's where the runs repeat every d ranks
+                picked = np.unique(axis.of_run)
+                axis = replace(axis, of_run=np.searchsorted(picked, axis.of_run))
+                kept = values.take(picked, axis=-2)
+            x_edges = _edges(axis, kept.shape[-2])
             xb = x_edges[0]
-            live, cells, parts = _differences(values, x_edges, y_edges)
+            live, cells, parts = _differences(kept, x_edges, y_edges, biggest)
             if r not in self.diffs:
                 self.diffs[r] = np.zeros((count, axis.n + 1, ys.n + 1))
             diff = parts[0]
@@ -521,25 +530,29 @@ def _summed_up(grid: np.ndarray) -> np.ndarray:
 def residues(xs: RunClasses, period: int) -> list[RunClasses]:
     """The runs of `xs` on the ranks x = d q + r of each residue r < d = min(`period`,
     n), each an axis of its own (rank q), the consecutive runs of a step in one class
-    merged ([xs] where d = 1)."""
+    merged ([xs] where d = 1; `linalg_io._kernels.runs.residue_runs`)."""
     period = min(period, xs.n)
     if period == 1:
         return [xs]
-    axes = []
-    for r in range(period):
-        start, end = -((r - xs.start) // period), -((r - xs.end) // period)   # ceil
-        kept = end > start
-        step, start, end, of_run = xs.step[kept], start[kept], end[kept], xs.of_run[kept]
-        first = np.ones(len(step), dtype=bool)
-        first[1:] = (step[1:] != step[:-1]) | (of_run[1:] != of_run[:-1])
-        last = np.append(first[1:], True)
-        axes.append(RunClasses(n=-((r - xs.n) // period), step=step[first],
-                               start=start[first], end=end[last], of_run=of_run[first],
-                               rep=xs.rep, count=xs.count))
-    return axes
+    first, step, start, end, of_run = residue_runs(
+        *(np.ascontiguousarray(runs, dtype=np.int64)
+          for runs in (xs.step, xs.start, xs.end, xs.of_run)), period)
+    return [RunClasses(n=-((r - xs.n) // period), step=step[lo:hi], start=start[lo:hi],
+                       end=end[lo:hi], of_run=of_run[lo:hi], rep=xs.rep, count=xs.count)
+            for r, (lo, hi) in enumerate(zip(first[:-1].tolist(), first[1:].tolist()))]
 
 
-def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
+def _biggest(values: np.ndarray) -> np.ndarray:
+    """[row, step] the largest |value| of `values` [..., step, layer, x class, y class],
+    a row a lead index and a layer."""
+    *_, steps, layers, nx, ny = values.shape
+    grouped = values.reshape(-1, steps, layers, nx, ny)
+    return np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
+                       2, 1).reshape(-1, steps)
+
+
+def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple,
+                 biggest: np.ndarray) -> tuple:
     """(the rows of some value; the cells some pair of edges touches, flat in [Bx,
     By], ascending; [row, cell] at them the difference
     arrays of `spread` on the grid of the x and y boundaries (`_edges` of the x and y
@@ -552,14 +565,10 @@ def _differences(values: np.ndarray, x_edges: tuple, y_edges: tuple) -> tuple:
     instead of four per pair of runs; the rows of no value are left out (their sums
     are 0). The values are taken a chunk of steps at a time (no copy of them all),
     each chunk's terms summed per cell it touches, then added to the totals: O(pairs
-    of edges + cells the chunks touch) per row."""
+    of edges + cells the chunks touch) per row. `biggest` [row, step] the largest
+    |value| (`_biggest`: of every class, where `values` are some of them)."""
     *_, steps, layers, nx, ny = values.shape
     grouped = values.reshape(-1, steps, layers, nx, ny)
-    count = grouped.shape[0] * layers
-
-    # [row, step] the largest |value|
-    biggest = np.moveaxis(np.maximum(grouped.max(axis=(3, 4)), -grouped.min(axis=(3, 4))),
-                          2, 1).reshape(count, steps)
     live = np.flatnonzero(biggest.max(axis=1) > 0)
     xb, x_step, x_at, x_left, x_right = x_edges
     yb, y_step, y_at, _, y_right = y_edges       # (left of a y edge: right of the one before)

@@ -1,10 +1,12 @@
-"""`Members.butterfly` and `Members.hops_at` against their definitions, member by
-member (indices taken mod g), over node maps in order and shuffled, shifts and roots
-past g."""
+"""`Members.butterfly`, `Members.hops_at`, `Members.hops` and `bruck_across` against
+their definitions, member by member (indices taken mod g), over node maps in order and
+shuffled, shifts and roots past g."""
 
 import numpy as np
 import pytest
-from linalg_io.models.conflux_nodes import Members
+from linalg_io.models.conflux_nodes import Members, bruck_across
+
+from linalg_io.layout.schedules import bruck_rounds
 
 
 def butterfly_loop(nodes, shift: int, r: int) -> int:
@@ -53,3 +55,37 @@ def test_members_tables_match_their_definitions(g, per, shuffled):
     want = [[[float(v) for v in hops_loop(nodes, int(root), m)] for m in range(g)]
             for root in roots]
     assert got.tolist() == want
+    table = members.hops(roots)
+    assert np.stack([table.cross_in, table.cross_out, table.parent, table.children,
+                     table.from_root], axis=-1).astype(float).tolist() == want
+
+
+def bruck_across_loop(nodes, counts) -> tuple:
+    """Round by round, member by member: q's window q .. q + m - 1 to q - h where the two
+    sit on different nodes (integer counts: every sum exact in any order)."""
+    p = len(nodes)
+    sent, recv, msgs = [0] * p, [0] * p, [0] * p
+    for h, m in bruck_rounds(p):
+        for q in range(p):
+            if nodes[q] != nodes[(q - h) % p]:
+                window = sum(counts[(q + j) % p] for j in range(m))
+                sent[q] += window
+                recv[(q - h) % p] += window
+                msgs[q] += window > 0
+    return sent, recv, msgs
+
+
+@pytest.mark.parametrize("g", [2, 3, 5, 8, 13, 64, 100])
+@pytest.mark.parametrize("per", [1, 2, 3, 7])
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_bruck_across_matches_its_definition(g, per, shuffled):
+    rng = np.random.default_rng(g * 37 + per)
+    nodes = np.arange(g) // per
+    if shuffled:
+        nodes = rng.permutation(nodes)
+    counts = rng.integers(0, 50, (3, g)) * (rng.random((3, g)) < 0.6)
+    got = bruck_across(counts.astype(float), Members(nodes=nodes))
+    for row in range(3):
+        want = bruck_across_loop(nodes, counts[row].tolist())
+        assert [part[row].tolist() for part in got] == [[float(v) for v in part]
+                                                        for part in want]

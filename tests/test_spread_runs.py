@@ -89,6 +89,25 @@ def test_residues_of_a_periodic_axis_have_few_runs():
     assert residues(xs, 1) == [xs]
 
 
+@pytest.mark.parametrize("period", [2, 3, 7, 64])
+def test_residues_keep_each_rank_and_merge_neighbours(period):
+    """Random runs, short and long against the period: each rank d q + r keeps its class
+    on residue r's axis, and no two runs of a step that meet there share a class."""
+    rng = np.random.default_rng(period)
+    steps, px = 6, 150
+    xs = run_classes([rng.integers(0, 3, (steps, px)).repeat(rng.integers(1, 9, px), axis=1)
+                      [:, :px]])
+    for r, part in enumerate(residues(xs, period)):
+        assert part.n == len(range(r, px, period))
+        for s in range(steps):
+            at = part.step == s
+            of = np.repeat(part.of_run[at], part.end[at] - part.start[at])
+            full = np.repeat(xs.of_run[xs.step == s], (xs.end - xs.start)[xs.step == s])
+            assert np.array_equal(of, full[r::period])
+            assert (part.start[at][1:] == part.end[at][:-1]).all()
+            assert (part.of_run[at][1:] != part.of_run[at][:-1]).all()
+
+
 @pytest.mark.parametrize("period", [1, 4, 5])
 def test_spreading_sums_chunks_of_steps(period):
     rng = np.random.default_rng(period)
