@@ -14,7 +14,15 @@ tournament_steps(rows, widths, first_step, dust, active, owned, differing=None)
     the exponent `linalg_io.models.conflux_pivots.TOURNAMENT_POOL_EXPONENT`); a share leaving
     fewer than `dust` rows takes them all; rows -= owned[t]; differing[t] (where given)
     the process rows whose active or owned differs from the row before's (`changes`
-    counted per step). O(Px) per step.
+    counted per step). O(Px) per step; where only the first H < Px process rows hold
+    rows (tiles dealt cyclically, fewer tiles than process rows: rows[x] = 0 from H on,
+    and 0 they stay), O(H + log Px): a subtree of empty sets is all 0 (its n, r and
+    weight), merging one onto a set leaves the set as it was, and the shares its leaves
+    get are within an ulp of the winners above them below 0, which the dust rule makes
+    0 (checked: a ValueError where one is not), so only the tree's nodes above the H
+    rows' leaves (a few ranges a level) are computed, the same operations on the same
+    values as over every node. The tables may then be H' wide, H <= H' <= Px: the first
+    H' process rows' (the others' 0).
 changes(active, owned)
     (step, process row) flat, in row-major order: where active or owned [step, process
     row] differs from the process row before; two passes, no [step, Px] temporary.
@@ -164,21 +172,130 @@ cdef void _split_level(double* winners, const double* sets, const double* weight
         winners[2 * i + 1] = winners[i] - first
 
 
+cdef enum:
+    # disjoint ranges of a tree level's nodes above a cyclic range of roles (4 at the
+    # leaves: the roles and their folds, each in two pieces where it wraps; no more above)
+    MOST_RANGES = 8
+    # levels of a merge tree (q < 2^63)
+    MOST_LEVELS = 64
+
+
+cdef Py_ssize_t _merged(Py_ssize_t* lo, Py_ssize_t* hi, Py_ssize_t count) noexcept nogil:
+    """The ranges [lo, hi) sorted, the empty ones dropped, those that overlap or meet
+    joined, in place; their count."""
+    cdef Py_ssize_t i, j, a, b, kept = 0
+    for i in range(1, count):      # insertion sort by lo (a handful)
+        a, b = lo[i], hi[i]
+        j = i - 1
+        while j >= 0 and lo[j] > a:
+            lo[j + 1], hi[j + 1] = lo[j], hi[j]
+            j -= 1
+        lo[j + 1], hi[j + 1] = a, b
+    for i in range(count):
+        if hi[i] <= lo[i]:
+            continue
+        if kept and lo[i] <= hi[kept - 1]:
+            if hi[i] > hi[kept - 1]:
+                hi[kept - 1] = hi[i]
+        else:
+            lo[kept], hi[kept] = lo[i], hi[i]
+            kept += 1
+    return kept
+
+
+cdef Py_ssize_t _leaf_ranges(Py_ssize_t* lo, Py_ssize_t* hi, Py_ssize_t start,
+                             Py_ssize_t holding, Py_ssize_t px, Py_ssize_t q) noexcept nogil:
+    """The leaves j < q (heap nodes q + j) whose role j or folded role j + q is one of
+    process rows 0 .. holding - 1 (role r is row (start + r) mod Px): the roles from r0
+    = (Px - start) mod Px on, `holding` of them, cyclic."""
+    cdef Py_ssize_t r0 = (px - start) % px, count = 0, piece, a, b
+    cdef Py_ssize_t piece_lo[2]
+    cdef Py_ssize_t piece_hi[2]
+    piece_lo[0], piece_hi[0] = r0, r0 + holding if r0 + holding < px else px
+    piece_lo[1], piece_hi[1] = 0, r0 + holding - px if r0 + holding > px else 0
+    for piece in range(2):
+        a, b = piece_lo[piece], piece_hi[piece]
+        if a >= b:
+            continue
+        if a < q:
+            lo[count], hi[count] = q + a, q + (b if b < q else q)
+            count += 1
+        if b > q:
+            lo[count], hi[count] = q + (a if a > q else q) - q, q + b - q
+            count += 1
+    return _merged(lo, hi, count)
+
+
+cdef Py_ssize_t _parents(const Py_ssize_t* lo, const Py_ssize_t* hi, Py_ssize_t count,
+                         Py_ssize_t* up_lo, Py_ssize_t* up_hi) noexcept nogil:
+    """The parents (heap: node i's is i / 2) of the nodes in the ranges."""
+    cdef Py_ssize_t i
+    for i in range(count):
+        up_lo[i], up_hi[i] = lo[i] // 2, (hi[i] - 1) // 2 + 1
+    return _merged(up_lo, up_hi, count)
+
+
+cdef inline void _leaf(double* sets, double* stood, const double* rows, Py_ssize_t j,
+                       Py_ssize_t start, Py_ssize_t px, Py_ssize_t q, double w) noexcept nogil:
+    """Leaf j's set (heap node q + j): role j's rows, with role j + q's folded onto it
+    where there is one (its own and the partner's sets kept at 2q + 2j, 2q + 2j + 1)."""
+    cdef Py_ssize_t role = _wrapped(start + j, px), partner, e
+    cdef Py_ssize_t i = q + j
+    cdef double mine = _smaller(rows[role], w), theirs
+    if j + q < px:
+        partner = _wrapped(role + q, px)
+        theirs = _smaller(rows[partner], w)
+        sets[i] = _smaller(w, mine + theirs)
+        stood[i] = rows[role] + rows[partner]
+        e = 2 * q + 2 * j
+        sets[e], stood[e] = mine, rows[role]
+        sets[e + 1], stood[e + 1] = theirs, rows[partner]
+    else:
+        sets[i], stood[i] = mine, rows[role]
+
+
+cdef inline bint _share(double* share_row, Py_ssize_t row, double share, Py_ssize_t holding,
+                        double dust) noexcept nogil:
+    """share_row[row] = share on a row that holds rows; else whether the dust rule would
+    leave the share of a row of 0 rows other than 0 (the sparse tree's error)."""
+    if row < holding:
+        share_row[row] = share
+        return False
+    return not (0.0 - share < dust)
+
+
+cdef void _cleared(double* sets, double* stood, double* weight, Py_ssize_t lo,
+                   Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        sets[i] = 0.0
+        stood[i] = 0.0
+        weight[i] = 0.0
+
+
 def tournament_steps(double[::1] rows not None, const double[::1] widths not None,
                      Py_ssize_t first_step, double dust,
                      double[:, ::1] active, double[:, ::1] owned,
                      cnp.int64_t[::1] differing = None) -> None:
     cdef bint tables = active is not None
     cdef Py_ssize_t px = rows.shape[0]
+    cdef Py_ssize_t wide = active.shape[1] if tables else 0
     cdef Py_ssize_t steps = active.shape[0] if tables else (
         differing.shape[0] if differing is not None else -1)
     if px < 1 or steps < 0 or (not tables and owned is not None) or (tables and (
-            owned is None or owned.shape[0] != steps or active.shape[1] != px
-            or owned.shape[1] != px)) \
+            owned is None or owned.shape[0] != steps or not 1 <= wide <= px
+            or owned.shape[1] != wide)) \
             or first_step < 0 or first_step + steps > widths.shape[0] \
             or (differing is not None and differing.shape[0] != steps):
-        raise ValueError("active and owned must be [steps, Px], Px >= 1, within the widths;"
-                         " differing [steps]; or both None and differing given")
+        raise ValueError("active and owned must be [steps, H'], 1 <= H' <= Px, within the "
+                         "widths; differing [steps]; or both None and differing given")
+    # the process rows holding rows: those before the last one's end (0 after it)
+    cdef Py_ssize_t holding = px
+    while holding > 0 and rows[holding - 1] == 0:
+        holding -= 1
+    if tables and wide < holding:
+        raise ValueError("tables narrower than the process rows that hold rows")
+    cdef bint sparse = 0 < holding < px
     cdef Py_ssize_t q = 1
     while 2 * q <= px:
         q *= 2
@@ -196,68 +313,128 @@ def tournament_steps(double[::1] rows not None, const double[::1] widths not Non
     cdef double[::1] share_row = np.zeros(px)
     cdef Py_ssize_t t, k, i, j, start, role, partner, e
     cdef double w, first, mine, theirs
+    # sparse: each level's ranges of nodes (level 0 the leaves q .. 2q - 1, level d the
+    # nodes q >> d .. (2q >> d) - 1), the root's level, a share off the holding rows
+    cdef Py_ssize_t range_lo[MOST_LEVELS * MOST_RANGES]
+    cdef Py_ssize_t range_hi[MOST_LEVELS * MOST_RANGES]
+    cdef Py_ssize_t ranges[MOST_LEVELS]
+    cdef Py_ssize_t top = 0, d, r, lo, hi, folded
+    cdef bint dusty = False
+    while (q >> top) > 1:
+        top += 1
     # the most active rows of a process row (only fall): at most w, each leaf of a Px a
     # power of two is one row's set whose r/n is 1, no ratio to take
     cdef double widest = 0.0
     for i in range(px):
         widest = rows[i] if rows[i] > widest else widest
-    for t in range(steps):
-        k = first_step + t
-        w = widths[k]
-        start = k % px
-        if q == px:         # no folds: the leaves the rows from the root's on, in turn
-            _leaves(&rows[0], sets + q, stood + q, start, px, w)
-        for j in range(q if q < px else 0):
-            role = _wrapped(start + j, px)
-            i = q + j
-            mine = _smaller(rows[role], w)
-            if j + q < px:
-                partner = _wrapped(role + q, px)
-                theirs = _smaller(rows[partner], w)
-                sets[i] = _smaller(w, mine + theirs)
-                stood[i] = rows[role] + rows[partner]
-                e = 2 * q + 2 * j
-                sets[e], stood[e] = mine, rows[role]
-                sets[e + 1], stood[e + 1] = theirs, rows[partner]
+    with nogil:
+        for t in range(steps):
+            k = first_step + t
+            w = widths[k]
+            start = k % px
+            if sparse:
+                ranges[0] = _leaf_ranges(range_lo, range_hi, start, holding, px, q)
+                for d in range(top):
+                    ranges[d + 1] = _parents(
+                        range_lo + d * MOST_RANGES, range_hi + d * MOST_RANGES, ranges[d],
+                        range_lo + (d + 1) * MOST_RANGES, range_hi + (d + 1) * MOST_RANGES)
+                for r in range(ranges[0]):
+                    for i in range(range_lo[r], range_hi[r]):
+                        _leaf(sets, stood, &rows[0], i - q, start, px, q, w)
+                for d in range(1, top + 1):
+                    for r in range(d * MOST_RANGES, d * MOST_RANGES + ranges[d]):
+                        _merge_level(sets, stood, w, range_lo[r], range_hi[r])
+                for d in range(1 if q == px and widest <= w else 0, top):
+                    for r in range(d * MOST_RANGES, d * MOST_RANGES + ranges[d]):
+                        lio_weights(sets, stood, weight, range_lo[r], range_hi[r])
+                for r in range(ranges[0]):
+                    lo, hi = range_lo[r], range_hi[r]
+                    if q == px and widest <= w:
+                        for i in range(lo, hi):
+                            weight[i] = sets[i]
+                    folded = px - q if hi - q > px - q else hi - q
+                    if lo - q < folded:
+                        lio_weights(sets, stood, weight, 2 * lo, 2 * q + 2 * folded)
             else:
-                sets[i], stood[i] = mine, rows[role]
-        j = q // 2
-        while j >= 1:       # level by level, the leaves' parents first (SIMD)
-            _merge_level(sets, stood, w, j, 2 * j)
-            j //= 2
-        if q == px and widest <= w:     # the leaves' r/n are 1: their weights their n
-            lio_weights(sets, stood, weight, 2, q)
-            for i in range(q, size):
-                weight[i] = sets[i]
-        else:
-            lio_weights(sets, stood, weight, 2, size)
-        winners[1] = _smaller(w, sets[1])
-        j = 1
-        while j < q:        # level by level: each level's splits independent (SIMD)
-            _split_level(&winners[0], sets, weight, j, 2 * j)
-            j *= 2
-        if q == px:
-            _unrotated(&share_row[0], &winners[q], start, px)
-        for j in range(q if q < px else 0):
-            role = _wrapped(start + j, px)
-            if j + q < px:
-                partner = _wrapped(role + q, px)
-                e = 2 * q + 2 * j
-                first = _first(winners[q + j], sets[e], weight[e], sets[e + 1], weight[e + 1])
-                share_row[role] = first
-                share_row[partner] = winners[q + j] - first
+                if q == px:         # no folds: the leaves the rows from the root's on
+                    _leaves(&rows[0], sets + q, stood + q, start, px, w)
+                for j in range(q if q < px else 0):
+                    _leaf(sets, stood, &rows[0], j, start, px, q, w)
+                j = q // 2
+                while j >= 1:       # level by level, the leaves' parents first (SIMD)
+                    _merge_level(sets, stood, w, j, 2 * j)
+                    j //= 2
+                if q == px and widest <= w:     # the leaves' r/n are 1: their weights n
+                    lio_weights(sets, stood, weight, 2, q)
+                    for i in range(q, size):
+                        weight[i] = sets[i]
+                else:
+                    lio_weights(sets, stood, weight, 2, size)
+            winners[1] = _smaller(w, sets[1])
+            if sparse:
+                for d in range(top, 0, -1):     # the root's level first
+                    for r in range(d * MOST_RANGES, d * MOST_RANGES + ranges[d]):
+                        _split_level(&winners[0], sets, weight, range_lo[r], range_hi[r])
+                for r in range(ranges[0]):
+                    for i in range(range_lo[r], range_hi[r]):
+                        j = i - q
+                        role = _wrapped(start + j, px)
+                        if j + q < px:
+                            partner = _wrapped(role + q, px)
+                            e = 2 * q + 2 * j
+                            first = _first(winners[i], sets[e], weight[e], sets[e + 1],
+                                           weight[e + 1])
+                            dusty |= _share(&share_row[0], role, first, holding, dust)
+                            dusty |= _share(&share_row[0], partner, winners[i] - first,
+                                            holding, dust)
+                        else:
+                            dusty |= _share(&share_row[0], role, winners[i], holding, dust)
             else:
-                share_row[role] = winners[q + j]
-        # each share, all of a process row's rows where it would leave less than `dust`;
-        # the tables; the rows whose (a, p) differ from the row before's; the rows left
-        _dusted(&share_row[0], &rows[0], dust, px)
-        if tables:
-            for i in range(px):
-                active[t, i] = rows[i]
-                owned[t, i] = share_row[i]
-        if differing is not None:
-            differing[t] = _differing(&rows[0], &share_row[0], px)
-        widest = _taken(&rows[0], &share_row[0], px)
+                j = 1
+                while j < q:        # level by level: each level's splits independent (SIMD)
+                    _split_level(&winners[0], sets, weight, j, 2 * j)
+                    j *= 2
+                if q == px:
+                    _unrotated(&share_row[0], &winners[q], start, px)
+                for j in range(q if q < px else 0):
+                    role = _wrapped(start + j, px)
+                    if j + q < px:
+                        partner = _wrapped(role + q, px)
+                        e = 2 * q + 2 * j
+                        first = _first(winners[q + j], sets[e], weight[e], sets[e + 1],
+                                       weight[e + 1])
+                        share_row[role] = first
+                        share_row[partner] = winners[q + j] - first
+                    else:
+                        share_row[role] = winners[q + j]
+            # each share, all of a process row's rows where it would leave less than
+            # `dust`; the tables; the rows whose (a, p) differ from the row before's; the
+            # rows left (sparse: the rows past the holding ones 0 before and after, their
+            # shares 0, as the dust rule makes them)
+            _dusted(&share_row[0], &rows[0], dust, holding if sparse else px)
+            if tables:
+                for i in range(holding if sparse else wide):
+                    active[t, i] = rows[i]
+                    owned[t, i] = share_row[i]
+                for i in range(holding if sparse else wide, wide):
+                    active[t, i] = rows[i]
+                    owned[t, i] = rows[i]
+            if differing is not None:
+                differing[t] = _differing(&rows[0], &share_row[0],
+                                          holding + 1 if sparse else px)
+            widest = _taken(&rows[0], &share_row[0], holding if sparse else px)
+            if sparse:      # the nodes written, 0 again for the next step's ranges
+                for d in range(top + 1):
+                    for r in range(d * MOST_RANGES, d * MOST_RANGES + ranges[d]):
+                        _cleared(sets, stood, weight, range_lo[r], range_hi[r])
+                for r in range(ranges[0]):
+                    lo, hi = range_lo[r], range_hi[r]
+                    folded = px - q if hi - q > px - q else hi - q
+                    if lo - q < folded:
+                        _cleared(sets, stood, weight, 2 * lo, 2 * q + 2 * folded)
+    if dusty:
+        raise ValueError("tournament_steps: a share of a process row holding no rows "
+                         "that the dust rule does not make 0")
 
 
 def changes(const double[:, :] active not None, const double[:, :] owned not None) -> tuple:

@@ -222,7 +222,7 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
         rounds = bruck_rounds(px)
         sizes = float(sum(m for _, m in rounds))
         row_of = np.cumsum(unequal) - 1
-        dense_sent, _, dense_msgs = allgatherv_costs(owned[unequal])
+        dense_sent, dense_msgs = _bruck_tables(owned, np.flatnonzero(unequal))
 
         def bruck_sent_at(at, x):
             equal_sent = owned[at, x] * sizes
@@ -298,6 +298,19 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
     return StepRanks(xs=xs, ys=ys, x=x, y=y,
                      x_hops=col_hops,
                      y_hops=None if row is None else row_hops_at(at, y_rep))
+
+
+def _bruck_tables(owned: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sent, messages) [row, process row] of the Bruck allgatherv of the pivot counts
+    owned[rows] (`allgatherv_costs`), BLOCK_ELEMENTS entries at a time: its temporaries
+    (the prefix sums of each row twice over, ...) those of a block, not of every row."""
+    px = owned.shape[1]
+    sent, msgs = np.empty((len(rows), px)), np.empty((len(rows), px))
+    per_block = max(1, BLOCK_ELEMENTS // px)
+    for first in range(0, len(rows), per_block):
+        block = slice(first, first + per_block)
+        sent[block], _, msgs[block] = allgatherv_costs(owned[rows[block]])
+    return sent, msgs
 
 
 @lru_cache(maxsize=8)
@@ -404,8 +417,9 @@ def _rotations(g: int, per_node: int) -> tuple[Hops, np.ndarray]:
 
 
 def _at_reps(rows: np.ndarray, rep: np.ndarray, table: np.ndarray) -> tuple:
-    """A block's [step, row] table at its representatives and at row 0 (`joined`)."""
-    return table[rows, rep], table[:, 0]
+    """A block's [step, row] table at its representatives and at row 0 (`joined`): a
+    copy, not a view that would keep the block's whole table."""
+    return table[rows, rep], table[:, 0].copy()
 
 
 def _hops_code(hops: Hops) -> np.ndarray:

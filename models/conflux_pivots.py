@@ -133,17 +133,20 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
         return active, owned, changes(active, owned)
     states, _ = _tournament_states(t.n, t.v, t.px)
     widths = panel_widths(t)
-    active, owned = np.empty((len(steps), t.px)), np.empty((len(steps), t.px))
+    # the process rows holding rows (tiles dealt cyclically: the first ones), the
+    # tournament's tables as wide (the others' counts 0)
+    holding = min(t.ntiles, t.px)
+    active, owned = np.zeros((len(steps), t.px)), np.zeros((len(steps), t.px))
     every = state_steps(t.ntiles, t.px)
     block = steps // every
     for b in np.unique(block):
         wanted = np.flatnonzero(block == b)
         first = int(b) * every
         count = int(steps[wanted[-1]]) - first + 1
-        run_active, run_owned = np.empty((count, t.px)), np.empty((count, t.px))
+        run_active, run_owned = np.empty((count, holding)), np.empty((count, holding))
         tournament_steps(states[b].copy(), widths, first, DUST, run_active, run_owned)
-        active[wanted], owned[wanted] = run_active[steps[wanted] - first], \
-            run_owned[steps[wanted] - first]
+        active[wanted, :holding] = run_active[steps[wanted] - first]
+        owned[wanted, :holding] = run_owned[steps[wanted] - first]
     if pooled:
         active, owned = pooled_tables(t.n, t.v, t.px, pooled, (active, owned))
     return active, owned, changes(active, owned)
