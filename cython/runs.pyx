@@ -1,5 +1,16 @@
 # cython: language_level=3
-"""The runs of `linalg_io.models.rank_classes.RunClasses` split by residue, in one pass.
+"""Kernels of `linalg_io.models.rank_classes`: a step's ranks classed, runs split by
+residue.
+
+sorted_classes(features, order)
+    (of, rep, count) of `step_classes`: the ranks of each step in the order
+    order[step] (sorted by a combination of the features), a class begun wherever
+    some feature ([step, rank] floats, any strides) differs from the rank before's in
+    that order; of[step, rank] its class (numbered in that order from 0), rep[step,
+    class] its first rank in that order (0 for the padding of steps with fewer classes),
+    count[step, class] its ranks; NumPy's take_along_axis of every feature, its
+    comparisons and cumsum, put_along_axis and bincount, without their [step, rank]
+    temporaries.
 
 residue_runs(step, start, end, of_run, period)
     (first, step, start, end, of_run): the runs [start, end) of ranks x (ordered by step,
@@ -13,6 +24,63 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
+
+
+def sorted_classes(tuple features not None, const cnp.int64_t[:, ::1] order not None):
+    cdef Py_ssize_t steps = order.shape[0], n = order.shape[1], count_f = len(features)
+    cdef Py_ssize_t s, i, f, c, size = 0, a, b
+    cdef cnp.ndarray array
+    for feature in features:
+        if not (isinstance(feature, np.ndarray) and feature.dtype == np.float64
+                and feature.shape == (steps, n)):
+            raise ValueError("sorted_classes: every feature [step, rank] float64 as order")
+    for s in range(steps):
+        for i in range(n):
+            if not 0 <= order[s, i] < n:
+                raise ValueError("sorted_classes: order holds ranks 0 .. n - 1")
+    # each feature's data and strides (a view of any strides: broadcast ones are 0)
+    bases_np = np.empty(count_f, dtype=np.uintp)
+    strides_np = np.empty((count_f, 2), dtype=np.intp)
+    cdef size_t[::1] bases = bases_np
+    cdef Py_ssize_t[:, ::1] strides = strides_np
+    for f in range(count_f):
+        array = features[f]
+        bases[f] = <size_t> cnp.PyArray_DATA(array)
+        strides[f, 0], strides[f, 1] = array.strides[0], array.strides[1]
+    of_np = np.empty((steps, n), dtype=np.int64)
+    cdef cnp.int64_t[:, ::1] of = of_np
+    cdef const char* row
+    cdef bint differs
+    with nogil:
+        for s in range(steps):
+            c = 0
+            if n:
+                of[s, order[s, 0]] = 0
+            for i in range(1, n):
+                a, b = order[s, i], order[s, i - 1]
+                differs = False
+                for f in range(count_f):
+                    row = <const char*> bases[f] + s * strides[f, 0]
+                    if (<const double*> (row + a * strides[f, 1]))[0] \
+                            != (<const double*> (row + b * strides[f, 1]))[0]:
+                        differs = True
+                        break
+                c += differs
+                of[s, a] = c
+            if c + 1 > size:
+                size = c + 1
+    rep_np = np.zeros((steps, size), dtype=np.int64)
+    count_np = np.zeros((steps, size), dtype=np.int64)
+    cdef cnp.int64_t[:, ::1] rep = rep_np, count = count_np
+    with nogil:
+        for s in range(steps):
+            for i in range(n):
+                a = order[s, i]
+                c = of[s, a]
+                if count[s, c] == 0:
+                    rep[s, c] = a
+                count[s, c] += 1
+    return of_np, rep_np, count_np
 
 
 def residue_runs(const cnp.int64_t[::1] step not None, const cnp.int64_t[::1] start not None,

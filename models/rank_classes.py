@@ -40,7 +40,7 @@ from linalg_io._kernels.lu2d_points import (
     product_cells,
     running_sum,
 )
-from linalg_io._kernels.runs import residue_runs
+from linalg_io._kernels.runs import residue_runs, sorted_classes
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -83,24 +83,11 @@ def step_classes(features: list[np.ndarray]) -> StepClasses:
     on every rank of every step left out), then split wherever one of them changes
     (equal features sort together; a collision of unequal ones would only split a
     class)."""
-    steps, n = features[0].shape
     features = [f for f in features if not (f == f[:, :1]).all()] or features[:1]
     weights = np.random.default_rng(0).random(len(features)) + 0.5
     order = np.argsort(sum(w * f for w, f in zip(weights, features)), axis=-1, kind="stable")
-    new = np.zeros((steps, n), dtype=bool)
-    new[:, 0] = True
-    for feature in features:
-        ranked = np.take_along_axis(feature, order, axis=-1)
-        new[:, 1:] |= ranked[:, 1:] != ranked[:, :-1]
-    in_order = np.cumsum(new, axis=1) - 1
-    of = np.empty_like(in_order)
-    np.put_along_axis(of, order, in_order, axis=1)
-    size = int(in_order[:, -1].max()) + 1
-    flat = np.arange(steps)[:, None] * size + of
-    count = np.bincount(flat.reshape(-1), minlength=steps * size).reshape(steps, size)
-    rep = np.zeros((steps, size), dtype=np.int64)
-    step_of, position = np.nonzero(new)
-    rep[step_of, in_order[step_of, position]] = order[step_of, position]
+    of, rep, count = sorted_classes(tuple(np.asarray(f, dtype=float) for f in features),
+                                    order.astype(np.int64, copy=False))
     return StepClasses(of=of, rep=rep, count=count)
 
 

@@ -1,5 +1,5 @@
-"""Run classes (`classes_at`, `run_classes`) against the classes of every rank
-(`step_classes`), and
+"""`step_classes` against its definition, run classes (`classes_at`, `run_classes`)
+against the classes of every rank (`step_classes`), and
 `spread` against each rank's own sum over the steps: whole numbers exactly, fractions
 to the float's last bits (math.fsum of the same terms)."""
 
@@ -20,6 +20,28 @@ def _rotating_features(steps: int, n: int, seed: int) -> list[np.ndarray]:
     fixed = rng.integers(0, 2, n)[None, :]
     return [(j == 0) * 1.0 + (j == n - 1) * 2.0, ((j >= 1) & (j <= m)) * 1.0,
             np.broadcast_to(fixed * 1.0, (steps, n))]
+
+
+@pytest.mark.parametrize("steps, n", [(1, 1), (3, 7), (5, 200)])
+def test_step_classes_are_the_ranks_of_equal_features(steps, n):
+    """Each step's classes are its distinct feature tuples (small integers: no two sum
+    alike), numbered in the order of their sorted keys from 0, each one's
+    representative its lowest rank, its count its ranks; features of any strides
+    (broadcast along the steps), bool and constant ones among them."""
+    rng = np.random.default_rng(steps * n)
+    features = [rng.integers(0, 3, (steps, n)) * 1.0, rng.integers(0, 2, (steps, n)) > 0,
+                np.broadcast_to(rng.integers(0, 4, (1, n)) * 1.0, (steps, n)),
+                np.full((steps, n), 2.0)]
+    got = step_classes(features)
+    for k in range(steps):
+        tuples = [tuple(float(f[k, x]) for f in features) for x in range(n)]
+        distinct = sorted(set(tuples), key=tuples.index)
+        assert (got.count[k] > 0).sum() == len(distinct)
+        for members in ([x for x in range(n) if tuples[x] == t] for t in distinct):
+            c = got.of[k, members[0]]
+            assert (got.of[k, members] == c).all()
+            assert got.rep[k, c] == members[0] and got.count[k, c] == len(members)
+        assert got.count[k].sum() == n
 
 
 @pytest.mark.parametrize("steps, n", [(1, 1), (7, 1), (12, 5), (40, 16), (33, 64)])
