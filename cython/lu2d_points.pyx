@@ -33,6 +33,11 @@ bruck_windows(values, sizes)
     np.cumsum makes them), bit for bit `linalg_io.layout.schedules.allgatherv_bytes`'
     NumPy rounds (a [row, 2p + 1] prefix and a pass over [row, p] per round), a row at
     a time in the caches.
+bruck_nonempty(nonempty, sizes)
+    [row, q]: the Bruck rounds m of `sizes` whose window q .. q + m - 1 (cyclic) holds a
+    non-zero entry of nonempty[row] (uint8, C-contiguous 2D), as a float: a count per
+    round where the row's prefix counts (over it twice) rise across the window, the
+    NumPy passes of `linalg_io.layout.schedules.bruck_messages` a row at a time.
 gather(values, steps, index)
     [step, i]: values[steps[step], index[step, i]] (`steps` None: values[step, ...]),
     np.take_along_axis(values[steps], index, axis=1) without its index arrays; every
@@ -422,6 +427,32 @@ def bruck_windows(const double[:, ::1] values not None,
                 for i in range(count):
                     total = total + (prefix[q + sizes[i]] - prefix[q])
                 sums[r, q] = total
+    return out
+
+
+def bruck_nonempty(const cnp.uint8_t[:, ::1] nonempty not None,
+                   const cnp.int64_t[::1] sizes not None):
+    cdef Py_ssize_t rows = nonempty.shape[0], p = nonempty.shape[1], count = sizes.shape[0]
+    cdef Py_ssize_t r, q, j, i
+    for i in range(count):
+        if not 0 < sizes[i] <= p:
+            raise ValueError("bruck_nonempty: a round's size within 1 .. p")
+    out = np.empty((rows, p))
+    cdef double[:, ::1] msgs = out
+    prefix_np = np.empty(2 * p + 1, dtype=np.int64)
+    cdef cnp.int64_t* prefix = <cnp.int64_t*> cnp.PyArray_DATA(prefix_np)
+    cdef double total
+    with nogil:
+        for r in range(rows):
+            prefix[0] = 0
+            for j in range(2 * p):
+                prefix[j + 1] = prefix[j] + (nonempty[r, j if j < p else j - p] != 0)
+            for q in range(p):
+                total = 0.0
+                for i in range(count):
+                    if prefix[q + sizes[i]] > prefix[q]:
+                        total = total + 1.0
+                msgs[r, q] = total
     return out
 
 

@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from linalg_io._kernels.lu2d_points import bruck_windows
+from linalg_io._kernels.lu2d_points import bruck_nonempty, bruck_windows
 
 CHUNK_BYTES = 1 << 20     # pipelined chain piece (1 MiB)
 SMALL_BYTES = 1 << 14     # up to this a bcast/reduce takes the binomial tree (16 KiB)
@@ -172,14 +172,12 @@ def bruck_messages(nonempty: np.ndarray) -> np.ndarray:
     """Messages per rank of a Bruck allgatherv whose non-empty blocks are `nonempty`
     [..., rank]: one per round whose window holds one."""
     p = nonempty.shape[-1]
-    rounds = bruck_rounds(p)
-    msgs = np.full(nonempty.shape, float(len(rounds)))    # every window holds a block ...
-    some_empty = ~nonempty.all(axis=-1)                   # ... but where some are empty
-    prefix = _cyclic_prefix(nonempty[some_empty].astype(np.int32))
-    partial = np.zeros(prefix.shape[:-1] + (p,))
-    for _, m in rounds:
-        partial += prefix[..., m:m + p] > prefix[..., :p]
-    msgs[some_empty] = partial
+    msgs = np.full(nonempty.shape, float(len(bruck_rounds(p))))  # every window holds one ...
+    some_empty = ~nonempty.all(axis=-1)                          # ... but where some are empty
+    # each round's windows that hold one (compiled: a row at a time)
+    msgs[some_empty] = bruck_nonempty(
+        np.ascontiguousarray(nonempty[some_empty], dtype=np.uint8).reshape(-1, p),
+        _round_order(p))
     return msgs
 
 
