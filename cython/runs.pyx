@@ -83,10 +83,39 @@ def sorted_classes(tuple features not None, const cnp.int64_t[:, ::1] order not 
     return of_np, rep_np, count_np
 
 
+cdef void _residue_pass(const cnp.int64_t[::1] step, const cnp.int64_t[::1] start,
+                        const cnp.int64_t[::1] end, const cnp.int64_t[::1] of_run,
+                        Py_ssize_t period, cnp.int64_t[::1] last_step,
+                        cnp.int64_t[::1] last_of, cnp.int64_t[::1] place,
+                        cnp.int64_t[:, ::1] out) noexcept nogil:
+    """One pass over the runs, residue by residue each run holds: a run of another step
+    or class than the residue's last one begins a run there (place[residue] += 1); with
+    `out` (step, start, end, class rows), written at place (the run before extended)."""
+    cdef Py_ssize_t runs = step.shape[0], i, o, cover, residue, at
+    cdef bint fill = out.shape[0] > 0
+    for i in range(runs):
+        cover = end[i] - start[i]
+        if cover > period:
+            cover = period
+        for o in range(cover):
+            residue = (start[i] + o) % period
+            if step[i] != last_step[residue] or of_run[i] != last_of[residue]:
+                last_step[residue] = step[i]
+                last_of[residue] = of_run[i]
+                place[residue] += 1
+                if fill:
+                    at = place[residue] - 1
+                    out[0, at] = step[i]
+                    out[1, at] = (start[i] - residue + period - 1) // period
+                    out[3, at] = of_run[i]
+            if fill:
+                out[2, place[residue] - 1] = (end[i] - residue + period - 1) // period
+
+
 def residue_runs(const cnp.int64_t[::1] step not None, const cnp.int64_t[::1] start not None,
                  const cnp.int64_t[::1] end not None, const cnp.int64_t[::1] of_run not None,
                  Py_ssize_t period):
-    cdef Py_ssize_t runs = step.shape[0], i, o, cover, residue, at
+    cdef Py_ssize_t runs = step.shape[0], i
     if period < 1:
         raise ValueError("residue_runs: a period of 1 or more")
     if start.shape[0] != runs or end.shape[0] != runs or of_run.shape[0] != runs:
@@ -94,47 +123,20 @@ def residue_runs(const cnp.int64_t[::1] step not None, const cnp.int64_t[::1] st
     for i in range(runs):
         if not 0 <= start[i] <= end[i]:
             raise ValueError("residue_runs: runs of ranks 0 <= start <= end")
-    first_np = np.zeros(period + 1, dtype=np.int64)
+    counts_np = np.zeros(period, dtype=np.int64)
     last_step_np = np.full(period, -1, dtype=np.int64)
     last_of_np = np.full(period, -1, dtype=np.int64)
-    cdef cnp.int64_t[::1] first = first_np, last_step = last_step_np, last_of = last_of_np
+    cdef cnp.int64_t[::1] counts = counts_np, last_step = last_step_np, last_of = last_of_np
+    cdef cnp.int64_t[:, ::1] out = np.empty((0, 0), dtype=np.int64)
     with nogil:
-        for i in range(runs):
-            cover = end[i] - start[i]
-            if cover > period:
-                cover = period
-            for o in range(cover):
-                residue = (start[i] + o) % period
-                if step[i] != last_step[residue] or of_run[i] != last_of[residue]:
-                    first[residue + 1] += 1
-                    last_step[residue] = step[i]
-                    last_of[residue] = of_run[i]
-        for residue in range(period):
-            first[residue + 1] += first[residue]
-    total = int(first_np[period])
-    out_np = [np.empty(total, dtype=np.int64) for _ in range(4)]
-    cdef cnp.int64_t[::1] out_step = out_np[0], out_start = out_np[1]
-    cdef cnp.int64_t[::1] out_end = out_np[2], out_of = out_np[3]
-    at_np = first_np[:period].copy()
-    cdef cnp.int64_t[::1] place = at_np
+        _residue_pass(step, start, end, of_run, period, last_step, last_of, counts, out)
+    first_np = np.concatenate([[0], np.cumsum(counts_np)]).astype(np.int64)
+    out_np = np.empty((4, int(first_np[period])), dtype=np.int64)
+    place_np = first_np[:period].copy()
+    cdef cnp.int64_t[::1] place = place_np
+    out = out_np
     last_step[:] = -1
     last_of[:] = -1
     with nogil:
-        for i in range(runs):
-            cover = end[i] - start[i]
-            if cover > period:
-                cover = period
-            for o in range(cover):
-                residue = (start[i] + o) % period
-                if step[i] != last_step[residue] or of_run[i] != last_of[residue]:
-                    at = place[residue]
-                    place[residue] += 1
-                    out_step[at] = step[i]
-                    out_start[at] = (start[i] - residue + period - 1) // period
-                    out_of[at] = of_run[i]
-                    last_step[residue] = step[i]
-                    last_of[residue] = of_run[i]
-                else:
-                    at = place[residue] - 1
-                out_end[at] = (end[i] - residue + period - 1) // period
+        _residue_pass(step, start, end, of_run, period, last_step, last_of, place, out)
     return first_np, *out_np
