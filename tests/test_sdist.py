@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNELS = ("compact", "conflux_pivots", "dense_local", "lu2d_points", "lu_kernels", "sptrsv",
-           "tsgemm")
+KERNELS = ("compact", "conflux_nodes", "conflux_pivots", "dense_local", "lu2d_points",
+           "lu_kernels", "runs", "sptrsv", "tsgemm")
 
 
 def run(command: list[str], cwd: Path, timeout: float, env: dict | None = None):
