@@ -18,8 +18,8 @@ tournament_steps(rows, widths, first_step, dust, active, owned, differing=None)
     rows (tiles dealt cyclically, fewer tiles than process rows: rows[x] = 0 from H on,
     and 0 they stay), O(H + log Px): a subtree of empty sets is all 0 (its n, r and
     weight), merging one onto a set leaves the set as it was, and the shares its leaves
-    get are within an ulp of the winners above them below 0, which the dust rule makes
-    0 (checked: a ValueError where one is not), so only the tree's nodes above the H
+    get lie in [-u, 0], u an ulp of the winners above them, which the dust rule makes 0
+    (checked: a ValueError where one is not), so only the tree's nodes above the H
     rows' leaves (a few ranges a level) are computed, the same operations on the same
     values as over every node. The tables may then be H' wide, H <= H' <= Px: the first
     H' process rows' (the others' 0).
