@@ -34,6 +34,14 @@ cimport numpy as cnp
 cnp.import_array()
 
 
+cdef inline double _apart(const cnp.int64_t* nodes, Py_ssize_t at, Py_ssize_t g,
+                          cnp.int64_t mine) noexcept nogil:
+    """1.0 where member at mod g (0 <= at < 2g) sits on another node than `mine`."""
+    if at >= g:
+        at = at - g
+    return 1.0 if nodes[at] != mine else 0.0
+
+
 def butterfly_counts(const cnp.int64_t[::1] nodes not None,
                      const cnp.int64_t[::1] shifts not None):
     cdef Py_ssize_t g = nodes.shape[0], rows = shifts.shape[0]
@@ -62,19 +70,11 @@ def butterfly_counts(const cnp.int64_t[::1] nodes not None,
                 elif role + q < g:
                     partner = role + q
                 if partner >= 0:
-                    partner = partner + shift
-                    if partner >= g:
-                        partner = partner - g
-                    if nodes[partner] != mine:
-                        count = count + 1.0
+                    count = count + _apart(&nodes[0], partner + shift, g, mine)
                 if role < q:
                     bit = 1
                     while bit < q:
-                        partner = (role ^ bit) + shift
-                        if partner >= g:
-                            partner = partner - g
-                        if nodes[partner] != mine:
-                            count = count + 1.0
+                        count = count + _apart(&nodes[0], (role ^ bit) + shift, g, mine)
                         bit = bit * 2
                 table[i, real] = count
     return out
@@ -82,7 +82,7 @@ def butterfly_counts(const cnp.int64_t[::1] nodes not None,
 
 def hops_table(const cnp.int64_t[::1] nodes not None, const cnp.int64_t[::1] roots not None):
     cdef Py_ssize_t g = nodes.shape[0], rows = roots.shape[0]
-    cdef Py_ssize_t top = 1, i, member, root, q, span, m, at
+    cdef Py_ssize_t top = 1, i, member, root, q, span, m
     cdef cnp.int64_t mine
     cdef double children
     while top < g:
@@ -110,21 +110,11 @@ def hops_table(const cnp.int64_t[::1] nodes not None, const cnp.int64_t[::1] roo
                 if q < 0:
                     q = q + g
                 span = q & -q if q > 0 else top
-                if q > 0:
-                    at = root + q - span
-                    if at >= g:
-                        at = at - g
-                    parent[i, member] = nodes[at] != mine
-                else:
-                    parent[i, member] = False
+                parent[i, member] = q > 0 and _apart(&nodes[0], root + q - span, g, mine) > 0
                 children = 0.0
                 m = 1
                 while m < g and m < span and q + m < g:
-                    at = root + q + m
-                    if at >= g:
-                        at = at - g
-                    if nodes[at] != mine:
-                        children = children + 1.0
+                    children = children + _apart(&nodes[0], root + q + m, g, mine)
                     m = m * 2
                 kids[i, member] = children
     return cross_in_np, cross_out_np, parent_np, children_np, from_root_np
