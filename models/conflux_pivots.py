@@ -134,17 +134,19 @@ def pivots_at(plan: StepPlan, pivots: str | Sequence[np.ndarray], pooled: int,
     states, _ = _tournament_states(t.n, t.v, t.px)
     widths = panel_widths(t)
     # the process rows holding rows (tiles dealt cyclically: the first ones), the
-    # tournament's tables as wide (the others' counts 0)
-    holding = min(t.ntiles, t.px)
+    # states and the tournament's tables as wide (the others' counts 0)
+    holding = states.shape[1]
     active, owned = np.zeros((len(steps), t.px)), np.zeros((len(steps), t.px))
-    every = state_steps(t.ntiles, t.px)
+    every = state_steps(t.ntiles, holding)
     block = steps // every
+    rows = np.zeros(t.px)
     for b in np.unique(block):
         wanted = np.flatnonzero(block == b)
         first = int(b) * every
         count = int(steps[wanted[-1]]) - first + 1
         run_active, run_owned = np.empty((count, holding)), np.empty((count, holding))
-        tournament_steps(states[b].copy(), widths, first, DUST, run_active, run_owned)
+        rows[:holding] = states[b]
+        tournament_steps(rows, widths, first, DUST, run_active, run_owned)
         active[wanted, :holding] = run_active[steps[wanted] - first]
         owned[wanted, :holding] = run_owned[steps[wanted] - first]
     if pooled:
@@ -185,27 +187,31 @@ def tournament_run(n: int, v: int, px: int, pivots: str) -> bool:
                                         and TileMap(n, v, px, 1).even_rows)
 
 
-def state_steps(steps: int, px: int) -> int:
-    """The steps between two of `_tournament_states`' kept states (STATE_STEPS ..
-    STATE_STEPS_MOST: the fewest whose states fit in STATE_BYTES)."""
+def state_steps(steps: int, holding: int) -> int:
+    """The steps between two of `_tournament_states`' kept states of `holding` process
+    rows each (STATE_STEPS .. STATE_STEPS_MOST: the fewest whose states fit in
+    STATE_BYTES)."""
     size = np.dtype(float).itemsize
-    return min(STATE_STEPS_MOST, max(STATE_STEPS, -(-steps * px * size // STATE_BYTES)))
+    return min(STATE_STEPS_MOST, max(STATE_STEPS, -(-steps * holding * size // STATE_BYTES)))
 
 
 # a search's every (v, Px) kept (STATE_BYTES and a [step] count each): a run again where
 # it fell out of the cache cost more than all of them held
 @lru_cache(maxsize=16)
 def _tournament_states(n: int, v: int, px: int) -> tuple[np.ndarray, np.ndarray]:
-    """([state, Px] the active rows of every process row before steps 0, s, 2 s, ...
-    (s: `state_steps`); [step] the process rows whose a or p differs from the row
-    before) of "uniform"'s tournament, run s steps at a time; read-only."""
+    """([state, H] the active rows of the H = min(tiles, Px) process rows holding rows
+    (the first ones; the others' stay 0) before steps 0, s, 2 s, ... (s:
+    `state_steps`); [step] the process rows whose a or p differs from the row before)
+    of "uniform"'s tournament, run s steps at a time; read-only. H wide, not Px: where
+    Px is far more than the tiles (a prime P's P x 1 x 1), Px-wide states took GB."""
     t = TileMap(n, v, px, 1)
     widths, rows = panel_widths(t), t.rows_per_proc.astype(float)
-    every = state_steps(t.ntiles, px)
-    states = np.empty((-(-t.ntiles // every), px))
+    holding = min(t.ntiles, px)
+    every = state_steps(t.ntiles, holding)
+    states = np.empty((-(-t.ntiles // every), holding))
     differing = np.zeros(t.ntiles, dtype=np.int64)
     for b, first in enumerate(range(0, t.ntiles, every)):
-        states[b] = rows
+        states[b] = rows[:holding]
         tournament_steps(rows, widths, first, DUST, None, None,
                          differing[first:first + every])
     states.flags.writeable = differing.flags.writeable = False
