@@ -1036,10 +1036,11 @@ def _convolved(count: np.ndarray, p: int, nbytes: int) -> tuple:
     nbytes but at the root, and sends to its tz(q) children (trailing zeros; the root
     log2 P), so the messages are sum over i = 1 .. log2 P of C_i[r mod 2^i], C_i[s] the
     steps whose root is s mod 2^i (folded halves, exact); else the spectra's product
-    (`_tree_costs`), rounded: exact integers either way."""
+    (`_tree_costs`; `_fft_size`), rounded: exact integers either way."""
     if p & (p - 1) or p < 2 or not 0 < nbytes <= SMALL_BYTES:
-        spectrum = np.fft.rfft(count)
-        return tuple(np.rint(np.fft.irfft(spectrum * cost, n=p))
+        size = _fft_size(p)
+        spectrum = np.fft.rfft(count, n=size)
+        return tuple(np.rint(_folded(np.fft.irfft(spectrum * cost, n=size), p))
                      for cost in _tree_spectra(p, nbytes))
     folds = [count]                                  # C_L, C_{L-1}, ..., C_1
     while len(folds[-1]) > 2:
@@ -1063,10 +1064,28 @@ def _tree_costs(p: int, nbytes: int) -> tuple:
     return costs
 
 
+def _fft_size(p: int) -> int:
+    """The length of `_convolved`'s transforms: P a power of two (the cyclic convolution
+    itself), else the power of two >= 2 P - 1 (the linear one, `_folded` onto P): NumPy's
+    transforms of a length with a large prime factor (Bluestein's) took 0.5 s each at P
+    = 1048573, several times those of the power of two twice as long."""
+    return p if p & (p - 1) == 0 else 1 << (2 * p - 2).bit_length()
+
+
+def _folded(linear: np.ndarray, p: int) -> np.ndarray:
+    """The cyclic convolution of P terms from the linear one (its first 2 P - 1 terms of
+    `linear`): term r + P added onto term r."""
+    if len(linear) == p:
+        return linear
+    cyclic = linear[:p].copy()
+    cyclic[:p - 1] += linear[p:2 * p - 1]
+    return cyclic
+
+
 @lru_cache(maxsize=4)
 def _tree_spectra(p: int, nbytes: int) -> tuple:
-    """The spectra of `_tree_costs`, kept as they are."""
-    spectra = tuple(np.fft.rfft(cost) for cost in _tree_costs(p, nbytes))
+    """The spectra of `_tree_costs` (`_fft_size` long), kept as they are."""
+    spectra = tuple(np.fft.rfft(cost, n=_fft_size(p)) for cost in _tree_costs(p, nbytes))
     for array in spectra:
         array.flags.writeable = False
     return spectra

@@ -11,8 +11,10 @@ from linalg_io.layout.schedules import SMALL_BYTES
 
 
 def _by_spectra(count: np.ndarray, p: int, nbytes: int) -> list[np.ndarray]:
+    """The cyclic convolution by transforms of length P."""
     spectrum = np.fft.rfft(count)
-    return [np.rint(np.fft.irfft(spectrum * cost, n=p)) for cost in _tree_spectra(p, nbytes)]
+    return [np.rint(np.fft.irfft(spectrum * np.fft.rfft(cost), n=p))
+            for cost in _tree_costs(p, nbytes)]
 
 
 def _by_positions(count: np.ndarray, p: int, nbytes: int) -> list[np.ndarray]:
@@ -41,3 +43,21 @@ def test_other_broadcasts_by_the_spectra(p, nbytes):
     count = np.arange(p, dtype=float) % 7
     for a, b in zip(_convolved(count, p, nbytes), _by_positions(count, p, nbytes)):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("p, nbytes", [(97, 4104), (1 << 12 | 1, 8), (65521, 4104),
+                                       (3 << 14, SMALL_BYTES + 8)])
+def test_other_p_by_a_longer_linear_convolution(p, nbytes):
+    """P not a power of two (a prime, 2^12 + 1, 3 x 2^14) by the linear convolution on a
+    power of two >= 2 P - 1, folded: the rounded cyclic one of length P, bit for bit, and
+    the positions' sums where P is small."""
+    rng = np.random.default_rng(p)
+    count = np.zeros(p)
+    count[rng.integers(0, p, min(p, 3000))] = rng.integers(1, 40, min(p, 3000))
+    got = _convolved(count, p, nbytes)
+    assert len(_tree_spectra(p, nbytes)[0]) == (1 << (2 * p - 2).bit_length()) // 2 + 1
+    for a, b in zip(got, _by_spectra(count, p, nbytes)):
+        assert a.shape == (p,) and a.tobytes() == b.tobytes() and a.sum() > 0
+    if p < 100:
+        for a, b in zip(got, _by_positions(count, p, nbytes)):
+            assert a.tobytes() == b.tobytes()
