@@ -151,6 +151,15 @@ EXACT_CELLS = 1 << 23
 TABLE_CELLS = 1 << 24
 SAMPLE_CELLS = 1 << 20
 SAMPLE_LEAST = 160
+# ... but a P x 1 x 1 grid of more process rows than tiles, every one a class of its
+# own (a P with a large prime factor), samples COLUMN_CELLS / Px steps where that is
+# fewer, SAMPLE_FEWEST at least: a sampled step costs O(Px) there (a million process
+# rows: half a second), and its terms vary smoothly (the root's process row walks the
+# rows that hold rows one by one): at Px = 32749 to 131071, 40 to 128 steps put the
+# time and the per-rank maxima of bytes and flops within 1e-3 of the walk's, the
+# messages within 2e-2 (docs/MEASUREMENTS.md, "A prime P of a million: fewer steps of
+# its P x 1 x 1 grids")
+COLUMN_CELLS, SAMPLE_FEWEST = 1 << 22, 40
 SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
@@ -668,10 +677,12 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
     the last steps and, of the others, blocks of B consecutive steps at a stride prime
     to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_LEAST at least, more to make
-    SAMPLE_BLOCKS blocks). A rank's costs at step k depend on its place relative to
-    the root (kx, ky, lk) and, where a group's members share nodes, on its node: from
-    one block to the next the root moves by (B / Py mod c, B mod Px, 0) (B a multiple
-    of Py, whose process columns' roles each block meets in turn, 2 Py where the
+    SAMPLE_BLOCKS blocks; a P x 1 x 1 grid of more process rows than tiles, a class
+    each, COLUMN_CELLS / Px where fewer, SAMPLE_FEWEST at least). A rank's costs at
+    step k depend on its place relative to the root (kx, ky, lk) and, where a group's
+    members share nodes, on its node: from one block to the next the root moves by (B /
+    Py mod c, B mod Px, 0) (B a multiple of Py, whose process columns' roles each block
+    meets in turn, 2 Py where the
     columns go reflected: a column's trailing columns depend on where it sits, not
     only relative to ky; where no such block fits, B = 1 or a node's process rows:
     (0, B mod Px, 0)), and where every process row holds as many rows, the
@@ -696,14 +707,18 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     groups = node_groups(px, py, c, placement)
     if not isinstance(pivots, str):
         return None
-    cells = class_cells(px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))
+    dense = dense_pivots(n, v, px, py, c, pivots)
+    cells = class_cells(px, py, c, groups, dense)
     tables = steps * px > TABLE_CELLS and from_states(
         n, v, px, pivots, _pooled(StepPlan.create(n, v, px, py, c), pivots))
     if steps * cells <= EXACT_CELLS and not tables:
         return None
-    samples = max(SAMPLE_LEAST, SAMPLE_CELLS // cells)
+    least = SAMPLE_LEAST
+    if dense and py == c == 1 and px > steps:       # a class a row: fewer, Px large
+        least = max(SAMPLE_FEWEST, min(SAMPLE_LEAST, COLUMN_CELLS // px))
+    samples = max(least, SAMPLE_CELLS // cells)
     if tables:      # the sampled steps' tables within TABLE_CELLS too
-        samples = max(SAMPLE_LEAST, min(samples, TABLE_CELLS // px))
+        samples = max(least, min(samples, TABLE_CELLS // px))
     reflected = reflect_columns(n, v, py, c)
     r = placement.ranks_per_node
     rows_apart = r // py if "col" in groups else 1      # a node's process rows

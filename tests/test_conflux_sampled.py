@@ -239,6 +239,36 @@ def test_the_largest_problems_take_a_bounded_sample():
                                         + sample.stride * sample.block), (px, py, c, v)
 
 
+def test_a_column_of_a_class_per_row_samples_fewer_steps(monkeypatch):
+    """A P x 1 x 1 grid whose every process row is a class (509 of them, 400 tiles:
+    the last 109 hold none) samples COLUMN_CELLS / Px steps, SAMPLE_FEWEST at least,
+    not SAMPLE_LEAST (here lowered to 20 and made 40 of 400 steps): the time and the
+    maxima within SAMPLED_RTOL of the walk's, the messages within MSGS_RTOL."""
+    n, grid = 400 * 128, (509, 1, 1, 128)
+    placement = NODES.placement(509)
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
+    walked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
+    assert walked["sampled_steps"] is None
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    least = conflux.step_sample(n, 128, *grid[:3], placement, "uniform")
+    monkeypatch.setattr(conflux, "COLUMN_CELLS", 509 * 10)
+    monkeypatch.setattr(conflux, "SAMPLE_FEWEST", 20)
+    fewest = conflux.step_sample(n, 128, *grid[:3], placement, "uniform")
+    assert len(fewest.rows) < len(least.rows) < 400
+    sampled = conflux.candidate_row(n, 2**40, NODES, placement, grid)
+    assert sampled["sampled_steps"] == (len(fewest.rows), 400)
+    for key in MAXIMA:
+        assert sampled[key] == pytest.approx(walked[key], rel=SAMPLED_RTOL), key
+    assert sampled["msgs_max"] == pytest.approx(walked["msgs_max"], rel=MSGS_RTOL)
+    # not where the process rows are few classes (Px a power of two, every row alike)
+    even = (1024 * 128, 128, 512, 1, 1, NODES.placement(512), "uniform")
+    fewer = conflux.step_sample(*even)
+    monkeypatch.setattr(conflux, "COLUMN_CELLS", 1 << 40)
+    assert len(fewer.rows) == len(conflux.step_sample(*even).rows)
+
+
 @pytest.mark.parametrize("n, grid", [
     (65536, (32, 4, 2, 128)),     # a column's members share nodes, two layers
     (65536, (4, 32, 2, 128)),     # a row's
