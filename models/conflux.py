@@ -113,8 +113,10 @@ from linalg_io.layout.schedules import (
     SMALL_BYTES,
     bcast_costs,
     bcast_node_costs_counted,
+    cyclic_convolution,
     reduce_costs,
     scatterv_costs,
+    transform_size,
 )
 from linalg_io.layout.words import WORD
 
@@ -682,10 +684,9 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     step k depend on its place relative to the root (kx, ky, lk) and, where a group's
     members share nodes, on its node: from one block to the next the root moves by (B /
     Py mod c, B mod Px, 0) (B a multiple of Py, whose process columns' roles each block
-    meets in turn, 2 Py where the
-    columns go reflected: a column's trailing columns depend on where it sits, not
-    only relative to ky; where no such block fits, B = 1 or a node's process rows:
-    (0, B mod Px, 0)), and where every process row holds as many rows, the
+    meets in turn, 2 Py where the columns go reflected: a column's trailing columns
+    depend on where it sits, not only relative to ky; where no such block fits, B = 1 or
+    a node's process rows: (0, B mod Px, 0)), and where every process row holds as many rows, the
     sampled per-rank totals are averaged over the places of the roots of the steps
     each block stands for (`StepSample.shift`). B is also a multiple of the nodes'
     period along the axes it shifts (where SAMPLE_BLOCKS blocks of that fit), so that
@@ -1051,11 +1052,10 @@ def _convolved(count: np.ndarray, p: int, nbytes: int) -> tuple:
     nbytes but at the root, and sends to its tz(q) children (trailing zeros; the root
     log2 P), so the messages are sum over i = 1 .. log2 P of C_i[r mod 2^i], C_i[s] the
     steps whose root is s mod 2^i (folded halves, exact); else the spectra's product
-    (`_tree_costs`; `_fft_size`), rounded: exact integers either way."""
+    (`_tree_costs`, `cyclic_convolution`), rounded: exact integers either way."""
     if p & (p - 1) or p < 2 or not 0 < nbytes <= SMALL_BYTES:
-        size = _fft_size(p)
-        spectrum = np.fft.rfft(count, n=size)
-        return tuple(np.rint(_folded(np.fft.irfft(spectrum * cost, n=size), p))
+        spectrum = np.fft.rfft(count, n=transform_size(p))
+        return tuple(np.rint(cyclic_convolution(spectrum * cost, p))
                      for cost in _tree_spectra(p, nbytes))
     folds = [count]                                  # C_L, C_{L-1}, ..., C_1
     while len(folds[-1]) > 2:
@@ -1079,28 +1079,10 @@ def _tree_costs(p: int, nbytes: int) -> tuple:
     return costs
 
 
-def _fft_size(p: int) -> int:
-    """The length of `_convolved`'s transforms: P a power of two (the cyclic convolution
-    itself), else the power of two >= 2 P - 1 (the linear one, `_folded` onto P): NumPy's
-    transforms of a length with a large prime factor (Bluestein's) took 0.5 s each at P
-    = 1048573, several times those of the power of two twice as long."""
-    return p if p & (p - 1) == 0 else 1 << (2 * p - 2).bit_length()
-
-
-def _folded(linear: np.ndarray, p: int) -> np.ndarray:
-    """The cyclic convolution of P terms from the linear one (its first 2 P - 1 terms of
-    `linear`): term r + P added onto term r."""
-    if len(linear) == p:
-        return linear
-    cyclic = linear[:p].copy()
-    cyclic[:p - 1] += linear[p:2 * p - 1]
-    return cyclic
-
-
 @lru_cache(maxsize=4)
 def _tree_spectra(p: int, nbytes: int) -> tuple:
-    """The spectra of `_tree_costs` (`_fft_size` long), kept as they are."""
-    spectra = tuple(np.fft.rfft(cost, n=_fft_size(p)) for cost in _tree_costs(p, nbytes))
+    """The spectra of `_tree_costs` (`transform_size` long), kept as they are."""
+    spectra = tuple(np.fft.rfft(cost, n=transform_size(p)) for cost in _tree_costs(p, nbytes))
     for array in spectra:
         array.flags.writeable = False
     return spectra

@@ -277,6 +277,28 @@ def bcast_node_costs(p: int, nbytes: float, roots: np.ndarray,
             np.bincount(child.ravel(), crossing.ravel(), minlength=p))
 
 
+def transform_size(p: int) -> int:
+    """The length of the transforms of a cyclic convolution of P terms
+    (`cyclic_convolution`): P a power of two, else the power of two >= 2 P - 1 (the
+    linear convolution, folded onto P): NumPy's transforms of a length with a large
+    prime factor (Bluestein's) take several times those of the power of two twice as
+    long (0.5 s each at P = 1048573)."""
+    return p if p & (p - 1) == 0 else 1 << (2 * p - 2).bit_length()
+
+
+def cyclic_convolution(product: np.ndarray, p: int) -> np.ndarray:
+    """The cyclic convolution of two sequences of P terms, `product` their transforms'
+    product (`np.fft.rfft(x, n=transform_size(p))` each): the inverse transform, its
+    term r + P added onto term r where it is the linear convolution."""
+    size = transform_size(p)
+    linear = np.fft.irfft(product, n=size)
+    if size == p:
+        return linear
+    cyclic = linear[:p].copy()
+    cyclic[:p - 1] += linear[p:2 * p - 1]
+    return cyclic
+
+
 def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
                              nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`bcast_node_costs` of root_counts[r] bcasts from each rank r, in O(p) or O(p log p)
@@ -287,8 +309,8 @@ def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
     with the positions of distance d), the sent bytes likewise at the parent X, with X +
     d. The tree's positions of distance d are q = d mod 2d, their parents q = 0 mod 2d:
     where 2d divides p, whole residue classes, whose convolution is a sum of the counts
-    per residue; else an FFT (the distances whose edges cross at every rank in one).
-    Exact: integer counts."""
+    per residue; else an FFT (`cyclic_convolution`; the distances whose edges cross at
+    every rank in one). Exact: integer counts."""
     recv, sent = np.zeros(p), np.zeros(p)
     if p <= 1:
         return sent, recv
@@ -301,10 +323,11 @@ def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
     def by_fft(positions: np.ndarray) -> np.ndarray:
         """Per rank X: the bcasts in which X sits at one of `positions`."""
         nonlocal spectrum
+        size = transform_size(p)
         if spectrum is None:
-            spectrum = np.fft.rfft(counts)
+            spectrum = np.fft.rfft(counts, n=size)
         where = np.bincount(positions, minlength=p).astype(float)
-        return np.rint(np.fft.irfft(spectrum * np.fft.rfft(where), n=p))
+        return np.rint(cyclic_convolution(spectrum * np.fft.rfft(where, n=size), p))
 
     for out, sign in ((recv, -1), (sent, 1)):
         everywhere = []
