@@ -12,6 +12,13 @@ sorted_classes(features, order)
     comparisons and cumsum, put_along_axis and bincount, without their [step, rank]
     temporaries.
 
+feature_runs(features)
+    (new, varying): new[step, rank] 1 where some feature ([step, rank] floats, any
+    strides) differs from the rank before's (rank 0 of every step: 1), varying[f] 1
+    where feature f differs from the rank before's at some rank of some step: every
+    feature compared at every rank, in one pass (NumPy's comparisons of each feature's
+    shifted views, without their [step, rank] temporaries).
+
 residue_runs(step, start, end, of_run, period)
     (first, step, start, end, of_run): the runs [start, end) of ranks x (ordered by step,
     then rank) on the ranks x = d q + r of each residue r < d = `period`, as runs of q:
@@ -81,6 +88,47 @@ def sorted_classes(tuple features not None, const cnp.int64_t[:, ::1] order not 
                     rep[s, c] = a
                 count[s, c] += 1
     return of_np, rep_np, count_np
+
+
+def feature_runs(tuple features not None):
+    cdef Py_ssize_t count_f = len(features), steps, n, s, i, f
+    if not count_f:
+        raise ValueError("feature_runs: one feature at least")
+    steps, n = features[0].shape[0], features[0].shape[1]
+    cdef cnp.ndarray array
+    for feature in features:
+        if not (isinstance(feature, np.ndarray) and feature.dtype == np.float64
+                and feature.shape == (steps, n)):
+            raise ValueError("feature_runs: every feature [step, rank] float64, alike")
+    bases_np = np.empty(count_f, dtype=np.uintp)
+    strides_np = np.empty((count_f, 2), dtype=np.intp)
+    cdef size_t[::1] bases = bases_np
+    cdef Py_ssize_t[:, ::1] strides = strides_np
+    for f in range(count_f):
+        array = features[f]
+        bases[f] = <size_t> cnp.PyArray_DATA(array)
+        strides[f, 0], strides[f, 1] = array.strides[0], array.strides[1]
+    new_np = np.zeros((steps, n), dtype=np.uint8)
+    varying_np = np.zeros(count_f, dtype=np.uint8)
+    cdef cnp.uint8_t[:, ::1] new = new_np
+    cdef cnp.uint8_t[::1] varying = varying_np
+    cdef const char* row
+    cdef Py_ssize_t stride
+    cdef bint differs
+    with nogil:
+        for s in range(steps):
+            if n:
+                new[s, 0] = 1
+            for f in range(count_f):
+                row = <const char*> bases[f] + s * strides[f, 0]
+                stride = strides[f, 1]
+                for i in range(1, n):
+                    differs = ((<const double*> (row + i * stride))[0]
+                               != (<const double*> (row + (i - 1) * stride))[0])
+                    if differs:
+                        new[s, i] = 1
+                        varying[f] = 1
+    return new_np, varying_np
 
 
 cdef void _residue_pass(const cnp.int64_t[::1] step, const cnp.int64_t[::1] start,

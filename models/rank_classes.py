@@ -40,7 +40,7 @@ from linalg_io._kernels.lu2d_points import (
     product_cells,
     running_sum,
 )
-from linalg_io._kernels.runs import residue_runs, sorted_classes
+from linalg_io._kernels.runs import feature_runs, residue_runs, sorted_classes
 
 # the most values `spread` holds at once per array (pairs of runs x rows of values): a
 # chunk's dozen temporaries stay in the caches and the allocator's heap (a larger one
@@ -178,17 +178,39 @@ def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
 
 def run_classes(features: list[np.ndarray]) -> RunClasses:
     """`RunClasses` of the classes of every rank (`step_classes` of [step, rank]
-    `features`): for an axis whose every rank may be a break, at less cost than
-    `classes_at` with all of them; each class's representative is its lowest rank."""
-    dense = step_classes(features)
-    steps, n = dense.of.shape
-    new = np.ones((steps, n), dtype=bool)
-    new[:, 1:] = dense.of[:, 1:] != dense.of[:, :-1]
-    step, start = np.nonzero(new)
+    `features`, the same classes, numbered alike): for an axis whose every rank may be a
+    break, at less cost than `classes_at` with all of them. The runs of equal features
+    are found in one pass over the ranks (`feature_runs`), then the runs, not the ranks,
+    sorted by `step_classes`' combination of the features: a run's ranks are
+    consecutive in that order (equal keys keep the ranks' order), so its classes and
+    their lowest ranks are `step_classes`' (a class split by a collision of keys too)."""
+    steps, n = features[0].shape
+    new, varying = feature_runs(tuple(np.asarray(f, dtype=float) for f in features))
+    kept = [f for f, varies in zip(features, varying) if varies] or features[:1]
+    weights = np.random.default_rng(0).random(len(kept)) + 0.5
+    flat = np.flatnonzero(new)
+    step, start = flat // n, flat % n
+    values = [np.asarray(f, dtype=float)[step, start] for f in kept]
+    order = np.lexsort((sum(w * f for w, f in zip(weights, values)), step))
+    steps_in_order = step[order]
+    first = np.ones(len(order), dtype=bool)      # the first run of each class
+    first[1:] = steps_in_order[1:] != steps_in_order[:-1]
+    for value in values:
+        ranked = value[order]
+        first[1:] |= ranked[1:] != ranked[:-1]
+    running = np.cumsum(first) - 1
+    class_in_order = running - running[np.searchsorted(steps_in_order, steps_in_order)]
+    of_run = np.empty_like(class_in_order)
+    of_run[order] = class_in_order
+    size = int(class_in_order.max()) + 1
     end = np.append(start[1:], n)
     end[np.append(step[1:] != step[:-1], True)] = n
-    return RunClasses(n=n, step=step, start=start, end=end, of_run=dense.of[step, start],
-                      rep=dense.rep, count=dense.count)
+    count = np.bincount(step * size + of_run, weights=end - start,
+                        minlength=steps * size).astype(np.int64).reshape(steps, size)
+    rep = np.zeros((steps, size), dtype=np.int64)
+    rep[steps_in_order[first], class_in_order[first]] = start[order][first]
+    return RunClasses(n=n, step=step, start=start, end=end, of_run=of_run, rep=rep,
+                      count=count)
 
 
 def stacked(blocks: list[RunClasses]) -> RunClasses:

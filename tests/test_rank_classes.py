@@ -71,6 +71,25 @@ def test_run_classes_are_the_classes_of_every_rank(steps, n, how):
                 assert (f[k, start:end] == f[k, rep]).all()
 
 
+@pytest.mark.parametrize("steps, n", [(1, 1), (1, 2), (4, 9), (6, 300)])
+def test_run_classes_number_the_classes_as_step_classes(steps, n):
+    """`run_classes`' runs (found by comparing neighbours) carry `step_classes`' own
+    class numbers, representatives and counts: features of any strides, bool, constant
+    on every rank, constant along each step, and in long runs among them."""
+    rng = np.random.default_rng(7 * steps + n)
+    features = [np.repeat(rng.integers(0, 3, (steps, -(-n // 25))), 25, axis=1)[:, :n] * 1.0,
+                rng.integers(0, 9, (steps, n)) > 6,
+                np.broadcast_to(rng.integers(0, 4, (1, n)) * 1.0, (steps, n)),
+                np.broadcast_to(rng.integers(0, 4, (steps, 1)) * 1.0, (steps, n)),
+                np.full((steps, n), 2.0)]
+    dense = step_classes(features)
+    runs = run_classes(features)
+    assert np.array_equal(runs.rep, dense.rep) and np.array_equal(runs.count, dense.count)
+    for step, start, end, cls in zip(runs.step, runs.start, runs.end, runs.of_run):
+        assert (dense.of[step, start:end] == cls).all()
+        assert start == 0 or dense.of[step, start - 1] != cls
+
+
 def _walk(values: np.ndarray, xs, ys) -> np.ndarray:
     """Each rank's terms over the steps, [layer, x, y, step]."""
     steps, layers = values.shape[:2]
