@@ -33,27 +33,34 @@ cimport numpy as cnp
 cnp.import_array()
 
 
+def _feature_views(tuple features, Py_ssize_t steps, Py_ssize_t n, str kernel):
+    """(bases, strides) of each feature, [step, rank] float64 of any strides (broadcast
+    ones are 0): its data's address and its two strides in bytes."""
+    cdef cnp.ndarray array
+    cdef Py_ssize_t f, count_f = len(features)
+    bases = np.empty(count_f, dtype=np.uintp)
+    strides = np.empty((count_f, 2), dtype=np.intp)
+    for f in range(count_f):
+        feature = features[f]
+        if not (isinstance(feature, np.ndarray) and feature.dtype == np.float64
+                and feature.shape == (steps, n)):
+            raise ValueError(f"{kernel}: every feature [step, rank] float64, alike")
+        array = feature
+        bases[f] = <size_t> cnp.PyArray_DATA(array)
+        strides[f, 0], strides[f, 1] = array.strides[0], array.strides[1]
+    return bases, strides
+
+
 def sorted_classes(tuple features not None, const cnp.int64_t[:, ::1] order not None):
     cdef Py_ssize_t steps = order.shape[0], n = order.shape[1], count_f = len(features)
     cdef Py_ssize_t s, i, f, c, size = 0, a, b
-    cdef cnp.ndarray array
-    for feature in features:
-        if not (isinstance(feature, np.ndarray) and feature.dtype == np.float64
-                and feature.shape == (steps, n)):
-            raise ValueError("sorted_classes: every feature [step, rank] float64 as order")
+    bases_np, strides_np = _feature_views(features, steps, n, "sorted_classes")
+    cdef size_t[::1] bases = bases_np
+    cdef Py_ssize_t[:, ::1] strides = strides_np
     for s in range(steps):
         for i in range(n):
             if not 0 <= order[s, i] < n:
                 raise ValueError("sorted_classes: order holds ranks 0 .. n - 1")
-    # each feature's data and strides (a view of any strides: broadcast ones are 0)
-    bases_np = np.empty(count_f, dtype=np.uintp)
-    strides_np = np.empty((count_f, 2), dtype=np.intp)
-    cdef size_t[::1] bases = bases_np
-    cdef Py_ssize_t[:, ::1] strides = strides_np
-    for f in range(count_f):
-        array = features[f]
-        bases[f] = <size_t> cnp.PyArray_DATA(array)
-        strides[f, 0], strides[f, 1] = array.strides[0], array.strides[1]
     of_np = np.empty((steps, n), dtype=np.int64)
     cdef cnp.int64_t[:, ::1] of = of_np
     cdef const char* row
@@ -94,20 +101,13 @@ def feature_runs(tuple features not None):
     cdef Py_ssize_t count_f = len(features), steps, n, s, i, f
     if not count_f:
         raise ValueError("feature_runs: one feature at least")
-    steps, n = features[0].shape[0], features[0].shape[1]
-    cdef cnp.ndarray array
-    for feature in features:
-        if not (isinstance(feature, np.ndarray) and feature.dtype == np.float64
-                and feature.shape == (steps, n)):
-            raise ValueError("feature_runs: every feature [step, rank] float64, alike")
-    bases_np = np.empty(count_f, dtype=np.uintp)
-    strides_np = np.empty((count_f, 2), dtype=np.intp)
+    shape = tuple(np.shape(features[0]))
+    if len(shape) != 2:
+        raise ValueError("feature_runs: every feature [step, rank] float64, alike")
+    steps, n = shape
+    bases_np, strides_np = _feature_views(features, steps, n, "feature_runs")
     cdef size_t[::1] bases = bases_np
     cdef Py_ssize_t[:, ::1] strides = strides_np
-    for f in range(count_f):
-        array = features[f]
-        bases[f] = <size_t> cnp.PyArray_DATA(array)
-        strides[f, 0], strides[f, 1] = array.strides[0], array.strides[1]
     new_np = np.zeros((steps, n), dtype=np.uint8)
     varying_np = np.zeros(count_f, dtype=np.uint8)
     cdef cnp.uint8_t[:, ::1] new = new_np

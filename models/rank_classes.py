@@ -152,21 +152,7 @@ def classes_at(steps: int, n: int, step: np.ndarray, start: np.ndarray,
     end[np.append(step[1:] != step[:-1], True)] = n
     keys = features_at(step, start)
     order = np.lexsort((*keys[::-1], step))      # by step, then features, then rank
-    ranked = [key[order] for key in keys]
-    steps_in_order = step[order]
-    first = np.ones(len(order), dtype=bool)      # the first run of each class
-    first[1:] = steps_in_order[1:] != steps_in_order[:-1]
-    for key in ranked:
-        first[1:] |= key[1:] != key[:-1]
-    running = np.cumsum(first) - 1
-    class_in_order = running - running[np.searchsorted(steps_in_order, steps_in_order)]
-    of_run = np.empty_like(class_in_order)
-    of_run[order] = class_in_order
-    size = int(class_in_order.max()) + 1
-    count = np.bincount(step * size + of_run, weights=end - start,
-                        minlength=steps * size).astype(np.int64).reshape(steps, size)
-    rep = np.zeros((steps, size), dtype=np.int64)
-    rep[steps_in_order[first], class_in_order[first]] = start[order][first]
+    of_run, rep, count = _numbered(steps, step, start, end, order, keys)
     # a run of the class of the run before it (a break where nothing changed) joins it
     kept = np.ones(len(step), dtype=bool)
     kept[1:] = (step[1:] != step[:-1]) | (of_run[1:] != of_run[:-1])
@@ -192,25 +178,36 @@ def run_classes(features: list[np.ndarray]) -> RunClasses:
     step, start = flat // n, flat % n
     values = [np.asarray(f, dtype=float)[step, start] for f in kept]
     order = np.lexsort((sum(w * f for w, f in zip(weights, values)), step))
+    end = np.append(start[1:], n)
+    end[np.append(step[1:] != step[:-1], True)] = n
+    of_run, rep, count = _numbered(steps, step, start, end, order, values)
+    return RunClasses(n=n, step=step, start=start, end=end, of_run=of_run, rep=rep,
+                      count=count)
+
+
+def _numbered(steps: int, step: np.ndarray, start: np.ndarray, end: np.ndarray,
+              order: np.ndarray, keys: list[np.ndarray]) -> tuple:
+    """(of_run, rep, count) of runs [start, end) at `step` taken in `order` (by step,
+    then by some combination of their `keys`): a class begun wherever the step or a
+    key changes in that order, numbered from 0 within each step; rep [step, class] the
+    start of its first run in that order (0 for padding), count [step, class] its
+    ranks."""
     steps_in_order = step[order]
     first = np.ones(len(order), dtype=bool)      # the first run of each class
     first[1:] = steps_in_order[1:] != steps_in_order[:-1]
-    for value in values:
-        ranked = value[order]
+    for key in keys:
+        ranked = key[order]
         first[1:] |= ranked[1:] != ranked[:-1]
     running = np.cumsum(first) - 1
     class_in_order = running - running[np.searchsorted(steps_in_order, steps_in_order)]
     of_run = np.empty_like(class_in_order)
     of_run[order] = class_in_order
     size = int(class_in_order.max()) + 1
-    end = np.append(start[1:], n)
-    end[np.append(step[1:] != step[:-1], True)] = n
     count = np.bincount(step * size + of_run, weights=end - start,
                         minlength=steps * size).astype(np.int64).reshape(steps, size)
     rep = np.zeros((steps, size), dtype=np.int64)
     rep[steps_in_order[first], class_in_order[first]] = start[order][first]
-    return RunClasses(n=n, step=step, start=start, end=end, of_run=of_run, rep=rep,
-                      count=count)
+    return of_run, rep, count
 
 
 def stacked(blocks: list[RunClasses]) -> RunClasses:
