@@ -162,6 +162,13 @@ SAMPLE_LEAST = 160
 # messages within 2e-2 (docs/MEASUREMENTS.md, "A prime P of a million: fewer steps of
 # its P x 1 x 1 grids")
 COLUMN_CELLS, SAMPLE_FEWEST = 1 << 22, 40
+# ... and takes COLUMN_CHUNK of its sampled steps at once, not the one step that its
+# cells of classes allow (`class_cells`: every process row a class, Px a step): its
+# classes are far fewer than its rows (23500 of 1048573 a step at N = 1234567), and a
+# chunk's spreading walks its node's residues once (`Spreading`: 128 of them on the
+# example's nodes). 4 steps a chunk took a fifth less CPU than 1, 0.1 GB more (8: no
+# less CPU, 0.25 GB more; docs/MEASUREMENTS.md)
+COLUMN_CHUNK = 4
 SAMPLE_ROWS = 64
 TAIL_SHARE = 8
 SAMPLE_DEGREE = 6
@@ -593,10 +600,12 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         # where a column's members share nodes, the process rows' runs repeat with the
         # nodes' rows (`Spreading`)
         period = max(1, placement.ranks_per_node // py) if "col" in groups else 1
+        dense = dense_pivots(n, v, px, py, c, pivots)
+        per_chunk = max(1, CHUNK_CELLS // class_cells(px, py, c, groups, dense))
+        if _class_a_row(n, v, px, py, c, dense):
+            per_chunk = max(per_chunk, COLUMN_CHUNK)
         return {**_chunked(pieces_at, ranks_at, sample, counted, ids, spans, profile,
-                           placement, max(1, CHUNK_CELLS // class_cells(
-                               px, py, c, groups, dense_pivots(n, v, px, py, c, pivots))),
-                           period, c, groups if by_group else None),
+                           placement, per_chunk, period, c, groups if by_group else None),
                 **split_inputs, "sample": sample, "pooled": pooled}
     ranks = ranks_at(None if sample is None else slice(0, len(k)))
     # a block of steps at a time (but by phase, which takes the pieces whole)
@@ -715,7 +724,7 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     if steps * cells <= EXACT_CELLS and not tables:
         return None
     least = SAMPLE_LEAST
-    if dense and py == c == 1 and px > steps:       # a class a row: fewer, Px large
+    if _class_a_row(n, v, px, py, c, dense):       # fewer steps, Px large
         least = max(SAMPLE_FEWEST, min(SAMPLE_LEAST, COLUMN_CELLS // px))
     samples = max(least, SAMPLE_CELLS // cells)
     if tables:      # the sampled steps' tables within TABLE_CELLS too
@@ -751,6 +760,13 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
                                   block, shift, arcs, even or any(arcs))
     # the head's last steps walked (few cells) may make it half the steps
     return None if 2 * len(sample.rows) >= steps else sample
+
+
+def _class_a_row(n: int, v: int, px: int, py: int, c: int, dense: bool) -> bool:
+    """Whether a grid is a P x 1 x 1 column of more process rows than tiles whose pivot
+    counts differ along the rows (`dense`, `dense_pivots`): every row a class of its own
+    at every step (SAMPLE_FEWEST, COLUMN_CHUNK)."""
+    return dense and py == c == 1 and px > -(-n // v)
 
 
 def _group_parts(pieces, groups: dict) -> dict:

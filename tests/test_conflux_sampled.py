@@ -269,6 +269,30 @@ def test_a_column_of_a_class_per_row_samples_fewer_steps(monkeypatch):
     assert len(fewer.rows) == len(conflux.step_sample(*even).rows)
 
 
+def test_a_column_of_a_class_per_row_takes_steps_a_chunk(monkeypatch):
+    """That P x 1 x 1 grid (509 rows of 400 tiles) takes COLUMN_CHUNK sampled steps at
+    once, not the one its cells allow (`CHUNK_CELLS` of 509 here), with the figures of
+    one at a time; a grid of few classes a row keeps the cells' count."""
+    n, grid = 400 * 128, (509, 1, 1, 128)
+    placement = NODES.placement(509)
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    monkeypatch.setattr(conflux, "CHUNK_CELLS", 509)
+    sizes, by_chunks = [], conflux._chunked
+    monkeypatch.setattr(conflux, "_chunked",
+                        lambda *a: sizes.append(a[8]) or by_chunks(*a))
+    chunked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
+    monkeypatch.setattr(conflux, "COLUMN_CHUNK", 1)
+    single = conflux.candidate_row(n, 2**40, NODES, placement, grid)
+    assert sizes == [4, 1] and chunked["sampled_steps"] == single["sampled_steps"]
+    for key in (*MAXIMA, "msgs_max", "bytes_recv_mean"):
+        assert chunked[key] == pytest.approx(single[key], rel=1e-12), key
+    sizes.clear()
+    conflux.candidate_row(1024 * 128, 2**40, NODES, NODES.placement(512), (512, 1, 1, 128))
+    assert sizes == [1]
+
+
 @pytest.mark.parametrize("n, grid", [
     (65536, (32, 4, 2, 128)),     # a column's members share nodes, two layers
     (65536, (4, 32, 2, 128)),     # a row's
