@@ -13,11 +13,12 @@ sorted_classes(features, order)
     temporaries.
 
 feature_runs(features)
-    (new, varying): new[step, rank] 1 where some feature ([step, rank] floats, any
-    strides) differs from the rank before's (rank 0 of every step: 1), varying[f] 1
-    where feature f differs from the rank before's at some rank of some step: every
-    feature compared at every rank, in one pass (NumPy's comparisons of each feature's
-    shifted views, without their [step, rank] temporaries).
+    (flat, values, varying): flat the ranks (step n + rank, ascending) where some
+    feature ([step, rank] floats, any strides) differs from the rank before's (rank 0
+    of every step among them), values[f, i] feature f there, varying[f] 1 where
+    feature f differs from the rank before's at some rank of some step: every feature
+    compared at every rank, in one pass (NumPy's comparisons of each feature's shifted
+    views, without their [step, rank] temporaries, and its gathers).
 
 residue_runs(step, start, end, of_run, period)
     (first, step, start, end, of_run): the runs [start, end) of ranks x (ordered by step,
@@ -128,7 +129,19 @@ def feature_runs(tuple features not None):
                     if differs:
                         new[s, i] = 1
                         varying[f] = 1
-    return new_np, varying_np
+    # the runs' first ranks, flat (step n + rank), and each feature's value there
+    flat_np = np.flatnonzero(new_np)
+    values_np = np.empty((count_f, len(flat_np)))
+    cdef const cnp.int64_t[::1] flat = flat_np
+    cdef double[:, ::1] values = values_np
+    cdef Py_ssize_t runs = flat.shape[0], j
+    with nogil:
+        for f in range(count_f):
+            for j in range(runs):
+                s, i = flat[j] // n, flat[j] % n
+                values[f, j] = (<const double*> (<const char*> bases[f] + s * strides[f, 0]
+                                                 + i * strides[f, 1]))[0]
+    return flat_np, values_np, varying_np
 
 
 cdef void _residue_pass(const cnp.int64_t[::1] step, const cnp.int64_t[::1] start,

@@ -171,12 +171,11 @@ def run_classes(features: list[np.ndarray]) -> RunClasses:
     consecutive in that order (equal keys keep the ranks' order), so its classes and
     their lowest ranks are `step_classes`' (a class split by a collision of keys too)."""
     steps, n = features[0].shape
-    new, varying = feature_runs(tuple(np.asarray(f, dtype=float) for f in features))
-    kept = [f for f, varies in zip(features, varying) if varies] or features[:1]
-    weights = np.random.default_rng(0).random(len(kept)) + 0.5
-    flat = np.flatnonzero(new)
+    flat, at_starts, varying = feature_runs(tuple(np.asarray(f, dtype=float)
+                                                  for f in features))
+    values = [value for value, varies in zip(at_starts, varying) if varies] or [at_starts[0]]
+    weights = np.random.default_rng(0).random(len(values)) + 0.5
     step, start = flat // n, flat % n
-    values = [np.asarray(f, dtype=float)[step, start] for f in kept]
     order = np.lexsort((sum(w * f for w, f in zip(weights, values)), step))
     end = np.append(start[1:], n)
     end[np.append(step[1:] != step[:-1], True)] = n
