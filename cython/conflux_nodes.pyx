@@ -26,7 +26,10 @@ bruck_across(counts, nodes, hs, ms)
     row twice over (each the one before plus the next, as np.cumsum makes them), to q
     - h where the two sit on different nodes: sent[q] and recv[q - h] add the window,
     msgs[q] adds 1 where it is > 0; each element's additions in the order of the rounds,
-    bit for bit NumPy's pass per round.
+    bit for bit NumPy's pass per round. With `every`, also the allgatherv's own (sent,
+    messages) on and between nodes (`linalg_io.layout.schedules.allgatherv_costs` of
+    rows of unequal blocks, bit for bit): each member's windows summed over the rounds
+    in order, and the rounds whose window holds a block > 0.
 """
 import numpy as np
 cimport numpy as cnp
@@ -121,10 +124,11 @@ def hops_table(const cnp.int64_t[::1] nodes not None, const cnp.int64_t[::1] roo
 
 
 def bruck_across(const double[:, ::1] counts not None, const cnp.int64_t[::1] nodes not None,
-                 const cnp.int64_t[::1] hs not None, const cnp.int64_t[::1] ms not None):
+                 const cnp.int64_t[::1] hs not None, const cnp.int64_t[::1] ms not None,
+                 bint every=False):
     cdef Py_ssize_t rows = counts.shape[0], p = counts.shape[1], rounds = hs.shape[0]
     cdef Py_ssize_t r, j, i, q, t, h, m
-    cdef double window
+    cdef double window, total, held
     if nodes.shape[0] != p or ms.shape[0] != rounds:
         raise ValueError("bruck_across: a node per member and a size per round")
     for i in range(rounds):
@@ -132,24 +136,42 @@ def bruck_across(const double[:, ::1] counts not None, const cnp.int64_t[::1] no
             raise ValueError("bruck_across: a round's distance within 1 .. p - 1")
     sent_np, recv_np, msgs_np = np.zeros((rows, p)), np.zeros((rows, p)), np.zeros((rows, p))
     cdef double[:, ::1] sent = sent_np, recv = recv_np, msgs = msgs_np
+    cdef Py_ssize_t kept = rows if every else 0
+    every_sent_np, every_msgs_np = np.empty((kept, p)), np.empty((kept, p))
+    cdef double[:, ::1] every_sent = every_sent_np, every_msgs = every_msgs_np
     prefix_np = np.empty(2 * p + 1)
     cdef double* prefix = <double*> cnp.PyArray_DATA(prefix_np)
+    blocks_np = np.empty(2 * p + 1, dtype=np.int64)
+    cdef cnp.int64_t* blocks = <cnp.int64_t*> cnp.PyArray_DATA(blocks_np)
     with nogil:
         for r in range(rows):
             prefix[0] = 0.0
+            blocks[0] = 0
             for j in range(2 * p):
                 prefix[j + 1] = prefix[j] + counts[r, j if j < p else j - p]
-            for i in range(rounds):
-                h, m = hs[i], ms[i]
-                for q in range(p):
+                blocks[j + 1] = blocks[j] + (counts[r, j if j < p else j - p] > 0)
+            for q in range(p):
+                total = 0.0
+                held = 0.0
+                for i in range(rounds):
+                    h, m = hs[i], ms[i]
+                    window = prefix[q + m] - prefix[q]
+                    if every:
+                        total = total + window
+                        if blocks[q + m] > blocks[q]:
+                            held = held + 1.0
                     t = q - h
                     if t < 0:
                         t = t + p
                     if nodes[q] == nodes[t]:
                         continue
-                    window = prefix[q + m] - prefix[q]
                     sent[r, q] = sent[r, q] + window
                     recv[r, t] = recv[r, t] + window
                     if window > 0:
                         msgs[r, q] = msgs[r, q] + 1.0
+                if every:
+                    every_sent[r, q] = total
+                    every_msgs[r, q] = held
+    if every:
+        return sent_np, recv_np, msgs_np, every_sent_np, every_msgs_np
     return sent_np, recv_np, msgs_np

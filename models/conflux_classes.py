@@ -219,32 +219,19 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
         unequal = np.zeros(rows, dtype=bool)
         unequal[changes[0][owned[changes] != owned[changes[0], 0]]] = True
         x_dense |= unequal
-        rounds = bruck_rounds(px)
-        sizes = float(sum(m for _, m in rounds))
-        row_of = np.cumsum(unequal) - 1
-        dense_sent, dense_msgs = _bruck_tables(owned, np.flatnonzero(unequal))
-
-        def bruck_sent_at(at, x):
-            equal_sent = owned[at, x] * sizes
-            if not unequal.any():
-                return equal_sent
-            return np.where(unequal[at], dense_sent[row_of[at], x], equal_sent)
-
-        def bruck_msgs_at(at, x):
-            equal_msgs = (owned[at, x] > 0) * float(len(rounds))
-            if not unequal.any():
-                return equal_msgs
-            return np.where(unequal[at], dense_msgs[row_of[at], x], equal_msgs)
-
-        x_features += [bruck_sent_at, bruck_msgs_at]
-        figures.update(bruck_sent=bruck_sent_at, bruck_msgs=bruck_msgs_at)
+        if col is None:
+            # (where a column's members share nodes, its classes take these tables a
+            # block at a time, from the pass that finds its windows between nodes)
+            bruck_sent_at, bruck_msgs_at = _bruck_features(owned, unequal)
+            x_features += [bruck_sent_at, bruck_msgs_at]
+            figures.update(bruck_sent=bruck_sent_at, bruck_msgs=bruck_msgs_at)
     if col is None:
         xs = classes_at(rows, px, *_with_dense(rows, px, x_breaks, x_dense),
                         lambda at, x: [feature(at, x) for feature in x_features])
         tables, col_hops = {}, None
     else:
-        xs, tables, col_hops = _shared_column_classes(col, plan.redundant_u, k, owned,
-                                                      x_features)
+        xs, tables, col_hops = _shared_column_classes(
+            col, k, owned, x_features, unequal if plan.redundant_u else None)
 
     y_children = binomial_children(np.arange(py), py)
 
@@ -300,6 +287,30 @@ def step_ranks(plan: StepPlan, slices: np.ndarray, active: np.ndarray, owned: np
                      y_hops=None if row is None else row_hops_at(at, y_rep))
 
 
+def _bruck_features(owned: np.ndarray, unequal: np.ndarray) -> tuple:
+    """(sent, messages) at (row, process row) of the Bruck allgatherv of the pivot counts
+    `owned` [row, process row], in rows (`allgatherv_costs`): of rows of equal counts
+    (`unequal` False) m of them each round, else from their tables (`_bruck_tables`)."""
+    rounds = bruck_rounds(owned.shape[1])
+    sizes = float(sum(m for _, m in rounds))
+    row_of = np.cumsum(unequal) - 1
+    dense_sent, dense_msgs = _bruck_tables(owned, np.flatnonzero(unequal))
+
+    def bruck_sent_at(at, x):
+        equal_sent = owned[at, x] * sizes
+        if not unequal.any():
+            return equal_sent
+        return np.where(unequal[at], dense_sent[row_of[at], x], equal_sent)
+
+    def bruck_msgs_at(at, x):
+        equal_msgs = (owned[at, x] > 0) * float(len(rounds))
+        if not unequal.any():
+            return equal_msgs
+        return np.where(unequal[at], dense_msgs[row_of[at], x], equal_msgs)
+
+    return bruck_sent_at, bruck_msgs_at
+
+
 def _bruck_tables(owned: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sent, messages) [row, process row] of the Bruck allgatherv of the pivot counts
     owned[rows] (`allgatherv_costs`), BLOCK_ELEMENTS entries at a time: its temporaries
@@ -328,15 +339,19 @@ def _row_roles(px: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, children
 
 
-def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned: np.ndarray,
-                           x_features: list) -> tuple[RunClasses, dict, Hops]:
+def _shared_column_classes(col: Members, k: np.ndarray, owned: np.ndarray,
+                           x_features: list, unequal: np.ndarray | None
+                           ) -> tuple[RunClasses, dict, Hops]:
     """The classes of the process rows where a process column's members share nodes
     (module doc) at the steps k (`owned`: a row each): every process row of every step
     apart, from [step, row]
     tables of its features and of its crossings (`Hops`), tournaments (BUTTERFLY) and
     pivot rows' messages between nodes, built BLOCK_ELEMENTS entries at a time;
     (classes, those tables' figures at the representatives [step, class], the crossings
-    there)."""
+    there). c = 1 (`unequal` not None: the rows whose pivot counts differ along the
+    process rows), the pivot rows' Bruck allgatherv: its windows between nodes and,
+    from the same pass, its "bruck_sent" and "bruck_msgs" (features after `x_features`',
+    as `step_ranks` orders them, then figures)."""
     steps, px = len(k), owned.shape[1]
     kx = k % px
     per_block = max(1, BLOCK_ELEMENTS // px)
@@ -345,9 +360,12 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
         at = np.arange(first, min(steps, first + per_block))
         hops, *tournaments = _column_tables(col, k[at])
         tables = dict(zip(BUTTERFLY, tournaments))
-        if redundant_u:
+        bruck = {}
+        if unequal is not None:
+            *across, every_sent, every_msgs = bruck_across(owned[at], col, every=True)
             tables.update(zip(("bruck_across_sent", "bruck_across_recv", "bruck_across_msgs"),
-                              bruck_across(owned[at], col)))
+                              across))
+            bruck = _bruck_block(owned[at], unequal[at], every_sent, every_msgs)
         else:
             tables.update(zip(("gather_across_sent", "gather_across_recv",
                                "gather_across_msgs"),
@@ -358,9 +376,10 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
         keys += [tables[name] for name in tables if name not in BUTTERFLY]
         every = (at[:, None], np.arange(px)[None, :])
         block = run_classes([np.broadcast_to(feature(*every), (len(at), px))
-                             for feature in x_features] + keys)
+                             for feature in x_features] + list(bruck.values()) + keys)
         rows = np.arange(len(at))[:, None]
         blocks.append(block)
+        tables.update(bruck)
         figures.append({name: _at_reps(rows, block.rep, table) for name, table in tables.items()})
         crossings.append(hops.at(partial(_at_reps, rows, block.rep)))
     xs = stacked(blocks)
@@ -376,6 +395,17 @@ def _shared_column_classes(col: Members, redundant_u: bool, k: np.ndarray, owned
     hops = Hops(*(joined([getattr(part, f.name) for part in crossings])
                   for f in fields(Hops)))
     return xs, tables, hops
+
+
+def _bruck_block(owned: np.ndarray, unequal: np.ndarray, every_sent: np.ndarray,
+                 every_msgs: np.ndarray) -> dict:
+    """{"bruck_sent", "bruck_msgs"} [row, process row] of `_bruck_features` for a block's
+    rows: of rows of equal counts m of them each round, else the allgatherv's own
+    (`bruck_across`'s every_sent, every_msgs)."""
+    rounds = bruck_rounds(owned.shape[1])
+    equal = ~unequal[:, None]
+    return {"bruck_sent": np.where(equal, owned * float(sum(m for _, m in rounds)), every_sent),
+            "bruck_msgs": np.where(equal, (owned > 0) * float(len(rounds)), every_msgs)}
 
 
 def _column_tables(col: Members, k: np.ndarray) -> tuple[Hops, np.ndarray, np.ndarray]:

@@ -206,17 +206,19 @@ def reduce_across(hops: Hops, q, p: int, nbytes) -> tuple:
     return n * out, recv, out * chosen(chain, lambda: chunk_count(n), lambda: n > 0)
 
 
-def bruck_across(counts: np.ndarray, members: Members) -> tuple:
+def bruck_across(counts: np.ndarray, members: Members, every: bool = False) -> tuple:
     """(sent, received, messages) [..., member] between nodes of the Bruck allgatherv of
     blocks `counts` [..., member] (`linalg_io.layout.schedules.allgatherv_costs`): each
     round's window q .. q+m-1 sent to q - h where the two sit on different nodes
-    (`linalg_io._kernels.conflux_nodes.bruck_across`)."""
+    (`linalg_io._kernels.conflux_nodes.bruck_across`); with `every`, then the
+    allgatherv's own (sent, messages) on and between nodes, as `allgatherv_costs` gives
+    them for rows of unequal blocks, from the same pass."""
     counts = np.asarray(counts, dtype=float)
     p = counts.shape[-1]
     rounds = np.array(bruck_rounds(p), dtype=np.int64).reshape(-1, 2)
     flat = np.ascontiguousarray(counts.reshape(-1, p))
     tables = across_windows(flat, members._slots(), np.ascontiguousarray(rounds[:, 0]),
-                            np.ascontiguousarray(rounds[:, 1]))
+                            np.ascontiguousarray(rounds[:, 1]), every)
     return tuple(table.reshape(counts.shape) for table in tables)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from linalg_io.models.conflux_nodes import Members, bruck_across
 
-from linalg_io.layout.schedules import bruck_rounds
+from linalg_io.layout.schedules import allgatherv_costs, bruck_rounds
 
 
 def butterfly_loop(nodes, shift: int, r: int) -> int:
@@ -73,6 +73,25 @@ def bruck_across_loop(nodes, counts) -> tuple:
                 recv[(q - h) % p] += window
                 msgs[q] += window > 0
     return sent, recv, msgs
+
+
+@pytest.mark.parametrize("g", [2, 3, 13, 100, 509])
+def test_bruck_across_every_gives_the_allgatherv_own(g):
+    """With `every`, the same crossings, then the allgatherv's own sent bytes (rows of
+    unequal blocks: fractions, summed as `allgatherv_costs` sums them, bit for bit) and
+    messages (every row, empty ones and zeros among them)."""
+    rng = np.random.default_rng(g)
+    counts = rng.random((4, g)) * 37.3 * (rng.random((4, g)) < 0.5)
+    counts[0] = 0.0
+    members = Members(nodes=np.arange(g) // 4)
+    *across, sent, msgs = bruck_across(counts, members, every=True)
+    for got, want in zip(across, bruck_across(counts, members)):
+        assert np.array_equal(got, want)
+    own_sent, _, own_msgs = allgatherv_costs(counts)
+    unequal = ~(counts == counts[:, :1]).all(axis=1)
+    assert unequal[1:].all()
+    assert np.array_equal(sent[unequal], own_sent[unequal])
+    assert np.array_equal(msgs, own_msgs)
 
 
 @pytest.mark.parametrize("g", [2, 3, 5, 8, 13, 64, 100])
