@@ -141,37 +141,45 @@ def bruck_across(const double[:, ::1] counts not None, const cnp.int64_t[::1] no
     cdef double[:, ::1] every_sent = every_sent_np, every_msgs = every_msgs_np
     prefix_np = np.empty(2 * p + 1)
     cdef double* prefix = <double*> cnp.PyArray_DATA(prefix_np)
-    blocks_np = np.empty(2 * p + 1, dtype=np.int64)
-    cdef cnp.int64_t* blocks = <cnp.int64_t*> cnp.PyArray_DATA(blocks_np)
+    # (every) each member's distance to the next block > 0, cyclic (p: none): a window
+    # q .. q + m - 1 holds one where m exceeds it
+    reach_np = np.empty(p if every else 0, dtype=np.int64)
+    cdef cnp.int64_t[::1] reach = reach_np
+    cdef cnp.int64_t nearest
     with nogil:
         for r in range(rows):
             prefix[0] = 0.0
-            blocks[0] = 0
             for j in range(2 * p):
                 prefix[j + 1] = prefix[j] + counts[r, j if j < p else j - p]
-                blocks[j + 1] = blocks[j] + (counts[r, j if j < p else j - p] > 0)
-            for q in range(p):
-                total = 0.0
-                held = 0.0
-                for i in range(rounds):
-                    h, m = hs[i], ms[i]
-                    window = prefix[q + m] - prefix[q]
-                    if every:
-                        total = total + window
-                        if blocks[q + m] > blocks[q]:
+            if every:
+                nearest = 2 * p
+                for j in range(2 * p - 1, -1, -1):
+                    if counts[r, j if j < p else j - p] > 0:
+                        nearest = j
+                    if j < p:
+                        reach[j] = nearest - j if nearest - j < p else p
+                for q in range(p):
+                    total = 0.0
+                    held = 0.0
+                    for i in range(rounds):
+                        total = total + (prefix[q + ms[i]] - prefix[q])
+                        if ms[i] > reach[q]:
                             held = held + 1.0
+                    every_sent[r, q] = total
+                    every_msgs[r, q] = held
+            for i in range(rounds):
+                h, m = hs[i], ms[i]
+                for q in range(p):
                     t = q - h
                     if t < 0:
                         t = t + p
                     if nodes[q] == nodes[t]:
                         continue
+                    window = prefix[q + m] - prefix[q]
                     sent[r, q] = sent[r, q] + window
                     recv[r, t] = recv[r, t] + window
                     if window > 0:
                         msgs[r, q] = msgs[r, q] + 1.0
-                if every:
-                    every_sent[r, q] = total
-                    every_msgs[r, q] = held
     if every:
         return sent_np, recv_np, msgs_np, every_sent_np, every_msgs_np
     return sent_np, recv_np, msgs_np
