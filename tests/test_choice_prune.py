@@ -15,6 +15,7 @@ from linalg_io.lu.choice import (
     UntilSettled,
     candidates,
     choose_lu,
+    pruned_rows,
     pruned_table,
     ranked,
 )
@@ -128,3 +129,36 @@ def test_until_settled_hands_out_no_item_the_results_rule_out():
         handed.append(item)
         results.append(item)
     assert handed == ["a", "b", "c"]
+
+
+def test_few_candidates_go_costliest_first_back_in_the_bounds_order():
+    """Where the configurations are no more than `keep` (a prime P: P x 1 x 1 and 1 x P x
+    1 of each tile), every one is evaluated whatever the results: handed out most
+    process rows first, then the smallest tile (the longest evaluations first, so that
+    the workers end together); the rows come back in the bounds' order, nothing left."""
+    profile = _profile("example_cpu")
+    n, p = 65536, 509
+    placement = profile.placement(p)
+    configs = [(1, p, 1, 256), (p, 1, 1, 512), (1, p, 1, 128), (p, 1, 1, 128),
+               (p, 1, 1, 256), (1, p, 1, 512)]
+    handed = []
+
+    class Recording:
+        """A mapper whose window hands the items out in their order, one at a time."""
+
+        def __call__(self, function, items):
+            return [function(item) for item in items]
+
+        def window(self, function, items):
+            for item in items:
+                handed.append(item)
+                yield function(item)
+
+    def row(config):
+        return {"config": config, "time_s": 1.0}
+
+    rows, left = pruned_rows(row, n, 1.0, profile, placement, configs, TOP, Recording())
+    assert handed == [(p, 1, 1, 128), (p, 1, 1, 256), (p, 1, 1, 512), (1, p, 1, 128),
+                      (1, p, 1, 256), (1, p, 1, 512)]
+    by_bound = sorted(configs, key=lambda c: time_seconds(n, c[3], *c[:3], profile, placement))
+    assert [r["config"] for r in rows] == by_bound and left == []

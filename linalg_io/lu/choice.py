@@ -310,6 +310,14 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
                          range(len(configs))))
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
+    if len(order) <= keep:
+        # none is settled before `keep` rows: every one is evaluated, the costliest
+        # first (most process rows, then most steps: `_costliest`) so that the workers
+        # finish together, the rows in the bounds' order as below
+        first = sorted(range(len(order)), key=lambda i: _costliest(order[i]))
+        with closing(in_order(mapper, row, [order[i] for i in first])) as results:
+            done = dict(zip(first, results))
+        return [done[i] for i in range(len(order))], []
     rows: list[dict] = []
     wanted = UntilSettled(order, bounds, lambda bound: settled(rows, keep, bound))
     with closing(in_order(mapper, row, wanted)) as results:
@@ -318,6 +326,15 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
             if len(rows) < len(order) and settled(rows, keep, bounds[len(rows)]):
                 break
     return rows, order[len(rows):]
+
+
+def _costliest(config: tuple[int, int, int, int]) -> tuple[int, int]:
+    """A sort key putting first the configurations (Px, Py, c, v) whose evaluation
+    takes longest: where every process row is a class of its own, a step costs O(Px)
+    (a prime P's P x 1 x 1 grid: 20 times its 1 x P x 1 one), and the smaller v, the more
+    steps."""
+    px, _, _, v = config
+    return -px, v
 
 
 def _bound(n: int, profile: MachineProfile, placement: Placement,
