@@ -291,19 +291,17 @@ def _bruck_features(owned: np.ndarray, unequal: np.ndarray) -> tuple:
     """(sent, messages) at (row, process row) of the Bruck allgatherv of the pivot counts
     `owned` [row, process row], in rows (`allgatherv_costs`): of rows of equal counts
     (`unequal` False) m of them each round, else from their tables (`_bruck_tables`)."""
-    rounds = bruck_rounds(owned.shape[1])
-    sizes = float(sum(m for _, m in rounds))
     row_of = np.cumsum(unequal) - 1
     dense_sent, dense_msgs = _bruck_tables(owned, np.flatnonzero(unequal))
 
     def bruck_sent_at(at, x):
-        equal_sent = owned[at, x] * sizes
+        equal_sent = _equal_blocks(owned[at, x], owned.shape[1])[0]
         if not unequal.any():
             return equal_sent
         return np.where(unequal[at], dense_sent[row_of[at], x], equal_sent)
 
     def bruck_msgs_at(at, x):
-        equal_msgs = (owned[at, x] > 0) * float(len(rounds))
+        equal_msgs = _equal_blocks(owned[at, x], owned.shape[1])[1]
         if not unequal.any():
             return equal_msgs
         return np.where(unequal[at], dense_msgs[row_of[at], x], equal_msgs)
@@ -402,10 +400,17 @@ def _bruck_block(owned: np.ndarray, unequal: np.ndarray, every_sent: np.ndarray,
     """{"bruck_sent", "bruck_msgs"} [row, process row] of `_bruck_features` for a block's
     rows: of rows of equal counts m of them each round, else the allgatherv's own
     (`bruck_across`'s every_sent, every_msgs)."""
-    rounds = bruck_rounds(owned.shape[1])
     equal = ~unequal[:, None]
-    return {"bruck_sent": np.where(equal, owned * float(sum(m for _, m in rounds)), every_sent),
-            "bruck_msgs": np.where(equal, (owned > 0) * float(len(rounds)), every_msgs)}
+    sent, msgs = _equal_blocks(owned, owned.shape[1])
+    return {"bruck_sent": np.where(equal, sent, every_sent),
+            "bruck_msgs": np.where(equal, msgs, every_msgs)}
+
+
+def _equal_blocks(owned: np.ndarray, px: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sent, messages) of the Bruck allgatherv over px ranks where every block is
+    `owned` rows: m of them in each round (h, m), a message a round where they are some."""
+    rounds = bruck_rounds(px)
+    return owned * float(sum(m for _, m in rounds)), (owned > 0) * float(len(rounds))
 
 
 def _column_tables(col: Members, k: np.ndarray) -> tuple[Hops, np.ndarray, np.ndarray]:
