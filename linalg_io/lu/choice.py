@@ -302,7 +302,9 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
              configs: Sequence[tuple[int, int, int, int]], keep: int, mapper: Callable,
              settled: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
     """(rows, configurations not evaluated) of `configs` evaluated in the order of their
-    lower bounds until `settled`(rows, keep, the next bound) (`pruned_rows`)."""
+    lower bounds until `settled`(rows, keep, the next bound) (`pruned_rows`); no more
+    than `keep` of them: every one, the costliest first (`_costliest`), the rows in the
+    bounds' order all the same."""
     # the bounds on the workers too (the search's start, where they would wait), not
     # counted as evaluations (`untallied`)
     bounds_of = getattr(mapper, "untallied", mapper)
