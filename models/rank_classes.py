@@ -84,11 +84,17 @@ def step_classes(features: list[np.ndarray]) -> StepClasses:
     (equal features sort together; a collision of unequal ones would only split a
     class)."""
     features = [f for f in features if not (f == f[:, :1]).all()] or features[:1]
-    weights = np.random.default_rng(0).random(len(features)) + 0.5
-    order = np.argsort(sum(w * f for w, f in zip(weights, features)), axis=-1, kind="stable")
+    order = np.argsort(_combined(features), axis=-1, kind="stable")
     of, rep, count = sorted_classes(tuple(np.asarray(f, dtype=float) for f in features),
                                     order.astype(np.int64, copy=False))
     return StepClasses(of=of, rep=rep, count=count)
+
+
+def _combined(features: list[np.ndarray]) -> np.ndarray:
+    """The random combination of the features that `step_classes` and `run_classes` sort
+    by (the same weights for as many features: the same order, the same numbers)."""
+    weights = np.random.default_rng(0).random(len(features)) + 0.5
+    return sum(w * f for w, f in zip(weights, features))
 
 
 @dataclass(frozen=True)
@@ -174,9 +180,8 @@ def run_classes(features: list[np.ndarray]) -> RunClasses:
     flat, at_starts, varying = feature_runs(tuple(np.asarray(f, dtype=float)
                                                   for f in features))
     values = [value for value, varies in zip(at_starts, varying) if varies] or [at_starts[0]]
-    weights = np.random.default_rng(0).random(len(values)) + 0.5
     step, start = flat // n, flat % n
-    order = np.lexsort((sum(w * f for w, f in zip(weights, values)), step))
+    order = np.lexsort((_combined(values), step))
     end = np.append(start[1:], n)
     end[np.append(step[1:] != step[:-1], True)] = n
     of_run, rep, count = _numbered(steps, step, start, end, order, values)
