@@ -149,19 +149,22 @@ EXACT_CELLS = 1 << 23
 # of pivot counts a walk of every step holds whole; beyond, the steps are sampled, whose
 # tables `pivots_at` makes at those steps alone from the tournament's kept states
 # (`from_states`; a grid of few classes but many process rows, 65521x1x2 of P = 2 x
-# 65521, N = 1234567, would hold two tables of 9646 x 65521 cells, 5 GB each)
+# 65521, N = 1234567, would hold two tables of 9646 x 65521 cells, 5 GB each), a chunk
+# of them at a time (`_chunked`: the 179 sampled steps of 524287x1x2 at once, 1.5 GB)
 TABLE_CELLS = 1 << 24
 SAMPLE_CELLS = 1 << 20
 SAMPLE_LEAST = 160
-# ... but a P x 1 x 1 grid of more process rows than tiles, every one a class of its
-# own (a P with a large prime factor), samples COLUMN_CELLS / Px steps where that is
-# fewer, SAMPLE_FEWEST at least: a sampled step costs O(Px) there (a million process
-# rows: half a second), and its terms vary smoothly (the root's process row walks the
-# rows that hold rows one by one): at Px = 32749 to 131071, 40 to 128 steps put the
-# time and the per-rank maxima of bytes and flops within 1e-3 of the walk's, the
-# messages within 2e-2 (docs/MEASUREMENTS.md, "A prime P of a million: fewer steps of
-# its P x 1 x 1 grids")
-COLUMN_CELLS, SAMPLE_FEWEST = 1 << 22, 40
+# ... but a Px x Py x 1 grid (Py <= COLUMN_PY) of more process rows than tiles, every
+# one a class of its own (a P with a large prime factor), samples COLUMN_CELLS / (Px Py)
+# steps where that is fewer, SAMPLE_FEWEST at least, in blocks of its columns' roles
+# alone: a sampled step costs O(Px Py) there (a million process rows: half a second),
+# and its terms vary smoothly (the root's process row walks the rows that hold rows one
+# by one): at Px = 32749 to 131071, 40 to 128 steps put the time and the per-rank
+# maxima of bytes and flops within 3e-3 of the walk's, the messages within 2e-2; blocks
+# of a node's 64 process rows (Py = 2) clustered 160 steps in few cells, 1-3% off
+# (docs/MEASUREMENTS.md, "A prime P of a million: fewer steps of its P x 1 x 1 grids",
+# "... and of its P/2 x 2 x 1 grids"); at Py = 4 fewer steps were no closer
+COLUMN_CELLS, SAMPLE_FEWEST, COLUMN_PY = 1 << 22, 40, 2
 # ... and takes COLUMN_CHUNK of its sampled steps at once, not the one step that its
 # cells of classes allow (`class_cells`: every process row a class, Px a step): its
 # classes are far fewer than its rows (23500 of 1048573 a step at N = 1234567), and a
@@ -433,20 +436,16 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     # the rows' pivot counts pooled where every row's own cost too much; at the steps k
     # (a row each, as the classes' tables) and where they change along the process rows
     pooled = _pooled(plan, pivots)
-    if sample is None:
-        active, owned = pivot_counts(plan, pivots, pooled)
-        changes = pivot_changes(plan, pivots, pooled)
-    else:
-        active, owned, changes = pivots_at(plan, pivots, pooled, k)
 
     def ranks_at(rows: slice | None) -> StepRanks:
-        """The classes at the steps k[rows] (None: every step)."""
+        """The classes at the steps k[rows] (None: every step). A sample's pivot counts
+        are made at those steps alone: [rows, Px] tables, not [sampled steps, Px] ones
+        (1.5 GB where Px is far more than the tiles, a prime P's)."""
         if rows is None:
-            return step_ranks(plan, every_slice, active, owned, changes, groups)
-        within = (changes[0] >= rows.start) & (changes[0] < rows.stop)
-        return step_ranks(plan, every_slice, active[rows], owned[rows],
-                          (changes[0][within] - rows.start, changes[1][within]), groups,
-                          k[rows])
+            return step_ranks(plan, every_slice, *pivot_counts(plan, pivots, pooled),
+                              pivot_changes(plan, pivots, pooled), groups)
+        return step_ranks(plan, every_slice, *pivots_at(plan, pivots, pooled, k[rows]),
+                          groups, k[rows])
 
     # c = 1: a fibre is one rank, its reduces move nothing (their zeros kept where the
     # counts by group or by phase list the fibre's traffic)
@@ -604,6 +603,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         per_chunk = max(1, CHUNK_CELLS // class_cells(px, py, c, groups, dense))
         if _class_a_row(n, v, px, py, c, dense):
             per_chunk = max(per_chunk, COLUMN_CHUNK)
+        if from_states(n, v, px, pivots, pooled):    # a chunk's [step, Px] tables
+            per_chunk = min(per_chunk, max(1, TABLE_CELLS // px))
         return {**_chunked(pieces_at, ranks_at, sample, counted, ids, spans, profile,
                            placement, per_chunk, period, c, groups if by_group else None),
                 **split_inputs, "sample": sample, "pooled": pooled}
@@ -688,8 +689,9 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
     the last steps and, of the others, blocks of B consecutive steps at a stride prime
     to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_LEAST at least, more to make
-    SAMPLE_BLOCKS blocks; a P x 1 x 1 grid of more process rows than tiles, a class
-    each, COLUMN_CELLS / Px where fewer, SAMPLE_FEWEST at least). A rank's costs at
+    SAMPLE_BLOCKS blocks; a Px x Py x 1 grid, Py <= COLUMN_PY, of more process rows
+    than tiles, a class each, COLUMN_CELLS / (Px Py) where fewer, SAMPLE_FEWEST at
+    least, in blocks of its columns' roles). A rank's costs at
     step k depend on its place relative to the root (kx, ky, lk) and, where a group's
     members share nodes, on its node: from one block to the next the root moves by (B /
     Py mod c, B mod Px, 0) (B a multiple of Py, whose process columns' roles each block
@@ -724,8 +726,9 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     if steps * cells <= EXACT_CELLS and not tables:
         return None
     least = SAMPLE_LEAST
-    if _class_a_row(n, v, px, py, c, dense):       # fewer steps, Px large
-        least = max(SAMPLE_FEWEST, min(SAMPLE_LEAST, COLUMN_CELLS // px))
+    a_row = _class_a_row(n, v, px, py, c, dense)
+    if a_row:       # fewer steps, Px large
+        least = max(SAMPLE_FEWEST, min(SAMPLE_LEAST, COLUMN_CELLS // cells))
     samples = max(least, SAMPLE_CELLS // cells)
     if tables:      # the sampled steps' tables within TABLE_CELLS too
         samples = max(least, min(samples, TABLE_CELLS // px))
@@ -735,7 +738,7 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     nodes = [rows_apart, r if "row" in groups else 1, py * c if "fibre" in groups else 1]
     even = TileMap(n, v, px, 1).even_rows
     roles = py * (2 if reflected else 1) * (1 if even else c)
-    choices = [int(np.lcm.reduce([roles] + nodes)), roles, rows_apart]
+    choices = [roles] if a_row else [int(np.lcm.reduce([roles] + nodes)), roles, rows_apart]
     block = next((b for b in choices if SAMPLE_BLOCKS * b <= 2 * samples
                   and 2 * SAMPLE_BLOCKS * b < steps), 1)
     samples = max(samples, SAMPLE_BLOCKS * block)
@@ -763,10 +766,10 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
 
 
 def _class_a_row(n: int, v: int, px: int, py: int, c: int, dense: bool) -> bool:
-    """Whether a grid is a P x 1 x 1 column of more process rows than tiles whose pivot
-    counts differ along the rows (`dense`, `dense_pivots`): every row a class of its own
-    at every step (SAMPLE_FEWEST, COLUMN_CHUNK)."""
-    return dense and py == c == 1 and px > -(-n // v)
+    """Whether a grid is a Px x Py x 1 one, Py <= COLUMN_PY, of more process rows than
+    tiles whose pivot counts differ along the rows (`dense`, `dense_pivots`): every row a
+    class of its own at every step (SAMPLE_FEWEST, COLUMN_CHUNK)."""
+    return dense and c == 1 and py <= COLUMN_PY and px > -(-n // v)
 
 
 def _group_parts(pieces, groups: dict) -> dict:

@@ -239,13 +239,16 @@ def test_the_largest_problems_take_a_bounded_sample():
                                         + sample.stride * sample.block), (px, py, c, v)
 
 
-def test_a_column_of_a_class_per_row_samples_fewer_steps(monkeypatch):
-    """A P x 1 x 1 grid whose every process row is a class (509 of them, 400 tiles:
-    the last 109 hold none) samples COLUMN_CELLS / Px steps, SAMPLE_FEWEST at least,
-    not SAMPLE_LEAST (here lowered to 20 and made 40 of 400 steps): the time and the
-    maxima within SAMPLED_RTOL of the walk's, the messages within MSGS_RTOL."""
-    n, grid = 400 * 128, (509, 1, 1, 128)
-    placement = NODES.placement(509)
+@pytest.mark.parametrize("py", [1, 2])
+def test_a_column_of_a_class_per_row_samples_fewer_steps(py, monkeypatch):
+    """A 509 x Py x 1 grid whose every process row is a class (509 of them, 400 tiles:
+    the last 109 hold none) samples COLUMN_CELLS / (Px Py) steps, SAMPLE_FEWEST at
+    least, not SAMPLE_LEAST (here lowered to 20 and made 40 of 400 steps), in blocks of
+    its columns' roles (Py, or 2 Py where they go reflected; not a node's 8 process rows
+    at Py = 2): the time and the maxima within SAMPLED_RTOL of the walk's, the messages
+    within MSGS_RTOL."""
+    n, grid = 400 * 128, (509, py, 1, 128)
+    placement = NODES.placement(509 * py)
     monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
     walked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
     assert walked["sampled_steps"] is None
@@ -253,10 +256,11 @@ def test_a_column_of_a_class_per_row_samples_fewer_steps(monkeypatch):
     monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
     monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
     least = conflux.step_sample(n, 128, *grid[:3], placement, "uniform")
-    monkeypatch.setattr(conflux, "COLUMN_CELLS", 509 * 10)
+    monkeypatch.setattr(conflux, "COLUMN_CELLS", 509 * py * 10)
     monkeypatch.setattr(conflux, "SAMPLE_FEWEST", 20)
     fewest = conflux.step_sample(n, 128, *grid[:3], placement, "uniform")
     assert len(fewest.rows) < len(least.rows) < 400
+    assert fewest.block in (py, 2 * py)
     sampled = conflux.candidate_row(n, 2**40, NODES, placement, grid)
     assert sampled["sampled_steps"] == (len(fewest.rows), 400)
     for key in MAXIMA:
