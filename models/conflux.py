@@ -163,7 +163,8 @@ SAMPLE_LEAST = 160
 # maxima of bytes and flops within 3e-3 of the walk's, the messages within 2e-2; blocks
 # of a node's 64 process rows (Py = 2) clustered 160 steps in few cells, 1-3% off
 # (docs/MEASUREMENTS.md, "A prime P of a million: fewer steps of its P x 1 x 1 grids",
-# "... and of its P/2 x 2 x 1 grids"); at Py = 4 fewer steps were no closer
+# "... of its P/2 x 2 x 1 grids, a chunk's pivot tables alone"); at Py = 4 fewer steps
+# were no closer
 COLUMN_CELLS, SAMPLE_FEWEST, COLUMN_PY = 1 << 22, 40, 2
 # ... and takes COLUMN_CHUNK of its sampled steps at once, not the one step that its
 # cells of classes allow (`class_cells`: every process row a class, Px a step): its

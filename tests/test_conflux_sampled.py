@@ -297,6 +297,29 @@ def test_a_column_of_a_class_per_row_takes_steps_a_chunk(monkeypatch):
     assert sizes == [1]
 
 
+def test_a_chunk_makes_its_own_pivot_tables(monkeypatch):
+    """Where a sample's pivot counts come from the tournament's kept states (509 process
+    rows of 400 tiles, two layers: few classes, one chunk by its cells), a chunk takes
+    TABLE_CELLS / Px sampled steps at most, each its own [steps, Px] tables: the figures
+    those of the whole sample at once, to rounding."""
+    n, grid = 400 * 128, (509, 1, 2, 128)
+    placement = NODES.placement(1018)
+    assert conflux.from_states(n, 128, 509, "uniform", 0)
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    sizes, by_chunks = [], conflux._chunked
+    monkeypatch.setattr(conflux, "_chunked",
+                        lambda *a: sizes.append(a[8]) or by_chunks(*a))
+    whole = conflux.candidate_row(n, 2**40, NODES, placement, grid)
+    monkeypatch.setattr(conflux, "TABLE_CELLS", 509 * 3)
+    chunked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
+    assert sizes[-1] == 3 and sizes[0] > whole["sampled_steps"][0]
+    assert chunked["sampled_steps"] == whole["sampled_steps"]
+    for key in (*MAXIMA, "msgs_max", "bytes_recv_mean"):
+        assert chunked[key] == pytest.approx(whole[key], rel=1e-12), key
+
+
 @pytest.mark.parametrize("n, grid", [
     (65536, (32, 4, 2, 128)),     # a column's members share nodes, two layers
     (65536, (4, 32, 2, 128)),     # a row's
