@@ -273,19 +273,26 @@ def test_a_column_of_a_class_per_row_samples_fewer_steps(py, monkeypatch):
     assert len(fewer.rows) == len(conflux.step_sample(*even).rows)
 
 
+def _chunk_sizes(monkeypatch) -> list:
+    """40 sampled steps a grid (none walked whole), and the list that each evaluation's
+    steps a chunk (`_chunked`'s per_chunk) go into."""
+    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    sizes, by_chunks = [], conflux._chunked
+    monkeypatch.setattr(conflux, "_chunked",
+                        lambda *a: sizes.append(a[8]) or by_chunks(*a))
+    return sizes
+
+
 def test_a_column_of_a_class_per_row_takes_steps_a_chunk(monkeypatch):
     """That P x 1 x 1 grid (509 rows of 400 tiles) takes COLUMN_CHUNK sampled steps at
     once, not the one its cells allow (`CHUNK_CELLS` of 509 here), with the figures of
     one at a time; a grid of few classes a row keeps the cells' count."""
     n, grid = 400 * 128, (509, 1, 1, 128)
     placement = NODES.placement(509)
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    sizes = _chunk_sizes(monkeypatch)
     monkeypatch.setattr(conflux, "CHUNK_CELLS", 509)
-    sizes, by_chunks = [], conflux._chunked
-    monkeypatch.setattr(conflux, "_chunked",
-                        lambda *a: sizes.append(a[8]) or by_chunks(*a))
     chunked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
     monkeypatch.setattr(conflux, "COLUMN_CHUNK", 1)
     single = conflux.candidate_row(n, 2**40, NODES, placement, grid)
@@ -305,12 +312,7 @@ def test_a_chunk_makes_its_own_pivot_tables(monkeypatch):
     n, grid = 400 * 128, (509, 1, 2, 128)
     placement = NODES.placement(1018)
     assert conflux.from_states(n, 128, 509, "uniform", 0)
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
-    sizes, by_chunks = [], conflux._chunked
-    monkeypatch.setattr(conflux, "_chunked",
-                        lambda *a: sizes.append(a[8]) or by_chunks(*a))
+    sizes = _chunk_sizes(monkeypatch)
     whole = conflux.candidate_row(n, 2**40, NODES, placement, grid)
     monkeypatch.setattr(conflux, "TABLE_CELLS", 509 * 3)
     chunked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
