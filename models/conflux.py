@@ -42,7 +42,7 @@ totals are spread back to every rank. Only the pivot ids' broadcast, a binomial 
 over all P ranks, depends on the world rank itself: its counts per rank are the
 cyclic convolution of the roots' step counts with the tree's per-position costs
 (exact integers: sums folded mod 2^i where P is a power of two, else by FFT;
-`_convolved`), its time the same every step but the last. The result is
+`_tree_sums`), its time the same every step but the last. The result is
 the per-rank walk of every step (tests/conflux_walk.py), to rounding, in
 O(steps x classes) instead of O(steps x P).
 
@@ -113,6 +113,8 @@ from linalg_io.layout.schedules import (
     SMALL_BYTES,
     bcast_costs,
     bcast_node_costs_counted,
+    binomial_children,
+    chunk_count,
     cyclic_convolution,
     reduce_costs,
     scatterv_costs,
@@ -1050,42 +1052,75 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
     """The pivot ids' binomial broadcast from (kx, ky, lk) to all P ranks, every step:
     per world rank its sent, received bytes and messages over all steps (the cyclic
     convolution of the roots' counts with the per-position costs: exact integers,
-    `_convolved`) and, per step, each position's (sent, received, messages)."""
+    `_tree_sums`, `_chain_sums`) and, per step, each position's (sent, received,
+    messages). The widths that take the tree are convolved together: its costs are the
+    bytes times the children (sent) or times 1 but at the root (received), and the
+    children (messages), so two convolutions serve every width (counts weighed by their
+    bytes, and not), not three transforms each."""
     t = plan.tiles
     k = np.arange(t.ntiles)
     roots = ((k // t.py) % plan.c * t.px + k % t.px) * t.py + t.col_owner(k)
     per_width = {}
     totals = {key: np.zeros(p) for key in ("sent", "recv", "msgs")}
+    by_bytes, tree_count = np.zeros(p), np.zeros(p)
     for width in np.unique(w):
         nbytes = int(width + 1) * WORD
         per_width[width] = _tree_costs(p, nbytes)
         count = np.bincount(roots[w == width], minlength=p).astype(float)
-        for key, total in zip(("sent", "recv", "msgs"), _convolved(count, p, nbytes)):
-            totals[key] += total
+        if nbytes <= SMALL_BYTES:
+            by_bytes += nbytes * count
+            tree_count += count
+        else:
+            _add_to(totals, _chain_sums(count, p, nbytes))
+    if tree_count.any():
+        _add_to(totals, _tree_sums(by_bytes, tree_count, p))
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
 
 
-def _convolved(count: np.ndarray, p: int, nbytes: int) -> tuple:
-    """Per world rank r the sums over the steps of the broadcast's (sent, received,
-    messages) at position (r - root) mod P, `count` the steps rooted at each rank.
-    P a power of two and a binomial tree (nbytes <= SMALL_BYTES): position q receives
-    nbytes but at the root, and sends to its tz(q) children (trailing zeros; the root
-    log2 P), so the messages are sum over i = 1 .. log2 P of C_i[r mod 2^i], C_i[s] the
-    steps whose root is s mod 2^i (folded halves, exact); else the spectra's product
-    (`_tree_costs`, `cyclic_convolution`), rounded: exact integers either way."""
-    if p & (p - 1) or p < 2 or not 0 < nbytes <= SMALL_BYTES:
-        spectrum = np.fft.rfft(count, n=transform_size(p))
-        return tuple(np.rint(cyclic_convolution(spectrum * cost, p))
-                     for cost in _tree_spectra(p, nbytes))
+def _add_to(totals: dict, sums: tuple) -> None:
+    for key, values in zip(("sent", "recv", "msgs"), sums):
+        totals[key] += values
+
+
+def _tree_sums(by_bytes: np.ndarray, count: np.ndarray, p: int) -> tuple:
+    """(sent, received, messages) per world rank over binomial broadcasts rooted
+    count[s] times at rank s, by_bytes[s] their bytes summed: position q sends its
+    bytes to each of its children and receives them but at the root, so sent and
+    messages are by_bytes and count convolved with the children (`_children_sums`),
+    received every root's bytes but the rank's own."""
+    return _children_sums(by_bytes, p), by_bytes.sum() - by_bytes, _children_sums(count, p)
+
+
+def _chain_sums(count: np.ndarray, p: int, nbytes: int) -> tuple:
+    """(sent, received, messages) per world rank over chain broadcasts of `nbytes`
+    rooted count[s] times at rank s: every position sends but the last, (r - s) mod P =
+    P - 1 where s = r + 1, and receives but the root."""
+    total = count.sum()
+    senders = total - np.roll(count, -1)
+    return (nbytes * senders, nbytes * (total - count),
+            float(chunk_count(nbytes)) * senders)
+
+
+def _children_sums(count: np.ndarray, p: int) -> np.ndarray:
+    """Per world rank r the sum over the roots s of count[s] times the binomial tree's
+    children of position (r - s) mod P (exact integers). P a power of two: position q
+    has tz(q) children (trailing zeros; the root log2 P), so the sum is over i = 1 ..
+    log2 P of C_i[r mod 2^i], C_i[s] the counts of the roots s mod 2^i (folded halves,
+    exact); else the spectra's product (`_children_spectrum`, `cyclic_convolution`),
+    rounded."""
+    if p < 2:
+        return np.zeros(p)
+    if p & (p - 1):
+        spectrum = np.fft.rfft(count, n=transform_size(p)) * _children_spectrum(p)
+        return np.rint(cyclic_convolution(spectrum, p))
     folds = [count]                                  # C_L, C_{L-1}, ..., C_1
     while len(folds[-1]) > 2:
         half = len(folds[-1]) // 2
         folds.append(folds[-1][:half] + folds[-1][half:])
-    msgs = folds[-1]                                 # sum_i C_i[r mod 2^i], from i = 1 up
+    sums = folds[-1]                                 # sum_i C_i[r mod 2^i], from i = 1 up
     for fold in reversed(folds[:-1]):
-        msgs = np.tile(msgs, 2) + fold
-    recv = nbytes * (count.sum() - count)
-    return nbytes * msgs, recv, msgs
+        sums = np.tile(sums, 2) + fold
+    return sums
 
 
 @lru_cache(maxsize=4)
@@ -1099,13 +1134,14 @@ def _tree_costs(p: int, nbytes: int) -> tuple:
     return costs
 
 
-@lru_cache(maxsize=4)
-def _tree_spectra(p: int, nbytes: int) -> tuple:
-    """The spectra of `_tree_costs` (`transform_size` long), kept as they are."""
-    spectra = tuple(np.fft.rfft(cost, n=transform_size(p)) for cost in _tree_costs(p, nbytes))
-    for array in spectra:
-        array.flags.writeable = False
-    return spectra
+@lru_cache(maxsize=2)
+def _children_spectrum(p: int) -> np.ndarray:
+    """The spectrum (`transform_size` long) of the binomial tree's children per position
+    of P ranks: the same for every candidate of a P (kept as it is)."""
+    spectrum = np.fft.rfft(binomial_children(np.arange(p), p).astype(float),
+                           n=transform_size(p))
+    spectrum.flags.writeable = False
+    return spectrum
 
 
 def _critical_path(profile, placement, parts: list, own: np.ndarray | None, ids: dict,
