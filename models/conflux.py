@@ -1071,13 +1071,14 @@ def _ids_broadcast(plan: StepPlan, w: np.ndarray, p: int) -> dict:
             by_bytes += nbytes * count
             tree_count += count
         else:
-            _add_to(totals, _chain_sums(count, p, nbytes))
+            _add_to(totals, _chain_sums(count, nbytes))
     if tree_count.any():
         _add_to(totals, _tree_sums(by_bytes, tree_count, p))
     return {**totals, "per_width": per_width, "widths": w, "roots": roots}
 
 
 def _add_to(totals: dict, sums: tuple) -> None:
+    """(sent, received, messages) per world rank added into `totals`."""
     for key, values in zip(("sent", "recv", "msgs"), sums):
         totals[key] += values
 
@@ -1091,7 +1092,7 @@ def _tree_sums(by_bytes: np.ndarray, count: np.ndarray, p: int) -> tuple:
     return _children_sums(by_bytes, p), by_bytes.sum() - by_bytes, _children_sums(count, p)
 
 
-def _chain_sums(count: np.ndarray, p: int, nbytes: int) -> tuple:
+def _chain_sums(count: np.ndarray, nbytes: int) -> tuple:
     """(sent, received, messages) per world rank over chain broadcasts of `nbytes`
     rooted count[s] times at rank s: every position sends but the last, (r - s) mod P =
     P - 1 where s = r + 1, and receives but the root."""

@@ -24,7 +24,7 @@ def _convolved(count: np.ndarray, p: int, nbytes: int) -> tuple:
     """One width's sums per world rank."""
     if nbytes <= SMALL_BYTES:
         return _tree_sums(nbytes * count, count, p)
-    return _chain_sums(count, p, nbytes)
+    return _chain_sums(count, nbytes)
 
 
 def _by_spectra(count: np.ndarray, p: int, nbytes: int) -> list[np.ndarray]:
