@@ -27,7 +27,7 @@ bits on every CPU).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -310,6 +310,22 @@ def _expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, 
     them (the last few only: two [step, Px] tables each, hundreds of MB at large N and
     Px)."""
     return expected_pivots(n, v, px, pivots)
+
+
+def tournament_blocks(n: int, v: int, px: int, cells: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(first step, owned [step, Px]) of the "uniform" pivots run as a tournament, the
+    rows of `expected_pivots`' owned table bit for bit, a block of `cells` cells or
+    fewer (a step at least) at a time: the merge trees' state carried from block to
+    block (`tournament_steps`), memory a block's. Each block is a view of one buffer,
+    overwritten by the next."""
+    t = TileMap(n, v, px, 1)
+    widths, rows = panel_widths(t), t.rows_per_proc.astype(float)
+    steps = max(1, cells // px)
+    active, owned = np.empty((steps, px)), np.empty((steps, px))
+    for first in range(0, t.ntiles, steps):
+        count = min(steps, t.ntiles - first)
+        tournament_steps(rows, widths, first, DUST, active[:count], owned[:count])
+        yield first, owned[:count]
 
 
 def expected_pivots(n: int, v: int, px: int, pivots: str) -> tuple[np.ndarray, np.ndarray]:

@@ -110,8 +110,8 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      recv, 0). The mean over B (or every row) of that excess, from the
      pivot counts of the candidates' model itself ("uniform", `expected_pivots`), is
      added to the allgather's term (`_sends_more`; where those counts have
-     BRUCK_CELLS cells or fewer, and not where the model pools them into one group,
-     every row alike: `conflux.pooled_rows`).
+     BRUCK_CELLS cells or fewer, TIGHT_CELLS in `tighter_seconds`, and not where the
+     model pools them into one group, every row alike: `conflux.pooled_rows`).
  10. Where the process rows' pivot counts differ ("uniform" run as a tournament: unequal
      rows, Px not a power of two, rows that own no tile), one process row x's own are a
      set of fact 1 too: the layers of x in column y, whose means take x's b_x, a_x and
@@ -164,6 +164,7 @@ from linalg_io.models.conflux_pivots import (
     DUST,
     expected_pivots,
     pooled_tables,
+    tournament_blocks,
     tournament_run,
 )
 from linalg_io.models.costs import link_split, waiting_makespans
@@ -178,8 +179,13 @@ from linalg_io.layout.words import WORD
 # R_k rows where the pivot model may leave Px DUST fewer (<= 3 Px DUST / N of it)
 ROUNDING = 1e-6
 # fact 9: the [step, process row] cells of the pivot counts, at most, whose allgather a
-# grid's bound evaluates (O(cells log Px); larger grids keep fact 4's term alone)
+# grid's bound evaluates (O(cells log Px), STREAM_CELLS of them at a time); larger grids
+# keep fact 4's term alone, but in `tighter_seconds` up to TIGHT_CELLS: there it costs
+# 0.6-3 s (N = 1234567, Px = 8191, v = 512 .. 128), worth it only for a candidate about
+# to be evaluated (`linalg_io.lu.choice.pruned_rows`), not for every grid's bound
 BRUCK_CELLS = 1 << 20
+TIGHT_CELLS = 1 << 26
+STREAM_CELLS = 1 << 21
 # fact 10: a grid's bound takes its busiest process row where the rows hold fewer than
 # BUSIEST_TILES tiles each on average (a row with a tile more then holds a twelfth more
 # rows or more; with many tiles a row, its own counts lift the bound by little) and the
@@ -204,17 +210,18 @@ def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachinePro
 
 
 def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
-                 placement: Placement) -> float:
+                 placement: Placement, bruck_cells: int = BRUCK_CELLS) -> float:
     """A lower bound on the 2.5D model's time_s of (Px, Py, c, v) with its communication
     (module doc): the largest of `update_seconds` and `_Grid.column_seconds` of the process
     columns of the last two tiles, over every process row or those that own a tile (fact
-    7), less a relative ROUNDING."""
+    7), less a relative ROUNDING; fact 9 where its counts have `bruck_cells` cells or
+    fewer."""
     plan = StepPlan.create(n, v, px, py, c)
     owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
     widths = _widths(n, v, c)
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
               for width, count in widths.counts)
-    grids = [_Grid(plan, widths, profile, placement, busy)
+    grids = [_Grid(plan, widths, profile, placement, busy, bruck_cells=bruck_cells)
              for busy in sorted({px, min(px, plan.tiles.ntiles)})]
     last = set(owners[-2:].tolist())
     columns = max(grid.column_seconds(owners, y, rows, layer) for grid in grids
@@ -226,6 +233,18 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
         own = max(grid.column_seconds(owners, y, grid.row_sets[0]) for y in last)
         best = max(best, ids + own)
     return best * (1.0 - ROUNDING)
+
+
+def tightens(n: int, v: int, px: int, c: int) -> bool:
+    """Whether `tighter_seconds` may exceed `time_seconds`: fact 9's counts over
+    BRUCK_CELLS cells, TIGHT_CELLS or fewer (c = 1)."""
+    return c == 1 and px > 1 and BRUCK_CELLS < -(-n // v) * px <= TIGHT_CELLS
+
+
+def tighter_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
+                    placement: Placement) -> float:
+    """`time_seconds` with fact 9 up to TIGHT_CELLS cells."""
+    return time_seconds(n, v, px, py, c, profile, placement, TIGHT_CELLS)
 
 
 @dataclass(frozen=True)
@@ -409,7 +428,8 @@ class _Grid:
     rows whose means bound the time (`row_sets`)."""
 
     def __init__(self, plan: StepPlan, widths: _Widths, profile: MachineProfile,
-                 placement: Placement, busy: int, member: _Member | None = None) -> None:
+                 placement: Placement, busy: int, member: _Member | None = None,
+                 bruck_cells: int = BRUCK_CELLS) -> None:
         tiles, c = plan.tiles, plan.c
         px, py, n = tiles.px, tiles.py, tiles.n
         spans = link_keys(px, py, c, placement)
@@ -451,7 +471,7 @@ class _Grid:
                 self.gather = beta_col * WORD * (busy - 1) * w
                 # the model's counts differ along the rows (not where it pools them
                 # into one group: every row alike)
-                if ((busy < px or not _even_rows(tiles)) and len(w) * px <= BRUCK_CELLS
+                if ((busy < px or not _even_rows(tiles)) and len(w) * px <= bruck_cells
                         and pooled_rows(n, v, px, py, c, "uniform") != 1):
                     self.sends_more = beta_col * WORD * _sends_more(n, v, px, busy)
             else:
@@ -607,16 +627,26 @@ def _sends_more(n: int, v: int, px: int, busy: int) -> np.ndarray:
     Bruck allgather of pivot rows sends beyond what it receives, max(sent - received,
     0) per word of t_y (`allgatherv_bytes` of the "uniform" pivot model's counts, the
     candidates')."""
-    return _excess(n, v, px)[:, :busy].mean(axis=1)
+    return _excess_means(n, v, px)[busy]
 
 
-# the grids of one (N, v, Px) (over all rows, and over the rows of fact 7) in turn
-@lru_cache(maxsize=2)
-def _excess(n: int, v: int, px: int) -> np.ndarray:
-    """[step, process row] max(sent - received, 0) of `_sends_more`."""
-    sent, recv = allgatherv_bytes(expected_pivots(n, v, px, "uniform")[1])
-    sent -= recv
-    return np.maximum(sent, 0.0, out=sent)
+# [step] arrays: the grids of one (N, v, Px) share them
+@lru_cache(maxsize=16)
+def _excess_means(n: int, v: int, px: int) -> dict[int, np.ndarray]:
+    """{busy: `_sends_more`} for the busy of `time_seconds`' grids (every process row,
+    those that own a tile), from the pivot counts STREAM_CELLS at a time
+    (`tournament_blocks`): a block's [step, Px] tables, not every step's."""
+    steps = -(-n // v)
+    means = {busy: np.empty(steps) for busy in {px, min(px, steps)}}
+    for first, owned in tournament_blocks(n, v, px, STREAM_CELLS):
+        sent, recv = allgatherv_bytes(owned)
+        sent -= recv
+        np.maximum(sent, 0.0, out=sent)
+        for busy, mean in means.items():
+            mean[first:first + len(owned)] = sent[:, :busy].mean(axis=1)
+    for mean in means.values():
+        mean.flags.writeable = False
+    return means
 
 
 def _beta(profile: MachineProfile, placement: Placement, key) -> float:

@@ -2,10 +2,11 @@
 rows it evaluates give the table's first rows and the choice of every row (that its
 bound, `linalg_io.models.lu_bounds`, never exceeds the model's time: tests/test_lu_bounds.py)."""
 
+import math
 import re
 
 import pytest
-from linalg_io.models import conflux
+from linalg_io.models import conflux, lu_bounds
 from linalg_io.models.lu_bounds import time_seconds, update_work
 from linalg_io.models.profile import load_profile
 from linalg_io.models.rates import gemm_efficiency
@@ -162,3 +163,81 @@ def test_few_candidates_go_costliest_first_back_in_the_bounds_order():
                       (1, p, 1, 256), (1, p, 1, 512)]
     by_bound = sorted(configs, key=lambda c: time_seconds(n, c[3], *c[:3], profile, placement))
     assert [r["config"] for r in rows] == by_bound and left == []
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_a_tighter_bound_leaves_its_row_out_however_the_rows_are_handed_out(monkeypatch,
+                                                                           eager):
+    """A configuration whose tighter bound (`lu_bounds.tighter_seconds`, here stubbed)
+    exceeds the threshold of the rows before it in the bounds' order is left out though
+    its first bound is under it; the others as before. keep = 3: a, b, c give the
+    threshold 5 (the third time); x (bound 4, tighter 6) left out; d (4.5, time 4.6)
+    evaluated, the threshold 4.6; e (4.8) not. The three fastest of the rows are those
+    of every configuration. Handed out one at a time, x goes out with the threshold 5
+    and its row is never made; handed out all at once (workers that run ahead, no result
+    in hand: threshold inf), it is made and left out all the same."""
+    from linalg_io.lu import choice
+
+    a, b, c, x, d, e = [(i, 1, 1, 64) for i in range(1, 7)]
+    bound = {a: 1.0, b: 2.0, c: 3.0, x: 4.0, d: 4.5, e: 4.8}
+    time = {a: 1.0, b: 2.0, c: 5.0, x: 7.0, d: 4.6, e: 5.5}
+    monkeypatch.setattr(choice, "_bound", lambda n, profile, placement, config: bound[config])
+    monkeypatch.setattr(choice, "_tighter",
+                        lambda n, profile, placement, config: 6.0 if config == x else -math.inf)
+    made = []
+
+    def row(config):
+        made.append(config)
+        return {"config": config, "time_s": time[config], "fits": True, "wire_max": 1.0}
+
+    class Window:
+        """A mapper's window handing the items out one at a time, or all first."""
+
+        def __call__(self, function, items):
+            return [function(item) for item in items]
+
+        def window(self, function, items):
+            if eager:
+                yield from [function(item) for item in list(items)]
+            else:
+                yield from (function(item) for item in items)
+
+    profile = _profile("example_cpu")
+    rows, left = pruned_rows(row, 1000, 1e30, profile, profile.placement(6),
+                             [e, d, c, x, b, a], 3, Window())
+    assert [r["config"] for r in rows] == [a, b, c, d] and left == [x, e]
+    assert made == ([a, b, c, x, d, e] if eager else [a, b, c, d])
+    every = sorted(time, key=time.get)
+    assert [r["config"] for r in ranked(rows, "time")[:3]] == every[:3] == [a, b, d]
+
+
+def test_tighter_bound_leaves_out_a_row_the_first_bound_lets_through(monkeypatch):
+    """N = 300000 on P = 2039 x 128 ranks (example_cpu with 8192 nodes): 2039x128x1 v=256,
+    2039 process rows on nodes of their own and 1172 tiles (fact 9's 2.4 M cells, over
+    BRUCK_CELLS), has a first bound under the threshold of the rows before it but its
+    tighter bound (`tighter_seconds`, fact 9) above: the search leaves it out. The
+    first TOP rows and their costs are those of the search on the first bounds alone
+    (TIGHT_CELLS 0, as before it), which evaluates it: its time is above the
+    threshold too."""
+    from dataclasses import replace
+
+    n, p, left_out = 300000, 2039 * 128, (2039, 128, 1, 256)
+    profile = replace(_profile("example_cpu"), nodes=8192)
+    placement = profile.placement(p)
+    ask = (n, p, placement.memory_per_rank, profile)
+    rows, left = pruned_table(*ask, placement=placement, keep=TOP)
+    px, py, c, v = left_out
+    first = time_seconds(n, v, px, py, c, profile, placement)
+    tighter = lu_bounds.tighter_seconds(n, v, px, py, c, profile, placement)
+    monkeypatch.setattr(lu_bounds, "TIGHT_CELLS", 0)
+    before, _ = pruned_table(*ask, placement=placement, keep=TOP)
+
+    def key(row: dict) -> tuple:
+        return row["px"], row["py"], row["c"], row["v"]
+
+    assert [key(r) for r in before if key(r) not in map(key, rows)] == [left_out]
+    assert left_out in left and len(rows) == len(before) - 1
+    assert ranked(rows, "time")[:TOP] == ranked(before, "time")[:TOP]
+    threshold = ranked(rows, "time")[TOP - 1]["time_s"]
+    assert first < threshold < tighter < next(r["time_s"] for r in before
+                                              if key(r) == left_out)

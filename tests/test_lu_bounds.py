@@ -3,6 +3,7 @@ at most the model's time_s on every machine, grid, tile and placement tried (sha
 and not, c = 1 and c > 1, Py = 1 and not), at least the updates' bound, and close to the
 time where communication dominates."""
 
+import numpy as np
 import pytest
 from bound_machines import MACHINES, machine_profile, placeable
 from linalg_io.models import conflux, lu_bounds
@@ -243,3 +244,44 @@ def test_busiest_row_not_where_the_model_samples():
         assert bound <= row["time_s"]
         if not sampled:
             assert bound > 0.99 * row["time_s"]
+
+
+@pytest.mark.parametrize("n,v,px", [(8192, 128, 4096), (50000, 64, 777), (100000, 256, 3000)])
+def test_fact_9_streamed_is_the_whole_tables(monkeypatch, n, v, px):
+    """Fact 9's means over the process rows (`_sends_more`, every row and those that own a
+    tile) from the pivot counts a few steps at a time (STREAM_CELLS lowered to three
+    steps and a bit) are those of the whole [step, Px] tables, bit for bit."""
+    from linalg_io.models.conflux_pivots import expected_pivots
+
+    from linalg_io.layout.schedules import allgatherv_bytes
+
+    monkeypatch.setattr(lu_bounds, "STREAM_CELLS", 3 * px + 5)
+    lu_bounds._excess_means.cache_clear()
+    sent, recv = allgatherv_bytes(expected_pivots(n, v, px, "uniform")[1])
+    excess = np.maximum(sent - recv, 0.0)
+    steps = -(-n // v)
+    assert len(excess) == steps > 3
+    for busy in {px, min(px, steps)}:
+        assert np.array_equal(lu_bounds._sends_more(n, v, px, busy),
+                              excess[:, :busy].mean(axis=1))
+    lu_bounds._excess_means.cache_clear()
+
+
+def test_tighter_bound_takes_fact_9_past_its_cells():
+    """N = 300000 on 2039 x 128 ranks (the big machine), 2039x128x1: the process columns
+    on nodes of their own, fact 9's counts over BRUCK_CELLS (1172 to 2344 tiles x 2039
+    rows), so `time_seconds` leaves it out and `tighter_seconds` takes it (`tightens`):
+    bound <= tighter bound <= exact time_s at every tile, higher where 867 of the rows
+    own no tile (v = 256: 1172 tiles)."""
+    profile = machine_profile("big")
+    n, px, py = 300000, 2039, 128
+    placement = profile.placement(px * py)
+    higher = {}
+    for v in TILE_SIZES:
+        assert lu_bounds.tightens(n, v, px, 1) and -(-n // v) * px > lu_bounds.BRUCK_CELLS
+        exact = conflux.candidate_row(n, 1e30, profile, placement, (px, py, 1, v))["time_s"]
+        bound = time_seconds(n, v, px, py, 1, profile, placement)
+        tighter = lu_bounds.tighter_seconds(n, v, px, py, 1, profile, placement)
+        assert bound <= tighter <= exact, (v, bound, tighter, exact)
+        higher[v] = tighter / bound
+    assert higher[256] > 1.2

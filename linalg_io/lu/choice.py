@@ -19,6 +19,7 @@ the candidate best for the objective among those within the memory per rank
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -279,32 +280,36 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     (`conflux.candidate_row` of these n, mem_bytes, profile, placement). The fitting
     configurations are evaluated in the order of a proven lower bound on their time
     (`linalg_io.models.lu_bounds.time_seconds`), one row at a time (`in_order`; the
-    same rows on any number of cores), until the next bound B exceeds both the best time
-    t* times 1 + TIE and the time of the keep-th row of `ranked`: any other row has a
-    time >= B, so it is neither in t*'s tie (nor lowers t*) nor before the keep-th row,
-    and the first `keep` rows of `ranked` are those of every row. Fewer than `keep`
-    fitting (F of them): every fitting one, then the others the same way until the next
-    bound exceeds the (keep - F)-th time among them, the order `candidates` lists them
-    in after the fitting ones."""
+    same rows on any number of cores), until the next bound B exceeds the threshold T
+    = the larger of the best time t* times 1 + TIE and the time of the keep-th row of
+    `ranked`: any other row has a time >= B, so it is neither in t*'s tie (nor lowers
+    t*) nor before the keep-th row, and the first `keep` rows of `ranked` are those of
+    every row. A configuration whose bound a costlier pass may lift
+    (`lu_bounds.tightens`) takes that one (`tighter_seconds`) before its row, and is
+    left out, not evaluated, where it exceeds T of the rows before it in the bounds'
+    order (`_row_unless`). Fewer than `keep` fitting (F of them): every fitting one,
+    then the others the same way, T the (keep - F)-th time among them, the order
+    `candidates` lists them in after the fitting ones."""
     fits = [_fits(n, mem_bytes, *config) for config in configs]
     fitting = [config for config, fit in zip(configs, fits) if fit]
     over = [config for config, fit in zip(configs, fits) if not fit]
     if len(fitting) >= keep:
-        rows, left = _bounded(row, n, profile, placement, fitting, keep, mapper, _settled)
+        rows, left = _bounded(row, n, profile, placement, fitting, keep, mapper, _threshold)
         return rows, left + over
     rows = list(mapper(row, fitting))
     more, left = _bounded(row, n, profile, placement, over, keep - len(fitting), mapper,
-                          _settled_by_time)
+                          _threshold_by_time)
     return rows + more, left
 
 
 def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placement,
              configs: Sequence[tuple[int, int, int, int]], keep: int, mapper: Callable,
-             settled: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
+             threshold: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
     """(rows, configurations not evaluated) of `configs` evaluated in the order of their
-    lower bounds until `settled`(rows, keep, the next bound) (`pruned_rows`); no more
-    than `keep` of them: every one, the costliest first (`_costliest`), the rows in the
-    bounds' order all the same."""
+    lower bounds until the next bound exceeds `threshold`(rows, keep) (`pruned_rows`),
+    those a tighter bound rules out left out on the way; no more than `keep` of them:
+    every one, the costliest first (`_costliest`), the rows in the bounds' order all the
+    same."""
     # the bounds on the workers too (the search's start, where they would wait), not
     # counted as evaluations (`untallied`)
     bounds_of = getattr(mapper, "untallied", mapper)
@@ -321,13 +326,41 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
             done = dict(zip(first, results))
         return [done[i] for i in range(len(order))], []
     rows: list[dict] = []
-    wanted = UntilSettled(order, bounds, lambda bound: settled(rows, keep, bound))
-    with closing(in_order(mapper, row, wanted)) as results:
-        for result in results:
-            rows.append(result)
-            if len(rows) < len(order) and settled(rows, keep, bounds[len(rows)]):
-                break
-    return rows, order[len(rows):]
+    left: list[tuple[int, int, int, int]] = []
+    # each configuration handed out with the threshold of the rows in hand: it only
+    # falls as rows come, so a tighter bound above it is above the threshold of every
+    # row before it too (the decision below), and its worker may skip the row
+    wanted = UntilSettled(order, bounds, lambda bound: bound > threshold(rows, keep),
+                          tag=lambda config: (config, threshold(rows, keep)))
+    tighter = partial(_row_unless, row, partial(_tighter, n, profile, placement))
+    with closing(in_order(mapper, tighter, wanted)) as results:
+        for done, (config, (bound, result)) in enumerate(zip(order, results), 1):
+            if bound > threshold(rows, keep):
+                left.append(config)
+            else:
+                rows.append(result)
+            if done < len(order) and bounds[done] > threshold(rows, keep):
+                return rows, left + order[done:]
+    return rows, left
+
+
+def _row_unless(row: Callable, tighter: Callable, handed: tuple) -> tuple:
+    """(the configuration's tighter bound, its row: None where that bound exceeds the
+    threshold it was handed out with) of `handed` = (configuration, threshold): the
+    bound -inf and the row where no tighter bound is taken (`lu_bounds.tightens`)."""
+    config, threshold = handed
+    bound = tighter(config)
+    return bound, (None if bound > threshold else row(config))
+
+
+def _tighter(n: int, profile: MachineProfile, placement: Placement,
+             config: tuple[int, int, int, int]) -> float:
+    """`lu_bounds.tighter_seconds` of a configuration (Px, Py, c, v) where it may exceed
+    `_bound` (`lu_bounds.tightens`), else -inf."""
+    px, py, c, v = config
+    if not lu_bounds.tightens(n, v, px, c):
+        return -math.inf
+    return lu_bounds.tighter_seconds(n, v, px, py, c, profile, placement)
 
 
 def _costliest(config: tuple[int, int, int, int]) -> tuple[int, int]:
@@ -355,8 +388,8 @@ class UntilSettled:
     `settled` ahead of the results (`linalg_io.progress.Tally.count`)."""
 
     def __init__(self, order: Sequence, bounds: Sequence[float],
-                 settled: Callable[[float], bool]) -> None:
-        self.order, self.bounds, self.settled = order, bounds, settled
+                 settled: Callable[[float], bool], tag: Callable | None = None) -> None:
+        self.order, self.bounds, self.settled, self.tag = order, bounds, settled, tag
 
     def __len__(self) -> int:
         return len(self.order)
@@ -365,7 +398,7 @@ class UntilSettled:
         for item, bound in zip(self.order, self.bounds):
             if self.settled(bound):
                 return
-            yield item
+            yield item if self.tag is None else self.tag(item)
 
 
 def in_order(mapper: Callable, function: Callable, items: Iterable) -> Generator:
@@ -377,17 +410,20 @@ def in_order(mapper: Callable, function: Callable, items: Iterable) -> Generator
     return (function(item) for item in items)
 
 
-def _settled(rows: list[dict], keep: int, bound: float) -> bool:
-    """Whether no row of time >= `bound` can enter the first `keep` of `ranked(rows)`."""
+def _threshold(rows: list[dict], keep: int) -> float:
+    """The time above which no row can enter the first `keep` of `ranked(rows)` (inf
+    while fewer)."""
     if len(rows) < keep:
-        return False
+        return math.inf
     first = ranked(rows, "time")
-    return bound > first[0]["time_s"] * (1 + TIE) and bound > first[keep - 1]["time_s"]
+    return max(first[0]["time_s"] * (1 + TIE), first[keep - 1]["time_s"])
 
 
-def _settled_by_time(rows: list[dict], keep: int, bound: float) -> bool:
-    """Whether no row of time >= `bound` can enter the `keep` fastest of `rows`."""
-    return len(rows) >= keep and bound > sorted(r["time_s"] for r in rows)[keep - 1]
+def _threshold_by_time(rows: list[dict], keep: int) -> float:
+    """The time above which no row can enter the `keep` fastest of `rows`."""
+    if len(rows) < keep:
+        return math.inf
+    return sorted(r["time_s"] for r in rows)[keep - 1]
 
 
 def grid_candidates(p: int) -> list[tuple[int, int, int]]:
