@@ -385,7 +385,9 @@ class UntilSettled:
     dropped unread (settled stays so as results come: the search's own stop is then at
     or before it), so no worker starts them. Sized (len: every item of `order`, those
     a search may hand out) without drawing any: a tally counts them without asking
-    `settled` ahead of the results (`linalg_io.progress.Tally.count`)."""
+    `settled` ahead of the results (`linalg_io.progress.Tally.count`). `tag`: each
+    item handed out as tag(item), made as it is handed out (with the results in hand
+    then)."""
 
     def __init__(self, order: Sequence, bounds: Sequence[float],
                  settled: Callable[[float], bool], tag: Callable | None = None) -> None:
