@@ -128,6 +128,18 @@ max(sent, recv)) on each traffic key's link, + flops at their rates. Facts used:
      up to half again the mean's at a few tiles a row. Not where the model samples the
      steps (`conflux.step_sample`): the sample's time may fall below the walk's by more
      than the gap of so close a bound.
+ 11. Where Px exceeds the process rows that hold rows (H: rows x >= H own none, their
+     pivot counts not pooled with others', c = 1), the last member q = Px - 1 of a
+     process column is idle at every step: a_x = 0, so the look-ahead hides none of its
+     allgather (`conflux._overlapped`: its window R_{k-1} is 0 flops), and its S_k holds
+     that allgather's serial on the column's link (between nodes: the part @net, where
+     the column's members share nodes). In each Bruck round (h, m) with m - 1 >= H it
+     forwards the window q .. q + m - 1, which holds rows 0 .. H - 1 and so every pivot
+     row: sum_x p_x >= w_k blocks of t_y words, to q - h, on another node where the
+     column is split (rounds whose exchange from q stays on its node left out). With R
+     such rounds, S_k(q) >= beta R w_k t_y WORD, and the time is >= sum_k M(I_k) +
+     sum_k S_k(q) in (a) (max_r sum_k X_k(r) >= q's sum) and in (b) (M(S_k) >= q's S_k,
+     fact 1): `_idle_sends`, over the columns of the last two tiles, the largest kept.
 
 Per step k, the means over column y's c Px ranks (`_Grid.column_seconds`; [y = ky_k] on the
 panel's column; words of 8 bytes; rates of fact 4 on the key named; or the means over the
@@ -226,7 +238,8 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     last = set(owners[-2:].tolist())
     columns = max(grid.column_seconds(owners, y, rows, layer) for grid in grids
                   for y in last for rows in grid.row_sets for layer in grid.layers)
-    best = max(ids + columns, update_seconds(n, v, px, py, c, profile, placement))
+    best = max(ids + columns, ids + _idle_sends(plan, widths, owners, last, profile, placement),
+               update_seconds(n, v, px, py, c, profile, placement))
     member = _busiest(plan, profile, placement)
     if member is not None:      # fact 10
         grid = _Grid(plan, widths, profile, placement, 1, member)
@@ -245,6 +258,35 @@ def tighter_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachinePr
                     placement: Placement) -> float:
     """`time_seconds` with fact 9 up to TIGHT_CELLS cells."""
     return time_seconds(n, v, px, py, c, profile, placement, TIGHT_CELLS)
+
+
+def _idle_sends(plan: StepPlan, widths: _Widths, owners: np.ndarray, columns: set,
+                profile: MachineProfile, placement: Placement) -> float:
+    """Fact 11: sum_k beta R w_k t_y WORD of the last process row's Bruck allgather, the
+    largest over the process `columns` (y), where it applies; else 0."""
+    tiles = plan.tiles
+    px, py = tiles.px, tiles.py
+    if plan.c > 1 or px == 1:
+        return 0.0
+    holding = int(np.flatnonzero(tiles.rows_per_proc)[-1]) + 1
+    if holding >= px or pooled_rows(tiles.n, tiles.v, px, py, 1, "uniform"):
+        return 0.0
+    spans = link_keys(px, py, 1, placement)
+    members = group_nodes(py, px, placement)
+    q = px - 1
+    if members is None:             # the column's messages on its own link
+        beta, apart = _rates(profile, placement, spans, "col")[1], None
+    else:
+        beta, apart = _beta(profile, placement, spans["col" + NET]), members.nodes
+    rounds = sum(1 for h, m in bruck_rounds(px) if m - 1 >= holding and (
+        apart is None or apart[q] != apart[(q - h) % px]))
+    w = widths.w
+    most = 0.0
+    for y in columns:
+        mine = np.where(owners == y, w, 0.0)
+        t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
+        most = max(most, float(w @ t))
+    return beta * WORD * rounds * most
 
 
 @dataclass(frozen=True)

@@ -285,3 +285,29 @@ def test_tighter_bound_takes_fact_9_past_its_cells():
         assert bound <= tighter <= exact, (v, bound, tighter, exact)
         higher[v] = tighter / bound
     assert higher[256] > 1.2
+
+
+@pytest.mark.parametrize("machine,n,px,py,v", [
+    ("big", 100000, 16381, 1, 512), ("big", 100000, 8191, 2, 256), ("big", 50000, 4093, 4, 128),
+    ("shared", 100000, 16381, 1, 256), ("example_cpu", 100000, 4093, 1, 128),
+    ("lumi_c", 100000, 2039, 2, 256), ("piz_daint_mc", 60000, 2039, 1, 128),
+    ("big", 30000, 1021, 128, 256)])
+def test_bound_takes_the_idle_rows_bruck_sends(machine, n, px, py, v):
+    """c = 1 grids of more process rows than tiles, their columns across nodes (shared
+    with other ranks or not): the last process row, idle, forwards every pivot row in
+    each Bruck round whose window covers the rows that hold rows (fact 11). update
+    bound <= bound <= exact time_s, the bound that of fact 11 and above 0.45 of the
+    time; the frozen reference bound (before facts 8-11) under a fifth of it."""
+    import lu_bounds_reference as reference
+    profile = machine_profile(machine)
+    placement = profile.placement(px * py)
+    plan = StepPlan.create(n, v, px, py, 1)
+    assert px > plan.tiles.ntiles and conflux.pooled_rows(n, v, px, py, 1, "uniform") == 0
+    exact = conflux.candidate_row(n, 1e30, profile, placement, (px, py, 1, v))["time_s"]
+    bound = time_seconds(n, v, px, py, 1, profile, placement)
+    owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
+    idle = lu_bounds._idle_sends(plan, lu_bounds._widths(n, v, 1), owners,
+                                 set(owners[-2:].tolist()), profile, placement)
+    assert update_seconds(n, v, px, py, 1, profile, placement) <= bound <= exact
+    assert idle > 0.9 * bound and bound > 0.45 * exact
+    assert reference.time_seconds(n, v, px, py, 1, profile, placement) < 0.5 * bound
