@@ -132,37 +132,32 @@ def test_until_settled_hands_out_no_item_the_results_rule_out():
     assert handed == ["a", "b", "c"]
 
 
-def test_few_candidates_go_costliest_first_back_in_the_bounds_order():
-    """Where the configurations are no more than `keep` (a prime P: P x 1 x 1 and 1 x P x
-    1 of each tile), every one is evaluated whatever the results: handed out most
-    process rows first, then the smallest tile (the longest evaluations first, so that
-    the workers end together); the rows come back in the bounds' order, nothing left."""
-    profile = _profile("example_cpu")
-    n, p = 65536, 509
+def test_rows_far_slower_than_the_fastest_are_not_evaluated():
+    """A prime P (4093 on example_cpu with 8192 nodes, N = 30000): six candidates, all
+    within memory, fewer than the rows shown. The three 4093x1x1 ones, 20-31 times
+    slower than 1x4093x1 v=128, have lower bounds (fact 11) over FAR_SLOWER times it:
+    not evaluated, last; the others' costs are those of every candidate's."""
+    from dataclasses import replace
+
+    from linalg_io.lu.choice import FAR_SLOWER
+
+    n, p = 30000, 4093
+    profile = replace(_profile("example_cpu"), nodes=8192)
     placement = profile.placement(p)
-    configs = [(1, p, 1, 256), (p, 1, 1, 512), (1, p, 1, 128), (p, 1, 1, 128),
-               (p, 1, 1, 256), (1, p, 1, 512)]
-    handed = []
-
-    class Recording:
-        """A mapper whose window hands the items out in their order, one at a time."""
-
-        def __call__(self, function, items):
-            return [function(item) for item in items]
-
-        def window(self, function, items):
-            for item in items:
-                handed.append(item)
-                yield function(item)
-
-    def row(config):
-        return {"config": config, "time_s": 1.0}
-
-    rows, left = pruned_rows(row, n, 1.0, profile, placement, configs, TOP, Recording())
-    assert handed == [(p, 1, 1, 128), (p, 1, 1, 256), (p, 1, 1, 512), (1, p, 1, 128),
-                      (1, p, 1, 256), (1, p, 1, 512)]
-    by_bound = sorted(configs, key=lambda c: time_seconds(n, c[3], *c[:3], profile, placement))
-    assert [r["config"] for r in rows] == by_bound and left == []
+    ask = {"n": n, "p": p, "memory": placement.memory_per_rank, "profile": profile,
+           "placement": placement}
+    full = candidates("conflux", **ask)
+    pruned = candidates("conflux", **ask, keep=TOP)
+    best = full[0].costs["time_s"]
+    near = [c for c in full if c.costs["time_s"] <= FAR_SLOWER * best]
+    assert len(full) == len(pruned) == 6 and all(c.costs["fits"] for c in full)
+    assert [c.choice.grid for c in near] == [(1, p, 1)] * 3
+    assert [(c.choice, c.costs) for c in pruned[:3]] == [(c.choice, c.costs) for c in near]
+    left = pruned[3:]
+    assert all(c.costs is None and c.choice.grid == (p, 1, 1) for c in left)
+    assert all(time_seconds(n, c.choice.nb, p, 1, 1, profile, placement) > FAR_SLOWER * best
+               for c in left)
+    assert min(c.costs["time_s"] for c in full[3:]) > 19 * best
 
 
 @pytest.mark.parametrize("eager", [False, True])
@@ -241,3 +236,23 @@ def test_tighter_bound_leaves_out_a_row_the_first_bound_lets_through(monkeypatch
     threshold = ranked(rows, "time")[TOP - 1]["time_s"]
     assert first < threshold < tighter < next(r["time_s"] for r in before
                                               if key(r) == left_out)
+
+
+def test_model_lu_says_which_rows_are_far_slower(tmp_path, capsys):
+    """`model lu` on that prime P prints the three rows evaluated and says why the other
+    three were not: their lower bound is over FAR_SLOWER times the fastest's."""
+    import json
+
+    from linalg_io.models.profile import DEFAULT_PROFILE_PATH
+
+    machine = json.loads(DEFAULT_PROFILE_PATH.with_name("machine_example_cpu.json").read_text())
+    machine["nodes"] = 8192
+    (tmp_path / "big.json").write_text(json.dumps(machine))
+    assert cli_main(["model", "lu", "--n", "30000", "--p", "4093", "--algo", "conflux",
+                     "--machine", str(tmp_path / "big.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    table = out.index(next(line for line in out if line.startswith("2.5D LU")))
+    rows = out[table + 2:table + 5]
+    assert all(re.match(r"[* ] +1x4093x1 +(128|256|512) ", row) for row in rows)
+    assert out[table + 5] == ("  ... 3 more not evaluated (a lower bound on their time is "
+                              "over 10 times the fastest's or ranks them after these)")

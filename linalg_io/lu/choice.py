@@ -40,6 +40,10 @@ TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
 OBJECTIVES = ("time", "volume")
 TIE = 0.001     # relative: predicted times closer than this are one time
+# a search that keeps the first rows (`pruned_rows`) evaluates no candidate whose lower
+# bound is over this many times the fastest time in hand: such a row ranks nothing a
+# user picks from, and a prime P's Px x 1 x 1 grids cost 20 times its 1 x Px x 1 ones
+FAR_SLOWER = 10.0
 # relative: 2D grids predicted closer than this are left to the squarest grid, as HPL's
 # guidance has it: the model's own checks against runs are no finer
 SQUARE_TIE = 0.05
@@ -284,22 +288,25 @@ def pruned_rows(row: Callable, n: int, mem_bytes: float, profile: MachineProfile
     = the larger of the best time t* times 1 + TIE and the time of the keep-th row of
     `ranked`: any other row has a time >= B, so it is neither in t*'s tie (nor lowers
     t*) nor before the keep-th row, and the first `keep` rows of `ranked` are those of
-    every row. A configuration whose bound a costlier pass may lift
+    every row; T is also at most FAR_SLOWER t* (fewer than `keep` rows in hand: that
+    alone), and the rows left out past it are all more than FAR_SLOWER times slower
+    than the fastest. A configuration whose bound a costlier pass may lift
     (`lu_bounds.tightens`) takes that one (`tighter_seconds`) before its row, and is
     left out, not evaluated, where it exceeds T of the rows before it in the bounds'
-    order (`_row_unless`). Fewer than `keep` fitting (F of them): every fitting one,
-    then the others the same way, T the (keep - F)-th time among them, the order
-    `candidates` lists them in after the fitting ones."""
+    order (`_row_unless`). Fewer than `keep` fitting: those within FAR_SLOWER times
+    their fastest (F of them), then the others the same way, T the (keep - F)-th time
+    among them and FAR_SLOWER times their fastest, the order `candidates` lists them in
+    after the fitting ones."""
     fits = [_fits(n, mem_bytes, *config) for config in configs]
     fitting = [config for config, fit in zip(configs, fits) if fit]
     over = [config for config, fit in zip(configs, fits) if not fit]
     if len(fitting) >= keep:
         rows, left = _bounded(row, n, profile, placement, fitting, keep, mapper, _threshold)
         return rows, left + over
-    rows = list(mapper(row, fitting))
-    more, left = _bounded(row, n, profile, placement, over, keep - len(fitting), mapper,
+    rows, far = _bounded(row, n, profile, placement, fitting, keep, mapper, _threshold)
+    more, left = _bounded(row, n, profile, placement, over, keep - len(rows), mapper,
                           _threshold_by_time)
-    return rows + more, left
+    return rows + more, far + left
 
 
 def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placement,
@@ -307,9 +314,7 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
              threshold: Callable) -> tuple[list[dict], list[tuple[int, int, int, int]]]:
     """(rows, configurations not evaluated) of `configs` evaluated in the order of their
     lower bounds until the next bound exceeds `threshold`(rows, keep) (`pruned_rows`),
-    those a tighter bound rules out left out on the way; no more than `keep` of them:
-    every one, the costliest first (`_costliest`), the rows in the bounds' order all the
-    same."""
+    those a tighter bound rules out left out on the way."""
     # the bounds on the workers too (the search's start, where they would wait), not
     # counted as evaluations (`untallied`)
     bounds_of = getattr(mapper, "untallied", mapper)
@@ -317,14 +322,6 @@ def _bounded(row: Callable, n: int, profile: MachineProfile, placement: Placemen
                          range(len(configs))))
     order = [configs[i] for _, i in bounded]
     bounds = [bound for bound, _ in bounded]
-    if len(order) <= keep:
-        # none is settled before `keep` rows: every one is evaluated, the costliest
-        # first (most process rows, then most steps: `_costliest`) so that the workers
-        # finish together, the rows in the bounds' order as below
-        first = sorted(range(len(order)), key=lambda i: _costliest(order[i]))
-        with closing(in_order(mapper, row, [order[i] for i in first])) as results:
-            done = dict(zip(first, results))
-        return [done[i] for i in range(len(order))], []
     rows: list[dict] = []
     left: list[tuple[int, int, int, int]] = []
     # each configuration handed out with the threshold of the rows in hand: it only
@@ -361,15 +358,6 @@ def _tighter(n: int, profile: MachineProfile, placement: Placement,
     if not lu_bounds.tightens(n, v, px, c):
         return -math.inf
     return lu_bounds.tighter_seconds(n, v, px, py, c, profile, placement)
-
-
-def _costliest(config: tuple[int, int, int, int]) -> tuple[int, int]:
-    """A sort key putting first the configurations (Px, Py, c, v) whose evaluation
-    takes longest: where every process row is a class of its own, a step costs O(Px)
-    (a prime P's P x 1 x 1 grid: 20 times its 1 x P x 1 one), and the smaller v, the more
-    steps."""
-    px, _, _, v = config
-    return -px, v
 
 
 def _bound(n: int, profile: MachineProfile, placement: Placement,
@@ -414,18 +402,20 @@ def in_order(mapper: Callable, function: Callable, items: Iterable) -> Generator
 
 def _threshold(rows: list[dict], keep: int) -> float:
     """The time above which no row can enter the first `keep` of `ranked(rows)` (inf
-    while fewer)."""
+    while fewer), FAR_SLOWER times the fastest at most."""
+    far = FAR_SLOWER * min((r["time_s"] for r in rows), default=math.inf)
     if len(rows) < keep:
-        return math.inf
+        return far
     first = ranked(rows, "time")
-    return max(first[0]["time_s"] * (1 + TIE), first[keep - 1]["time_s"])
+    return min(far, max(first[0]["time_s"] * (1 + TIE), first[keep - 1]["time_s"]))
 
 
 def _threshold_by_time(rows: list[dict], keep: int) -> float:
-    """The time above which no row can enter the `keep` fastest of `rows`."""
-    if len(rows) < keep:
-        return math.inf
-    return sorted(r["time_s"] for r in rows)[keep - 1]
+    """The time above which no row can enter the `keep` fastest of `rows`, FAR_SLOWER
+    times the fastest at most."""
+    times = sorted(r["time_s"] for r in rows)
+    far = FAR_SLOWER * times[0] if times else math.inf
+    return far if len(times) < keep else min(far, times[keep - 1])
 
 
 def grid_candidates(p: int) -> list[tuple[int, int, int]]:

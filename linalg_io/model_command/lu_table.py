@@ -9,17 +9,18 @@ rank receives, the wire bytes sent and received (max over ranks), their max/mean
 logical bytes sent, messages, memory per rank and the predicted time, marking the one
 `lu --algo conflux` would run with the same --grid/--nb/--mem/--objective on that
 machine (without --all, for --objective time, only the candidates a lower bound on their
-time does not already put below the rows shown are evaluated: "N more not evaluated",
-`linalg_io.lu.choice.pruned_rows`). `--algo 2d` (or no --algo): the 2D block-cyclic LU
-on every Pr x Pc (or --grid) whose process rows and columns all own a block, with the NB
-`lu --algo 2d` takes (--nb, else default_nb): received and wire bytes for the pivoting a
-run records ("expected") and the received band (no swaps .. worst case), fastest first
-(without --all, those a lower bound on their time puts after the rows shown and out of
-the choice's tie are not evaluated: `linalg_io.lu.choice.bounded_2d`). Then the lower
-bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory per
-rank (else the node's memory over its ranks) and for the M each run records (2D: N^2/P;
-2.5D: its layout's). `--scan` writes records instead (`lu_scan`). A long search tells
-its counts of candidates evaluated on stderr as it goes (`linalg_io.progress.Tally`).
+time does not already put below the rows shown, nor over FAR_SLOWER times the fastest,
+are evaluated: "N more not evaluated", `linalg_io.lu.choice.pruned_rows`). `--algo 2d`
+(or no --algo): the 2D block-cyclic LU on every Pr x Pc (or --grid) whose process rows
+and columns all own a block, with the NB `lu --algo 2d` takes (--nb, else default_nb):
+received and wire bytes for the pivoting a run records ("expected") and the received
+band (no swaps .. worst case), fastest first (without --all, those a lower bound on
+their time puts after the rows shown and out of the choice's tie are not evaluated:
+`linalg_io.lu.choice.bounded_2d`). Then the lower bound 2 N^3 / (3 P sqrt(M)) on the
+words each rank receives, for the --mem memory per rank (else the node's memory over its
+ranks) and for the M each run records (2D: N^2/P; 2.5D: its layout's). `--scan` writes
+records instead (`lu_scan`). A long search tells its counts of candidates evaluated on
+stderr as it goes (`linalg_io.progress.Tally`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from linalg_io.errors import InputError
 from linalg_io.layout.grid_shapes import parse_grid
 from linalg_io.layout.words import WORD
 from linalg_io.lu.choice import (
+    FAR_SLOWER,
     Candidate,
     LUChoice,
     bounded_2d,
@@ -216,7 +218,7 @@ def model_table(args) -> str:
                        "per rank, MB = 1e6 B; wire = what MPI moves (the code's own "
                        "point-to-point schedules: = logical):")]
         lines += (verdict.conflux_lines(rows, chosen_row, limit)
-                  + verdict.more_line(rows, limit, unevaluated))
+                  + verdict.more_line(rows, limit, unevaluated, FAR_SLOWER))
         lines.append(f"  * = what `lu --algo conflux --grid {args.grid} --nb {args.nb} "
                      f"--objective {args.objective}` runs; ! = over the memory per rank; "
                      "max/mean of the wire bytes (larger direction); pivots as the "

@@ -134,14 +134,20 @@ def lu2d_lines(rows: list[dict], chosen: dict | None, limit: int | None) -> list
     return out
 
 
-def more_line(rows: list[dict], limit: int | None, unevaluated: int = 0) -> list[str]:
+def more_line(rows: list[dict], limit: int | None, unevaluated: int = 0,
+              far: float | None = None) -> list[str]:
     """The count of the rows not shown; `unevaluated` of them were never evaluated: a
     lower bound on their time already put them below the rows shown
-    (`linalg_io.lu.choice.pruned_rows`)."""
+    (`linalg_io.lu.choice.pruned_rows`), or, where the search stops at `far` times the
+    fastest time before the limit's row (fewer rows, or that row slower), over that."""
     hidden = 0 if limit is None else max(0, len(rows) - limit)
     line = f"  ... {hidden} more (--all shows every candidate)" if hidden else ""
     if unevaluated:
+        times = sorted(r["time_s"] for r in rows)
+        why = "ranks them after these"
+        if far is not None and limit is not None and (len(times) < limit
+                                                      or times[limit - 1] > far * times[0]):
+            why = f"is over {far:g} times the fastest's or ranks them after these"
         line = (f"{line}; " if line else "  ... ") + (f"{unevaluated} more not evaluated "
-                                                     "(a lower bound on their time ranks them "
-                                                     "after these)")
+                                                     f"(a lower bound on their time {why})")
     return [line] if line else []
