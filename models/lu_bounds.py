@@ -249,9 +249,12 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
 
 
 def tightens(n: int, v: int, px: int, c: int) -> bool:
-    """Whether `tighter_seconds` may exceed `time_seconds`: fact 9's counts over
-    BRUCK_CELLS cells, TIGHT_CELLS or fewer (c = 1)."""
-    return c == 1 and px > 1 and BRUCK_CELLS < -(-n // v) * px <= TIGHT_CELLS
+    """Whether the search takes `tighter_seconds`: fact 9's counts over BRUCK_CELLS
+    cells, TIGHT_CELLS or fewer (c = 1), and process rows that own no tile, where its
+    excess sends are large (where every row owns one, the pass cost up to 10 CPU s a
+    search at P = 2^20, N = 10^7, and ruled nothing out)."""
+    steps = -(-n // v)
+    return c == 1 and steps < px and BRUCK_CELLS < steps * px <= TIGHT_CELLS
 
 
 def tighter_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,

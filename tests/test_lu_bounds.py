@@ -270,15 +270,17 @@ def test_fact_9_streamed_is_the_whole_tables(monkeypatch, n, v, px):
 def test_tighter_bound_takes_fact_9_past_its_cells():
     """N = 300000 on 2039 x 128 ranks (the big machine), 2039x128x1: the process columns
     on nodes of their own, fact 9's counts over BRUCK_CELLS (1172 to 2344 tiles x 2039
-    rows), so `time_seconds` leaves it out and `tighter_seconds` takes it (`tightens`):
-    bound <= tighter bound <= exact time_s at every tile, higher where 867 of the rows
-    own no tile (v = 256: 1172 tiles)."""
+    rows), so `time_seconds` leaves it out and `tighter_seconds` takes it: bound <=
+    tighter bound <= exact time_s at every tile, higher where 867 of the rows own no
+    tile (v = 256: 1172 tiles), where the search takes it (`tightens`: rows without a
+    tile, v = 256 and 512)."""
     profile = machine_profile("big")
     n, px, py = 300000, 2039, 128
     placement = profile.placement(px * py)
     higher = {}
     for v in TILE_SIZES:
-        assert lu_bounds.tightens(n, v, px, 1) and -(-n // v) * px > lu_bounds.BRUCK_CELLS
+        assert -(-n // v) * px > lu_bounds.BRUCK_CELLS
+        assert lu_bounds.tightens(n, v, px, 1) == (-(-n // v) < px) == (v > 128)
         exact = conflux.candidate_row(n, 1e30, profile, placement, (px, py, 1, v))["time_s"]
         bound = time_seconds(n, v, px, py, 1, profile, placement)
         tighter = lu_bounds.tighter_seconds(n, v, px, py, 1, profile, placement)
