@@ -286,10 +286,15 @@ def _idle_sends(plan: StepPlan, widths: _Widths, owners: np.ndarray, columns: se
     w = widths.w
     most = 0.0
     for y in columns:
-        mine = np.where(owners == y, w, 0.0)
-        t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
-        most = max(most, float(w @ t))
+        most = max(most, float(w @ _trailing(w, owners == y)))
     return beta * WORD * rounds * most
+
+
+def _trailing(w: np.ndarray, panel: np.ndarray) -> np.ndarray:
+    """[step] t_y: process column y's columns of the tiles after k (`panel`: the steps
+    whose panel y owns)."""
+    mine = np.where(panel, w, 0.0)
+    return np.cumsum(mine[::-1])[::-1] - mine
 
 
 @dataclass(frozen=True)
@@ -599,8 +604,7 @@ class _Grid:
         w = self.widths.w
         panel = owners == y
         at = np.flatnonzero(panel)                       # the steps of y's panels
-        mine = np.where(panel, w, 0.0)
-        t = np.cumsum(mine[::-1])[::-1] - mine           # t_y: y's columns of tiles > k
+        t = _trailing(w, panel)
         # each term as the module doc writes it, operation by operation (in place; a
         # division by c = 1 left out, terms only on y's panels added there alone); on
         # one layer, its slice for the layers' mean slice w / c and `on` (c where it is
