@@ -49,6 +49,8 @@ CHUNK_ELEMENTS = 1 << 18
 # `_differences` keeps only the pairs of edges with a term where they are fewer than
 # 1/FEW_PAIRS of all (finding them costs a pass over the kinds of edges)
 FEW_PAIRS = 4
+# `_kinds` marks keys in a table up to this many times as long as the keys, else sorts
+KIND_TABLE = 4
 # an empty index array: "none" to the compiled kernels
 NONE = np.zeros(0, dtype=np.int64)
 # the bits of a float's mantissa (float64)
@@ -777,10 +779,10 @@ def _weighted_pairs(padded_values: Callable[[], np.ndarray], unit: np.ndarray,
     _, y_step, _, y_left, y_right = y_edges
     steps = int(x_step[x_on.stop - 1]) - begin + 1
     nx, ny = int(x_right[x_on].max()), int(y_right[y_on].max())    # "none": the last
-    x_kind, x_of = np.unique(((x_step[x_on] - begin) * (nx + 1) + x_left[x_on]) * (nx + 1)
-                             + x_right[x_on], return_inverse=True)
-    y_kind, y_of = np.unique(((y_step[y_on] - begin) * (ny + 1) + y_left[y_on]) * (ny + 1)
-                             + y_right[y_on], return_inverse=True)
+    x_kind, x_of = _kinds(((x_step[x_on] - begin) * (nx + 1) + x_left[x_on]) * (nx + 1)
+                          + x_right[x_on], steps * (nx + 1) ** 2)
+    y_kind, y_of = _kinds(((y_step[y_on] - begin) * (ny + 1) + y_left[y_on]) * (ny + 1)
+                          + y_right[y_on], steps * (ny + 1) ** 2)
     x_kinds = np.bincount(x_kind // (nx + 1) ** 2, minlength=steps)
     y_kinds = np.bincount(y_kind // (ny + 1) ** 2, minlength=steps)
     if int(x_kinds @ y_kinds) * FEW_PAIRS * 4 > pairs:
@@ -817,6 +819,17 @@ def _weighted_pairs(padded_values: Callable[[], np.ndarray], unit: np.ndarray,
     # pair of kinds, which the stable sort merges (about half a quicksort's time)
     order = np.argsort(pair_x * len(y_of) + pair_y, kind="stable")
     return pair_x[order] + x_on.start, pair_y[order] + y_on.start
+
+
+def _kinds(keys: np.ndarray, size: int) -> tuple:
+    """np.unique(keys, return_inverse=True) of integer keys in [0, size): marked in a
+    table where it is not much longer than the keys (O(keys + size), no sort: a step's
+    edges on an axis of 10^6 ranks are that many keys of a few dozen kinds)."""
+    if size > KIND_TABLE * len(keys):
+        return np.unique(keys, return_inverse=True)
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    return np.flatnonzero(seen), (np.cumsum(seen) - 1)[keys]
 
 
 def _products(a_first: np.ndarray, a_count: np.ndarray, b_first: np.ndarray,

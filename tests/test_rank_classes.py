@@ -7,7 +7,14 @@ import math
 
 import numpy as np
 import pytest
-from linalg_io.models.rank_classes import classes_at, run_classes, spread, step_classes
+from linalg_io.models.rank_classes import (
+    KIND_TABLE,
+    _kinds,
+    classes_at,
+    run_classes,
+    spread,
+    step_classes,
+)
 
 
 def _rotating_features(steps: int, n: int, seed: int) -> list[np.ndarray]:
@@ -388,3 +395,16 @@ def test_add_at_is_the_flat_index_add_bit_for_bit():
     assert totals.tobytes() == want.tobytes()
     with pytest.raises(ValueError):
         add_at(totals, rows[:2], added, at)
+
+
+@pytest.mark.parametrize("size, count", [(40, 10_000), (1000, 300), (10**6, 50), (7, 0)])
+def test_kinds_are_numpys_unique_with_its_inverse(size, count):
+    # a table where the keys are many and their range short (the edges of a step on an
+    # axis of many ranks), a sort where the range is long: both np.unique's answer
+    keys = np.random.default_rng(size).integers(0, size, count)
+    kinds, inverse = _kinds(keys, size)
+    want_kinds, want_inverse = np.unique(keys, return_inverse=True)
+    assert (size <= KIND_TABLE * count) == (count >= 300)
+    np.testing.assert_array_equal(kinds, want_kinds)
+    np.testing.assert_array_equal(inverse, want_inverse)
+    assert kinds.dtype == want_kinds.dtype and inverse.dtype == want_inverse.dtype

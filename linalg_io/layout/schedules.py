@@ -35,6 +35,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+from scipy import fft
 
 from linalg_io._kernels.lu2d_points import bruck_nonempty, bruck_windows
 
@@ -280,7 +281,7 @@ def bcast_node_costs(p: int, nbytes: float, roots: np.ndarray,
 def transform_size(p: int) -> int:
     """The length of the transforms of a cyclic convolution of P terms
     (`cyclic_convolution`): P a power of two, else the power of two >= 2 P - 1 (the
-    linear convolution, folded onto P): NumPy's transforms of a length with a large
+    linear convolution, folded onto P): SciPy's transforms of a length with a large
     prime factor (Bluestein's) take several times those of the power of two twice as
     long (0.5 s each at P = 1048573)."""
     return p if p & (p - 1) == 0 else 1 << (2 * p - 2).bit_length()
@@ -288,10 +289,10 @@ def transform_size(p: int) -> int:
 
 def cyclic_convolution(product: np.ndarray, p: int) -> np.ndarray:
     """The cyclic convolution of two sequences of P terms, `product` their transforms'
-    product (`np.fft.rfft(x, n=transform_size(p))` each): the inverse transform, its
+    product (`scipy.fft.rfft(x, n=transform_size(p))` each): the inverse transform, its
     term r + P added onto term r where it is the linear convolution."""
     size = transform_size(p)
-    linear = np.fft.irfft(product, n=size)
+    linear = fft.irfft(product, n=size)
     if size == p:
         return linear
     cyclic = linear[:p].copy()
@@ -325,9 +326,9 @@ def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
         nonlocal spectrum
         size = transform_size(p)
         if spectrum is None:
-            spectrum = np.fft.rfft(counts, n=size)
+            spectrum = fft.rfft(counts, n=size)
         where = np.bincount(positions, minlength=p).astype(float)
-        return np.rint(cyclic_convolution(spectrum * np.fft.rfft(where, n=size), p))
+        return np.rint(cyclic_convolution(spectrum * fft.rfft(where, n=size), p))
 
     for out, sign in ((recv, -1), (sent, 1)):
         everywhere = []
