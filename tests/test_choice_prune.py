@@ -16,6 +16,7 @@ from linalg_io.lu.choice import (
     UntilSettled,
     candidates,
     choose_lu,
+    fastest_2d,
     pruned_rows,
     pruned_table,
     ranked,
@@ -160,6 +161,41 @@ def test_rows_far_slower_than_the_fastest_are_not_evaluated():
     assert min(c.costs["time_s"] for c in full[3:]) > 19 * best
 
 
+@pytest.mark.parametrize("n, p, far", [(30000, 4093, [(1, 4093)]),
+                                        (100000, 16384, [(16, 1024)])])
+def test_2d_rows_far_slower_than_the_fastest_are_not_evaluated(n, p, far):
+    """The 2D search (`bounded_2d`, keep = the rows shown) leaves out the grids whose
+    lower bound is over FAR_SLOWER times the fastest time (example_cpu with 8192 nodes:
+    1x4093, 22 times slower than 4093x1; 16x1024, 13.6 times 128x128), fewer rows than
+    shown though they are; every grid within FAR_SLOWER times the fastest is evaluated,
+    its time that of every grid's search, and `lu --algo 2d` takes the same grid."""
+    from dataclasses import replace
+    from functools import partial
+
+    from linalg_io.models import lu2d_bounds
+
+    from linalg_io.lu.choice import FAR_SLOWER, bounded_2d, lu2d_seconds
+
+    profile = replace(_profile("example_cpu"), nodes=8192)
+    placement = profile.placement(p)
+    ask = {"n": n, "p": p, "memory": placement.memory_per_rank, "profile": profile,
+           "placement": placement}
+    choices = [candidate.choice for candidate in candidates("2d", **ask)]
+    seconds = partial(lu2d_seconds, profile)
+    every, none_left = bounded_2d(seconds, float, profile, choices, None)
+    kept, left = bounded_2d(seconds, float, profile, choices, TOP)
+    best = min(time for _, time in every)
+    assert none_left == [] and len(choices) < TOP
+    assert [choice.grid for choice in left] == far
+    assert sorted(kept, key=lambda pair: pair[1]) == sorted(
+        [(choice, time) for choice, time in every if time <= FAR_SLOWER * best],
+        key=lambda pair: pair[1])
+    assert all(lu2d_bounds.time_seconds(n, choice.nb, *choice.grid, profile, placement)
+               > FAR_SLOWER * best for choice in left)
+    assert all(time > FAR_SLOWER * best for choice, time in every if choice in left)
+    assert choose_lu("2d", **ask) == fastest_2d([(time, choice) for choice, time in every])
+
+
 @pytest.mark.parametrize("eager", [False, True])
 def test_a_tighter_bound_leaves_its_row_out_however_the_rows_are_handed_out(monkeypatch,
                                                                            eager):
@@ -240,7 +276,8 @@ def test_tighter_bound_leaves_out_a_row_the_first_bound_lets_through(monkeypatch
 
 def test_model_lu_says_which_rows_are_far_slower(tmp_path, capsys):
     """`model lu` on that prime P prints the three rows evaluated and says why the other
-    three were not: their lower bound is over FAR_SLOWER times the fastest's."""
+    three were not: their lower bound is over FAR_SLOWER times the fastest's; its 2D
+    table the same of 1x4093."""
     import json
 
     from linalg_io.models.profile import DEFAULT_PROFILE_PATH
@@ -255,4 +292,11 @@ def test_model_lu_says_which_rows_are_far_slower(tmp_path, capsys):
     rows = out[table + 2:table + 5]
     assert all(re.match(r"[* ] +1x4093x1 +(128|256|512) ", row) for row in rows)
     assert out[table + 5] == ("  ... 3 more not evaluated (a lower bound on their time is "
+                              "over 10 times the fastest's or ranks them after these)")
+    assert cli_main(["model", "lu", "--n", "30000", "--p", "4093", "--algo", "2d",
+                     "--machine", str(tmp_path / "big.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    table = out.index(next(line for line in out if line.startswith("2D LU")))
+    assert re.match(r"\* +4093x1 ", out[table + 2])
+    assert out[table + 3] == ("  ... 1 more not evaluated (a lower bound on their time is "
                               "over 10 times the fastest's or ranks them after these)")

@@ -40,9 +40,10 @@ TILE_SIZES = (128, 256, 512)
 MIN_SLICE = 64   # below this inner dimension the layer's dgemm runs far from gamma
 OBJECTIVES = ("time", "volume")
 TIE = 0.001     # relative: predicted times closer than this are one time
-# a search that keeps the first rows (`pruned_rows`) evaluates no candidate whose lower
-# bound is over this many times the fastest time in hand: such a row ranks nothing a
-# user picks from, and a prime P's Px x 1 x 1 grids cost 20 times its 1 x Px x 1 ones
+# a search that keeps the first rows (`pruned_rows`, `bounded_2d`) evaluates no candidate
+# whose lower bound is over this many times the fastest time in hand: such a row ranks
+# nothing a user picks from, and a prime P's Px x 1 x 1 grids cost 20 times its 1 x Px x 1
+# ones
 FAR_SLOWER = 10.0
 # relative: 2D grids predicted closer than this are left to the squarest grid, as HPL's
 # guidance has it: the model's own checks against runs are no finer
@@ -172,7 +173,8 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
     the same choices on any number of cores), until the next bound B exceeds both the
     fastest time t* times 1 + SQUARE_TIE and the keep-th fastest time: any other has a
     time >= B, so it is neither in `fastest_2d`'s tie (nor lowers t*) nor among the
-    `keep` fastest. keep None: every choice."""
+    `keep` fastest; or exceeds FAR_SLOWER t* (fewer than `keep` fastest then, as
+    `pruned_rows` leaves out such 2.5D rows). keep None: every choice."""
     if keep is None:
         return list(zip(choices, mapper(evaluate, choices))), []
     bounded = sorted((lu2d_bounds.time_seconds(choice.n, choice.nb, *choice.grid, profile,
@@ -184,7 +186,12 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
 
     def settled(bound: float) -> bool:
         times = sorted(seconds(result) for _, result in done)
-        return len(times) >= keep and bound > max(times[0] * (1 + SQUARE_TIE), times[keep - 1])
+        if not times:
+            return False
+        threshold = FAR_SLOWER * times[0]
+        if len(times) >= keep:
+            threshold = min(threshold, max(times[0] * (1 + SQUARE_TIE), times[keep - 1]))
+        return bound > threshold
 
     with closing(in_order(mapper, evaluate, UntilSettled(order, bounds, settled))) as results:
         for choice, result in zip(order, results):

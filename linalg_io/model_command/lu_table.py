@@ -15,12 +15,12 @@ are evaluated: "N more not evaluated", `linalg_io.lu.choice.pruned_rows`). `--al
 and columns all own a block, with the NB `lu --algo 2d` takes (--nb, else default_nb):
 received and wire bytes for the pivoting a run records ("expected") and the received
 band (no swaps .. worst case), fastest first (without --all, those a lower bound on
-their time puts after the rows shown and out of the choice's tie are not evaluated:
-`linalg_io.lu.choice.bounded_2d`). Then the lower bound 2 N^3 / (3 P sqrt(M)) on the
-words each rank receives, for the --mem memory per rank (else the node's memory over its
-ranks) and for the M each run records (2D: N^2/P; 2.5D: its layout's). `--scan` writes
-records instead (`lu_scan`). A long search tells its counts of candidates evaluated on
-stderr as it goes (`linalg_io.progress.Tally`).
+their time puts after the rows shown and out of the choice's tie, or over FAR_SLOWER
+times the fastest, are not evaluated: `linalg_io.lu.choice.bounded_2d`). Then the lower
+bound 2 N^3 / (3 P sqrt(M)) on the words each rank receives, for the --mem memory per
+rank (else the node's memory over its ranks) and for the M each run records (2D: N^2/P;
+2.5D: its layout's). `--scan` writes records instead (`lu_scan`). A long search tells
+its counts of candidates evaluated on stderr as it goes (`linalg_io.progress.Tally`).
 """
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def model_table(args) -> str:
                        "and the received bytes from no row swaps to the worst case; time from "
                        "the 2D model (its formula: a 2D record's model.time_formula):")]
         lines += (verdict.lu2d_lines(rows_2d, chosen_2d, limit)
-                  + verdict.more_line(rows_2d, limit, unevaluated_2d))
+                  + verdict.more_line(rows_2d, limit, unevaluated_2d, FAR_SLOWER))
         lines.append(f"  * = what `lu --algo 2d --grid {args.grid} --nb {args.nb}` runs")
         lines += _sampled_lines(n, [choice.shape for choice in choices_2d])
         bounds.append(("what a 2D run records", lu_lower_bound(n, p, n * n / p, "N^2/P")))
