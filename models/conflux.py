@@ -100,7 +100,6 @@ from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import BlockSpread, RunClasses, Spreading, spread
 from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
 from linalg_io.models.step_sample import StepSample
-from scipy import fft
 
 from linalg_io.layout.conflux_layout import (
     PHASES,
@@ -119,7 +118,7 @@ from linalg_io.layout.schedules import (
     cyclic_convolution,
     reduce_costs,
     scatterv_costs,
-    transform_size,
+    spectrum_of,
 )
 from linalg_io.layout.words import WORD
 
@@ -1113,7 +1112,7 @@ def _children_sums(count: np.ndarray, p: int) -> np.ndarray:
     if p < 2:
         return np.zeros(p)
     if p & (p - 1):
-        spectrum = fft.rfft(count, n=transform_size(p)) * _children_spectrum(p)
+        spectrum = spectrum_of(count, p) * _children_spectrum(p)
         return np.rint(cyclic_convolution(spectrum, p))
     folds = [count]                                  # C_L, C_{L-1}, ..., C_1
     while len(folds[-1]) > 2:
@@ -1140,8 +1139,7 @@ def _tree_costs(p: int, nbytes: int) -> tuple:
 def _children_spectrum(p: int) -> np.ndarray:
     """The spectrum (`transform_size` long) of the binomial tree's children per position
     of P ranks: the same for every candidate of a P (kept as it is)."""
-    spectrum = fft.rfft(binomial_children(np.arange(p), p).astype(float),
-                           n=transform_size(p))
+    spectrum = spectrum_of(binomial_children(np.arange(p), p).astype(float), p)
     spectrum.flags.writeable = False
     return spectrum
 

@@ -2,6 +2,7 @@
 (the collectives themselves on real jobs: test_collectives_mpi.py)."""
 
 import numpy as np
+import pytest
 
 from linalg_io.layout import schedules
 
@@ -16,3 +17,20 @@ def test_binomial_tree_by_hand():
     assert schedules.binomial_child_positions(6, 8) == [7]
     assert schedules.binomial_parent(6, 8) == 4
     assert schedules.binomial_child_positions(0, 5) == [4, 2, 1]
+
+
+@pytest.mark.parametrize("p", [1000, 4096, 524289])
+def test_cyclic_convolution_of_integers_is_exact(p):
+    """`spectrum_of` and `cyclic_convolution` (NumPy's transforms below SCIPY_FFT_SIZE,
+    SciPy's from it: P = 524289's are 2^21 long), rounded: the cyclic convolution of
+    integer counts, term by term, as the sum of the rolled sequences gives it."""
+    rng = np.random.default_rng(p)
+    counts = np.zeros(p)
+    roots = rng.choice(p, 5, replace=False)
+    counts[roots] = rng.integers(1, 10**6, 5)
+    children = rng.integers(0, 20, p).astype(float)
+    want = sum(counts[s] * np.roll(children, s) for s in roots)
+    got = np.rint(schedules.cyclic_convolution(
+        schedules.spectrum_of(counts, p) * schedules.spectrum_of(children, p), p))
+    assert (schedules.transform_size(p) >= schedules.SCIPY_FFT_SIZE) == (p > 4096)
+    np.testing.assert_array_equal(got, want)

@@ -35,12 +35,12 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
-from scipy import fft
 
 from linalg_io._kernels.lu2d_points import bruck_nonempty, bruck_windows
 
 CHUNK_BYTES = 1 << 20     # pipelined chain piece (1 MiB)
 SMALL_BYTES = 1 << 14     # up to this a bcast/reduce takes the binomial tree (16 KiB)
+SCIPY_FFT_SIZE = 1 << 20  # transforms this long and longer: SciPy's (`_transforms`)
 
 
 def chunk_count(nbytes: float | np.ndarray) -> np.ndarray:
@@ -281,18 +281,37 @@ def bcast_node_costs(p: int, nbytes: float, roots: np.ndarray,
 def transform_size(p: int) -> int:
     """The length of the transforms of a cyclic convolution of P terms
     (`cyclic_convolution`): P a power of two, else the power of two >= 2 P - 1 (the
-    linear convolution, folded onto P): SciPy's transforms of a length with a large
+    linear convolution, folded onto P): NumPy's transforms of a length with a large
     prime factor (Bluestein's) take several times those of the power of two twice as
     long (0.5 s each at P = 1048573)."""
     return p if p & (p - 1) == 0 else 1 << (2 * p - 2).bit_length()
 
 
+def spectrum_of(x: np.ndarray, p: int) -> np.ndarray:
+    """The real transform of `x` (P terms), `transform_size(p)` long, for
+    `cyclic_convolution`."""
+    size = transform_size(p)
+    return _transforms(size).rfft(x, n=size)
+
+
+def _transforms(size: int):
+    """The FFT module for transforms of `size`: SciPy's from SCIPY_FFT_SIZE on (a third
+    faster than NumPy's at 2^21), imported on first use (0.2 s, which a small P's
+    transforms would never repay), else NumPy's. Either's convolutions of integers
+    round to the same integers."""
+    if size < SCIPY_FFT_SIZE:
+        return np.fft
+    from scipy import fft
+
+    return fft
+
+
 def cyclic_convolution(product: np.ndarray, p: int) -> np.ndarray:
     """The cyclic convolution of two sequences of P terms, `product` their transforms'
-    product (`scipy.fft.rfft(x, n=transform_size(p))` each): the inverse transform, its
-    term r + P added onto term r where it is the linear convolution."""
+    product (`spectrum_of` each): the inverse transform, its term r + P added onto term
+    r where it is the linear convolution."""
     size = transform_size(p)
-    linear = fft.irfft(product, n=size)
+    linear = _transforms(size).irfft(product, n=size)
     if size == p:
         return linear
     cyclic = linear[:p].copy()
@@ -324,11 +343,10 @@ def bcast_node_costs_counted(p: int, nbytes: float, root_counts: np.ndarray,
     def by_fft(positions: np.ndarray) -> np.ndarray:
         """Per rank X: the bcasts in which X sits at one of `positions`."""
         nonlocal spectrum
-        size = transform_size(p)
         if spectrum is None:
-            spectrum = fft.rfft(counts, n=size)
+            spectrum = spectrum_of(counts, p)
         where = np.bincount(positions, minlength=p).astype(float)
-        return np.rint(cyclic_convolution(spectrum * fft.rfft(where, n=size), p))
+        return np.rint(cyclic_convolution(spectrum * spectrum_of(where, p), p))
 
     for out, sign in ((recv, -1), (sent, 1)):
         everywhere = []
