@@ -185,13 +185,7 @@ def bounded_2d(evaluate: Callable[[LUChoice], T], seconds: Callable[[T], float],
     done: list[tuple[LUChoice, T]] = []
 
     def settled(bound: float) -> bool:
-        times = sorted(seconds(result) for _, result in done)
-        if not times:
-            return False
-        threshold = FAR_SLOWER * times[0]
-        if len(times) >= keep:
-            threshold = min(threshold, max(times[0] * (1 + SQUARE_TIE), times[keep - 1]))
-        return bound > threshold
+        return bound > _time_cut([seconds(result) for _, result in done], keep, SQUARE_TIE)
 
     with closing(in_order(mapper, evaluate, UntilSettled(order, bounds, settled))) as results:
         for choice, result in zip(order, results):
@@ -420,9 +414,18 @@ def _threshold(rows: list[dict], keep: int) -> float:
 def _threshold_by_time(rows: list[dict], keep: int) -> float:
     """The time above which no row can enter the `keep` fastest of `rows`, FAR_SLOWER
     times the fastest at most."""
-    times = sorted(r["time_s"] for r in rows)
-    far = FAR_SLOWER * times[0] if times else math.inf
-    return far if len(times) < keep else min(far, times[keep - 1])
+    return _time_cut([r["time_s"] for r in rows], keep)
+
+
+def _time_cut(times: list[float], keep: int, tie: float = 0.0) -> float:
+    """The time above which no time can enter the `keep` fastest of `times` nor the
+    fastest's tie (within 1 + `tie` of it), FAR_SLOWER times the fastest at most (inf
+    while there is none)."""
+    times = sorted(times)
+    if not times:
+        return math.inf
+    far = FAR_SLOWER * times[0]
+    return far if len(times) < keep else min(far, max(times[0] * (1 + tie), times[keep - 1]))
 
 
 def grid_candidates(p: int) -> list[tuple[int, int, int]]:
