@@ -19,10 +19,18 @@ add_masked(outs, olds, mask, costs)
     bit: m * c is exact (m is 0 or 1), so a fused multiply-add rounds as they do.
 """
 cimport numpy as cnp
+import numpy as np
 from libc.math cimport fabs
 from libc.stdint cimport int64_t
 
 cnp.import_array()
+
+cdef extern from "compact_masked.h" nogil:
+    void masked_terms(Py_ssize_t length, const unsigned char* mask, int mask_step,
+                      const double* sent, const double* recv, const double* msgs,
+                      int cost_step, double* ts, double* tr, double* tg, double* tt)
+    void masked_put(Py_ssize_t length, double* out, const double* old, int old_step,
+                    const double* term)
 
 
 def same_along(const double[:, :, :, :] values not None, int axis) -> bool:
@@ -33,9 +41,12 @@ def same_along(const double[:, :, :, :] values not None, int axis) -> bool:
     cdef Py_ssize_t s0 = values.strides[0], s1 = values.strides[1]
     cdef Py_ssize_t s2 = values.strides[2], s3 = values.strides[3]
     cdef Py_ssize_t back = values.strides[axis]
-    cdef Py_ssize_t i0, i1, i2, i3, at
+    cdef Py_ssize_t i0, i1, i2, i3
     cdef bint same = True
     cdef const char* base
+    cdef const char* row
+    cdef const char* ref
+    cdef int64_t first
     if values.size == 0:
         return True
     base = <const char*> &values[0, 0, 0, 0]
@@ -44,16 +55,22 @@ def same_along(const double[:, :, :, :] values not None, int axis) -> bool:
         while same and i0 < n0:
             for i1 in range(n1):
                 for i2 in range(n2):
-                    for i3 in range(n3):
-                        at = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3
-                        if (axis == 1 and i1 == 0) or (axis == 2 and i2 == 0) \
-                                or (axis == 3 and i3 == 0):
-                            continue
-                        if (<const int64_t*> (base + at))[0] != (<const int64_t*> (
-                                base + at - (i1 if axis == 1 else i2 if axis == 2 else i3)
-                                * back))[0]:
-                            same = False
-                            break
+                    row = base + i0 * s0 + i1 * s1 + i2 * s2
+                    if axis == 3:
+                        # a line against its first element
+                        first = (<const int64_t*> row)[0]
+                        for i3 in range(1, n3):
+                            if (<const int64_t*> (row + i3 * s3))[0] != first:
+                                same = False
+                                break
+                    elif (axis == 1 and i1 > 0) or (axis == 2 and i2 > 0):
+                        # a line against the line at index 0 along the axis
+                        ref = row - (i1 if axis == 1 else i2) * back
+                        for i3 in range(n3):
+                            if (<const int64_t*> (row + i3 * s3))[0] \
+                                    != (<const int64_t*> (ref + i3 * s3))[0]:
+                                same = False
+                                break
                     if not same:
                         break
                 if not same:
@@ -104,6 +121,32 @@ def add_masked(tuple outs, olds, mask, tuple costs):
     for a in range(11):
         step[a] = strides[a][3] // 8         # in elements (0: broadcast)
     step[11] = strides[11][3]
+    # lines whose outputs are contiguous and whose inputs each step by 0 or 1 element (the
+    # costs alike): the C side's vector loops, through a line's four terms
+    cdef bint lines = (all(step[a] == 1 for a in range(4))
+                       and step[4] == step[5] == step[6] and step[4] in (0, 1)
+                       and step[11] in (0, 1)
+                       and (first or all(step[a] in (0, 1) for a in range(7, 11))))
+    terms_np = np.empty((4, shape[3] if lines else 0))
+    cdef double* terms = <double*> cnp.PyArray_DATA(terms_np)
+    cdef Py_ssize_t length = shape[3]
+    if lines:
+        with nogil:
+            for i0 in range(shape[0]):
+                for i1 in range(shape[1]):
+                    for i2 in range(shape[2]):
+                        for a in range(12):
+                            row[a] = (base[a] + i0 * strides[a][0] + i1 * strides[a][1]
+                                      + i2 * strides[a][2])
+                        masked_terms(length, <const unsigned char*> row[11], step[11],
+                                     <const double*> row[4], <const double*> row[5],
+                                     <const double*> row[6], step[4], terms,
+                                     terms + length, terms + 2 * length, terms + 3 * length)
+                        for a in range(4):
+                            masked_put(length, <double*> row[a],
+                                       <const double*> row[7 + a] if adding else NULL,
+                                       step[7 + a], terms + a * length)
+        return
     with nogil:
         for i0 in range(shape[0]):
             for i1 in range(shape[1]):

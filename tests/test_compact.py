@@ -100,6 +100,47 @@ def test_add_masked_any_layout_is_numpy_bit_for_bit(shape, outs_kind):
         assert np.ascontiguousarray(got).tobytes() == expected.tobytes()
 
 
+@pytest.mark.parametrize("mask_along", [False, True], ids=["mask broadcast", "mask varies"])
+@pytest.mark.parametrize("costs_along", [False, True], ids=["costs broadcast", "costs vary"])
+@pytest.mark.parametrize("olds_kind", [None, "in place", "own", "broadcast"])
+def test_add_masked_lines_are_numpy_bit_for_bit(mask_along, costs_along, olds_kind):
+    """Contiguous outputs whose mask and costs each step by 0 or 1 element along the last
+    axis (the C side's vector loops, 19 elements a line: a vector's remainder too): the
+    costs' NaNs, -0.0 (products by a False -0.0), sent = recv and opposite zeros kept as
+    NumPy keeps them, onto no olds, the outputs themselves, olds of their own or olds
+    constant along the line."""
+    rng = np.random.default_rng(int(mask_along) + 2 * int(costs_along))
+    shape = (3, 2, 5, 19)
+    last = shape[3] if costs_along else 1
+    mask = rng.random((3, 1, 5, shape[3] if mask_along else 1)) < 0.6
+    sent = rng.standard_normal((3, 2, 5, last)) * 1e5
+    recv = rng.standard_normal((3, 2, 5, last)) * 1e5
+    msgs = np.round(rng.random((3, 2, 5, last)) * 9)
+    sent[0, 0, :2], recv[0, 0, :2] = -0.0, 0.0
+    recv[1, 1, 1] = sent[1, 1, 1]
+    sent[2, 1, 3], recv[2, 0, 4] = np.nan, np.nan
+    costs = (sent, recv, msgs)
+    products = [mask * c for c in costs]
+    want = [*products, np.maximum(products[0], products[1])]
+    outs = tuple(np.empty(shape) for _ in range(4))
+    olds = None
+    if olds_kind == "in place":
+        olds = outs
+        for out in outs:
+            out[...] = rng.standard_normal(shape)
+    elif olds_kind == "own":
+        olds = tuple(rng.standard_normal(shape) for _ in range(4))
+    elif olds_kind == "broadcast":
+        olds = tuple(rng.standard_normal((3, 2, 5, 1)) for _ in range(4))
+    if olds is not None:
+        want = [np.array(o) + w for o, w in zip(olds, want)]
+    add_masked(outs, None if olds is None else tuple(np.broadcast_to(o, shape) for o in olds),
+               np.broadcast_to(mask, shape).view(np.uint8),
+               tuple(np.broadcast_to(c, shape) for c in costs))
+    for got, expected in zip(outs, want):
+        assert got.tobytes() == np.broadcast_to(expected, shape).tobytes()
+
+
 def test_add_masked_refuses_arrays_that_do_not_match():
     shape = (2, 3, 4, 5)
     arrays = tuple(np.zeros(shape) for _ in range(4))
