@@ -79,6 +79,16 @@ def same_along(const double[:, :, :, :] values not None, int axis) -> bool:
     return same
 
 
+cdef inline void _line_starts(Py_ssize_t* row, const Py_ssize_t* base,
+                              const Py_ssize_t* strides, Py_ssize_t i0, Py_ssize_t i1,
+                              Py_ssize_t i2) noexcept nogil:
+    """The address of each of add_masked's 12 arrays' line (i0, i1, i2, :)."""
+    cdef int a
+    for a in range(12):
+        row[a] = (base[a] + i0 * strides[4 * a] + i1 * strides[4 * a + 1]
+                  + i2 * strides[4 * a + 2])
+
+
 def add_masked(tuple outs, olds, mask, tuple costs):
     first = olds is None
     arrays = outs + costs + (costs + costs[:1] if first else tuple(olds)) + (mask,)
@@ -92,7 +102,7 @@ def add_masked(tuple outs, olds, mask, tuple costs):
     # arrays: the 4 outputs, the 3 costs, the 4 olds (first: the costs again, unread),
     # the mask; each one's address and strides (bytes)
     cdef Py_ssize_t base[12]
-    cdef Py_ssize_t strides[12][4]
+    cdef Py_ssize_t strides[48]         # [array][axis]
     cdef Py_ssize_t shape[4]
     cdef int a, axis
     cdef cnp.ndarray array
@@ -102,7 +112,7 @@ def add_masked(tuple outs, olds, mask, tuple costs):
         array = arrays[a]
         base[a] = <Py_ssize_t> cnp.PyArray_DATA(array)
         for axis in range(4):
-            strides[a][axis] = cnp.PyArray_STRIDES(array)[axis]
+            strides[4 * a + axis] = cnp.PyArray_STRIDES(array)[axis]
     cdef Py_ssize_t i0, i1, i2, i3, row[12], step[12]
     cdef double m, s, r, g, top
     cdef bint adding = not first
@@ -119,8 +129,8 @@ def add_masked(tuple outs, olds, mask, tuple costs):
     cdef const double* old_top
     cdef const unsigned char* mask_at
     for a in range(11):
-        step[a] = strides[a][3] // 8         # in elements (0: broadcast)
-    step[11] = strides[11][3]
+        step[a] = strides[4 * a + 3] // 8         # in elements (0: broadcast)
+    step[11] = strides[4 * 11 + 3]
     # lines whose outputs are contiguous and whose inputs each step by 0 or 1 element (the
     # costs alike): the C side's vector loops, through a line's four terms
     cdef bint lines = (all(step[a] == 1 for a in range(4))
@@ -135,9 +145,7 @@ def add_masked(tuple outs, olds, mask, tuple costs):
             for i0 in range(shape[0]):
                 for i1 in range(shape[1]):
                     for i2 in range(shape[2]):
-                        for a in range(12):
-                            row[a] = (base[a] + i0 * strides[a][0] + i1 * strides[a][1]
-                                      + i2 * strides[a][2])
+                        _line_starts(row, base, strides, i0, i1, i2)
                         masked_terms(length, <const unsigned char*> row[11], step[11],
                                      <const double*> row[4], <const double*> row[5],
                                      <const double*> row[6], step[4], terms,
@@ -151,9 +159,7 @@ def add_masked(tuple outs, olds, mask, tuple costs):
         for i0 in range(shape[0]):
             for i1 in range(shape[1]):
                 for i2 in range(shape[2]):
-                    for a in range(12):
-                        row[a] = (base[a] + i0 * strides[a][0] + i1 * strides[a][1]
-                                  + i2 * strides[a][2])
+                    _line_starts(row, base, strides, i0, i1, i2)
                     out_s, out_r = <double*> row[0], <double*> row[1]
                     out_g, out_top = <double*> row[2], <double*> row[3]
                     cost_s, cost_r = <const double*> row[4], <const double*> row[5]
