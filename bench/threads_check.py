@@ -13,10 +13,11 @@ split, the measured time (median over the rounds of each run's median) and the r
 record's own prediction (model.time_s: its threads' rates, `MachineProfile.at_threads`),
 their ratio, and the faster split by each.
 
---kernels instead measures, here and in this process, what the model assumes of a rank
-of T threads: its dgemm rate at inner dimensions 64..1024 relative to its own square
-dgemm (`gemm_efficiency`, the same curve at every T) and its panel getrf (N x 128)
-relative to it (PANEL_RATE, the same at every T), at 1 and 2 threads.
+--kernels instead measures, here and in this process, a rank's local kernels at 1 and 2
+threads as `calibrate` does (`linalg_io.tools.kernel_rates`): the update's dgemm at
+k = 64, 128, 256 relative to its own square dgemm, beside the default curve (a machine
+file without `gemm_k_half`), the curve's h fitted to them, and the panel's getrf
+relative to it, beside the default PANEL_RATE.
 """
 
 from __future__ import annotations
@@ -60,28 +61,33 @@ def best_seconds(action, repeats: int = 5) -> float:
     return best
 
 
-def kernels(n: int) -> str:
+def kernels() -> str:
     """The --kernels table (module doc)."""
-    from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
-    from scipy.linalg.lapack import dgetrf
+    from linalg_io.models.rates import DEFAULT_RATES
     from threadpoolctl import threadpool_limits
 
-    rng = np.random.default_rng(0)
-    square = rng.random((1024, 1024))
-    panel = np.asfortranarray(rng.random((n, 128)))
-    lines = [(f"{'threads':>7} {'dgemm GF/s':>10}  k: measured/square (model)"
-              f"{'':<30} getrf {n}x128 / dgemm (model {PANEL_RATE})")]
+    from linalg_io.tools.kernel_rates import (
+        PANEL_COLUMNS,
+        PANEL_ROWS,
+        UPDATE_KS,
+        fit_k_half,
+        panel_share,
+        update_shares,
+    )
+
+    square = np.random.default_rng(0).random((1024, 1024))
+    lines = [(f"{'threads':>7} {'dgemm GF/s':>10}  k: measured/square (default curve)"
+              f"{'':<14} h fitted  getrf {PANEL_ROWS}x{PANEL_COLUMNS} / dgemm "
+              f"(default {DEFAULT_RATES.panel})")]
     for threads in (1, 2):
         with threadpool_limits(limits=threads):
             gamma = 2 * 1024**3 / best_seconds(lambda: square @ square)
-            cells = []
-            for k in (64, 128, 256, 1024):
-                a, b = rng.random((2048, k)), rng.random((k, 2048))
-                rate = 2 * 2048 * 2048 * k / best_seconds(lambda a=a, b=b: a @ b)
-                cells.append(f"{k}: {rate / gamma:.2f} ({float(gemm_efficiency(k)):.2f})")
-            flops = n * 128**2 - 128**3 / 3
-            getrf = flops / best_seconds(lambda: dgetrf(panel.copy(order="F")))
-        lines.append(f"{threads:>7} {gamma / 1e9:>10.1f}  {'  '.join(cells)}  {getrf / gamma:.2f}")
+            shares = update_shares(gamma, best_seconds)
+            panel = panel_share(gamma, best_seconds)
+        cells = [f"{k}: {share:.2f} ({float(DEFAULT_RATES.gemm(k)):.2f})"
+                 for k, share in zip(UPDATE_KS, shares)]
+        lines.append(f"{threads:>7} {gamma / 1e9:>10.1f}  {'  '.join(cells)}  "
+                     f"{fit_k_half(UPDATE_KS, shares):>8.1f}  {panel:.2f}")
     return "\n".join(lines)
 
 
@@ -127,7 +133,7 @@ def main() -> None:
     parser.add_argument("--kernels", action="store_true", help="the kernel rates (module doc)")
     args = parser.parse_args()
     if args.kernels:
-        print(kernels(args.n))
+        print(kernels())
         return
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     if not args.table_only:

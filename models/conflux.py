@@ -98,7 +98,7 @@ from linalg_io.models.costs import (
 )
 from linalg_io.models.profile import MachineProfile, Placement
 from linalg_io.models.rank_classes import BlockSpread, RunClasses, Spreading, spread
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
+from linalg_io.models.rates import DEFAULT_RATES, getrf_flops
 from linalg_io.models.step_sample import StepSample
 
 from linalg_io.layout.conflux_layout import (
@@ -374,9 +374,9 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     crosses (`MachineProfile.link`; a row's, column's or fibre's messages within a node
     and between nodes apart where its members share nodes, `linalg_io.models.
     conflux_nodes`), + flops/gamma, the trailing update's
-    flops at gamma times `gemm_efficiency(s_l)`, getrf and trsm at gamma times
-    PANEL_RATE. Per step k and rank r, four pieces, in the order `ConfluxLU.step`
-    runs them:
+    flops at gamma times `profile.local.gemm(s_l)`, getrf and trsm at gamma times
+    `profile.local.panel` (`linalg_io.models.rates`). Per step k and rank r, four
+    pieces, in the order `ConfluxLU.step` runs them:
 
       F_k(r)  panel phase: reduce_panel, local getrf of the a_x x w candidates, the
               tournament's log2 q merges (getrf of 2w x w) and its messages; only on
@@ -427,6 +427,8 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
     every_slice = (every_w[:, None] // c + (layer[None, :] < every_w[:, None] % c)).astype(float)
     if profile is not None:
         placement = placement or profile.placement(p)
+    # the local work's rates relative to gamma (the counts alone: any, unread)
+    local = DEFAULT_RATES if profile is None else profile.local
     # classes of the process rows and columns at each step (module doc); where a group's
     # members share nodes, the time and the inter-node bytes take its messages on and
     # between nodes apart: members that differ in them are different classes
@@ -518,7 +520,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                   + (per_x(BUTTERFLY[turn]),)))
             piece.work(players * (getrf_flops(a_rows, width) + merges * getrf_flops(2 * width,
                                                                                       width)),
-                       PANEL_RATE, "tournament_pivoting")
+                       local.panel, "tournament_pivoting")
             return piece
 
         panel = panel_phase(a, x_pos, on_panel, layer_root, on_fibre, wk, 0)
@@ -534,7 +536,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
         solve.add("row", solvers, bcast_costs(y_pos, py, wk * wk * WORD), "push_pivots",
                   between("row", HOP, lambda: bcast_across(row_hops, y_pos, py,
                                                            wk * wk * WORD)))
-        solve.work(players * b * wk * wk, PANEL_RATE, "solves" if px > 1 else None)
+        solve.work(players * b * wk * wk, local.panel, "solves" if px > 1 else None)
         if fibres:
             solve.add("fibre", True, reduce_costs(on_fibre, c, p_x * t * WORD), "push_pivots",
                       between("fibre", HOP, lambda: reduce_across(layer_hops.at(per_l), on_fibre,
@@ -561,7 +563,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                 started = on_panel & layer_root & per_step(k > 0)
                 pivot_rows(ahead, started)
                 before = per_step(every_w[np.maximum(k - 1, 0)])
-                ahead.work(started * 2.0 * a * before * t, gemm_efficiency(before))
+                ahead.work(started * 2.0 * a * before * t, local.gemm(before))
         else:
             def gathered(name: str) -> tuple:
                 """A gatherv of p_x t_y words onto row kx: the costs of p_x words (`name`:
@@ -571,7 +573,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
 
             solve.add("col", layer_root, gathered("gather"), "push_pivots",
                       between("col", NET, lambda: gathered("gather_across")))
-        solve.work(solvers * wk * wk * t, PANEL_RATE, "solves")
+        solve.work(solvers * wk * wk * t, local.panel, "solves")
         if c > 1:
             solve.add("fibre@column", on_panel, _scatter(b * WORD, slices, lk),
                       "scatter_slices", between("fibre", NET, lambda: _scatter(
@@ -588,7 +590,7 @@ def conflux_plan_counts(n: int, v: int, px: int, py: int, c: int,
                                                                sl * t * WORD)))
 
         update = _Piece(shape, phases={} if by_phase else None)
-        update.work(2.0 * b * sl * t, gemm_efficiency(np.maximum(sl, 1.0)), "update")
+        update.work(2.0 * b * sl * t, local.gemm(np.maximum(sl, 1.0)), "update")
         return shape, (panel, solve, update, panel_next), ahead
 
     ids = _ids_broadcast(plan, every_w, p)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
+from linalg_io.models.rates import LocalRates
 
 # per span (the aligned block of consecutive ranks a communicator lies in, see
 # `MachineProfile.link`), or per (span, ranks of a node that use its links at once):
@@ -42,9 +43,10 @@ class RankCosts:
     # the traffic split by the span of its communicators (they add up to the totals);
     # None: all of it within the whole job (span = number of ranks)
     links: Links | None = None
-    # the flops as the time counts them, in flop-equivalents at gamma (kernels that run
-    # below gamma count more); None: the flops themselves
-    gamma_flops: np.ndarray | None = None
+    # the flops as the time counts them for a rank's local rates (`MachineProfile.local`),
+    # in flop-equivalents at gamma (kernels that run below gamma count more); None: the
+    # flops themselves
+    rated_flops: Callable[[LocalRates], np.ndarray] | None = None
     # the wire bytes (sent, received) per rank exchanged with ranks on other nodes, for a
     # placement, where a communicator that crosses nodes also links ranks of one node (a
     # tree over the whole job); None: `crossing_links` of `links`
@@ -102,8 +104,7 @@ class RankCosts:
     def times(self, profile: MachineProfile, placement: Placement) -> np.ndarray:
         """Seconds per rank: `link_time` of the traffic plus flops / gamma."""
         links = self.links_at(placement)
-        flops = self.flops if self.gamma_flops is None else self.gamma_flops
-        return link_time(links, profile, placement) + flops / profile.gamma_flops
+        return link_time(links, profile, placement) + self._at_gamma(profile) / profile.gamma_flops
 
     def time_terms(self, profile: MachineProfile, placement: Placement) -> dict:
         """The alpha-beta-gamma sum of the rank whose sum is the largest, term by term
@@ -112,12 +113,16 @@ class RankCosts:
         critical path, a roofline) keeps these as the terms it is made of."""
         links = self.links_at(placement)
         latency, bandwidth = link_terms(links, profile, placement)
-        flops = self.flops if self.gamma_flops is None else self.gamma_flops
-        compute = np.broadcast_to(flops / profile.gamma_flops, np.shape(self.bytes_sent))
+        compute = np.broadcast_to(self._at_gamma(profile) / profile.gamma_flops,
+                                  np.shape(self.bytes_sent))
         rank = int(np.argmax(latency + bandwidth + compute))
         return {"latency": float(np.broadcast_to(latency, compute.shape)[rank]),
                 "bandwidth": float(np.broadcast_to(bandwidth, compute.shape)[rank]),
                 "compute": float(compute[rank])}
+
+    def _at_gamma(self, profile: MachineProfile) -> np.ndarray:
+        """The flops per rank in flop-equivalents at `profile`'s gamma (`rated_flops`)."""
+        return self.flops if self.rated_flops is None else self.rated_flops(profile.local)
 
     def record_block(self, profile: MachineProfile, placement: Placement | None = None,
                      per_rank: bool = True) -> dict:

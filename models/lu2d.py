@@ -29,8 +29,9 @@ Pr N NB/2)/P; bcast_U (Pr-1) N^2/(2P) (every rank of a process column receives e
 pivot row it does not own, wherever they live); swap 0 (no swaps), (Pr-1) N^2/(2 P Pr)
 (expected), (Pr-1) N^2/(2P) (worst); panel N (Pr-1) (NB + 2 + NB/Pr)/Pc.
 Flops per rank: 2 N^3/(3 P) (dgemm) + N^2 NB/(2 Pc) (redundant triangular solves for
-U) + N^2 NB/(2 P) (panels); the time takes the panels and solves at PANEL_RATE gamma and
-the dgemm at gamma times gemm_efficiency(NB) (`linalg_io.models.rates`).
+U) + N^2 NB/(2 P) (panels); the time takes the panels and solves at the panel's rate
+times gamma and the dgemm at gamma times its efficiency at NB (the machine's
+`MachineProfile.local`, `linalg_io.models.rates`).
 Lower bound: 2 N^3 / (3 P sqrt(M)) words, M the per-rank memory in words.
 """
 
@@ -59,7 +60,7 @@ from linalg_io.models.lu2d_runs import (
 )
 from linalg_io.models.profile import MachineProfile, Placement, crossing_links
 from linalg_io.models.rank_classes import StepClasses, step_classes
-from linalg_io.models.rates import BLAS, PANEL_RATE, gemm_efficiency
+from linalg_io.models.rates import BLAS, LocalRates
 from linalg_io.models.step_sample import prime_stride, smooth_sum
 
 from linalg_io.layout.blockcyclic import counts_from, numroc, pivot_rows_by_owner
@@ -181,8 +182,7 @@ def lu2d_plan_counts(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dic
     flops = _fixed_flops(n, nb, pr, pc)
     return {**traffic, "msgs": sum(traffic["msgs_by_phase"].values()),
             "flops": flops["flops"].copy(),
-            "flops_by_phase": {part: f.copy() for part, f in flops["flops_by_phase"].items()},
-            "gamma_flops": flops["gamma_flops"].copy()}
+            "flops_by_phase": {part: f.copy() for part, f in flops["flops_by_phase"].items()}}
 
 
 def lu2d_received(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> dict:
@@ -484,7 +484,7 @@ def _fixed_traffic(n: int, nb: int, pr: int, pc: int) -> dict:
 
 @lru_cache(maxsize=1)
 def _fixed_flops(n: int, nb: int, pr: int, pc: int) -> dict:
-    """The flops per rank ({"flops", "flops_by_phase", "gamma_flops"}: `lu2d_plan_counts`')."""
+    """The flops per rank ({"flops", "flops_by_phase"}: `lu2d_plan_counts`')."""
     steps = _steps(n, nb, pr, pc)
     rows = steps.rows
     kb, below = steps.kb, rows.below
@@ -497,11 +497,15 @@ def _fixed_flops(n: int, nb: int, pr: int, pc: int) -> dict:
     update = steps.by_trail(2.0 * below * kb)
     out["flops"] = panel + solve + update
     out["flops_by_phase"] = {"panel": panel, "solve": solve, "dgemm": update}
-    # the time's flop-equivalents at gamma: getrf and trsm at PANEL_RATE, the dgemm at
-    # its efficiency for the inner dimension NB (as models/conflux.py)
-    out["gamma_flops"] = ((panel + solve) / PANEL_RATE
-                          + update / float(gemm_efficiency(np.float64(nb))))
     return out
+
+
+def _rated_flops(by_phase: dict, nb: int, local: LocalRates) -> np.ndarray:
+    """The time's flop-equivalents at gamma of the flops `by_phase` (`lu2d_plan_counts`'):
+    getrf and trsm at the panel's rate, the dgemm at its efficiency for the inner
+    dimension NB (as models/conflux.py)."""
+    return ((by_phase["panel"] + by_phase["solve"]) / local.panel
+            + by_phase["dgemm"] / float(local.gemm(np.float64(nb))))
 
 
 def _fold(values: np.ndarray, period: int) -> np.ndarray:
@@ -518,10 +522,10 @@ def _outer_sum(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
 TIME_FORMULA = ("critical path M(F_0) + L_0 + sum_k [M(S_k) + max(M(U_k + F_{k+1}), A_k + "
                 "L_{k+1})] (models/lu2d.py critical_path_time; where the row's link does not "
                 "move messages while ranks compute: max(M(U_k + F_{k+1}), A_k) + L_{k+1}): "
-                "F panel (getrf at PANEL_RATE "
+                "F panel (getrf at panel_rate "
                 "gamma, its pivot allgathers in the process column), L the panel's arrival "
                 "along the process row (chain or tree), S swap + bcast_U (process column) + "
-                "trsm, U the dgemm at gemm_efficiency(NB) gamma, A_k the look-ahead "
+                "trsm, U the dgemm at gemm(NB) gamma, A_k the look-ahead "
                 "column's first NB columns of U_k and F_{k+1}; messages at alpha msgs + "
                 "beta max(sent, recv) per collective of the link they cross; M = slowest rank, "
                 "or the makespan when ranks share cores")
@@ -553,15 +557,15 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
                        placement: Placement) -> float:
     """Seconds of the 2D LU as its code runs (linalg_io/lu/lu2d.py), per step k:
 
-      F_k(r)   the panel on process column k mod Pc: getrf at PANEL_RATE gamma and, Pr >
+      F_k(r)   the panel on process column k mod Pc: getrf at panel_rate gamma and, Pr >
                1, its kb candidate allgathers in the process column (a node's links
                shared only by its ranks in that column, ranks_per_node / Pc or one);
       L_k(r,c) when rank (r, c) holds the panel's L: a chain from the root, position q
                of Pc: beta size + alpha chunks + (q - 1)(alpha + beta chunk); a binomial
                tree (small): popcount(q) (alpha + beta size);
       S_k      swap and bcast_U in the process column (every rank waits for its
-               column's rows) and the trsm of the pivot rows (at PANEL_RATE gamma);
-      U_k      the trailing dgemm at gemm_efficiency(NB) gamma.
+               column's rows) and the trsm of the pivot rows (at panel_rate gamma);
+      U_k      the trailing dgemm at gemm(NB) gamma (`profile.local`'s rates).
 
     Look-ahead of depth 1: the process column of step k+1 updates its first kb columns
     (A_k: that part of U_k, then F_{k+1}) and starts L_{k+1} before the rest of its
@@ -593,6 +597,8 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
     (POINT_PARTS x POINT_CHUNK at the few rows)."""
     blocks = _steps(n, nb, pr, pc)
     gamma = profile.gamma_flops
+    # getrf and trsm at the panel's share of gamma (`MachineProfile.local`)
+    solve_rate = profile.local.panel * gamma
     row_overlap = profile.overlaps(pc, placement)
     col_alpha, col_beta = profile.link(pr * pc, placement)
     # the panel runs on one process column: a node's ranks of it share its links
@@ -608,7 +614,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
         """(work, wait) [step, i] of F at the steps k on the process rows rows[step, i]."""
         kb = blocks.kb[k]
         below, diag = blocks.rows_at(k, rows)
-        panel = ((below + diag * kb) * kb * kb - kb**3 / 3.0) / (PANEL_RATE * gamma)
+        panel = ((below + diag * kb) * kb * kb - kb**3 / 3.0) / solve_rate
         if pr == 1:
             return panel, np.zeros_like(panel)
         base, extra = candidate_words(kb[:, 0])
@@ -620,7 +626,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
 
     arrival = _l_arrival(blocks, pc, *row_hops(pc, profile, placement))
     column = _ColumnSeconds(blocks, pr, pivoting, col_alpha, col_beta)
-    rate = float(gemm_efficiency(np.float64(nb))) * gamma
+    rate = float(profile.local.gemm(np.float64(nb))) * gamma
     steps = len(blocks.starts)
     on_first = np.arange(pc) == 0
     every_row = np.arange(pr)[None, :]
@@ -654,7 +660,7 @@ def critical_path_time(n: int, nb: int, pr: int, pc: int, pivoting, profile: Mac
             run = run_of(runs.start, rows) if isinstance(pivoting, str) else None
             terms = (blocks, part, blocks.rows_at(part, rows, run)[0],
                      panels(np.minimum(part + 1, steps - 1), rows), arrival,
-                     column.at(part, runs, rows, run), rate, slow, gamma)
+                     column.at(part, runs, rows, run), rate, slow, solve_rate)
             out.append(_points_seconds(*terms, row_overlap) if few
                        else _steps_seconds(*terms, cores, col_net, row_overlap))
         return np.concatenate(out)
@@ -692,7 +698,7 @@ def sampled_steps(steps: int, pr: int, pc: int):
 
 def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
                    arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
-                   gamma: float, cores, col_net: bool, row_overlap: bool) -> float:
+                   solve_rate: float, cores, col_net: bool, row_overlap: bool) -> float:
     """[step]: M(S_k) + the step's last term (`critical_path_time`) at the steps k:
     `below` [step, process row] at the steps k, `panels` F's (work, wait) at k + 1,
     `column` at the steps k."""
@@ -725,7 +731,7 @@ def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tup
             + wait_ahead[at, rows.rep]).max(axis=1)
     after = np.where(has_next, arrival[ahead], 0.0)
     swap_work, s_wait = _work_or_wait(column.classes(rows, t), col_net)  # [k, row, col]
-    s_work = (kb * kb * t[:, 0, :] / (PANEL_RATE * gamma))[:, None, :] + swap_work
+    s_work = (kb * kb * t[:, 0, :] / solve_rate)[:, None, :] + swap_work
     s_k = waiting_makespans(np.broadcast_to(s_work, update.shape).reshape(len(k), -1),
                             np.broadcast_to(s_wait, update.shape).reshape(len(k), -1), cores,
                             weights)
@@ -741,7 +747,7 @@ def _steps_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tup
 
 def _points_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tuple,
                     arrival: np.ndarray, column: _ColumnSeconds, rate: float, slow: float,
-                    gamma: float, row_overlap: bool) -> np.ndarray:
+                    solve_rate: float, row_overlap: bool) -> np.ndarray:
     """`_steps_seconds` where the ranks do not share cores (M the slowest rank), its
     arguments' process rows any ranks (`_Steps.row_points`), without the [step, row class,
     column class] grid: every term is a correctly rounded sum or product of non-negative
@@ -760,7 +766,7 @@ def _points_seconds(blocks: _Steps, k: np.ndarray, below: np.ndarray, panels: tu
     t, count = blocks.trail[k], run_counts(blocks.column_start[k], pc)
     on_ahead = run_of(blocks.column_start[k], (ahead % pc)[:, None])        # [k, 1]
     t_most = np.where(count > 0, t, 0.0).max(axis=1, keepdims=True)
-    s_k = kb * kb * t_most / (PANEL_RATE * gamma)
+    s_k = kb * kb * t_most / solve_rate
     if column.pr > 1:
         links = column.alpha * column.msgs * (t_most > 0) + column.beta * column.bytes * t_most
         s_k = s_k + links.max(axis=1, keepdims=True)
@@ -927,7 +933,8 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
     timing = partial(critical_path_time, n, nb, pr, pc, pivoting)
     return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
                      flops=counts["flops"].reshape(-1),
-                     gamma_flops=counts["gamma_flops"].reshape(-1),
+                     rated_flops=lambda local: _rated_flops(counts["flops_by_phase"], nb,
+                                                            local).reshape(-1),
                      formula=f"{FORMULA} (pivoting={label})",
                      placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting, counts=counts),
                      critical_path=(timing, time_formula(n, nb, pr, pc, pivoting)))

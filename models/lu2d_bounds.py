@@ -11,7 +11,7 @@ grid) from below. That time is
 the slowest rank's work + wait, or with shared cores the makespan of the works plus the
 longest wait (`costs.waiting_makespans`): either way M >= every rank's work + wait, and
 with C shared cores M >= the sum of the works over C. Per step k (block k ends at e_k,
-kb_k wide, rate = gamma gemm_efficiency(NB)), at the rank (r, c) = ((k+1) mod Pr,
+kb_k wide, rate = gamma gemm(NB)), at the rank (r, c) = ((k+1) mod Pr,
 (k+1) mod Pc), the owner of block k+1: the process row with the most rows below block k
 (B_k) and the process column with the most trailing columns (T_k), also the
 look-ahead's column and the panel k+1's diagonal row; terms of every other rank >= 0:
@@ -19,11 +19,11 @@ look-ahead's column and the panel k+1's diagonal row; terms of every other rank 
   U_k      2 B_k kb_k T_k / rate; with shared cores also 2 kb_k (N - e_k)^2 / rate / C
            (every rank's update: the rows and the columns are split among the grid);
   F_{k+1}  of that rank, as the model charges it: getrf ((b + kb) kb^2 - kb^3/3) at
-           PANEL_RATE gamma on its b rows below block k+1, and (Pr > 1) its kb candidate
+           panel_rate gamma on its b rows below block k+1, and (Pr > 1) its kb candidate
            allgatherv's alpha msgs + beta max(sent, recv) on the panel's link
            (`allgatherv_one_costs`, the same call);
   A_k      its first min(kb_{k+1}, T_k) columns of U_k (in the look-ahead's term, >= 0);
-  S_k      the trsm kb_k^2 T_k at PANEL_RATE gamma, plus (Pr > 1) on the column's link
+  S_k      the trsm kb_k^2 T_k at panel_rate gamma, plus (Pr > 1) on the column's link
            the larger of: bcast_U's mean bytes over the process rows (the Bruck
            allgatherv's receiver gets every pivot row it does not own, `bruck_at`: total
            - own, and the pivot rows total kb_k: kb_k (Pr - 1)/Pr rows of T_k words), and
@@ -62,7 +62,7 @@ from functools import lru_cache
 import numpy as np
 from linalg_io.models.lu2d import SAMPLED_ERROR, row_hops, sampled_steps
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
+from linalg_io.models.rates import getrf_flops
 
 from linalg_io.layout.lu2d_steps import block_columns, candidate_words, panel_words
 from linalg_io.layout.schedules import (
@@ -87,7 +87,7 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
     below = _owned_from(n, nb, pr, 1)
     trail = _owned_from(n, nb, pc, 1)
     gamma = profile.gamma_flops
-    rate = float(gemm_efficiency(np.float64(nb))) * gamma
+    rate = float(profile.local.gemm(np.float64(nb))) * gamma
     cores = placement.shared_cores
     work = 2.0 * below * kb                              # the update's flops per column
     update = work * trail / rate
@@ -96,7 +96,7 @@ def time_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
     diag = k % pr
     diag_below = _owned_from(n, nb, pr, pr)
     panel = _panel_seconds(pr, pc, profile, placement, blocks, diag, diag_below)
-    solve = kb * kb * trail / (PANEL_RATE * gamma)
+    solve = kb * kb * trail / (profile.local.panel * gamma)
     if pr > 1:
         col_alpha, col_beta = profile.link(pr * pc, placement)
         left = n - ends                                  # rows below block k, every row's
@@ -158,7 +158,7 @@ def _panel_seconds(pr: int, pc: int, profile: MachineProfile, placement: Placeme
     rank's pivot search costs the same at every step of one width: timed at the first
     and the last step (every block column but the last is NB wide)."""
     kb = blocks.kb
-    getrf = getrf_flops(rows + kb, kb) / (PANEL_RATE * profile.gamma_flops)
+    getrf = getrf_flops(rows + kb, kb) / (profile.local.panel * profile.gamma_flops)
     if pr == 1:
         return getrf
     alpha, beta = profile.link(pr * pc, placement, max(1, placement.ranks_per_node // pc))

@@ -6,11 +6,12 @@ search (`linalg_io.lu.choice`) may skip without evaluating it.
 alone. Step k (panel widths w_k = min(v, N - k v), R_k = N - w_0 - ... - w_k rows and
 columns left after it) gives layer l a slice of s_{k,l} = w_k // c + (l < w_k mod c)
 columns; a rank (l, x, y) with b_x of the R_k rows and t_y of the R_k columns runs the
-update U_k(r): 2 b_x s_{k,l} t_y flops at gamma gemm_efficiency(max(s, 1)), no
-messages, so its work is that over gamma. Summed over the P ranks (the rows and the
+update U_k(r): 2 b_x s_{k,l} t_y flops at gamma gemm(max(s, 1)) (the dgemm's efficiency
+at its inner dimension, `MachineProfile.local`), no messages, so its work is that over
+gamma. Summed over the P ranks (the rows and the
 columns are each split among the process rows and columns):
 
-    W = sum_k 2 R_k^2 sum_l s_{k,l} / (gamma gemm_efficiency(max(s_{k,l}, 1)))
+    W = sum_k 2 R_k^2 sum_l s_{k,l} / (gamma gemm(max(s_{k,l}, 1)))
 
 The model's time holds every rank's sum_k U_k(r) (`conflux._critical_path`): with a
 core per rank and Py > 1 the busiest rank's own sum_k [S_k + U_k + F_{k+1}] >= its
@@ -152,12 +153,12 @@ allgather's Px - 1 is |B| - 1):
        the allgather (Px - 1) w_k t_y / Px (c = 1, Px > 1, y != ky_k); fibre: the pivot
        rows' reduce w_k t_y / Px (c > 1); the scatters' 2 (w_k - s_lk) (sum_x b_x [y =
        ky_k] + t_y) / (c Px) (c > 1); the solves w_k^2 t_y (c > 1: over c Px) + [y =
-       ky_k] (sum_x b_x) w_k^2 / (c Px) flops at gamma PANEL_RATE
+       ky_k] (sum_x b_x) w_k^2 / (c Px) flops at gamma panel_rate
   F_k  [y = ky_k] times: the panel's reduce (sum_x a_x) w_k / Px words (c > 1); the
        tournament's sends (summed over the roles, n_sent of `conflux`) / (c Px) times
        (alpha + beta w_k (w_k + 1) words) (Px > 1); getrf of the candidates
        getrf(sum_x a_x / Px, w_k) (getrf_flops is convex in the rows: Jensen) and of
-       the merges' 2 w_k x w_k blocks, over c, at gamma PANEL_RATE
+       the merges' 2 w_k x w_k blocks, over c, at gamma panel_rate
 
 and the bound is ids + F_0 + sum_k (S_k + max(U_k + F_{k+1}, shared_k)), shared_k = 0
 but in (b) with shared cores: 2 (sum_x b_x) R_k sum_l s_l / eff(s_l) / (gamma C);
@@ -181,7 +182,7 @@ from linalg_io.models.conflux_pivots import (
 )
 from linalg_io.models.costs import link_split, waiting_makespans
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency, getrf_flops
+from linalg_io.models.rates import DEFAULT_RATES, LocalRates, gemm_efficiency, getrf_flops
 
 from linalg_io.layout.conflux_layout import StepPlan, butterfly_size, tournament_roles
 from linalg_io.layout.schedules import SMALL_BYTES, allgatherv_bytes, bcast_costs, bruck_rounds
@@ -207,9 +208,10 @@ BUSIEST_TILES = 12
 HEAVY_CELLS = 1 << 22
 
 
-def update_work(n: int, v: int, c: int) -> float:
-    """W of the module doc in gamma-flops (seconds times gamma): every rank's updates."""
-    return _widths(n, v, c).work
+def update_work(n: int, v: int, c: int, local: LocalRates = DEFAULT_RATES) -> float:
+    """W of the module doc in gamma-flops (seconds times gamma): every rank's updates, the
+    dgemm's efficiency that of `local`."""
+    return _widths(n, v, c, local.k_half).work
 
 
 def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
@@ -218,7 +220,7 @@ def update_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachinePro
     p = px * py * c
     cores = placement.shared_cores
     share = max(1.0, p / cores) if cores else 1.0
-    return update_work(n, v, c) / profile.gamma_flops / p * share
+    return update_work(n, v, c, profile.local) / profile.gamma_flops / p * share
 
 
 def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfile,
@@ -230,7 +232,7 @@ def time_seconds(n: int, v: int, px: int, py: int, c: int, profile: MachineProfi
     fewer."""
     plan = StepPlan.create(n, v, px, py, c)
     owners = plan.tiles.col_owner(np.arange(plan.tiles.ntiles))
-    widths = _widths(n, v, c)
+    widths = _widths(n, v, c, profile.local.k_half)
     ids = sum(count * _ids_seconds(px * py * c, float(width), profile, placement)
               for width, count in widths.counts)
     grids = [_Grid(plan, widths, profile, placement, busy, bruck_cells=bruck_cells)
@@ -393,20 +395,21 @@ class _Widths:
     counts: tuple
     thin: np.ndarray
     odd: np.ndarray
+    k_half: float
 
 
 @lru_cache(maxsize=16)
-def _widths(n: int, v: int, c: int) -> _Widths:
+def _widths(n: int, v: int, c: int, k_half: float = DEFAULT_RATES.k_half) -> _Widths:
     steps = -(-n // v)
     w = np.minimum(v, n - np.arange(steps) * v).astype(float)     # `panel_widths`
     left = n - np.cumsum(w)                                       # R_k
     s = _slices(w, c, np.arange(c)[None, :])
-    per_flop = (s / gemm_efficiency(np.maximum(s, 1.0))).sum(axis=1)
+    per_flop = (s / gemm_efficiency(np.maximum(s, 1.0), k_half)).sum(axis=1)
     work = float((2.0 * left * left * per_flop).sum())
     return _Widths(w=w, ww=w * w, left=left, per_flop=per_flop,
                    merge=getrf_flops(2.0 * w, w), work=work,
                    counts=tuple(zip(*np.unique(w, return_counts=True))),
-                   thin=w // c, odd=w % c)
+                   thin=w // c, odd=w % c, k_half=k_half)
 
 
 def _slices(w: np.ndarray, c: int, layer: np.ndarray) -> np.ndarray:
@@ -467,7 +470,7 @@ class _Layer:
         rooted = (np.arange(len(widths.w)) // py) % c == 0
         s = widths.thin + (widths.odd > 0)
         return _Layer(on=c * rooted.astype(float), slices=s,
-                      per_flop=s / gemm_efficiency(np.maximum(s, 1.0)),
+                      per_flop=s / gemm_efficiency(np.maximum(s, 1.0), widths.k_half),
                       spread=np.where(rooted, widths.w - s, s),
                       factor=np.where(rooted, root, reduce))
 
@@ -486,6 +489,8 @@ class _Grid:
         self.px, self.py, self.c, self.n = px, py, c, n
         self.widths = widths
         self.gamma = gamma = profile.gamma_flops
+        # getrf, the merges and the solves at the panel's share of gamma
+        self.panel = panel = profile.local.panel
         self.cores = placement.shared_cores
         w, ww, v = widths.w, widths.ww, tiles.v
         every = np.maximum(widths.left - px * DUST, 0.0)         # <= sum_x b_x (fact 3)
@@ -578,11 +583,11 @@ class _Grid:
             message = alpha + beta * w * (w + 1) * WORD
             tournament = sends / (busy * c) * message
             # layer lk's own: the candidates, merges and sends over its rows alone
-            root = (candidates + merged) / (gamma * PANEL_RATE) + sends / busy * message
+            root = (candidates + merged) / (gamma * panel) + sends / busy * message
         else:
             tournament = 0.0
-            root = candidates / (gamma * PANEL_RATE)
-        factor = getrf / (gamma * PANEL_RATE) + tournament
+            root = candidates / (gamma * panel)
+        factor = getrf / (gamma * panel) + tournament
         self.start = factor[0]
         self.layers = (None,)       # the layers' mean, and layer 0's own (fact 8)
         if c > 1:
@@ -624,7 +629,7 @@ class _Grid:
                 solve *= layer.on
         solve[at] += (self.panel_solve[at] if layer is None
                       else self.panel_solve[at] * layer.on[at])
-        solve /= gamma * PANEL_RATE
+        solve /= gamma * self.panel
         if rows.solve_fixed is not None:
             solve += (rows.solve_fixed if layer is None else self.beta_row * WORD * (
                 self.rows_ * layer.slices / self.busy + self.widths.ww * rows.root * layer.on))

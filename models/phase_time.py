@@ -9,9 +9,9 @@ summed over the steps:
 
 (`linalg_io.models.costs.link_time`; 2.5D: the collectives of a phase run one after
 another, each with its own max(beta sent, beta recv), as the critical path takes
-them), the dgemm at gamma times `gemm_efficiency` of its
-inner dimension, getrf and the triangular solves at gamma times PANEL_RATE (the rates
-of `linalg_io.models.conflux`), times P / cores when the ranks share fewer cores. No
+them), the dgemm at gamma times its efficiency at its inner dimension, getrf and the
+triangular solves at gamma times the panel's rate (the machine's `MachineProfile.local`,
+`linalg_io.models.rates`), times P / cores when the ranks share fewer cores. No
 waiting is in it: where a measured phase exceeds its prediction by much, that phase
 waits for another rank (or runs slower than the rates say). The result is
 {"max": {phase: over the ranks}, "mean": {...}}.
@@ -50,7 +50,7 @@ from linalg_io.models.conflux_nodes import timed_links
 from linalg_io.models.costs import link_time
 from linalg_io.models.lu2d import lu2d_phase_links, lu2d_plan_counts
 from linalg_io.models.profile import MachineProfile, Placement
-from linalg_io.models.rates import PANEL_RATE, gemm_efficiency
+from linalg_io.models.rates import DEFAULT_RATES, LocalRates
 
 from linalg_io.layout.conflux_layout import PHASES as CONFLUX_PHASES
 from linalg_io.layout.lu2d_steps import TIME_PHASES as LU2D_PHASES
@@ -127,10 +127,11 @@ def conflux_phase_seconds(n: int, v: int, px: int, py: int, c: int, profile: Mac
 
 
 def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected",
-                placement: Placement | None = None) -> dict:
+                placement: Placement | None = None, local: LocalRates = DEFAULT_RATES) -> dict:
     """The per-phase `_Phase` totals of the 2D LU, arrays [process row, process column],
     each part of a phase on the link it crosses for `placement`
-    (`linalg_io.models.lu2d.lu2d_phase_links`; None: one node)."""
+    (`linalg_io.models.lu2d.lu2d_phase_links`; None: one node), the local work at the
+    rates `local`."""
     counts = lu2d_plan_counts(n, nb, pr, pc, pivoting)
     placement = placement or Placement(p=pr * pc, ranks_per_node=pr * pc, nodes=1,
                                        shared_cores=None, memory_per_rank=0.0)
@@ -139,14 +140,14 @@ def lu2d_phases(n: int, nb: int, pr: int, pc: int, pivoting="expected",
         for key, costs in links.items():
             phases[name].add(key, True, tuple(np.reshape(c, (pr, pc)) for c in costs))
     flops = counts["flops_by_phase"]
-    phases["panel"].work(flops["panel"], PANEL_RATE)
-    phases["update"].work(flops["solve"], PANEL_RATE)
-    phases["update"].work(flops["dgemm"], float(gemm_efficiency(np.float64(nb))))
+    phases["panel"].work(flops["panel"], local.panel)
+    phases["update"].work(flops["solve"], local.panel)
+    phases["update"].work(flops["dgemm"], float(local.gemm(np.float64(nb))))
     return phases
 
 
 def lu2d_phase_seconds(n: int, nb: int, pr: int, pc: int, profile: MachineProfile,
                        placement: Placement, pivoting="expected") -> dict:
     """Predicted seconds per phase of the 2D LU (module doc)."""
-    return _summary(lu2d_phases(n, nb, pr, pc, pivoting, placement), profile, placement,
-                    pr * pc)
+    return _summary(lu2d_phases(n, nb, pr, pc, pivoting, placement, profile.local), profile,
+                    placement, pr * pc)

@@ -8,15 +8,20 @@ A profile JSON holds four rates (what `linalg-io calibrate` measures):
 Without more, the ranks share one node: this machine (its cores and memory), as every
 local `--np P` run does.
 
+Local rates (`local`, `linalg_io.models.rates.LocalRates`): the time models take a
+rank's local kernels relative to its gamma: the dgemm at inner dimension k on the curve
+of `gemm_k_half`, getrf and the triangular solves at `panel_rate` times gamma; both
+optional, measured by `linalg-io calibrate` (the update's dgemm at k = 64, 128, 256 and
+a panel's getrf), defaults GEMM_K_HALF = 64 and PANEL_RATE = 0.5 without them.
+
 Threads per rank (`at_threads`): a rank of T threads computes at the rates of an
-`at_threads` entry {"T": {gamma_flops, mem_bw_bytes_per_s}} where the file has one (one
-rank's rates with its T threads, every rank at once: `linalg-io calibrate --threads T`),
-else at T times one core's (each thread a core at the rate one core keeps while every
-core is busy). The time models take every rate relative to gamma (the dgemm's
-efficiency at its inner dimension, the panel's PANEL_RATE: `linalg_io.models.rates`),
-so those follow the rank's gamma at T threads. `threads_per_rank` (default 1) is the
-threads of the machine's runs: what `load_profile` returns the rates at and `model`
-predicts for without `--threads`; a run's record takes its own `--threads`.
+`at_threads` entry {"T": {gamma_flops, mem_bw_bytes_per_s, and optionally gemm_k_half,
+panel_rate}} where the file has one (one rank's rates with its T threads, every rank at
+once: `linalg-io calibrate --threads T`), else at T times one core's (each thread a
+core at the rate one core keeps while every core is busy) and one thread's local rates.
+`threads_per_rank` (default 1) is the threads of the machine's runs: what
+`load_profile` returns the rates at and `model` predicts for without `--threads`; a
+run's record takes its own `--threads`.
 
 A *machine* file (`--machine`, schema in the README) is a
 profile plus the layout of a cluster, for predictions of jobs that do not run here:
@@ -63,6 +68,7 @@ from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
 
 from linalg_io.models.memory import physical_memory
+from linalg_io.models.rates import DEFAULT_RATES, LocalRates
 
 from linalg_io.errors import InputError
 
@@ -101,6 +107,9 @@ class ThreadRates:
     threads: int
     gamma_flops: float
     mem_bw_bytes_per_s: float
+    # the dgemm's curve and the panel's rate relative to gamma at these threads (module
+    # doc); None: not measured
+    local: LocalRates | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,8 @@ class MachineProfile:
     # CPU seconds of the level-set SpTRSV executor's calls per batch (module doc)
     send_cpu_s: float | None = None
     recv_cpu_s: float | None = None
+    # the local work's rates relative to gamma at threads_per_rank (module doc)
+    local: LocalRates = DEFAULT_RATES
 
     def placement(self, p: int) -> Placement:
         """Where `p` ranks sit: blocks of ranks_per_node on as many nodes as they need (one
@@ -191,13 +202,15 @@ class MachineProfile:
         core's (module doc)."""
         rates = {r.threads: r for r in self.thread_rates}
         one = rates.get(1) or ThreadRates(1, self.gamma_flops / self.threads_per_rank,
-                                          self.mem_bw_bytes_per_s / self.threads_per_rank)
+                                          self.mem_bw_bytes_per_s / self.threads_per_rank,
+                                          self.local if self.threads_per_rank == 1 else None)
         rates[1] = one
         own = rates.get(threads) or ThreadRates(threads, one.gamma_flops * threads,
-                                                one.mem_bw_bytes_per_s * threads)
+                                                one.mem_bw_bytes_per_s * threads, one.local)
         return replace(self, gamma_flops=own.gamma_flops,
                        mem_bw_bytes_per_s=own.mem_bw_bytes_per_s, threads_per_rank=threads,
-                       thread_rates=tuple(rates[t] for t in sorted(rates)))
+                       thread_rates=tuple(rates[t] for t in sorted(rates)),
+                       local=own.local or DEFAULT_RATES)
 
     def for_run(self, ranks_per_node: int) -> MachineProfile:
         """This profile's rates at a run's own layout (the ranks per node it was launched
@@ -216,17 +229,27 @@ class MachineProfile:
         under at_threads."""
         one = self.at_threads(1)
         data = {k: v for k, v in asdict(one).items()
-                if v is not None and k not in ("thread_rates", "threads_per_rank")}
+                if v is not None and k not in ("thread_rates", "threads_per_rank", "local")}
+        data.update(_local_keys(one.thread_rates[0].local))
         data["threads_per_rank"] = self.threads_per_rank
         if self.inter_node is not None:
             data["inter_node"] = {k: v for k, v in asdict(self.inter_node).items()
                                   if v is not None}
         others = {str(r.threads): {"gamma_flops": r.gamma_flops,
-                                   "mem_bw_bytes_per_s": r.mem_bw_bytes_per_s}
+                                   "mem_bw_bytes_per_s": r.mem_bw_bytes_per_s,
+                                   **_local_keys(r.local)}
                   for r in one.thread_rates if r.threads != 1}
         if others:
             data["at_threads"] = others
         return json.dumps(data, indent=2)
+
+
+def _local_keys(local: LocalRates | None) -> dict:
+    """A machine file's keys of measured local rates (none where not measured, or where
+    they are the defaults a file without them takes)."""
+    if local is None or local == DEFAULT_RATES:
+        return {}
+    return {"gemm_k_half": local.k_half, "panel_rate": local.panel}
 
 
 def crossing_links(span: int, placement: Placement) -> bool:
@@ -289,11 +312,11 @@ def load_profile(path: str | Path | None = None, threads: int | None = None
                                                if set(bad) & set(LAYOUT_INTS) else "")
                          + (f" ({', '.join(k for k in OPTIONAL_COSTS if k in bad)}: 0 or more)"
                             if set(bad) & set(OPTIONAL_COSTS) else ""))
-    known = {f.name for f in fields(MachineProfile)} - {"thread_rates"}
+    known = {f.name for f in fields(MachineProfile)} - {"thread_rates", "local"}
     values = {k: v for k, v in data.items() if k in known}
     if "inter_node" in data:
         values["inter_node"] = _inter_node(source, data["inter_node"])
-    one = ThreadRates(1, data["gamma_flops"], data["mem_bw_bytes_per_s"])
+    one = ThreadRates(1, data["gamma_flops"], data["mem_bw_bytes_per_s"], _local(source, data))
     rates = (one,) + _thread_rates(source, data.get("at_threads", {}))
     profile = MachineProfile(**{**values, "threads_per_rank": 1}, thread_rates=rates)
     return profile.at_threads(threads or values.get("threads_per_rank", 1))
@@ -310,8 +333,22 @@ def _thread_rates(source: Path, data) -> tuple[ThreadRates, ...]:
         raise InputError(f"machine profile {source}: at_threads must map thread counts > 1 "
                          'to positive gamma_flops and mem_bw_bytes_per_s, e.g. {"2": '
                          '{"gamma_flops": 1.2e11, "mem_bw_bytes_per_s": 2e10}}')
-    return tuple(ThreadRates(int(k), v["gamma_flops"], v["mem_bw_bytes_per_s"])
+    return tuple(ThreadRates(int(k), v["gamma_flops"], v["mem_bw_bytes_per_s"], _local(source, v))
                  for k, v in sorted(data.items(), key=lambda kv: int(kv[0])))
+
+
+def _local(source: Path, data: dict) -> LocalRates | None:
+    """The measured local rates of a file's entry (`gemm_k_half` >= 0, `panel_rate` > 0,
+    either alone with the other's default), None where it has neither."""
+    if "gemm_k_half" not in data and "panel_rate" not in data:
+        return None
+    k_half = data.get("gemm_k_half", DEFAULT_RATES.k_half)
+    panel = data.get("panel_rate", DEFAULT_RATES.panel)
+    if not (_non_negative(k_half) and _positive(panel)):
+        raise InputError(f"machine profile {source}: gemm_k_half must be a number >= 0 and "
+                         "panel_rate a positive number (the dgemm's curve and the panel's "
+                         "rate relative to gamma, as `linalg-io calibrate` writes them)")
+    return LocalRates(float(k_half), float(panel))
 
 
 def _inter_node(source: Path, data) -> InterNode:

@@ -4,12 +4,13 @@ bound, `linalg_io.models.lu_bounds`, never exceeds the model's time: tests/test_
 
 import math
 import re
+from dataclasses import replace
 
 import pytest
 from linalg_io.models import conflux, lu_bounds
 from linalg_io.models.lu_bounds import time_seconds, update_work
 from linalg_io.models.profile import load_profile
-from linalg_io.models.rates import gemm_efficiency
+from linalg_io.models.rates import LocalRates, gemm_efficiency
 
 from linalg_io.cli import main as cli_main
 from linalg_io.lu.choice import (
@@ -27,24 +28,35 @@ pytestmark = pytest.mark.usefixtures("one_core")
 
 
 def _profile(name: str):
+    """A shipped machine; "rates": example_cpu with local rates of its own (a steeper
+    dgemm curve and a slower panel, as `calibrate` may measure them)."""
+    if name == "rates":
+        return replace(load_profile("example_cpu"), local=LocalRates(14.0, 0.27))
     return load_profile(None if name == "default" else name)
 
 
-def test_update_work_is_the_sum_of_the_updates():
-    """N = 1000, v = 256, c = 3: widths 256, 256, 256, 232; slices 86/85/85 and 78/77/77."""
+@pytest.mark.parametrize("k_half", [None, 14.0])
+def test_update_work_is_the_sum_of_the_updates(k_half):
+    """N = 1000, v = 256, c = 3: widths 256, 256, 256, 232; slices 86/85/85 and 78/77/77;
+    the dgemm's curve the default or a machine's (`LocalRates.k_half`)."""
+    local = LocalRates() if k_half is None else LocalRates(k_half, 0.27)
     expected = 0.0
     left = 1000
     for w in (256, 256, 256, 232):
         left -= w
         slices = [w // 3 + (layer < w % 3) for layer in range(3)]
-        expected += sum(2.0 * left * left * s / float(gemm_efficiency(s)) for s in slices)
-    assert update_work(1000, 256, 3) == pytest.approx(expected, rel=1e-12)
-    assert update_work(1000, 256, 3) > update_work(1000, 256, 1) > 2 * 744**2 * 256
+        expected += sum(2.0 * left * left * s / float(gemm_efficiency(s, local.k_half))
+                        for s in slices)
+    assert update_work(1000, 256, 3, local) == pytest.approx(expected, rel=1e-12)
+    assert update_work(1000, 256, 3, local) > update_work(1000, 256, 1, local) > 2 * 744**2 * 256
+    if k_half is not None:      # a flatter loss at thin slices: less work at gamma
+        assert update_work(1000, 256, 3, local) < update_work(1000, 256, 3)
 
 
 @pytest.mark.parametrize("machine,n,p", [
     ("example_cpu", 8192, 64), ("default", 4096, 64), ("example_gpu", 16384, 256),
-    ("example_cpu", 65536, 64), ("example_cpu", 32768, 256), ("example_cpu", 16384, 256)])
+    ("example_cpu", 65536, 64), ("example_cpu", 32768, 256), ("example_cpu", 16384, 256),
+    ("rates", 16384, 256), ("rates", 8192, 64)])
 def test_pruned_table_is_the_unpruned_one(machine, n, p):
     """The first TOP rows of the pruned candidates, and the choice, are those of every
     candidate; the rows not evaluated come last, without costs. (N = 16384, P = 256 on
@@ -138,7 +150,6 @@ def test_rows_far_slower_than_the_fastest_are_not_evaluated():
     within memory, fewer than the rows shown. The three 4093x1x1 ones, 20-31 times
     slower than 1x4093x1 v=128, have lower bounds (fact 11) over FAR_SLOWER times it:
     not evaluated, last; the others' costs are those of every candidate's."""
-    from dataclasses import replace
 
     from linalg_io.lu.choice import FAR_SLOWER
 

@@ -55,6 +55,8 @@ def test_pingpong_record_and_calibrated_profile(tmp_path: Path):
     assert 1e8 < 1 / profile.beta_s_per_byte < 1e12
     assert 1e8 < profile.gamma_flops < 1e13
     assert 1e8 < profile.mem_bw_bytes_per_s < 1e12
+    # the local kernels' rates: the update's dgemm curve and the panel's share of gamma
+    assert 0 <= profile.local.k_half <= 2048 and 0 < profile.local.panel < 2
 
 
 def test_bad_input_gives_one_line_once_and_exit_2():

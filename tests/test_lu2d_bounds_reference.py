@@ -5,7 +5,7 @@ partial last block, Pr or Pc = 1, more process rows than blocks, shared cores)."
 
 import lu2d_bounds_reference as reference
 import pytest
-from bound_machines import MACHINES, machine_profile, placeable
+from bound_machines import DEFAULT_RATES_MACHINES, machine_profile, placeable
 from linalg_io.models import lu2d_bounds
 
 from linalg_io.layout.grid_shapes import divisors
@@ -14,7 +14,7 @@ PROBLEMS = [(1000, 1, 64), (1000, 4, 64), (3000, 12, 100), (5000, 96, 128), (200
             (9000, 256, 32), (131072, 1024, 128), (70000, 4096, 64)]
 
 
-@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("machine", DEFAULT_RATES_MACHINES)
 def test_bounds_equal_the_reference(machine):
     profile = machine_profile(machine)
     tried = 0

@@ -10,7 +10,7 @@ M(F_0) and layer 0's own terms, fact 8; the busiest row, fact 10)."""
 
 import lu_bounds_reference as reference
 import pytest
-from bound_machines import MACHINES, machine_profile, placeable
+from bound_machines import DEFAULT_RATES_MACHINES, machine_profile, placeable
 from linalg_io.models import lu_bounds
 from linalg_io.models.conflux_nodes import group_nodes
 
@@ -21,7 +21,7 @@ PROBLEMS = [(2048, 4), (4096, 6), (6000, 96), (16384, 512), (100000, 12), (65536
             (524288, 1048576)]
 
 
-@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("machine", DEFAULT_RATES_MACHINES)
 def test_bounds_equal_the_reference(machine):
     profile = machine_profile(machine)
     tried = tighter = 0

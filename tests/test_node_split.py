@@ -2,6 +2,7 @@
 against a walk of every message, and the split of a model's links by placement."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from linalg_io.models.conflux import record_block as conflux_block
 from linalg_io.models.costs import link_span
 from linalg_io.models.lu2d import lu2d_costs
 from linalg_io.models.profile import MachineProfile
+from linalg_io.models.rates import LocalRates
 
 from linalg_io.layout.schedules import (
     CHUNK_BYTES,
@@ -119,16 +121,25 @@ def test_network_fit_takes_the_large_messages_slope():
     assert 1 / beta == pytest.approx(1.25e8)
 
 
-def test_lu2d_critical_path_on_one_rank_is_its_work():
+@pytest.mark.parametrize("local", [None, LocalRates(14.0, 0.3), LocalRates(0.0, 1.0)],
+                         ids=["default rates", "a machine's", "every kernel at gamma"])
+def test_lu2d_critical_path_on_one_rank_is_its_work(local):
     """P = 1: no messages, nothing overlaps: the critical path is the rank's own work,
-    the alpha-beta-gamma sum of the rank (flop-equivalents at gamma)."""
+    the alpha-beta-gamma sum of the rank (flop-equivalents at gamma, at the machine's
+    local rates: with every kernel at gamma, the flops over gamma)."""
     from linalg_io.models.lu2d import critical_path_time
 
     profile = MachineProfile(1e-6, 1e-9, 1e9, 1e9)
+    if local is not None:
+        profile = replace(profile, local=local)
     costs = lu2d_costs(1000, 64, 1, 1, "none")
     placement = profile.placement(1)
-    assert critical_path_time(1000, 64, 1, 1, "none", profile, placement) == pytest.approx(
-        costs.gamma_flops[0] / profile.gamma_flops, rel=1e-12)
+    seconds = critical_path_time(1000, 64, 1, 1, "none", profile, placement)
+    assert seconds == pytest.approx(costs.rated_flops(profile.local)[0] / profile.gamma_flops,
+                                    rel=1e-12)
+    if local == LocalRates(0.0, 1.0):
+        assert seconds == pytest.approx(costs.flops[0] / profile.gamma_flops, rel=1e-12)
+    assert costs.times(profile, placement)[0] == pytest.approx(seconds, rel=1e-12)
 
 
 def test_lu2d_critical_path_counts_each_panel_and_the_network():
@@ -136,7 +147,6 @@ def test_lu2d_critical_path_counts_each_panel_and_the_network():
     hides only what the other column's update covers; a slower network costs time, and
     the difference between two networks is at least the bytes on the critical path's
     broadcasts at the difference of the rates."""
-    from dataclasses import replace
 
     from linalg_io.models.lu2d import critical_path_time
     from linalg_io.models.profile import InterNode
@@ -146,7 +156,7 @@ def test_lu2d_critical_path_counts_each_panel_and_the_network():
     slow = replace(fast, inter_node=InterNode(1e-5, 1e8))
     n, nb = 2048, 128
     times = [critical_path_time(n, nb, 1, 2, "none", m, m.placement(2)) for m in (fast, slow)]
-    work = lu2d_costs(n, nb, 1, 2, "none").gamma_flops.max() / fast.gamma_flops
+    work = lu2d_costs(n, nb, 1, 2, "none").rated_flops(fast.local).max() / fast.gamma_flops
     assert times[0] > work
     first_panel = 8 * (nb * (nb - 1) // 2 + nb + 1 + n * nb)
     assert times[1] - times[0] >= first_panel * (1e-8 - 1e-9)

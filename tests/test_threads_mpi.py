@@ -39,8 +39,9 @@ def test_threads_hold_under_a_plain_mpiexec(tmp_path):
 
 def test_calibrate_threads_and_a_run_predicted_at_its_threads(tmp_path):
     """`calibrate --threads 2` writes one thread's rates at the top and a 2-thread rank's
-    under at_threads; a run's record predicts with its own --threads' rates: one rank,
-    no messages, the 2D LU's model time scales by gamma(1) / gamma(2)."""
+    under at_threads, each with its local kernels' rates (the dgemm's curve and the
+    panel's share of gamma, `linalg_io.tools.kernel_rates`); a run's record predicts with
+    its own --threads' rates: one rank, no messages, the 2D model of those rates."""
 
     from linalg_io.models.profile import load_profile
     from mpi_harness import run_cli
@@ -55,6 +56,10 @@ def test_calibrate_threads_and_a_run_predicted_at_its_threads(tmp_path):
     one, two = load_profile(path, 1), load_profile(path, 2)
     assert (one.gamma_flops, two.gamma_flops) == (data["gamma_flops"],
                                                   data["at_threads"]["2"]["gamma_flops"])
+    for entry, profile in ((data, one), (data["at_threads"]["2"], two)):
+        assert 0 <= entry["gemm_k_half"] <= 2048 and 0 < entry["panel_rate"] < 2
+        assert (profile.local.k_half, profile.local.panel) == (entry["gemm_k_half"],
+                                                               entry["panel_rate"])
     out = tmp_path / "r.jsonl"
     for t in (1, 2):
         run_cli(1, ["lu", "--algo", "2d", "--n", "512", "--reps", "1", "--warmup", "0",

@@ -47,6 +47,7 @@ from linalg_io.model_command.heap import keep_freed_memory
 from linalg_io.models import conflux
 from linalg_io.models.lu2d import TIME_FORMULA, lu_lower_bound, time_formula
 from linalg_io.models.profile import MachineProfile, Placement, load_profile
+from linalg_io.models.rates import DEFAULT_RATES
 from linalg_io.parallel import CoreMap, core_map
 from linalg_io.progress import Tally
 
@@ -58,9 +59,14 @@ def machine_line(profile: MachineProfile, placement: Placement, mem: float) -> s
     shared = ("no" if placement.shared_cores is None
               else f"{placement.p} ranks on {placement.shared_cores * threads} cores")
     example = " (an EXAMPLE, not measured)" if profile.example else ""
+    local = profile.local
+    # the machine's own local rates, where its file has them (the defaults otherwise)
+    kernels = ("" if local == DEFAULT_RATES else
+               f" (its update at k = 128: {float(local.gemm(128)):.2f} of that, the panel "
+               f"{local.panel:.2f})")
     return (f"machine {profile.name}{example}: {placement.nodes} node(s) x "
             f"{placement.ranks_per_node} ranks x {threads} thread(s), dgemm "
-            f"{profile.gamma_flops / 1e9:.1f} GFLOP/s per rank, "
+            f"{profile.gamma_flops / 1e9:.1f} GFLOP/s per rank{kernels}, "
             f"memory {mem / 2**30:.2f} GiB per rank "
             f"(--mem, else the node's over its ranks), cores shared: {shared}")
 

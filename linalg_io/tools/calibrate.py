@@ -5,10 +5,13 @@ t(n) = alpha + beta n between ranks 0 and 1 (Hockney fit, see fit_alpha_beta); g
 dgemm rate of one rank while every rank runs dgemm at once (the condition of a
 trailing update; at most as many ranks as the machine has cores, `computes_at_once`),
 the median over ranks; mem_bw is the STREAM-like copy rate
-(read + write bytes per second), again with every rank copying at once. Both at one
-thread per rank; with `--threads T` (T > 1) again at T threads per rank, on as many ranks
-of the machine as have T cores each (`computes_at_once`), written under `at_threads`
-with threads_per_rank T (`linalg_io.models.profile`). The file is this
+(read + write bytes per second), again with every rank copying at once; and a rank's
+local kernels relative to its gamma (`linalg_io.tools.kernel_rates`): the trailing
+update's dgemm at k = 64, 128, 256, the curve's `gemm_k_half` fitted to the ranks'
+medians, and a panel's getrf, `panel_rate` (the median). All at one thread per rank;
+with `--threads T` (T > 1) again at T threads per rank, on as many ranks of the machine
+as have T cores each (`computes_at_once`), written under `at_threads` with
+threads_per_rank T (`linalg_io.models.profile`). The file is this
 machine as a one-node machine (`linalg_io.models.profile`): the rates, its cores and its
 memory, no network; every rank of a `--np P` run sits on it.
 
@@ -55,8 +58,18 @@ from linalg_io.errors import InputError
 from linalg_io.launch.node import boot_id
 from linalg_io.models.memory import physical_memory
 from linalg_io.models.profile import InterNode, MachineProfile, ThreadRates, this_machine_cores
+from linalg_io.models.rates import LocalRates
 from linalg_io.tools.calibrate_trips import batch_calls, put_signal_trip, shared_core_trip
 from linalg_io.tools.hockney import fit_alpha_beta
+from linalg_io.tools.kernel_rates import (
+    PANEL_COLUMNS,
+    PANEL_ROWS,
+    UPDATE_KS,
+    UPDATE_ORDER,
+    fit_k_half,
+    panel_share,
+    update_shares,
+)
 from linalg_io.tools.pingpong import message_sizes, run_pingpong
 
 GEMM_ORDER = 1024
@@ -299,16 +312,40 @@ def computes_at_once(world: MPI.Comm, threads: int = 1) -> bool:
     return same_kernel.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
 
 
-def rates_at(world: MPI.Comm, threads: int) -> tuple[list[float], list[float]]:
+def rates_at(world: MPI.Comm, threads: int) -> tuple[list[float], list[float], LocalRates]:
     """(dgemm flop/s, copy bytes/s) of each measuring rank at `threads` BLAS threads
-    per rank (`computes_at_once`), on rank 0 (collective)."""
+    per rank (`computes_at_once`), and their local kernels' rates relative to gamma
+    (`local_rates`), on rank 0 (collective)."""
     from threadpoolctl import threadpool_limits
 
     busy = computes_at_once(world, threads)
     with threadpool_limits(limits=threads):
-        gamma = [g for g in world.gather(dgemm_rate(busy=busy), root=0) or [] if g]
+        own = dgemm_rate(busy=busy)
+        gamma = [g for g in world.gather(own, root=0) or [] if g]
         bandwidth = [b for b in world.gather(copy_bandwidth(busy=busy), root=0) or [] if b]
-    return gamma, bandwidth
+        shares = [s for s in world.gather(kernel_shares(own), root=0) or [] if s]
+    return gamma, bandwidth, local_rates(shares) if shares else None
+
+
+def kernel_shares(gamma: float | None, repeats: int = 3) -> tuple | None:
+    """(the update's dgemm at each k of UPDATE_KS, the panel's getrf) over this rank's
+    own `gamma` (`linalg_io.tools.kernel_rates`), every rank at once; None on a rank
+    that only keeps the barriers (gamma None), which keeps as many."""
+    def timed(action) -> float:
+        return best_time(action if gamma is not None else lambda: None, repeats)
+
+    if gamma is None:
+        for _ in range(len(UPDATE_KS) + 2):
+            timed(None)
+        return None
+    return tuple(update_shares(gamma, timed)), panel_share(gamma, timed)
+
+
+def local_rates(shares: list[tuple]) -> LocalRates:
+    """The machine file's local rates of the ranks' `kernel_shares`: the dgemm curve
+    fitted to their median at each k, the median panel share."""
+    updates = np.median([s[0] for s in shares], axis=0)
+    return LocalRates(fit_k_half(UPDATE_KS, updates), float(np.median([s[1] for s in shares])))
 
 
 def calibrate(reps: int, threads: int = 1) -> dict | None:
@@ -317,7 +354,7 @@ def calibrate(reps: int, threads: int = 1) -> dict | None:
     world = MPI.COMM_WORLD
     net = network(reps)
     rows = run_pingpong(8, 16 * 2**20, reps)[0] if net is None else net["intra"]
-    gamma, bandwidth = rates_at(world, 1)
+    gamma, bandwidth, local = rates_at(world, 1)
     threaded = rates_at(world, threads) if threads > 1 else None
     onesided, shared_trip = put_signal_trip(0, 1, reps), shared_core_trip(0, 1, reps)
     send_cpu, recv_cpu = batch_calls(0, 1, reps)
@@ -330,17 +367,19 @@ def calibrate(reps: int, threads: int = 1) -> dict | None:
         alpha_s=alpha, beta_s_per_byte=beta, gamma_flops=float(np.median(gamma)),
         mem_bw_bytes_per_s=float(np.median(bandwidth)),
         onesided_trip_s=onesided, wake_s=max(0.0, shared_trip - alpha),
-        send_cpu_s=send_cpu, recv_cpu_s=recv_cpu,
+        send_cpu_s=send_cpu, recv_cpu_s=recv_cpu, local=local,
         name=f"calibrated on {MPI.Get_processor_name()} with {world.Get_size()} ranks",
         nodes=1, cores_per_node=this_machine_cores(), memory_per_node_bytes=physical_memory(),
         note=("measured by linalg-io calibrate: ping-pong between ranks 0 and 1, dgemm "
-              f"{GEMM_ORDER} and a copy on {len(gamma)} ranks at once"
+              f"{GEMM_ORDER}, the update's dgemm ({UPDATE_ORDER} x k x {UPDATE_ORDER}, k = "
+              f"{', '.join(map(str, UPDATE_KS))}), getrf {PANEL_ROWS} x {PANEL_COLUMNS} "
+              f"and a copy on {len(gamma)} ranks at once"
               + (f" at one thread and on {len(threaded[0])} ranks of {threads} threads"
                  if threaded else "")))
     if threaded:
-        rates = (ThreadRates(1, profile.gamma_flops, profile.mem_bw_bytes_per_s),
+        rates = (ThreadRates(1, profile.gamma_flops, profile.mem_bw_bytes_per_s, local),
                  ThreadRates(threads, float(np.median(threaded[0])),
-                             float(np.median(threaded[1]))))
+                             float(np.median(threaded[1])), threaded[2]))
         profile = replace(profile, thread_rates=rates).at_threads(threads)
     if net is not None:
         profile = network_profile(profile, net, len(gamma))
@@ -379,6 +418,9 @@ def main(args, argv: list[str]) -> int:
         print(f"gamma  {one.gamma_flops / 1e9:10.2f} GFLOP/s per rank (dgemm {GEMM_ORDER}, "
               f"{len(result['gamma_per_rank'])} ranks at once)")
         print(f"mem_bw {one.mem_bw_bytes_per_s / 1e9:10.2f} GB/s per rank (copy, all ranks)")
+        print(f"local  the update's dgemm on the curve of h = {one.local.k_half:.1f} "
+              f"(k = 128: {float(one.local.gemm(128)):.2f} of gamma), the panel's getrf at "
+              f"{one.local.panel:.2f} of gamma")
         across = profile.inter_node.onesided_trip_s if profile.inter_node else None
         print(f"put-with-signal {profile.onesided_trip_s * 1e6:.1f} us one way on a node"
               + (f", {across * 1e6:.1f} us across nodes" if across else "")
@@ -394,7 +436,9 @@ def main(args, argv: list[str]) -> int:
             gain = profile.gamma_flops / one.gamma_flops
             print(f"at {t} threads per rank ({ranks} ranks at once): gamma "
                   f"{profile.gamma_flops / 1e9:.2f} GFLOP/s ({gain:.2f} x one thread's), "
-                  f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:.2f} GB/s")
+                  f"mem_bw {profile.mem_bw_bytes_per_s / 1e9:.2f} GB/s, the update's dgemm "
+                  f"curve h = {profile.local.k_half:.1f}, the panel's getrf at "
+                  f"{profile.local.panel:.2f} of gamma")
         if profile.inter_node is not None:
             net, shared = profile.inter_node, result["network"]["shared_Bps"]
             print(f"inter-node latency {net.latency_s * 1e6:10.3f} us, bandwidth "
