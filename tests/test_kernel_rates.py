@@ -5,41 +5,33 @@ import numpy as np
 import pytest
 from linalg_io.models.rates import GEMM_K_HALF, gemm_efficiency, getrf_flops
 
-from linalg_io.tools.kernel_rates import (
-    PANEL_COLUMNS,
-    PANEL_ROWS,
-    UPDATE_KS,
-    UPDATE_ORDER,
-    fit_k_half,
-    panel_share,
-    update_shares,
-)
+from linalg_io.tools import kernel_rates as kr
 
 
 @pytest.mark.parametrize("k_half", [GEMM_K_HALF, 14.0, 300.0])
 def test_fit_recovers_the_curve_it_is_given(k_half):
     """Shares on the curve of h at k = 64, 128, 256: the fit is h (to the search's
     tolerance)."""
-    shares = gemm_efficiency(np.array(UPDATE_KS, dtype=float), k_half)
-    assert fit_k_half(UPDATE_KS, shares) == pytest.approx(k_half, abs=0.01)
+    shares = gemm_efficiency(np.array(kr.UPDATE_KS, dtype=float), k_half)
+    assert kr.fit_k_half(kr.UPDATE_KS, shares) == pytest.approx(k_half, abs=0.01)
 
 
 def test_fit_of_noisy_shares_lies_between_those_of_each_k():
     """The shares measured on this 2-core machine (1 thread: 0.82, 0.93, 1.01): each k
     alone gives h of 16.6, 13.2 and 0; least squares lies among them, and shares at or
     above 1 everywhere give 0 (every k at gamma)."""
-    h = fit_k_half(UPDATE_KS, [0.82, 0.93, 1.01])
-    alone = [fit_k_half([k], [share]) for k, share in zip(UPDATE_KS, [0.82, 0.93, 1.01])]
+    h = kr.fit_k_half(kr.UPDATE_KS, [0.82, 0.93, 1.01])
+    alone = [kr.fit_k_half([k], [share]) for k, share in zip(kr.UPDATE_KS, [0.82, 0.93, 1.01])]
     assert alone[0] == pytest.approx(16.6, abs=0.1) and alone[1] == pytest.approx(13.2, abs=0.1)
     assert alone[2] == 0.0 and 0 < h < alone[0]
-    assert fit_k_half(UPDATE_KS, [1.0, 1.1, 1.05]) == 0.0
+    assert kr.fit_k_half(kr.UPDATE_KS, [1.0, 1.1, 1.05]) == 0.0
 
 
 def test_shares_are_the_flops_over_the_timed_seconds():
     """With a 'clock' that answers a fixed second per call (the action still runs): the
     update's shares are 2 m n k / gamma and the panel's getrf flops over gamma (its
     copy timed apart and taken off: 1 s - 0.25 s)."""
-    answers = iter([1.0] * len(UPDATE_KS) + [1.0, 0.25])
+    answers = iter([1.0] * len(kr.UPDATE_KS) + [1.0, 0.25])
     calls = []
 
     def timed(action):
@@ -47,8 +39,8 @@ def test_shares_are_the_flops_over_the_timed_seconds():
         return next(answers)
 
     gamma = 1e9
-    shares = update_shares(gamma, timed)
-    assert shares == [2.0 * UPDATE_ORDER**2 * k / gamma for k in UPDATE_KS]
-    assert [c.shape for c in calls] == [(UPDATE_ORDER, UPDATE_ORDER)] * len(UPDATE_KS)
-    panel = panel_share(gamma, timed)
-    assert panel == pytest.approx(getrf_flops(PANEL_ROWS, PANEL_COLUMNS) / 0.75 / gamma)
+    shares = kr.update_shares(gamma, timed)
+    assert shares == [2.0 * kr.UPDATE_ORDER**2 * k / gamma for k in kr.UPDATE_KS]
+    assert [c.shape for c in calls] == [(kr.UPDATE_ORDER, kr.UPDATE_ORDER)] * len(kr.UPDATE_KS)
+    panel = kr.panel_share(gamma, timed)
+    assert panel == pytest.approx(getrf_flops(kr.PANEL_ROWS, kr.PANEL_COLUMNS) / 0.75 / gamma)
