@@ -501,11 +501,11 @@ def _fixed_flops(n: int, nb: int, pr: int, pc: int) -> dict:
 
 
 def _rated_flops(by_phase: dict, nb: int, local: LocalRates) -> np.ndarray:
-    """The time's flop-equivalents at gamma of the flops `by_phase` (`lu2d_plan_counts`'):
-    getrf and trsm at the panel's rate, the dgemm at its efficiency for the inner
-    dimension NB (as models/conflux.py)."""
+    """The time's flop-equivalents at gamma per rank (world rank = row * Pc + col) of the
+    flops `by_phase` (`lu2d_plan_counts`'): getrf and trsm at the panel's rate, the dgemm
+    at its efficiency for the inner dimension NB (as models/conflux.py)."""
     return ((by_phase["panel"] + by_phase["solve"]) / local.panel
-            + by_phase["dgemm"] / float(local.gemm(np.float64(nb))))
+            + by_phase["dgemm"] / float(local.gemm(np.float64(nb)))).reshape(-1)
 
 
 def _fold(values: np.ndarray, period: int) -> np.ndarray:
@@ -933,8 +933,7 @@ def lu2d_costs(n: int, nb: int, pr: int, pc: int, pivoting="worst") -> RankCosts
     timing = partial(critical_path_time, n, nb, pr, pc, pivoting)
     return RankCosts(bytes_sent=sent, bytes_recv=recv, msgs_sent=msgs,
                      flops=counts["flops"].reshape(-1),
-                     rated_flops=lambda local: _rated_flops(counts["flops_by_phase"], nb,
-                                                            local).reshape(-1),
+                     rated_flops=partial(_rated_flops, counts["flops_by_phase"], nb),
                      formula=f"{FORMULA} (pivoting={label})",
                      placed_links=partial(lu2d_links, n, nb, pr, pc, pivoting, counts=counts),
                      critical_path=(timing, time_formula(n, nb, pr, pc, pivoting)))

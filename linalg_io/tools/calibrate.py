@@ -312,10 +312,11 @@ def computes_at_once(world: MPI.Comm, threads: int = 1) -> bool:
     return same_kernel.index(world.Get_rank()) < max(1, this_machine_cores() // threads)
 
 
-def rates_at(world: MPI.Comm, threads: int) -> tuple[list[float], list[float], LocalRates]:
+def rates_at(world: MPI.Comm, threads: int
+             ) -> tuple[list[float], list[float], LocalRates | None]:
     """(dgemm flop/s, copy bytes/s) of each measuring rank at `threads` BLAS threads
     per rank (`computes_at_once`), and their local kernels' rates relative to gamma
-    (`local_rates`), on rank 0 (collective)."""
+    (`local_rates`), on rank 0 (collective; the other ranks' None)."""
     from threadpoolctl import threadpool_limits
 
     busy = computes_at_once(world, threads)
