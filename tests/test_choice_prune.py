@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from bound_machines import machine_profile
 from linalg_io.models import conflux, lu_bounds
 from linalg_io.models.lu_bounds import time_seconds, update_work
 from linalg_io.models.profile import load_profile
@@ -28,11 +29,9 @@ pytestmark = pytest.mark.usefixtures("one_core")
 
 
 def _profile(name: str):
-    """A shipped machine; "rates": example_cpu with local rates of its own (a steeper
-    dgemm curve and a slower panel, as `calibrate` may measure them)."""
-    if name == "rates":
-        return replace(load_profile("example_cpu"), local=LocalRates(14.0, 0.27))
-    return load_profile(None if name == "default" else name)
+    """A shipped machine, or "rates" (`bound_machines`: local rates of its own)."""
+    return machine_profile(name) if name == "rates" else load_profile(
+        None if name == "default" else name)
 
 
 @pytest.mark.parametrize("k_half", [None, 14.0])

@@ -64,6 +64,7 @@ from linalg_io.tools.hockney import fit_alpha_beta
 from linalg_io.tools.kernel_rates import (
     PANEL_COLUMNS,
     PANEL_ROWS,
+    TIMINGS,
     UPDATE_KS,
     UPDATE_ORDER,
     fit_k_half,
@@ -336,7 +337,7 @@ def kernel_shares(gamma: float | None, repeats: int = 3) -> tuple | None:
         return best_time(action if gamma is not None else lambda: None, repeats)
 
     if gamma is None:
-        for _ in range(len(UPDATE_KS) + 2):
+        for _ in range(TIMINGS):
             timed(None)
         return None
     return tuple(update_shares(gamma, timed)), panel_share(gamma, timed)

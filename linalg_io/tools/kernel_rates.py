@@ -24,6 +24,9 @@ UPDATE_ORDER = 2048
 PANEL_ROWS, PANEL_COLUMNS = 8192, 128
 # the curve's h is searched within [0, K_HALF_MOST] (shares at or above 1 at every k: 0)
 K_HALF_MOST = 4 * GEMM_K_REF
+# the calls of `timed` that `update_shares` and `panel_share` make, together: a rank that
+# only keeps a measurement's barriers keeps as many
+TIMINGS = len(UPDATE_KS) + 2
 
 
 def fit_k_half(ks: Sequence[float], shares: Sequence[float]) -> float:
