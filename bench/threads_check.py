@@ -11,7 +11,8 @@ threads (`--profile OUT.roundK.json --out OUT`), one after the other so the two 
 see the same machine, with the load average before each. Prints, per algorithm and
 split, the measured time (median over the rounds of each run's median) and the run
 record's own prediction (model.time_s: its threads' rates, `MachineProfile.at_threads`),
-their ratio, and the faster split by each.
+their ratio, and the faster split by each (`faster_split`: none measured where the
+rounds disagree).
 
 --kernels instead measures, here and in this process, a rank's local kernels at 1 and 2
 threads as `calibrate` does (`linalg_io.tools.kernel_rates`): the update's dgemm at
@@ -116,11 +117,32 @@ def table(out: str, n: int) -> str:
                          f"{last['params']['nb']:>5} {len(records):>4} {measured:>10.3f} "
                          f"{model:>8.3f} {model / measured:>10.2f}")
         if len(times) == 2:
-            fastest = [min(times, key=lambda k: times[k][i]) for i in (0, 1)]
-            lines.append(f"{'':<8} faster split: measured {fastest[0][0]}x{fastest[0][1]}, "
-                         f"model {fastest[1][0]}x{fastest[1][1]}"
-                         + ("" if fastest[0] == fastest[1] else "  (DISAGREE)"))
+            lines.append(f"{'':<8} {faster_split(by, algo, times)}")
     return "\n".join(lines)
+
+
+def faster_split(by: dict, algo: str, times: dict) -> str:
+    """The faster split by the measurement and by the model, from the gap t(2 ranks x
+    1) / t(1 rank x 2) - 1 of each round (the runs in order) and of the model: measured,
+    the split every round puts ahead, or none where the rounds disagree (a tie within
+    the machine's round-to-round noise); the model agrees where it names the same
+    split, or, on a tie, where its gap lies within the rounds' gaps."""
+    (two, one), keys = SPLITS, [(algo, ranks, threads) for ranks, threads in SPLITS]
+    rounds = [a["time_s"]["median"] / b["time_s"]["median"] - 1
+              for a, b in zip(by[keys[0]], by[keys[1]])]
+    model = times[two][1] / times[one][1] - 1
+    low, high = min(rounds), max(rounds)
+    named = {two: "2x1", one: "1x2"}
+    modeled = named[two if model < 0 else one]
+    gaps = f"gap t(2x1)/t(1x2) - 1: rounds {low:+.1%} .. {high:+.1%}, model {model:+.1%}"
+    if low < 0 < high or not rounds:
+        agree = low <= model <= high
+        return (f"faster split: measured none (a tie: the rounds disagree), model {modeled}"
+                f"; {gaps}" + ("" if agree else "  (DISAGREE: the model's gap is outside "
+                                                 "the rounds')"))
+    measured = named[two if high < 0 else one]
+    return (f"faster split: measured {measured} (every round), model {modeled}; {gaps}"
+            + ("" if measured == modeled else "  (DISAGREE)"))
 
 
 def main() -> None:

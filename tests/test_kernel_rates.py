@@ -44,3 +44,22 @@ def test_shares_are_the_flops_over_the_timed_seconds():
     assert [c.shape for c in calls] == [(kr.UPDATE_ORDER, kr.UPDATE_ORDER)] * len(kr.UPDATE_KS)
     panel = kr.panel_share(gamma, timed)
     assert panel == pytest.approx(getrf_flops(kr.PANEL_ROWS, kr.PANEL_COLUMNS) / 0.75 / gamma)
+
+
+def test_best_time_times_the_call_after_an_untimed_one():
+    """calibrate's `best_time` times the second of two calls after each barrier (the
+    first wakes the BLAS pool that slept through the barrier's wait): with an action
+    slow on every second call, it sees only slow calls, twice as many calls as timed."""
+    import time
+
+    from linalg_io.tools.calibrate import best_time
+
+    calls = []
+
+    def action():
+        calls.append(None)
+        if len(calls) % 2 == 0:
+            time.sleep(0.05)
+
+    assert best_time(action, 3) >= 0.05
+    assert len(calls) == 6

@@ -93,9 +93,15 @@ def fit_network(rows: list[dict]) -> tuple[float, float]:
 
 
 def best_time(action, repeats: int) -> float:
+    """The least seconds of `repeats` timed calls of `action`, each after a barrier (the
+    measuring ranks at once) and one untimed call: the barrier's wait sleeps, and the
+    first call after it wakes the BLAS pool's threads (a multithreaded rank's rates
+    measured low and unsteady so), while a run's kernels follow one another with the
+    pool awake."""
     best = float("inf")
     for _ in range(repeats):
         idle_barrier()
+        action()
         start = time.perf_counter()
         action()
         best = min(best, time.perf_counter() - start)

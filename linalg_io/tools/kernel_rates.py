@@ -20,7 +20,10 @@ from scipy.linalg import lu_factor
 from linalg_io.models.rates import GEMM_K_REF, gemm_efficiency, getrf_flops
 
 UPDATE_KS = (64, 128, 256)
-UPDATE_ORDER = 2048
+# the update's m = n: a rank's trailing blocks are thousands wide in the runs users
+# model (an LU's flops weigh its widest steps most); on several threads a narrower
+# product runs below them (the pool's share of it), on one thread no different
+UPDATE_ORDER = 4096
 PANEL_ROWS, PANEL_COLUMNS = 8192, 128
 # the curve's h is searched within [0, K_HALF_MOST] (shares at or above 1 at every k: 0)
 K_HALF_MOST = 4 * GEMM_K_REF
