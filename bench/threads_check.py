@@ -135,7 +135,7 @@ def faster_split(by: dict, algo: str, times: dict) -> str:
     named = {two: "2x1", one: "1x2"}
     modeled = named[two if model < 0 else one]
     gaps = f"gap t(2x1)/t(1x2) - 1: rounds {low:+.1%} .. {high:+.1%}, model {model:+.1%}"
-    if low < 0 < high or not rounds:
+    if low < 0 < high:
         agree = low <= model <= high
         return (f"faster split: measured none (a tie: the rounds disagree), model {modeled}"
                 f"; {gaps}" + ("" if agree else "  (DISAGREE: the model's gap is outside "
