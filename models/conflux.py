@@ -156,6 +156,16 @@ EXACT_CELLS = 1 << 23
 TABLE_CELLS = 1 << 24
 SAMPLE_CELLS = 1 << 20
 SAMPLE_LEAST = 160
+# ... but on more than MANY_RANKS ranks, where `model lu` weighs a dozen grids of 10^4 to
+# 10^6 classes a step, it walks MANY_EXACT_CELLS at most and samples MANY_SAMPLE_CELLS'
+# worth, MANY_SAMPLE_LEAST steps at least: the search then takes half to two thirds of
+# the CPU (N = 333333 and 1234567 at P near 2^20), and the 19 grids of those tables
+# walked came within 1.9% of the walk's time (1.0% with the budget above), 0.9% of its
+# bytes received, 1.4% of its flops (docs/MEASUREMENTS.md, "sampling sooner
+# beyond 2^18 ranks"); at 2^16, a grid of three tiles a row lost 6.3% so (1024x32x2 v=128,
+# N = 400000), hence not below
+MANY_RANKS = 1 << 18
+MANY_EXACT_CELLS, MANY_SAMPLE_CELLS, MANY_SAMPLE_LEAST = 1 << 20, 1 << 18, 80
 # ... but a Px x Py x 1 grid (Py <= COLUMN_PY) of more process rows than tiles, every
 # one a class of its own (a P with a large prime factor), samples COLUMN_CELLS / (Px Py)
 # steps where that is fewer, SAMPLE_FEWEST at least, in blocks of its columns' roles
@@ -689,16 +699,17 @@ def _pooled(plan: StepPlan, pivots) -> int:
 def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement | None,
                 pivots) -> StepSample | None:
     """None where `conflux_plan_counts` walks every step (steps x `class_cells` <=
-    EXACT_CELLS and, where its counts come from kept states (`from_states`), steps x Px
-    <= TABLE_CELLS; a sample of half the steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer,
-    or a run's pivots), else the steps it evaluates (`StepSample`): step 0,
-    the last steps and, of the others, blocks of B consecutive steps at a stride prime
-    to Px Py c, SAMPLE_CELLS cells of steps in all (SAMPLE_LEAST at least, more to make
-    SAMPLE_BLOCKS blocks; a Px x Py x 1 grid, Py <= COLUMN_PY, of more process rows
-    than tiles, a class each, COLUMN_CELLS / (Px Py) where fewer, SAMPLE_FEWEST at
-    least, in blocks of its columns' roles). A rank's costs at
-    step k depend on its place relative to the root (kx, ky, lk) and, where a group's
-    members share nodes, on its node: from one block to the next the root moves by (B /
+    EXACT_CELLS, MANY_EXACT_CELLS beyond MANY_RANKS ranks, and, where its counts come
+    from kept states (`from_states`), steps x Px <= TABLE_CELLS; a sample of half the
+    steps, SAMPLE_SHARE SAMPLE_ROWS steps or fewer, or a run's pivots), else the steps
+    it evaluates (`StepSample`): step 0, the last steps and, of the others, blocks of B
+    consecutive steps at a stride prime to Px Py c, SAMPLE_CELLS cells of steps in all
+    (SAMPLE_LEAST at least; beyond MANY_RANKS ranks MANY_SAMPLE_CELLS and
+    MANY_SAMPLE_LEAST; more to make SAMPLE_BLOCKS blocks; a Px x Py x 1 grid, Py <=
+    COLUMN_PY, of more process rows than tiles, a class each, COLUMN_CELLS / (Px Py)
+    where fewer, SAMPLE_FEWEST at least, in blocks of its columns' roles). A rank's
+    costs at step k depend on its place relative to the root (kx, ky, lk) and, where a
+    group's members share nodes, on its node: from one block to the next the root moves by (B /
     Py mod c, B mod Px, 0) (B a multiple of Py, whose process columns' roles each block
     meets in turn, 2 Py where the columns go reflected: a column's trailing columns
     depend on where it sits, not only relative to ky; where no such block fits, B = 1 or
@@ -728,13 +739,15 @@ def step_sample(n: int, v: int, px: int, py: int, c: int, placement: Placement |
     cells = class_cells(px, py, c, groups, dense)
     tables = steps * px > TABLE_CELLS and from_states(
         n, v, px, pivots, _pooled(StepPlan.create(n, v, px, py, c), pivots))
-    if steps * cells <= EXACT_CELLS and not tables:
+    exact, budget, least = ((MANY_EXACT_CELLS, MANY_SAMPLE_CELLS, MANY_SAMPLE_LEAST)
+                            if px * py * c > MANY_RANKS
+                            else (EXACT_CELLS, SAMPLE_CELLS, SAMPLE_LEAST))
+    if steps * cells <= exact and not tables:
         return None
-    least = SAMPLE_LEAST
     a_row = _class_a_row(n, v, px, py, c, dense)
     if a_row:       # fewer steps, Px large
-        least = max(SAMPLE_FEWEST, min(SAMPLE_LEAST, COLUMN_CELLS // cells))
-    samples = max(least, SAMPLE_CELLS // cells)
+        least = max(SAMPLE_FEWEST, min(least, COLUMN_CELLS // cells))
+    samples = max(least, budget // cells)
     if tables:      # the sampled steps' tables within TABLE_CELLS too
         samples = max(least, min(samples, TABLE_CELLS // px))
     reflected = reflect_columns(n, v, py, c)

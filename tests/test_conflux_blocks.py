@@ -11,6 +11,7 @@ import pytest
 from linalg_io.models import conflux
 from linalg_io.models.profile import InterNode, load_profile
 from linalg_io.models.rank_classes import BlockSpread, run_classes, spread
+from sample_budget import budget
 
 CPU = load_profile("example_cpu")
 SHARED = replace(load_profile(), name="shared cores", ranks_per_node=4, cores_per_node=2,
@@ -52,9 +53,7 @@ def test_walk_in_blocks_equals_the_walk_at_once(profile, monkeypatch):
 
 @pytest.mark.parametrize("profile", [CPU, NODES], ids=["cpu", "nodes"])
 def test_sampled_chunks_in_blocks_equal_them_whole(profile, monkeypatch):
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 12)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 1 << 11)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", conflux.SAMPLE_ROWS)
+    budget(monkeypatch, exact=1 << 12, cells=1 << 11, least=conflux.SAMPLE_ROWS)
     monkeypatch.setattr(conflux, "CHUNK_CELLS", 3000)
     for n, v, px, py, c in ((20000, 64, 32, 32, 1), (20000, 64, 16, 32, 2)):
         placement = profile.placement(px * py * c)

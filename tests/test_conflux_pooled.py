@@ -14,6 +14,7 @@ import pytest
 from linalg_io.models import conflux, conflux_pivots
 from linalg_io.models.conflux_pivots import _expected_pivots, pooled_pivots
 from linalg_io.models.profile import load_profile
+from sample_budget import budget
 
 from linalg_io.layout.conflux_layout import TileMap
 
@@ -109,9 +110,7 @@ def test_pooled_rows_near_every_rows_own(profile, n, grid, monkeypatch):
     placement = profile.placement(px * py * c)
     if n == 120000:
         # 938 steps, 64 of them sampled in blocks and the last 16: as a large LU's
-        monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-        monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
-        monkeypatch.setattr(conflux, "SAMPLE_LEAST", conflux.SAMPLE_ROWS)
+        budget(monkeypatch, exact=0, cells=0, least=conflux.SAMPLE_ROWS)
     own = conflux.candidate_row(n, 2.0**40, profile, placement, grid)
     assert (own["sampled_steps"] is None) == (n != 120000)
     assert own["pooled_rows"] is None

@@ -13,6 +13,7 @@ import pytest
 from linalg_io.models import conflux, step_sample
 from linalg_io.models.profile import load_profile
 from linalg_io.models.step_sample import StepSample
+from sample_budget import budget
 
 from linalg_io.layout.conflux_layout import TileMap
 
@@ -26,10 +27,9 @@ MAXIMA = ("bytes_recv_max", "bytes_sent_max", "flops_max", "time_s")
 
 
 def _few_samples(monkeypatch) -> None:
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    budget(monkeypatch, exact=0, cells=0)
     monkeypatch.setattr(conflux, "SAMPLE_ROWS", 48)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 48)
+    budget(monkeypatch, least=48)
 
 
 def test_midpoints_integrate_smooth_terms():
@@ -103,7 +103,7 @@ def test_sampled_steps_of_unequal_rows_near_the_walk(monkeypatch):
     sampled = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
     assert f"within {conflux.SAMPLED_UNEQUAL_ERROR:g}" in conflux.record_block(
         n, v, px, py, c, BIG, placement=placement, per_rank=False)["time_formula"]
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
+    budget(monkeypatch, exact=1 << 60)
     walked = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
     assert walked["sampled_steps"] is None and sampled["sampled_steps"] is not None
     for key in MAXIMA:
@@ -160,7 +160,7 @@ def test_sampled_grids_of_few_tiles_a_row(n, p, grid, monkeypatch):
         assert sample.shift[2] == sample.block % py
         assert sample.arcs == (0, 0 if even else sample.steps % px, 0)
     sampled = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
+    budget(monkeypatch, exact=1 << 60)
     walked = conflux.candidate_row(n, 2.0**40, BIG, placement, grid)
     assert walked["sampled_steps"] is None and sampled["sampled_steps"] is not None
     rtol = conflux.SAMPLED_ERROR if even else conflux.SAMPLED_UNEQUAL_ERROR
@@ -217,10 +217,11 @@ def test_chunks_add_up(monkeypatch):
 
 
 def test_the_largest_problems_take_a_bounded_sample():
-    """N = 2^24 on 2^20 ranks: the grids `model lu` weighs (every fourth of each tile's,
-    and the last, the tallest) walk their 2^15 to 2^17 steps within EXACT_CELLS cells of
-    classes, or sample about SAMPLE_CELLS cells' worth (SAMPLE_LEAST, or SAMPLE_BLOCKS
-    blocks, at least; and where a few cells leave the head's last steps, those)."""
+    """N = 2^24 on 2^20 ranks (more than MANY_RANKS): the grids `model lu` weighs (every
+    fourth of each tile's, and the last, the tallest) walk their 2^15 to 2^17 steps
+    within MANY_EXACT_CELLS cells of classes, or sample about MANY_SAMPLE_CELLS cells'
+    worth (MANY_SAMPLE_LEAST, or SAMPLE_BLOCKS blocks, at least; and where a few cells
+    leave the head's last steps, those)."""
     from linalg_io.lu.choice import TILE_SIZES, busy_grids
 
     placement = BIG.placement(2**20)
@@ -230,9 +231,9 @@ def test_the_largest_problems_take_a_bounded_sample():
             sample = conflux.step_sample(2**24, v, px, py, c, placement, "uniform")
             cells = conflux.class_cells(px, py, c, conflux.node_groups(px, py, c, placement))
             if sample is None:
-                assert 2**24 // v * cells <= conflux.EXACT_CELLS, (px, py, c, v)
+                assert 2**24 // v * cells <= conflux.MANY_EXACT_CELLS, (px, py, c, v)
                 continue
-            least = max(conflux.SAMPLE_LEAST, conflux.SAMPLE_CELLS // cells,
+            least = max(conflux.MANY_SAMPLE_LEAST, conflux.MANY_SAMPLE_CELLS // cells,
                         conflux.SAMPLE_BLOCKS * sample.block)
             # (and, a few cells, the head's last steps, less than a cell)
             assert len(sample.rows) <= (least * 1.5 + sample.block + 1
@@ -249,12 +250,10 @@ def test_a_column_of_a_class_per_row_samples_fewer_steps(py, monkeypatch):
     within MSGS_RTOL."""
     n, grid = 400 * 128, (509, py, 1, 128)
     placement = NODES.placement(509 * py)
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 1 << 60)
+    budget(monkeypatch, exact=1 << 60)
     walked = conflux.candidate_row(n, 2**40, NODES, placement, grid)
     assert walked["sampled_steps"] is None
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    budget(monkeypatch, exact=0, cells=0, least=40)
     least = conflux.step_sample(n, 128, *grid[:3], placement, "uniform")
     monkeypatch.setattr(conflux, "COLUMN_CELLS", 509 * py * 10)
     monkeypatch.setattr(conflux, "SAMPLE_FEWEST", 20)
@@ -276,9 +275,7 @@ def test_a_column_of_a_class_per_row_samples_fewer_steps(py, monkeypatch):
 def _chunk_sizes(monkeypatch) -> list:
     """40 sampled steps a grid (none walked whole), and the list that each evaluation's
     steps a chunk (`_chunked`'s per_chunk) go into."""
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 40)
+    budget(monkeypatch, exact=0, cells=0, least=40)
     sizes, by_chunks = [], conflux._chunked
     monkeypatch.setattr(conflux, "_chunked",
                         lambda *a: sizes.append(a[8]) or by_chunks(*a))

@@ -11,6 +11,7 @@ from linalg_io.models.rank_classes import (
     run_classes,
     spread,
 )
+from sample_budget import budget
 
 
 def _axis(rng, steps: int, n: int, period: int):
@@ -157,10 +158,9 @@ def test_a_sampled_candidate_row_says_its_sample(monkeypatch):
     grid = (16, 4, 1, 128)
     assert conflux.candidate_row(16384, 2.0**40, profile, placement, grid)[
         "sampled_steps"] is None
-    monkeypatch.setattr(conflux, "EXACT_CELLS", 0)
-    monkeypatch.setattr(conflux, "SAMPLE_CELLS", 0)
+    budget(monkeypatch, exact=0, cells=0)
     monkeypatch.setattr(conflux, "SAMPLE_ROWS", 16)
-    monkeypatch.setattr(conflux, "SAMPLE_LEAST", 16)
+    budget(monkeypatch, least=16)
     sample = conflux.step_sample(16384, 128, 16, 4, 1, placement, "uniform")
     row = conflux.candidate_row(16384, 2.0**40, profile, placement, grid)
     assert row["sampled_steps"] == (len(sample.rows), 128)
