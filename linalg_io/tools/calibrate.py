@@ -340,11 +340,11 @@ def kernel_shares(gamma: float | None, repeats: int = 3) -> tuple | None:
     own `gamma` (`linalg_io.tools.kernel_rates`), every rank at once; None on a rank
     that only keeps the barriers (gamma None), which keeps as many."""
     def timed(action) -> float:
-        return best_time(action if gamma is not None else lambda: None, repeats)
+        return best_time(action, repeats)
 
     if gamma is None:
         for _ in range(TIMINGS):
-            timed(None)
+            timed(lambda: None)
         return None
     return tuple(update_shares(gamma, timed)), panel_share(gamma, timed)
 
